@@ -1,0 +1,109 @@
+package kernel
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+type landlockProbe struct {
+	abi int
+	err error
+}
+
+var probeLandlock = sync.OnceValue(func() landlockProbe {
+	abi, err := llsyscall.LandlockGetABIVersion()
+	if err != nil {
+		return landlockProbe{abi: 0, err: err}
+	}
+	if abi <= 0 {
+		return landlockProbe{abi: 0, err: errors.New("kernel: landlock_create_ruleset returned a non-positive ABI version (cannot happen)")}
+	}
+	return landlockProbe{abi: abi}
+})
+
+func landlockABI() int      { return probeLandlock().abi }
+func landlockErr() error    { return probeLandlock().err }
+func releaseString() string { return release() }
+
+var release = sync.OnceValue(func() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+})
+
+func openat2Supported() bool { return probeOpenat2() == nil }
+
+// probeOpenat2 opens "." beneath an O_PATH fd of "/" with the resolve flags
+// the fast path uses. Only ENOSYS and EPERM (and, defensively, EINVAL/E2BIG
+// from a kernel that does not know a resolve flag) mean "unsupported"; a
+// failure to open "/" itself is reported as that error.
+func probeOpenat2() error {
+	rootfd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rootfd)
+	fd, err := unix.Openat2(rootfd, ".", &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS,
+	})
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// statusField returns the value of "name:" in /proc/thread-self/status (of
+// the calling OS thread), falling back to /proc/self/status on kernels
+// without /proc/thread-self (< 3.17).
+func statusField(name string) (string, bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	data, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		data, err = os.ReadFile("/proc/self/status")
+		if err != nil {
+			return "", false
+		}
+	}
+	prefix := []byte(name + ":")
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := sc.Bytes()
+		if v, ok := bytes.CutPrefix(line, prefix); ok {
+			return string(bytes.TrimSpace(v)), true
+		}
+	}
+	return "", false
+}
+
+func seccompMode() int {
+	v, ok := statusField("Seccomp")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 2 {
+		return -1
+	}
+	return n
+}
+
+func noNewPrivs() bool {
+	if v, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err == nil {
+		return v == 1
+	}
+	v, ok := statusField("NoNewPrivs")
+	return ok && v == "1"
+}

@@ -1,0 +1,223 @@
+// Package kerneltest is the test harness every landjail package uses to run
+// its tests on this kernel as if it were an older or more locked-down one
+// (the kernel-emulation matrix of issue 4), and to skip or fail tests that
+// need a kernel feature.
+//
+// Every package's tests start with
+//
+//	func TestMain(m *testing.M) { kerneltest.Main(m) }
+//
+// With LANDJAIL_EMULATE unset the tests run natively. With, for example,
+// LANDJAIL_EMULATE=openat2=ENOSYS, Main installs a seccomp filter on every
+// thread of the test process before any test runs, so openat2(2) fails with
+// ENOSYS exactly as on Linux < 5.6; LANDJAIL_EMULATE=all=EPERM makes openat2
+// and the three Landlock syscalls fail with EPERM as a container seccomp
+// profile does. The filter is inherited by every child process and cannot be
+// removed, which is why a test that needs a different mode re-executes
+// itself with RunInSubprocess.
+//
+// Skips say why, and become failures with LANDJAIL_REQUIRE_KERNEL=1 (as CI
+// sets it) unless the feature is missing only because the emulation blocks
+// it on purpose.
+package kerneltest
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kernel"
+)
+
+// Environment variables read by this package.
+const (
+	// EnvEmulate selects the emulated kernel: empty for native, else a
+	// comma-separated list of feature=ERRNO items, features "openat2",
+	// "landlock" or "all", errnos ENOSYS, EPERM or EACCES.
+	EnvEmulate = "LANDJAIL_EMULATE"
+	// EnvRequireKernel, when "1", turns a skip for a missing feature into a
+	// failure, unless Blocked reports the feature as blocked on purpose.
+	EnvRequireKernel = "LANDJAIL_REQUIRE_KERNEL"
+	// envChild marks a process started by RunInSubprocess.
+	envChild = "LANDJAIL_KERNELTEST_CHILD"
+)
+
+// Features that can be blocked.
+const (
+	FeatureOpenat2  = "openat2"
+	FeatureLandlock = "landlock"
+)
+
+var (
+	mainCalled bool
+	active     emulation // what Main (and Install) installed
+	installed  = emulation{}
+)
+
+// Main is the body of every package's TestMain: it reads LANDJAIL_EMULATE,
+// and when it is set, sets PR_SET_NO_NEW_PRIVS and installs a seccomp filter
+// on all threads (SECCOMP_FILTER_FLAG_TSYNC) that makes the blocked syscalls
+// return the chosen errno; then it checks the filter bites, runs the tests
+// and exits with their status. An invalid spec, an unsupported GOARCH
+// (emulation knows amd64 and arm64) or a filter that cannot be installed
+// exits with status 2 before any test runs: a matrix mode that silently ran
+// natively would be false evidence.
+func Main(m *testing.M) {
+	if err := setup(os.Getenv(EnvEmulate)); err != nil {
+		fmt.Fprintf(os.Stderr, "kerneltest: %s=%q: %v\n", EnvEmulate, os.Getenv(EnvEmulate), err)
+		os.Exit(2)
+	}
+	mainCalled = true
+	installed = active.clone()
+	os.Exit(m.Run())
+}
+
+// Install adds the emulation spec (LANDJAIL_EMULATE syntax) to the running
+// process, on every thread, on top of whatever is already installed, and
+// records it for Emulated and Blocked. It is irreversible and affects every
+// later test in the process: call it only inside a RunInSubprocess child,
+// for tests that must see a feature disappear mid-run (for example that
+// kernel.Openat2Supported is not cached). Errors as for Main.
+func Install(spec string) error {
+	e, err := parseSpec(spec)
+	if err != nil {
+		return err
+	}
+	if err := setup(e.String()); err != nil {
+		return err
+	}
+	// setup replaced active with e; merge so earlier items stay reported.
+	for f, errno := range e {
+		installed[f] = errno
+	}
+	active = installed.clone()
+	return nil
+}
+
+// Emulated returns the emulation Main installed in canonical form (for
+// example "openat2=ENOSYS,landlock=ENOSYS"), or "" when running natively.
+func Emulated() string { return active.String() }
+
+// Blocked reports whether Main's seccomp filter makes the syscalls of
+// feature (FeatureOpenat2 or FeatureLandlock) fail, and with which errno.
+func Blocked(feature string) (errno unix.Errno, ok bool) {
+	errno, ok = active[feature]
+	return errno, ok
+}
+
+func requireKernel() bool { return os.Getenv(EnvRequireKernel) == "1" }
+
+func checkMain(t testing.TB) {
+	t.Helper()
+	if !mainCalled && os.Getenv(EnvEmulate) != "" {
+		t.Fatalf("kerneltest: %s is set but this package's TestMain does not call kerneltest.Main, so nothing is emulated", EnvEmulate)
+	}
+}
+
+// RequireOpenat2 skips the test when openat2(2) is unusable (Linux < 5.6,
+// or refused by seccomp), saying why. With LANDJAIL_REQUIRE_KERNEL=1 it
+// fails the test instead, unless the emulation blocks openat2 on purpose.
+func RequireOpenat2(t testing.TB) {
+	t.Helper()
+	checkMain(t)
+	if kernel.Openat2Supported() {
+		return
+	}
+	if errno, ok := Blocked(FeatureOpenat2); ok {
+		t.Skipf("openat2 blocked with %s by %s=%s", unix.ErrnoName(errno), EnvEmulate, Emulated())
+	}
+	if requireKernel() {
+		t.Fatalf("openat2 unusable on kernel %s and %s=1", kernel.Release(), EnvRequireKernel)
+	}
+	t.Skipf("openat2 unusable on kernel %s (needs Linux >= 5.6 and a seccomp profile that allows it)", kernel.Release())
+}
+
+// RequireLandlockABI skips the test when the kernel's Landlock ABI is below
+// abi, saying why. With LANDJAIL_REQUIRE_KERNEL=1 it fails the test instead,
+// unless the emulation blocks Landlock on purpose.
+func RequireLandlockABI(t testing.TB, abi int) {
+	t.Helper()
+	checkMain(t)
+	have := kernel.LandlockABI()
+	if have >= abi {
+		return
+	}
+	if errno, ok := Blocked(FeatureLandlock); ok {
+		t.Skipf("Landlock blocked with %s by %s=%s", unix.ErrnoName(errno), EnvEmulate, Emulated())
+	}
+	why := fmt.Sprintf("needs Landlock ABI >= %d, kernel %s has %d", abi, kernel.Release(), have)
+	if err := kernel.LandlockErr(); err != nil {
+		why += fmt.Sprintf(" (%v)", err)
+	}
+	if requireKernel() {
+		t.Fatalf("%s and %s=1", why, EnvRequireKernel)
+	}
+	t.Skip(why)
+}
+
+// IsChild reports whether this process was started by RunInSubprocess.
+func IsChild() bool { return os.Getenv(envChild) == "1" }
+
+// RunInSubprocess re-executes the current test binary running only the
+// current test (-test.run=^Name$, each subtest level anchored), with env
+// ("KEY=value") added to the environment, typically a different
+// LANDJAIL_EMULATE. The child inherits the parent's seccomp filter, which
+// cannot be removed; the child's LANDJAIL_EMULATE is therefore the
+// parent's emulation with env's items overriding per feature, so that
+// Blocked stays truthful in the child.
+//
+// In the parent it returns false after the child exits: the parent test
+// fails if the child failed or ran no test, is skipped if the child
+// skipped, and the child's output is relayed through t.Log. In the child
+// it returns true; the caller then does the work and returns. Like
+// go-landlock's lltest.RunInSubprocess, and needed for the same reason:
+// seccomp filters and Landlock cannot be undone in a process.
+func RunInSubprocess(t *testing.T, env ...string) (isChild bool) {
+	t.Helper()
+	if IsChild() {
+		checkMain(t)
+		return true
+	}
+	var parts []string
+	for _, p := range strings.Split(t.Name(), "/") {
+		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+	}
+	args := []string{"-test.run=" + strings.Join(parts, "/"), "-test.v=true", "-test.count=1"}
+
+	childEnv := append(os.Environ(), envChild+"=1")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == EnvEmulate {
+			merged, err := parseSpec(v)
+			if err != nil {
+				t.Fatalf("kerneltest: RunInSubprocess: %s=%q: %v", EnvEmulate, v, err)
+			}
+			for f, e := range active {
+				if _, ok := merged[f]; !ok {
+					merged[f] = e
+				}
+			}
+			kv = EnvEmulate + "=" + merged.String()
+		}
+		childEnv = append(childEnv, kv) // os/exec keeps the last of duplicate keys
+	}
+	out, err := runChild(args, childEnv)
+	text := string(out)
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		t.Log(l)
+	}
+	if err != nil {
+		t.Fatalf("kerneltest: test failed in subprocess (%s): %v", strings.Join(env, " "), err)
+	}
+	if strings.Contains(text, "no tests to run") || !strings.Contains(text, "--- ") {
+		t.Fatalf("kerneltest: subprocess ran no test for %s", args[0])
+	}
+	if strings.Contains(text, "--- SKIP: "+t.Name()+" ") {
+		t.Skip("kerneltest: test skipped in subprocess")
+	}
+	return false
+}

@@ -1,0 +1,268 @@
+package kerneltest
+
+import (
+	"encoding/binary"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kernel"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+func TestParseSpec(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want string // canonical; "" with wantErr false means native
+		err  bool
+	}{
+		{spec: "", want: ""},
+		{spec: "openat2=ENOSYS", want: "openat2=ENOSYS"},
+		{spec: "openat2=EPERM", want: "openat2=EPERM"},
+		{spec: "landlock=ENOSYS", want: "landlock=ENOSYS"},
+		{spec: " landlock = eperm ", want: "landlock=EPERM"},
+		{spec: "all=ENOSYS", want: "landlock=ENOSYS,openat2=ENOSYS"},
+		{spec: "all=EPERM", want: "landlock=EPERM,openat2=EPERM"},
+		{spec: "landlock=ENOSYS,openat2=EPERM", want: "landlock=ENOSYS,openat2=EPERM"},
+		{spec: "all=EPERM,openat2=ENOSYS", want: "landlock=EPERM,openat2=ENOSYS"},
+		{spec: "openat2", err: true},
+		{spec: "openat2=EINVAL", err: true},
+		{spec: "mount=EPERM", err: true},
+	} {
+		e, err := parseSpec(tc.spec)
+		if tc.err {
+			assert.Error(t, err, tc.spec)
+			continue
+		}
+		require.NoError(t, err, tc.spec)
+		assert.Equal(t, tc.want, e.String(), tc.spec)
+	}
+}
+
+// TestFilterProgram runs the assembled program in x/net/bpf's VM on
+// hand-made seccomp_data, without a kernel.
+func TestFilterProgram(t *testing.T) {
+	const arch = unix.AUDIT_ARCH_X86_64
+	e, err := parseSpec("openat2=ENOSYS,landlock=EPERM")
+	require.NoError(t, err)
+	filter, err := filterProgram(e, arch)
+	require.NoError(t, err)
+	raw := make([]bpf.Instruction, len(filter))
+	for i, f := range filter {
+		raw[i] = bpf.RawInstruction{Op: f.Code, Jt: f.Jt, Jf: f.Jf, K: f.K}.Disassemble()
+	}
+	vm, err := bpf.NewVM(raw)
+	require.NoError(t, err)
+	run := func(nr, arch uint32) uint32 {
+		data := make([]byte, 64) // sizeof(struct seccomp_data)
+		binary.NativeEndian.PutUint32(data[0:], nr)
+		binary.NativeEndian.PutUint32(data[4:], arch)
+		// x/net/bpf loads big-endian; seccomp loads native-endian words.
+		// Present the words as the kernel would see them.
+		if binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1 {
+			for i := 0; i < 8; i += 4 {
+				data[i], data[i+1], data[i+2], data[i+3] = data[i+3], data[i+2], data[i+1], data[i]
+			}
+		}
+		ret, err := vm.Run(data)
+		require.NoError(t, err)
+		return uint32(ret)
+	}
+	errno := func(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
+	assert.Equal(t, errno(unix.ENOSYS), run(unix.SYS_OPENAT2, arch))
+	assert.Equal(t, errno(unix.ENOSYS), run(unix.SYS_OPENAT2|x32Bit, arch))
+	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_CREATE_RULESET, arch))
+	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_ADD_RULE, arch))
+	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_RESTRICT_SELF, arch))
+	assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), run(unix.SYS_OPENAT, arch))
+	assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), run(unix.SYS_OPENAT2, unix.AUDIT_ARCH_AARCH64), "other arch is allowed")
+}
+
+func rawOpenat2() error {
+	fd, err := unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC})
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// TestEmulation runs each matrix mode in a fresh process and checks that
+// the raw syscalls, the kernel probes and Blocked all agree.
+func TestEmulation(t *testing.T) {
+	for _, tc := range []struct {
+		spec             string
+		openat2, landlck unix.Errno // 0: not blocked
+	}{
+		{spec: "openat2=ENOSYS", openat2: unix.ENOSYS},
+		{spec: "openat2=EPERM", openat2: unix.EPERM},
+		{spec: "landlock=ENOSYS", landlck: unix.ENOSYS},
+		{spec: "landlock=EPERM", landlck: unix.EPERM},
+		{spec: "all=ENOSYS", openat2: unix.ENOSYS, landlck: unix.ENOSYS},
+		{spec: "all=EPERM", openat2: unix.EPERM, landlck: unix.EPERM},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			if !RunInSubprocess(t, EnvEmulate+"="+tc.spec) {
+				return
+			}
+			assert.Equal(t, 2, kernel.SeccompMode())
+			assert.True(t, kernel.NoNewPrivs())
+			// Every thread has the filter (TSYNC), not only Main's.
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					runtime.LockOSThread() // retire this thread afterwards
+					assert.Equal(t, 2, kernel.SeccompMode())
+					if tc.openat2 != 0 {
+						assert.ErrorIs(t, rawOpenat2(), tc.openat2)
+					}
+				})
+			}
+			wg.Wait()
+			// The requested items are blocked; others may be inherited
+			// from a matrix run of the whole suite, and Blocked must say so.
+			errno, ok := Blocked(FeatureOpenat2)
+			if tc.openat2 != 0 {
+				assert.True(t, ok)
+				assert.Equal(t, tc.openat2, errno)
+			}
+			if ok {
+				assert.ErrorIs(t, rawOpenat2(), errno)
+				assert.False(t, kernel.Openat2Supported())
+			} else {
+				assert.NoError(t, rawOpenat2())
+			}
+			errno, ok = Blocked(FeatureLandlock)
+			if tc.landlck != 0 {
+				assert.True(t, ok)
+				assert.Equal(t, tc.landlck, errno)
+			}
+			if ok {
+				assert.Equal(t, 0, kernel.LandlockABI())
+				assert.ErrorIs(t, kernel.LandlockErr(), errno)
+			}
+		})
+	}
+}
+
+// TestNative checks that without emulation nothing is blocked.
+func TestNative(t *testing.T) {
+	if Emulated() != "" {
+		t.Skipf("the whole run is emulated (%s); a child cannot remove the filter", Emulated())
+	}
+	_, ok := Blocked(FeatureOpenat2)
+	assert.False(t, ok)
+	RequireOpenat2(t)
+	assert.NoError(t, rawOpenat2())
+	assert.True(t, kernel.Openat2Supported())
+	RequireLandlockABI(t, 1)
+	assert.NoError(t, kernel.LandlockErr())
+}
+
+// TestInstallMidRun: a filter added while the process runs takes openat2
+// away, and kernel.Openat2Supported notices (it is not cached).
+func TestInstallMidRun(t *testing.T) {
+	if !RunInSubprocess(t) {
+		return
+	}
+	RequireOpenat2(t)
+	require.True(t, kernel.Openat2Supported())
+	require.NoError(t, Install("openat2=EPERM"))
+	assert.False(t, kernel.Openat2Supported())
+	errno, ok := Blocked(FeatureOpenat2)
+	assert.True(t, ok)
+	assert.Equal(t, unix.EPERM, errno)
+}
+
+// fakeTB records how a Require helper ended.
+type fakeTB struct {
+	testing.TB
+	skipped, failed bool
+	msg             string
+}
+
+func (f *fakeTB) Helper() {}
+func (f *fakeTB) Skip(args ...any) {
+	f.skipped = true
+	runtime.Goexit()
+}
+func (f *fakeTB) Skipf(format string, args ...any) {
+	f.skipped = true
+	runtime.Goexit()
+}
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.failed = true
+	runtime.Goexit()
+}
+
+func outcome(t *testing.T, f func(testing.TB)) *fakeTB {
+	tb := &fakeTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(tb)
+	}()
+	<-done
+	return tb
+}
+
+func TestRequireSkipOrFail(t *testing.T) {
+	if _, ok := Blocked(FeatureLandlock); ok {
+		t.Skipf("Landlock is blocked on purpose by %s=%s, so no feature is missing by accident", EnvEmulate, Emulated())
+	}
+	missing := func(tb testing.TB) { RequireLandlockABI(tb, 1<<20) }
+
+	t.Setenv(EnvRequireKernel, "")
+	o := outcome(t, missing)
+	assert.True(t, o.skipped, "missing feature skips")
+	assert.False(t, o.failed)
+
+	t.Setenv(EnvRequireKernel, "1")
+	o = outcome(t, missing)
+	assert.True(t, o.failed, "missing feature fails with %s=1", EnvRequireKernel)
+
+	present := outcome(t, func(tb testing.TB) { RequireLandlockABI(tb, 0) })
+	assert.False(t, present.skipped || present.failed)
+}
+
+// TestRequireBlockedSkips: a feature blocked on purpose by the emulation
+// skips even with LANDJAIL_REQUIRE_KERNEL=1.
+func TestRequireBlockedSkips(t *testing.T) {
+	if !RunInSubprocess(t, EnvEmulate+"=all=EPERM", EnvRequireKernel+"=1") {
+		return
+	}
+	o := outcome(t, func(tb testing.TB) { RequireLandlockABI(tb, 1) })
+	assert.True(t, o.skipped)
+	assert.False(t, o.failed)
+	o = outcome(t, RequireOpenat2)
+	assert.True(t, o.skipped)
+	assert.False(t, o.failed)
+}
+
+func TestRunInSubprocessSkipPropagates(t *testing.T) {
+	if RunInSubprocess(t) {
+		t.Skip("skipped in the child on purpose")
+	}
+	t.Error("the parent should have been skipped with the child")
+}
+
+func TestBlockedNative(t *testing.T) {
+	if !RunInSubprocess(t, EnvEmulate+"=") {
+		return
+	}
+	if Emulated() != "" {
+		// Inherited from a matrix run of the whole suite.
+		return
+	}
+	for _, f := range []string{FeatureOpenat2, FeatureLandlock} {
+		_, ok := Blocked(f)
+		assert.False(t, ok, f)
+	}
+	assert.False(t, errors.Is(rawOpenat2(), unix.ENOSYS))
+}
