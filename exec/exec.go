@@ -1,0 +1,217 @@
+// Package exec runs a command confined by a jail policy, shaped like
+// os/exec. Only the child is confined: the calling process (an agent
+// server with many goroutines) stays free.
+//
+// How: Start does every parent-side file access first (PATH lookup, the
+// working-directory check, opening /dev/null for nil stdio), then, in a
+// new goroutine locked to a fresh OS thread (never the main thread, never
+// unlocked), drops that thread's capabilities, sets no_new_privs and
+// applies the Landlock ruleset to that thread alone, and forks the child
+// from it. The child inherits the thread's domain; the goroutine then
+// exits locked, so the Go runtime destroys the confined thread. Wait runs
+// on an ordinary goroutine. Equivalent to
+// «golandlock.V5.RestrictPaths(...); exec.Command(...).Run()», but safe
+// in a server because RestrictPaths confines every thread of the process
+// for good.
+//
+// Child hygiene: the working directory must resolve inside the policy
+// (defaulting to the workspace root); the environment comes from an
+// explicit allowlist (DefaultEnv), never os.Environ(); file descriptors
+// other than stdio and ExtraFiles are not inherited; every capability is
+// dropped (bounding, inheritable, ambient, and so effective and permitted
+// after execve) unless KeepCaps; the child runs in its own session
+// (setsid), so it cannot inject input into the caller's terminal; a
+// timeout or context cancellation kills its whole process group (SIGTERM,
+// then SIGKILL after WaitDelay).
+//
+// Without Landlock (Ruleset nil or Report().Level "path-check only"),
+// Start runs the pure-path check of package fallback on the arguments and
+// the working directory and refuses the command before it starts if any
+// path lies outside the policy; a started child is then not confined.
+//
+// Does not protect against: what the Ruleset's report lists as dropped;
+// the child's use of file descriptors passed explicitly (Stdin, Stdout,
+// Stderr, ExtraFiles); hard links that already point outside the policy;
+// a grandchild that leaves the process group (setsid) before a timeout.
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	osexec "os/exec"
+	"syscall"
+	"time"
+
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+)
+
+// DefaultWaitDelay is the grace period between SIGTERM and SIGKILL to the
+// child's process group after a timeout or cancellation, when
+// Cmd.WaitDelay is zero.
+const DefaultWaitDelay = 2 * time.Second
+
+// Cmd is a command to run confined. Build it with CommandContext or as a
+// literal. Fields mirror os/exec.Cmd; a Cmd cannot be reused after Start.
+// Start, Wait, Run, Output and CombinedOutput are not safe for concurrent
+// use on one Cmd; many Cmds may run concurrently with one Ruleset.
+type Cmd struct {
+	// Path is the command: a name looked up in the child's PATH (from
+	// Env) when it has no slash, else a path (relative ones relative to
+	// Dir). Args holds the command line including argv[0]; empty means
+	// {Path}.
+	Path string
+	Args []string
+	// Env is the child's whole environment ("NAME=VALUE"); nil means
+	// DefaultEnv(Workspace, nil). Never os.Environ() by default. When the
+	// Ruleset has a TmpDir and Env has no TMPDIR, TMPDIR is added.
+	Env []string
+	// Dir is the working directory; "" means the workspace root. It must
+	// pass Workspace.Check(Dir, jail.Execute), else Start fails with that
+	// error; a relative Dir is relative to the workspace root.
+	Dir string
+
+	// Stdin, Stdout, Stderr as in os/exec; nil means /dev/null (opened by
+	// Start before confinement). ExtraFiles become fds 3, 4, ...
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	ExtraFiles     []*os.File
+
+	// Workspace is the policy (required). Ruleset is the compiled policy;
+	// nil means no Landlock: path-check only, against Workspace alone.
+	Workspace *jail.Workspace
+	Ruleset   *landlock.Ruleset
+
+	// Credential runs the child as another user (the caller must be
+	// root); as syscall.SysProcAttr.Credential.
+	Credential *syscall.Credential
+	// KeepCaps keeps the caller's capabilities in the child (by default
+	// all are dropped: bounding, inheritable, ambient, so nothing is
+	// effective or permitted after execve, even for uid 0).
+	KeepCaps bool
+	// Timeout, if positive, bounds the run: then the process group gets
+	// SIGTERM, and SIGKILL WaitDelay later.
+	Timeout time.Duration
+	// WaitDelay is the grace period after SIGTERM (DefaultWaitDelay if
+	// zero), and then how long Wait waits for I/O, as os/exec.Cmd.WaitDelay.
+	WaitDelay time.Duration
+
+	// Process and ProcessState are set by Start and Wait.
+	Process      *os.Process
+	ProcessState *os.ProcessState
+
+	ctx   context.Context
+	state *runState
+}
+
+// CommandContext returns a Cmd that runs name with args, confined by ws and
+// rs (rs may be nil: path-check only). ctx cancels the run (process group
+// SIGTERM, then SIGKILL after WaitDelay); ctx must not be nil. Unlike
+// os/exec.CommandContext it does not look name up: Start does, in the
+// child's PATH.
+func CommandContext(ctx context.Context, ws *jail.Workspace, rs *landlock.Ruleset, name string, arg ...string) *Cmd {
+	if ctx == nil {
+		panic("exec: nil Context") // as os/exec: a programming error, not input
+	}
+	return &Cmd{
+		Path:      name,
+		Args:      append([]string{name}, arg...),
+		Workspace: ws,
+		Ruleset:   rs,
+		ctx:       ctx,
+	}
+}
+
+// Errors of Start besides the policy's (jail.ErrOutsideWorkspace, ...).
+var (
+	// ErrNoWorkspace: the Cmd has no Workspace.
+	ErrNoWorkspace = errors.New("exec: Cmd has no Workspace")
+	// ErrAlreadyStarted: Start was called twice.
+	ErrAlreadyStarted = errors.New("exec: already started")
+	// ErrNotFound: the command name was not found in the child's PATH
+	// (errors.Is(err, osexec.ErrNotFound) also holds).
+	ErrNotFound = osexec.ErrNotFound
+)
+
+// Start starts the command confined and returns without waiting for it.
+// Errors: ErrNoWorkspace, ErrAlreadyStarted, ErrNotFound (*osexec.Error),
+// the Workspace's error for a Dir outside the policy, in path-check mode
+// the fallback check's error (wrapping jail's sentinels), landlock.ErrClosed
+// for a closed Ruleset, errno errors from confinement (for example EPERM
+// when seccomp now refuses Landlock: Start never falls back silently once a
+// ruleset was compiled), and os.StartProcess's errors.
+func (c *Cmd) Start() error { return c.start() }
+
+// Wait waits for the command to exit and for its I/O copying to finish,
+// as os/exec.Cmd.Wait; an *osexec.ExitError for a non-zero status or a
+// signal. Call it from any goroutine.
+func (c *Cmd) Wait() error { return c.wait() }
+
+// Run starts the command and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Output runs the command and returns its standard output. Stdout must be
+// nil. As os/exec, an *osexec.ExitError carries Stderr when Stderr was nil.
+func (c *Cmd) Output() ([]byte, error) {
+	if c.Stdout != nil {
+		return nil, errors.New("exec: Stdout already set")
+	}
+	var out bytes.Buffer
+	c.Stdout = &out
+	var errb *bytes.Buffer
+	if c.Stderr == nil {
+		errb = &bytes.Buffer{}
+		c.Stderr = errb
+	}
+	err := c.Run()
+	var ee *osexec.ExitError
+	if errb != nil && errors.As(err, &ee) {
+		ee.Stderr = errb.Bytes()
+	}
+	return out.Bytes(), err
+}
+
+// CombinedOutput runs the command and returns its standard output and
+// standard error interleaved. Stdout and Stderr must be nil.
+func (c *Cmd) CombinedOutput() ([]byte, error) {
+	if c.Stdout != nil || c.Stderr != nil {
+		return nil, errors.New("exec: Stdout or Stderr already set")
+	}
+	var b bytes.Buffer
+	c.Stdout, c.Stderr = &b, &b
+	err := c.Run()
+	return b.Bytes(), err
+}
+
+// Exec replaces the calling process with the command, confined: no extra
+// process (for the CLI without a timeout, or a container ENTRYPOINT). It
+// does the parent-side checks of Start, drops capabilities unless
+// KeepCaps, switches to Credential, marks every fd other than 0, 1, 2
+// close-on-exec, confines the calling thread (the whole process is replaced
+// by execve, which kills the other threads, so no thread synchronisation is
+// needed) and calls execve(2). Stdin, Stdout, Stderr, ExtraFiles and
+// Timeout must be unset: the command keeps the caller's stdio. Unlike Start
+// it does not call setsid: an interactive command keeps the terminal.
+//
+// It only returns on error; after confinement has begun the calling
+// goroutine stays locked to a confined thread, so the caller should exit.
+func (c *Cmd) Exec() error { return c.exec() }
+
+// Exec is CommandContext(context.Background(), ws, rs, argv[0],
+// argv[1:]...) with Env env and Dir dir, then (*Cmd).Exec.
+func Exec(ws *jail.Workspace, rs *landlock.Ruleset, argv []string, env []string, dir string) error {
+	if len(argv) == 0 {
+		return errors.New("exec: Exec: empty argv")
+	}
+	c := CommandContext(context.Background(), ws, rs, argv[0], argv[1:]...)
+	c.Env, c.Dir = env, dir
+	return c.Exec()
+}

@@ -1,0 +1,470 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	golandlock "github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/fallback"
+	"github.com/landjail/landjail/jail"
+)
+
+// runState is what Start leaves for Wait.
+type runState struct {
+	inner  *osexec.Cmd
+	cancel context.CancelFunc
+	grace  time.Duration
+
+	mu       sync.Mutex
+	canceled bool // the context fired and the group got SIGTERM
+}
+
+// prepared is the result of the parent-side work done before confinement.
+type prepared struct {
+	path string   // executable, absolute or relative to dir
+	argv []string // argv, argv[0] as given
+	dir  string   // canonical working directory
+	env  []string
+}
+
+// prepare does every parent-side file access the spawn needs: the
+// working-directory check and the PATH lookup. Nothing after it may touch
+// the file system from the confined thread.
+func (c *Cmd) prepare() (*prepared, error) {
+	ws := c.Workspace
+	if ws == nil {
+		return nil, ErrNoWorkspace
+	}
+	if c.Path == "" {
+		return nil, errors.New("exec: no command")
+	}
+	p := &prepared{argv: c.Args, env: c.Env}
+	if len(p.argv) == 0 {
+		p.argv = []string{c.Path}
+	}
+	dir := c.Dir
+	if dir == "" {
+		dir = ws.Root()
+	}
+	canon, err := ws.Check(dir, jail.Execute)
+	if err != nil {
+		return nil, err
+	}
+	p.dir = canon
+	if p.env == nil {
+		p.env = DefaultEnv(ws, nil)
+	}
+	if tmp := c.Ruleset.TmpDir(); tmp != "" {
+		if _, ok := lookupEnv(p.env, "TMPDIR"); !ok {
+			p.env = append(p.env[:len(p.env):len(p.env)], "TMPDIR="+tmp)
+		}
+	}
+	p.path, err = lookPath(c.Path, p.env, p.dir)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// lookPath finds name as the child would: a name with a slash is used as
+// is (relative to dir), a bare name is searched in the child's PATH.
+// Relative PATH entries are skipped (os/exec's ErrDot rule).
+func lookPath(name string, env []string, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	pathEnv, _ := lookupEnv(env, "PATH")
+	for _, d := range filepath.SplitList(pathEnv) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		cand := filepath.Join(d, name)
+		var st unix.Stat_t
+		if unix.Stat(cand, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Mode&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", &osexec.Error{Name: name, Err: osexec.ErrNotFound}
+}
+
+func (c *Cmd) start() error {
+	if c.state != nil {
+		return ErrAlreadyStarted
+	}
+	st := &runState{}
+	c.state = st
+	p, err := c.prepare()
+	if err != nil {
+		return err
+	}
+	confined := c.Ruleset.Enforced()
+	if !confined {
+		if err := c.checkPaths(p); err != nil {
+			return err
+		}
+	}
+
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	st.cancel = func() {}
+	if c.Timeout > 0 {
+		ctx, st.cancel = context.WithTimeout(ctx, c.Timeout)
+	}
+	st.grace = c.WaitDelay
+	if st.grace <= 0 {
+		st.grace = DefaultWaitDelay
+	}
+	inner := osexec.CommandContext(ctx, p.path)
+	inner.Args = p.argv
+	inner.Env = p.env
+	inner.Dir = p.dir
+	inner.Stdin, inner.Stdout, inner.Stderr = c.Stdin, c.Stdout, c.Stderr
+	inner.ExtraFiles = c.ExtraFiles
+	inner.WaitDelay = st.grace
+	// No Pdeathsig: it fires when the forking THREAD exits, and the
+	// confined thread exits right after Start.
+	inner.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: c.Credential}
+	inner.Cancel = func() error {
+		st.mu.Lock()
+		st.canceled = true
+		st.mu.Unlock()
+		if err := unix.Kill(-inner.Process.Pid, unix.SIGTERM); err != nil {
+			if errors.Is(err, unix.ESRCH) {
+				return os.ErrProcessDone
+			}
+			return err
+		}
+		return nil
+	}
+
+	// os/exec would open /dev/null itself, from the confined thread.
+	var devnull []*os.File
+	openNull := func() (*os.File, error) {
+		f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err == nil {
+			devnull = append(devnull, f)
+		}
+		return f, err
+	}
+	defer func() {
+		for _, f := range devnull {
+			f.Close()
+		}
+	}()
+	if c.Stdin == nil {
+		if inner.Stdin, err = openNull(); err != nil {
+			st.cancel()
+			return err
+		}
+	}
+	if c.Stdout == nil {
+		if inner.Stdout, err = openNull(); err != nil {
+			st.cancel()
+			return err
+		}
+	}
+	if c.Stderr == nil {
+		if inner.Stderr, err = openNull(); err != nil {
+			st.cancel()
+			return err
+		}
+	}
+	if err := markInheritedCloexec(); err != nil {
+		st.cancel()
+		return err
+	}
+
+	err = onFreshThread(func() error {
+		if err := c.confineThread(confined); err != nil {
+			return err
+		}
+		return inner.Start()
+	})
+	if err != nil {
+		st.cancel()
+		return err
+	}
+	st.inner = inner
+	c.Process = inner.Process
+	return nil
+}
+
+// confineThread drops the calling thread's capabilities (unless KeepCaps),
+// sets no_new_privs and, when confined, applies the Landlock ruleset. The
+// thread must be locked and must die afterwards.
+func (c *Cmd) confineThread(confined bool) error {
+	if !c.KeepCaps {
+		if err := dropCaps(); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("exec: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if confined {
+		return c.Ruleset.RestrictSelf()
+	}
+	return nil
+}
+
+func (c *Cmd) wait() error {
+	st := c.state
+	if st == nil || st.inner == nil {
+		return errors.New("exec: not started")
+	}
+	defer st.cancel()
+	err := st.inner.Wait()
+	c.ProcessState = st.inner.ProcessState
+	st.mu.Lock()
+	canceled := st.canceled
+	st.mu.Unlock()
+	if canceled {
+		killGroup(st.inner.Process.Pid, st.grace)
+	}
+	return err
+}
+
+// killGroup waits up to grace for the rest of process group pgid (after a
+// SIGTERM) to exit, then sends it SIGKILL.
+func killGroup(pgid int, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if errors.Is(unix.Kill(-pgid, 0), unix.ESRCH) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	unix.Kill(-pgid, unix.SIGKILL)
+}
+
+// onFreshThread runs fn on a new goroutine locked to an OS thread that is
+// not the main thread, and lets that thread die afterwards (the goroutine
+// exits locked). If the goroutine lands on the main thread (the runtime
+// would park it, not destroy it, leaving a confined thread behind), it
+// keeps the main thread locked so that a retry cannot land there, runs
+// fn on another goroutine, and then unlocks the untouched main thread.
+func onFreshThread(fn func() error) error {
+	ch := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			ch <- onFreshThread(fn)
+			runtime.UnlockOSThread() // nothing was done to this thread
+			return
+		}
+		ch <- fn()
+		// Exit without UnlockOSThread: the runtime terminates the thread.
+	}()
+	return <-ch
+}
+
+// dropCaps empties the calling thread's ambient, bounding (when it holds
+// CAP_SETPCAP; without it NO_NEW_PRIVS already keeps file capabilities
+// from granting anything) and inheritable capability sets. Effective and
+// permitted are kept so that the child can still switch to Credential
+// between fork and execve; execve then computes
+// P' = (P_inh & F_inh) | (F_perm & bounding) | ambient = ∅, even for uid
+// 0. All three calls act on the calling thread only.
+func dropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("exec: prctl(PR_CAP_AMBIENT_CLEAR_ALL): %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("exec: capget: %w", err)
+	}
+	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
+		// Capabilities above the kernel's last one fail with EINVAL.
+		for cp := 0; cp < 64; cp++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(cp), 0, 0, 0); err != nil {
+				if errors.Is(err, unix.EINVAL) {
+					break
+				}
+				return fmt.Errorf("exec: prctl(PR_CAPBSET_DROP, %d): %w", cp, err)
+			}
+		}
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("exec: capset: %w", err)
+	}
+	return nil
+}
+
+// markInheritedCloexec marks every fd of the process from 3 up
+// close-on-exec, so that no descriptor the process inherited or created
+// without O_CLOEXEC (cgo, a parent that leaked one) reaches the child:
+// Go's fork cannot close fds in the child. ExtraFiles still reach the
+// child: its fork dup2s them into place, which clears the flag. One
+// close_range(2) call (Linux 5.11); older kernels walk /proc/self/fd.
+func markInheritedCloexec() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("exec: close_range: %w", err)
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("exec: cannot mark inherited fds close-on-exec: %w", err)
+	}
+	for _, e := range ents {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err != nil || fd < 3 {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
+		}
+	}
+	return nil
+}
+
+// checkPaths is the path-check fallback (no Landlock): every path token in
+// the command line and the working directory must be allowed.
+func (c *Cmd) checkPaths(p *prepared) error {
+	check := func(unsafePath string, a fallback.Access) error {
+		return c.checkPath(unsafePath, a, p.dir)
+	}
+	path := p.path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.dir, path)
+	}
+	if err := check(path, fallback.AccessExecute); err != nil {
+		return err
+	}
+	return fallback.CheckCommand(p.argv, p.dir, check)
+}
+
+// checkPath allows unsafePath if the Workspace allows it, or, for a path
+// outside every policy root, if a Ruleset rule (system preset, TmpDir,
+// Extra) grants the right. Deny patterns always win.
+func (c *Cmd) checkPath(unsafePath string, a fallback.Access, dir string) error {
+	var ja jail.Access
+	var right golandlock.AccessFSSet
+	switch a {
+	case fallback.AccessRead:
+		ja, right = jail.Read, ll.AccessFSReadFile
+	case fallback.AccessWrite:
+		ja, right = jail.Write, ll.AccessFSWriteFile
+	case fallback.AccessExecute:
+		ja, right = jail.Execute, ll.AccessFSExecute
+	default:
+		return fmt.Errorf("exec: unknown access %d (cannot happen)", a)
+	}
+	p := unsafePath
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	_, err := c.Workspace.Check(p, ja)
+	if err == nil || c.Ruleset == nil || errors.Is(err, jail.ErrDenied) {
+		return err
+	}
+	if !errors.Is(err, jail.ErrOutsideWorkspace) && !errors.Is(err, jail.ErrNotExecutable) && !errors.Is(err, jail.ErrReadOnly) {
+		return err
+	}
+	if c.Ruleset.Allows(evalSymlinksLenient(p), right) {
+		return nil
+	}
+	return err
+}
+
+// evalSymlinksLenient resolves the symlinks of the longest existing prefix
+// of the absolute path p and appends the rest.
+func evalSymlinksLenient(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+func (c *Cmd) exec() error {
+	if c.Stdin != nil || c.Stdout != nil || c.Stderr != nil || len(c.ExtraFiles) > 0 || c.Timeout > 0 {
+		return errors.New("exec: Exec: Stdin, Stdout, Stderr, ExtraFiles and Timeout must be unset")
+	}
+	p, err := c.prepare()
+	if err != nil {
+		return err
+	}
+	confined := c.Ruleset.Enforced()
+	if !confined {
+		if err := c.checkPaths(p); err != nil {
+			return err
+		}
+	}
+	if err := markInheritedCloexec(); err != nil {
+		return err
+	}
+	if err := os.Chdir(p.dir); err != nil {
+		return err
+	}
+	// From here on this thread is changed for good; the caller exits on
+	// error.
+	runtime.LockOSThread()
+	if !c.KeepCaps {
+		if err := dropCaps(); err != nil {
+			return err
+		}
+	}
+	if cr := c.Credential; cr != nil {
+		if err := setCredential(cr); err != nil {
+			return err
+		}
+	}
+	if err := c.confineThread(confined); err != nil {
+		return err
+	}
+	err = unix.Exec(p.path, p.argv, p.env)
+	return &fs.PathError{Op: "execve", Path: p.path, Err: err}
+}
+
+// setCredential switches the calling thread to cr as the child side of
+// os.StartProcess does: groups, gid, uid. Raw syscalls: only this thread,
+// which is about to execve.
+func setCredential(cr *syscall.Credential) error {
+	if !cr.NoSetGroups {
+		groups := make([]uint32, len(cr.Groups))
+		copy(groups, cr.Groups)
+		var ptr unsafe.Pointer
+		if len(groups) > 0 {
+			ptr = unsafe.Pointer(&groups[0])
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(groups)), uintptr(ptr), 0); e != 0 {
+			return fmt.Errorf("exec: setgroups: %w", e)
+		}
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(cr.Gid), uintptr(cr.Gid), uintptr(cr.Gid)); e != 0 {
+		return fmt.Errorf("exec: setresgid: %w", e)
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(cr.Uid), uintptr(cr.Uid), uintptr(cr.Uid)); e != 0 {
+		return fmt.Errorf("exec: setresuid: %w", e)
+	}
+	return nil
+}

@@ -1,0 +1,333 @@
+// Package landlock compiles a jail policy (workspace root, extra roots,
+// optional system preset, network ports, IPC scopes) into one Landlock
+// ruleset, built once and applied to as many child threads as needed.
+//
+// The ruleset is only ever applied to the calling OS thread
+// (landlock_restrict_self without LANDLOCK_RESTRICT_SELF_TSYNC): the
+// package exec locks a fresh goroutine to a fresh thread, confines that
+// thread and forks from it, so that only the child is confined. Never use
+// golandlock.Config.Restrict* for that purpose: it confines every thread
+// of the process.
+//
+// Landlock rules only allow. Rights are unions along the directory tree,
+// so a read-only root inside a read-write root is writable for children,
+// and the policy's deny patterns are not enforced for children at all;
+// both are reported (Report.Notes, Report.Dropped) rather than hidden.
+//
+// What this package does not protect against: anything Landlock does not
+// mediate at the running ABI (listed per ABI in the report: before ABI 4
+// the network, before ABI 6 signals and abstract UNIX sockets, before
+// ABI 9 pathname UNIX sockets, before ABI 10 UDP), files reachable through
+// file descriptors the child inherits, hard links that already point
+// outside the policy, and stat(2)/readlink(2)/chdir(2), which Landlock
+// never restricts.
+package landlock
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	golandlock "github.com/landlock-lsm/go-landlock/landlock"
+
+	"github.com/landjail/landjail/jail"
+)
+
+// Options selects what Compile adds to the policy's roots. The zero value
+// confines a child to the workspace and the policy's roots only, with TCP
+// and IPC restricted where the kernel can.
+type Options struct {
+	// System adds the system preset (SystemRules): read+execute on /usr,
+	// /bin, /sbin, /lib*, read on the few /etc files programs need,
+	// read-write on /dev/null, /dev/zero, /dev/full, /dev/tty, read on
+	// /dev/urandom and /dev/random. Missing preset paths are skipped and
+	// listed in Report.Skipped.
+	System bool
+
+	// TmpDir is a private temporary directory granted read-write ("" for
+	// none). The caller creates and removes it. The package exec points
+	// TMPDIR at it in the child's environment. It is granted per Ruleset,
+	// so every child spawned with one Ruleset shares it.
+	TmpDir string
+
+	// ConnectTCP and BindTCP are the TCP ports a child may connect to or
+	// bind (Landlock ABI 4; below it, TCP is not restricted and the rules
+	// are dropped). Ignored with NetHost.
+	ConnectTCP []uint16
+	BindTCP    []uint16
+
+	// NetHost leaves the network unrestricted: no network right is
+	// handled, and the system preset also grants /etc/resolv.conf and
+	// /etc/hosts.
+	NetHost bool
+
+	// NoScope leaves signals and abstract UNIX sockets unscoped. By
+	// default (ABI 6) a child can neither signal nor connect to an
+	// abstract socket of a process outside its Landlock domain.
+	NoScope bool
+
+	// Strict makes Compile fail instead of dropping anything: an
+	// *ABIError naming every missing right when the kernel's ABI is too
+	// old (including no Landlock at all), ErrNotEnforceable for deny
+	// patterns. Missing optional paths (system preset) never fail.
+	Strict bool
+
+	// MaxABI caps the Landlock ABI used (0: the running kernel's). For
+	// tests and for reproducing the behaviour of an older kernel.
+	MaxABI int
+
+	// Extra rules, added after the policy's roots. A missing path is an
+	// error unless the rule is Optional.
+	Extra []Rule
+}
+
+// Rule grants Access beneath Path (a directory) or on Path (any other
+// file; then only the file rights execute, write_file, read_file,
+// truncate and ioctl_dev are kept, as Landlock requires).
+type Rule struct {
+	// Path is absolute; symlinks are followed when the rule is added.
+	Path string
+	// Access is the set of rights (golandlock / ll.AccessFS* bits).
+	Access golandlock.AccessFSSet
+	// Optional rules whose path does not exist are skipped and reported
+	// instead of failing Compile.
+	Optional bool
+	// Source says where the rule comes from: "workspace", "ro", "rox",
+	// "rw" (policy roots), "system", "tmp" or "extra".
+	Source string
+}
+
+// String returns "SOURCE PATH {rights}", for example
+// "rox /usr {execute,read_file,read_dir}".
+func (r Rule) String() string {
+	return fmt.Sprintf("%s %s %v", r.Source, r.Path, r.Access)
+}
+
+// MarshalJSON encodes a Rule as {"path", "access": [names], "source"}.
+func (r Rule) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Path     string   `json:"path"`
+		Access   []string `json:"access"`
+		Source   string   `json:"source,omitempty"`
+		Optional bool     `json:"optional,omitempty"`
+	}{r.Path, accessNames(r.Access), r.Source, r.Optional})
+}
+
+func accessNames(a golandlock.AccessFSSet) []string {
+	s := strings.Trim(a.String(), "{}∅")
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(s, ",")
+}
+
+// Levels of confinement a Report can state.
+const (
+	// LevelLandlock: the kernel enforces the ruleset on children.
+	LevelLandlock = "landlock"
+	// LevelPathCheck: no usable Landlock; package exec checks the
+	// command's paths and refuses the command before it starts, but a
+	// running child is not confined.
+	LevelPathCheck = "path-check only"
+	// LevelNone: nothing is checked (a nil *Ruleset).
+	LevelNone = "none"
+)
+
+// Feature is one requested Landlock right or scope, or a policy feature,
+// in a Report.
+type Feature struct {
+	// Name is "fs.<right>", "net.<right>", "scope.<scope>" (the
+	// go-landlock names, e.g. "fs.refer", "net.connect_tcp",
+	// "scope.signal") or "deny-patterns".
+	Name string `json:"name"`
+	// ABI is the minimum Landlock ABI that enforces it (0: none can).
+	ABI int `json:"abi"`
+	// Required is false for hardening the policy did not ask for but
+	// gets when the kernel has it (fs.resolve_unix, UDP); Strict only
+	// fails on required features.
+	Required bool `json:"required"`
+	// Reason says why a feature was dropped.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Skipped is an optional rule path that did not exist.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Report is the enforcement report: what the kernel enforces on children
+// spawned with a Ruleset, what was dropped and why. It is a plain value,
+// safe to copy and to encode as JSON.
+type Report struct {
+	// ABI is the Landlock ABI in use (the kernel's, capped by MaxABI;
+	// 0 without Landlock).
+	ABI int `json:"abi"`
+	// Level is LevelLandlock, LevelPathCheck or LevelNone.
+	Level string `json:"level"`
+	// Strict echoes Options.Strict.
+	Strict bool `json:"strict"`
+	// HandledFS are the filesystem rights denied unless a rule grants
+	// them; HandledNet the network rights; Scoped the IPC scopes.
+	HandledFS  []string `json:"handled_fs"`
+	HandledNet []string `json:"handled_net"`
+	Scoped     []string `json:"scoped"`
+	// Enforced and Dropped partition the requested features.
+	Enforced []Feature `json:"enforced"`
+	Dropped  []Feature `json:"dropped"`
+	// Rules is the effective rule list (after fitting to the ABI).
+	Rules []Rule `json:"rules"`
+	// ConnectTCP and BindTCP are the enforced port rules.
+	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
+	BindTCP    []uint16 `json:"bind_tcp,omitempty"`
+	// Skipped lists optional paths that were not added.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// Notes are limits of the policy as compiled, in plain words.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// String renders the report as readable text, one fact per line.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "confinement: %s (Landlock ABI %d", r.Level, r.ABI)
+	if r.Strict {
+		b.WriteString(", strict")
+	}
+	b.WriteString(")\n")
+	for _, f := range r.Enforced {
+		fmt.Fprintf(&b, "enforced: %s\n", f.Name)
+	}
+	for _, f := range r.Dropped {
+		fmt.Fprintf(&b, "dropped: %s: %s\n", f.Name, f.Reason)
+	}
+	for _, ru := range r.Rules {
+		fmt.Fprintf(&b, "rule: %s\n", ru)
+	}
+	if len(r.ConnectTCP) > 0 {
+		fmt.Fprintf(&b, "tcp connect: %v\n", r.ConnectTCP)
+	}
+	if len(r.BindTCP) > 0 {
+		fmt.Fprintf(&b, "tcp bind: %v\n", r.BindTCP)
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(&b, "skipped: %s: %s\n", s.Path, s.Reason)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
+}
+
+// Ruleset is a compiled policy: a Landlock ruleset fd (absent without
+// Landlock), the effective rules and the enforcement report. It is safe
+// for concurrent use; RestrictSelf may run on many threads at once.
+type Ruleset struct {
+	mu     sync.RWMutex
+	fd     int // -1: no Landlock domain (LevelPathCheck) or closed
+	closed bool
+	report Report
+	tmpDir string
+}
+
+// RestrictSelf confines the CALLING OS THREAD (not the process): it sets
+// no_new_privs on the thread (prctl(PR_SET_NO_NEW_PRIVS), required by
+// Landlock for unprivileged callers) and applies the ruleset with
+// landlock_restrict_self(fd, 0). Equivalent to golandlock's
+// Config.RestrictPaths, but safe to use in a multi-threaded server because
+// it never touches other threads.
+//
+// The caller must have called runtime.LockOSThread and must never unlock
+// it: the goroutine has to exit while locked so that the runtime destroys
+// the confined thread. Each call adds a layer; a thread holds at most 16
+// (E2BIG), so use a fresh thread per confinement.
+//
+// Errors: ErrNotEnforced when the Ruleset has no Landlock domain
+// (LevelPathCheck), ErrClosed after Close, otherwise the errno of the
+// failing syscall. On error the thread may already carry no_new_privs.
+func (r *Ruleset) RestrictSelf() error { return r.restrictSelf() }
+
+// Close releases the ruleset fd. Threads already confined stay confined.
+// RestrictSelf after Close returns ErrClosed. Close is idempotent and safe
+// to call concurrently with RestrictSelf.
+func (r *Ruleset) Close() error { return r.close() }
+
+// Compile turns the policy ws plus opt into a Ruleset. With a usable
+// Landlock it creates the ruleset fd (close-on-exec, owned by the
+// Ruleset) and adds every rule once; each rule's O_PATH fd is opened
+// close-on-exec and closed before Compile returns. The cost of applying
+// the Ruleset later does not depend on the number of rules.
+//
+// Without a usable Landlock (kernel without it, disabled at boot, or the
+// syscalls refused by seccomp with ENOSYS or EPERM), Compile returns a
+// Ruleset whose Report().Level is LevelPathCheck, unless opt.Strict, when
+// it returns an *ABIError with Have 0.
+//
+// Errors: *ABIError and ErrNotEnforceable (Strict only); a *fs.PathError
+// for a required rule path that cannot be opened; errno errors from the
+// Landlock syscalls (wrapped with %w).
+//
+// Compile reads ws only through Roots, DenyPatterns and Unrestricted; ws
+// may be closed afterwards. Minimum: Landlock ABI 1 (Linux 5.13); see
+// Report for what each ABI adds.
+func Compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
+	return compile(ws, opt)
+}
+
+// ABI returns the Landlock ABI of the running kernel: 0 when Landlock is
+// missing, disabled, or refused by seccomp. ABI 6 and above are reported
+// as 5 when the kernel lacks the fix for the signal-scoping erratum, as
+// go-landlock does. Probed on every call (a seccomp filter can remove
+// Landlock at any time); the probe is one syscall.
+func ABI() int { return kernelABI() }
+
+// Rules returns the effective rule list: each rule's rights fitted to the
+// ABI (and to file rights for non-directories), missing optional paths
+// left out. The slice is a copy. Safe for concurrent use.
+func (r *Ruleset) Rules() []Rule {
+	if r == nil {
+		return nil
+	}
+	return append([]Rule(nil), r.report.Rules...)
+}
+
+// Report returns the enforcement report (a copy). A nil *Ruleset reports
+// LevelNone. Safe for concurrent use.
+func (r *Ruleset) Report() *Report {
+	if r == nil {
+		return &Report{Level: LevelNone}
+	}
+	rep := r.report
+	return &rep
+}
+
+// TmpDir returns Options.TmpDir as given to Compile.
+func (r *Ruleset) TmpDir() string {
+	if r == nil {
+		return ""
+	}
+	return r.tmpDir
+}
+
+// Enforced reports whether the kernel enforces this Ruleset
+// (Report().Level == LevelLandlock). False for a nil *Ruleset.
+func (r *Ruleset) Enforced() bool { return r != nil && r.report.Level == LevelLandlock }
+
+// Allows reports whether the effective rules (ignoring the kernel: the
+// same answer with or without Landlock) grant every right in a to the
+// canonical absolute path p: a rule on p itself, or on a directory above
+// it. This is the check the path-check fallback uses for paths outside
+// the workspace policy (system preset, TmpDir, Extra). It compares
+// strings only; p must already be canonical (symlinks resolved).
+func (r *Ruleset) Allows(p string, a golandlock.AccessFSSet) bool {
+	if r == nil {
+		return false
+	}
+	var have golandlock.AccessFSSet
+	for _, ru := range r.report.Rules {
+		if ru.Path == p || ru.Path == "/" || strings.HasPrefix(p, ru.Path+"/") {
+			have |= ru.Access
+		}
+	}
+	return have&a == a
+}

@@ -1,0 +1,351 @@
+package landlock
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	golandlock "github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/landjail/landjail/jail"
+)
+
+// abiConfigs is go-landlock's ABI table, indexed by ABI version: the rights
+// and scopes each version handles. Index 0 is "no Landlock".
+var abiConfigs = []golandlock.Config{
+	{}, golandlock.V1, golandlock.V2, golandlock.V3, golandlock.V4, golandlock.V5,
+	golandlock.V6, golandlock.V7, golandlock.V8, golandlock.V9, golandlock.V10,
+	golandlock.V11,
+}
+
+// latestKnownABI is the newest ABI go-landlock v0.11.0 describes; a newer
+// kernel is used as this one.
+var latestKnownABI = len(abiConfigs) - 1
+
+func abiConfig(abi int) golandlock.Config {
+	return abiConfigs[min(max(abi, 0), latestKnownABI)]
+}
+
+// Rights masks, from go-landlock's constants.
+const (
+	// fileRights are the only rights a rule on a non-directory may carry
+	// (the kernel's LANDLOCK_ACCESS_FILE); EINVAL otherwise.
+	fileRights = golandlock.AccessFSSet(ll.AccessFSExecute | ll.AccessFSWriteFile |
+		ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev)
+
+	// RightsRead: read files and list directories.
+	RightsRead = golandlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSReadDir)
+	// RightsReadExec: RightsRead plus execute.
+	RightsReadExec = RightsRead | golandlock.AccessFSSet(ll.AccessFSExecute)
+	// RightsReadWriteFile: read, write and truncate a single file (device
+	// nodes such as /dev/null); no ioctl.
+	RightsReadWriteFile = golandlock.AccessFSSet(ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate)
+)
+
+// RightsAll is every filesystem right go-landlock knows (ABI 11): what a
+// ReadWrite root gets, fitted to the running ABI.
+var RightsAll = golandlock.V11.HandledAccessFS
+
+// modeRights maps a policy Mode to Landlock rights (before ABI fitting).
+func modeRights(m jail.Mode) golandlock.AccessFSSet {
+	switch m {
+	case jail.ReadOnly:
+		return RightsRead
+	case jail.ReadExec:
+		return RightsReadExec
+	case jail.ReadWrite:
+		return RightsAll
+	}
+	return 0
+}
+
+// request is everything Compile needs from a policy and Options, with no
+// kernel and no file system: the input of plan.
+type request struct {
+	rules        []Rule
+	net          bool // restrict the network
+	connect      []uint16
+	bind         []uint16
+	scope        bool
+	strict       bool
+	denyPatterns []string
+}
+
+func newRequest(ws *jail.Workspace, opt Options) request {
+	req := request{
+		net:          !opt.NetHost,
+		scope:        !opt.NoScope,
+		strict:       opt.Strict,
+		denyPatterns: ws.DenyPatterns(),
+	}
+	if req.net {
+		req.connect = opt.ConnectTCP
+		req.bind = opt.BindTCP
+	}
+	for i, r := range ws.Roots() {
+		src := r.Mode.String()
+		if i == 0 {
+			src = "workspace"
+		}
+		req.rules = append(req.rules, Rule{Path: r.Path, Access: modeRights(r.Mode), Source: src})
+	}
+	if ws.Unrestricted() {
+		req.rules = append(req.rules, Rule{Path: "/", Access: RightsAll, Source: "unrestricted"})
+	}
+	if opt.System {
+		req.rules = append(req.rules, SystemRules(!opt.NetHost && len(opt.ConnectTCP) == 0)...)
+	}
+	if opt.TmpDir != "" {
+		req.rules = append(req.rules, Rule{Path: opt.TmpDir, Access: RightsAll, Source: "tmp"})
+	}
+	for _, r := range opt.Extra {
+		if r.Source == "" {
+			r.Source = "extra"
+		}
+		req.rules = append(req.rules, r)
+	}
+	return req
+}
+
+// SystemRules returns the system preset: what ordinary tools need to run.
+// All paths are optional. noNet leaves out the resolver files
+// (/etc/resolv.conf, /etc/hosts, ...). Not included on purpose: /etc as a
+// whole (/etc/shadow), /root, /home, /proc, /sys.
+func SystemRules(noNet bool) []Rule {
+	var rules []Rule
+	add := func(a golandlock.AccessFSSet, paths ...string) {
+		for _, p := range paths {
+			rules = append(rules, Rule{Path: p, Access: a, Optional: true, Source: "system"})
+		}
+	}
+	add(RightsReadExec, "/usr", "/bin", "/sbin")
+	// /lib, /lib32, /lib64, /libx32 and the dynamic loader below them;
+	// on merged-/usr systems these are symlinks into /usr.
+	libs, _ := filepath.Glob("/lib*")
+	if len(libs) == 0 {
+		libs = []string{"/lib", "/lib64"}
+	}
+	add(RightsReadExec, libs...)
+	add(RightsRead,
+		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+		"/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
+		"/etc/localtime", "/etc/timezone",
+		"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates",
+		"/etc/alternatives", "/etc/gitconfig", "/etc/mime.types",
+		"/etc/os-release",
+		"/dev/urandom", "/dev/random",
+	)
+	if !noNet {
+		add(RightsRead, "/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols")
+	}
+	add(RightsReadWriteFile, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+	return rules
+}
+
+// statFunc reports whether an existing path is a directory; an error
+// wrapping fs.ErrNotExist for a missing one.
+type statFunc func(path string) (isDir bool, err error)
+
+// compiled is the kernel-free result of plan.
+type compiled struct {
+	attr   ll.RulesetAttr
+	rules  []Rule // effective, ABI-fitted (requested rights when abi == 0)
+	report Report
+}
+
+// plan fits req to abi: which rights are handled, each rule's effective
+// rights, what is dropped and why. It touches no kernel; stat is asked
+// whether each rule path is a directory. In Strict mode it fails with an
+// *ABIError or ErrNotEnforceable rather than drop a required feature.
+func plan(req request, abi int, stat statFunc) (*compiled, error) {
+	cfg := abiConfig(abi)
+	latest := abiConfig(latestKnownABI)
+	c := &compiled{}
+	rep := &c.report
+	rep.ABI = abi
+	rep.Strict = req.strict
+	rep.Level = LevelLandlock
+	if abi == 0 {
+		rep.Level = LevelPathCheck
+	}
+
+	handledFS := cfg.HandledAccessFS
+	var handledNet golandlock.AccessNetSet
+	var scoped golandlock.ScopedSet
+
+	// Requested features, in ABI order.
+	for bit := golandlock.AccessFSSet(1); bit != 0 && bit&latest.HandledAccessFS != 0; bit <<= 1 {
+		f := Feature{Name: "fs." + strings.Trim(bit.String(), "{}"), ABI: minABIFS(bit)}
+		f.Required = bit&ll.AccessFSResolveUnix == 0
+		c.classify(f, bit&handledFS != 0)
+	}
+	if req.net {
+		for bit := golandlock.AccessNetSet(1); bit != 0 && bit&latest.HandledAccessNet != 0; bit <<= 1 {
+			f := Feature{Name: "net." + strings.Trim(bit.String(), "{}"), ABI: minABINet(bit)}
+			f.Required = bit&(ll.AccessNetBindTCP|ll.AccessNetConnectTCP) != 0
+			if c.classify(f, bit&cfg.HandledAccessNet != 0) {
+				handledNet |= bit
+			}
+		}
+	}
+	if req.scope {
+		for bit := golandlock.ScopedSet(1); bit != 0 && bit&latest.Scoped != 0; bit <<= 1 {
+			f := Feature{Name: "scope." + strings.Trim(bit.String(), "{}"), ABI: minABIScope(bit), Required: true}
+			if c.classify(f, bit&cfg.Scoped != 0) {
+				scoped |= bit
+			}
+		}
+	}
+	if len(req.denyPatterns) > 0 {
+		rep.Dropped = append(rep.Dropped, Feature{
+			Name: "deny-patterns", Required: true,
+			Reason: fmt.Sprintf("Landlock rules only allow: paths matching %q below an allowed root stay reachable for children", req.denyPatterns),
+		})
+	}
+
+	if req.strict {
+		if err := strictError(abi, rep.Dropped); err != nil {
+			return nil, err
+		}
+	}
+
+	// Rules. Without Landlock keep the requested rights (the path-check
+	// fallback consults them); otherwise fit them to the handled set.
+	fit := handledFS
+	if abi == 0 {
+		fit = latest.HandledAccessFS
+	}
+	for _, r := range req.rules {
+		isDir, err := stat(r.Path)
+		if err != nil {
+			if r.Optional {
+				rep.Skipped = append(rep.Skipped, Skipped{Path: r.Path, Reason: err.Error()})
+				continue
+			}
+			return nil, err
+		}
+		r.Access &= fit
+		if !isDir {
+			r.Access &= fileRights
+		}
+		if r.Access == 0 {
+			rep.Skipped = append(rep.Skipped, Skipped{Path: r.Path, Reason: "no right left at this ABI"})
+			continue
+		}
+		c.rules = append(c.rules, r)
+	}
+	rep.Rules = c.rules
+	rep.Notes = nestedNotes(c.rules)
+
+	if handledNet != 0 {
+		rep.ConnectTCP = sortedPorts(req.connect)
+		rep.BindTCP = sortedPorts(req.bind)
+		if len(rep.ConnectTCP) == 0 && len(rep.BindTCP) == 0 {
+			rep.Notes = append(rep.Notes, "TCP: no port allowed")
+		}
+	} else if req.net && (len(req.connect) > 0 || len(req.bind) > 0) && abi > 0 {
+		rep.Notes = append(rep.Notes, "TCP port rules unused: the network is not restricted at this ABI")
+	}
+	if !req.net {
+		rep.Notes = append(rep.Notes, "network not restricted (host network)")
+	}
+	if handledNet&(ll.AccessNetBindUDP|ll.AccessNetConnectSendUDP) != 0 {
+		rep.Notes = append(rep.Notes, "UDP: all ports denied (DNS over UDP included)")
+	}
+
+	if abi > 0 {
+		c.attr = ll.RulesetAttr{
+			HandledAccessFS:  uint64(handledFS),
+			HandledAccessNet: uint64(handledNet),
+			Scoped:           uint64(scoped),
+		}
+		rep.HandledFS = accessNames(handledFS)
+		rep.HandledNet = splitNames(handledNet.String())
+		rep.Scoped = splitNames(scoped.String())
+	}
+	return c, nil
+}
+
+// classify files f under Enforced or Dropped and reports whether it is
+// enforced.
+func (c *compiled) classify(f Feature, ok bool) bool {
+	if ok {
+		c.report.Enforced = append(c.report.Enforced, f)
+		return true
+	}
+	if c.report.ABI == 0 {
+		f.Reason = "no usable Landlock"
+	} else {
+		f.Reason = fmt.Sprintf("needs Landlock ABI %d, kernel has %d", f.ABI, c.report.ABI)
+	}
+	c.report.Dropped = append(c.report.Dropped, f)
+	return false
+}
+
+func strictError(abi int, dropped []Feature) error {
+	var names []string
+	want := 0
+	for _, f := range dropped {
+		if !f.Required || f.ABI == 0 {
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s (ABI %d)", f.Name, f.ABI))
+		want = max(want, f.ABI)
+	}
+	if len(names) > 0 {
+		return &ABIError{Have: abi, Want: want, Missing: strings.Join(names, ", ")}
+	}
+	for _, f := range dropped {
+		if f.Required {
+			return fmt.Errorf("%w: %s: %s", ErrNotEnforceable, f.Name, f.Reason)
+		}
+	}
+	return nil
+}
+
+func minABIFS(bit golandlock.AccessFSSet) int {
+	return slices.IndexFunc(abiConfigs, func(c golandlock.Config) bool { return c.HandledAccessFS&bit != 0 })
+}
+
+func minABINet(bit golandlock.AccessNetSet) int {
+	return slices.IndexFunc(abiConfigs, func(c golandlock.Config) bool { return c.HandledAccessNet&bit != 0 })
+}
+
+func minABIScope(bit golandlock.ScopedSet) int {
+	return slices.IndexFunc(abiConfigs, func(c golandlock.Config) bool { return c.Scoped&bit != 0 })
+}
+
+func splitNames(s string) []string {
+	s = strings.Trim(s, "{}∅")
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(s, ",")
+}
+
+func sortedPorts(p []uint16) []uint16 {
+	out := slices.Clone(p)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return slices.Compact(out)
+}
+
+// nestedNotes names rules whose rights are widened by a rule on a
+// directory above them: Landlock grants the union along the path, so a
+// read-only root inside a read-write one is writable for children.
+func nestedNotes(rules []Rule) []string {
+	var notes []string
+	for _, in := range rules {
+		for _, out := range rules {
+			if in.Path == out.Path || !(out.Path == "/" || strings.HasPrefix(in.Path, out.Path+"/")) {
+				continue
+			}
+			if extra := out.Access &^ in.Access; extra != 0 {
+				notes = append(notes, fmt.Sprintf("%s %s lies inside %s %s: children also get %v there", in.Source, in.Path, out.Source, out.Path, extra))
+			}
+		}
+	}
+	return notes
+}

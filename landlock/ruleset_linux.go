@@ -1,0 +1,135 @@
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/jail"
+)
+
+// erratumSignalScope is bit 1 of LANDLOCK_CREATE_RULESET_ERRATA: the fix
+// for signal scoping across threads (Linux 6.15, backported to 6.12 LTS).
+// go-landlock (landlock/internal/abi.go) downgrades ABI >= 6 to 5 without
+// it; so do we, so that both agree on the ABI.
+const erratumSignalScope = 1 << 1
+
+func kernelABI() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	if v >= 6 {
+		if e, err := ll.LandlockGetErrata(); err != nil || e&erratumSignalScope == 0 {
+			v = 5
+		}
+	}
+	return v
+}
+
+// statPath opens path O_PATH (following symlinks, as the rule will) and
+// reports whether it is a directory.
+func statPath(path string) (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
+}
+
+func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
+	abi := kernelABI()
+	if opt.MaxABI > 0 {
+		abi = min(abi, opt.MaxABI)
+	}
+	c, err := plan(newRequest(ws, opt), abi, statPath)
+	if err != nil {
+		return nil, err
+	}
+	rs := &Ruleset{fd: -1, report: c.report, tmpDir: opt.TmpDir}
+	if abi == 0 {
+		return rs, nil
+	}
+	// The kernel always creates the ruleset fd close-on-exec.
+	fd, err := ll.LandlockCreateRuleset(&c.attr, 0)
+	if err != nil {
+		return nil, fmt.Errorf("landlock_create_ruleset(fs=%v): %w", c.report.HandledFS, err)
+	}
+	rs.fd = fd
+	for _, r := range c.rules {
+		if err := addPathRule(fd, r); err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+	}
+	for _, p := range c.report.ConnectTCP {
+		if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(p)}, 0); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("landlock_add_rule(connect_tcp %d): %w", p, err)
+		}
+	}
+	for _, p := range c.report.BindTCP {
+		if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetBindTCP, Port: uint64(p)}, 0); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("landlock_add_rule(bind_tcp %d): %w", p, err)
+		}
+	}
+	return rs, nil
+}
+
+// addPathRule opens r.Path O_PATH|O_CLOEXEC (other goroutines may fork at
+// any moment; the fd must not leak into their children) and adds it.
+func addPathRule(rulesetFD int, r Rule) error {
+	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: r.Path, Err: err}
+	}
+	defer unix.Close(fd)
+	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
+	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
+		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
+	}
+	return nil
+}
+
+func (r *Ruleset) restrictSelf() error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return ErrClosed
+	}
+	if r.fd < 0 {
+		return ErrNotEnforced
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(r.fd, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+func (r *Ruleset) close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.fd < 0 {
+		return nil
+	}
+	fd := r.fd
+	r.fd = -1
+	if err := unix.Close(fd); err != nil && !errors.Is(err, unix.EINTR) {
+		return fmt.Errorf("close ruleset: %w", err)
+	}
+	return nil
+}
