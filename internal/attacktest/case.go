@@ -79,6 +79,9 @@ type Case struct {
 	// layer whose expectation is "ok"); "!name" means name must not exist.
 	// Names are relative to $ROOT unless they start with a placeholder.
 	After []string `toml:"after"`
+	// AfterOpenat replaces After for the openat layer when set (its
+	// WriteFile replaces a symlink at the name instead of writing through).
+	AfterOpenat []string `toml:"after_openat"`
 	// OutsideChanges lists the layers for which a successful op may change
 	// $OUT or $ROOT-evil (an allowed read-write root, or a documented
 	// limitation such as hard links). For every other layer both must be
@@ -129,6 +132,14 @@ func (c *Case) Expect(layer string) (string, bool) {
 		s = c.Openat
 	}
 	return s, s != ""
+}
+
+// AfterFor returns the After lines for layer.
+func (c *Case) AfterFor(layer string) []string {
+	if layer == LayerOpenat && c.AfterOpenat != nil {
+		return c.AfterOpenat
+	}
+	return c.After
 }
 
 // MayChangeOutside reports whether layer's successful op may change $OUT.
