@@ -228,6 +228,7 @@ type Ruleset struct {
 	closed bool
 	report Report
 	tmpDir string
+	fit    golandlock.AccessFSSet // rights the rules were fitted to
 }
 
 // RestrictSelf confines the CALLING OS THREAD (not the process): it sets
@@ -316,13 +317,14 @@ func (r *Ruleset) Enforced() bool { return r != nil && r.report.Level == LevelLa
 // Allows reports whether the effective rules (ignoring the kernel: the
 // same answer with or without Landlock) grant every right in a to the
 // canonical absolute path p: a rule on p itself, or on a directory above
-// it. This is the check the path-check fallback uses for paths outside
+// it. Rights the ABI does not handle count as granted. This is the check the path-check fallback uses for paths outside
 // the workspace policy (system preset, TmpDir, Extra). It compares
 // strings only; p must already be canonical (symlinks resolved).
 func (r *Ruleset) Allows(p string, a golandlock.AccessFSSet) bool {
 	if r == nil {
 		return false
 	}
+	a &= r.fit
 	var have golandlock.AccessFSSet
 	for _, ru := range r.report.Rules {
 		if ru.Path == p || ru.Path == "/" || strings.HasPrefix(p, ru.Path+"/") {

@@ -152,7 +152,8 @@ type statFunc func(path string) (isDir bool, err error)
 // compiled is the kernel-free result of plan.
 type compiled struct {
 	attr   ll.RulesetAttr
-	rules  []Rule // effective, ABI-fitted (requested rights when abi == 0)
+	fit    golandlock.AccessFSSet // the rights rules were fitted to
+	rules  []Rule                 // effective, ABI-fitted (requested rights when abi == 0)
 	report Report
 }
 
@@ -218,6 +219,7 @@ func plan(req request, abi int, stat statFunc) (*compiled, error) {
 	if abi == 0 {
 		fit = latest.HandledAccessFS
 	}
+	c.fit = fit
 	for _, r := range req.rules {
 		isDir, err := stat(r.Path)
 		if err != nil {

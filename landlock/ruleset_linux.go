@@ -49,7 +49,7 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs := &Ruleset{fd: -1, report: c.report, tmpDir: opt.TmpDir}
+	rs := &Ruleset{fd: -1, report: c.report, tmpDir: opt.TmpDir, fit: c.fit}
 	if abi == 0 {
 		return rs, nil
 	}
