@@ -1,0 +1,141 @@
+package jail_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	pathrs "github.com/cyphar/filepath-securejoin/pathrs-lite"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/openat"
+)
+
+// benchTree makes root/d1/d2/.../file with depth-1 directories, so the
+// name has depth components, and returns the root and the name.
+func benchTree(b *testing.B, depth int) (string, string) {
+	root := b.TempDir()
+	parts := make([]string, 0, depth)
+	for i := 1; i < depth; i++ {
+		parts = append(parts, "d"+strconv.Itoa(i))
+	}
+	dir := filepath.Join(append([]string{root}, parts...)...)
+	require.NoError(b, os.MkdirAll(dir, 0o755))
+	require.NoError(b, os.WriteFile(filepath.Join(dir, "file"), []byte("x"), 0o644))
+	name := strings.Join(append(parts, "file"), "/")
+	root, err := filepath.EvalSymlinks(root)
+	require.NoError(b, err)
+	return root, name
+}
+
+// BenchmarkOpen compares opening one file at depth 1, 4 and 16 through
+// landjail and its peers. Each iteration opens and closes the file.
+func BenchmarkOpen(b *testing.B) {
+	for _, depth := range []int{1, 4, 16} {
+		root, name := benchTree(b, depth)
+		b.Run("depth="+strconv.Itoa(depth), func(b *testing.B) {
+			b.Run("raw-openat2", func(b *testing.B) {
+				rootfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+				require.NoError(b, err)
+				defer unix.Close(rootfd)
+				how := &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS}
+				b.ReportAllocs()
+				for b.Loop() {
+					fd, err := unix.Openat2(rootfd, name, how)
+					if err != nil {
+						b.Fatal(err)
+					}
+					os.NewFile(uintptr(fd), name).Close()
+				}
+			})
+			b.Run("landjail-Workspace", func(b *testing.B) {
+				ws, err := jail.New(root)
+				require.NoError(b, err)
+				defer ws.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					f, err := ws.Open(name)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+			b.Run("landjail-openat.Root", func(b *testing.B) {
+				r, err := openat.OpenRoot(root)
+				require.NoError(b, err)
+				defer r.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					f, err := r.Open(name)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+			b.Run("os.Root", func(b *testing.B) {
+				r, err := os.OpenRoot(root)
+				require.NoError(b, err)
+				defer r.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					f, err := r.Open(name)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+			b.Run("securejoin-OpenatInRoot", func(b *testing.B) {
+				rf, err := os.Open(root)
+				require.NoError(b, err)
+				defer rf.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					f, err := pathrs.OpenatInRoot(rf, name)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+			b.Run("naive-EvalSymlinks+Open", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					p, err := filepath.EvalSymlinks(filepath.Join(root, name))
+					if err != nil || !strings.HasPrefix(p, root+"/") {
+						b.Fatal(err)
+					}
+					f, err := os.Open(p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkResolve measures the userspace choke point alone.
+func BenchmarkResolve(b *testing.B) {
+	for _, depth := range []int{1, 4, 16} {
+		root, name := benchTree(b, depth)
+		b.Run("depth="+strconv.Itoa(depth), func(b *testing.B) {
+			ws, err := jail.New(root)
+			require.NoError(b, err)
+			defer ws.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ws.Resolve(name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,55 @@
+package jail
+
+import "errors"
+
+// Sentinel errors. Every path operation of this package returns a
+// *fs.PathError carrying the caller's path and wrapping one of these (or
+// an errno from the kernel), so callers test with errors.Is, never with
+// the error text.
+var (
+	// ErrOutsideWorkspace: the path, after every symlink is followed,
+	// names something outside the workspace root and every allowed root.
+	ErrOutsideWorkspace = errors.New("path is outside the workspace")
+
+	// ErrDenied: the canonical path (or a symlink's target) matches one of
+	// the policy's always-denied patterns (WithDeny).
+	ErrDenied = errors.New("path is denied by policy")
+
+	// ErrReadOnly: a write was asked for in a root allowed ReadOnly or
+	// ReadExec.
+	ErrReadOnly = errors.New("path is in a read-only root")
+
+	// ErrNotExecutable: execution was asked for outside a ReadExec or
+	// ReadWrite root.
+	ErrNotExecutable = errors.New("path is not in an executable root")
+
+	// ErrAbsolutePath: the policy was built with RejectAbsolute and the
+	// caller supplied an absolute path (seed 003).
+	ErrAbsolutePath = errors.New("absolute paths are not allowed")
+
+	// ErrInvalidPath: the path is empty, contains a NUL byte or is longer
+	// than PATH_MAX (4096 bytes).
+	ErrInvalidPath = errors.New("invalid path")
+
+	// ErrNotRead: with a ReadTracker, an existing file was about to be
+	// overwritten or edited before the workspace read it (seed 000).
+	ErrNotRead = errors.New("file has not been read before writing")
+
+	// ErrStale: with a ReadTracker, the file changed on disk (size,
+	// modification time or inode) since the workspace last read it.
+	ErrStale = errors.New("file changed on disk since it was read")
+
+	// ErrHardlinked: WithNoHardlinkedWrites is set and the regular file to
+	// be written has more than one link (st_nlink > 1), so it may be an
+	// alias of a file outside the policy.
+	ErrHardlinked = errors.New("file has more than one hard link")
+)
+
+// Errors from New about the workspace root or an allowed root.
+var (
+	// ErrNotAbsolute: New or WithAllowed was given a relative path.
+	ErrNotAbsolute = errors.New("path is not absolute")
+	// ErrNotDirectory: New or WithAllowed was given something that exists
+	// but is not a directory.
+	ErrNotDirectory = errors.New("not a directory")
+)

@@ -1,0 +1,476 @@
+package jail
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/openat"
+)
+
+// maxRaceRetries bounds how often an operation re-resolves its path after
+// the open of the canonical path met a symlink (a component was swapped
+// between Resolve and the open). The open is never redirected; after
+// this many attempts the operation fails with openat.ErrSymlink (ELOOP).
+const maxRaceRetries = 16
+
+// target is a resolved operand: the deepest root containing it and the
+// canonical path relative to that root ("." for the root itself).
+type target struct {
+	root  *wsRoot
+	rel   string
+	canon string
+}
+
+func (w *Workspace) target(op, unsafePath string, followLast bool, a Access) (target, error) {
+	canon, root, err := w.resolve(op, unsafePath, followLast)
+	if err != nil {
+		return target{}, err
+	}
+	if err := accessErr(root.Mode, a); err != nil {
+		return target{}, &fs.PathError{Op: op, Path: unsafePath, Err: err}
+	}
+	rel := "."
+	if len(canon) > len(root.Path) {
+		rel = canon[len(root.Path):]
+		if rel[0] == '/' {
+			rel = rel[1:]
+		}
+	}
+	return target{root: root, rel: rel, canon: canon}, nil
+}
+
+// rewrap gives an error from openat the caller's path.
+func rewrap(err error, name string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &fs.PathError{Op: le.Op, Path: name, Err: le.Err}
+	}
+	return &fs.PathError{Op: "jail", Path: name, Err: err}
+}
+
+func accessForFlags(flag int) Access {
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
+		return Write
+	}
+	return Read
+}
+
+// fastRel returns the name to hand straight to the workspace's openat2
+// root when no userspace decision is needed: one root, no deny patterns,
+// no tracker, no hard-link rule. RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS then
+// enforces the whole policy in the kernel; a name with a symlink or a
+// ".." climbing out fails there and takes the slow path.
+func (w *Workspace) fastRel(name string) (string, bool) {
+	if len(w.roots) != 1 || w.sys != nil || !w.deny.empty() || w.tracker != nil || w.noHardlinked {
+		return "", false
+	}
+	if name == "" || len(name) >= pathMax || strings.IndexByte(name, 0) >= 0 {
+		return "", false // the slow path reports ErrInvalidPath
+	}
+	if name[0] != '/' {
+		return name, true
+	}
+	root := w.roots[0].Path
+	if w.rejectAbsolute || len(name) <= len(root) || name[len(root)] != '/' || name[:len(root)] != root {
+		return "", false
+	}
+	return name[len(root)+1:], true
+}
+
+// isRaced reports errors meaning "the tree changed under us or the path
+// needs userspace resolution": a symlink, or a lexical escape.
+func isRaced(err error) bool {
+	return errors.Is(err, openat.ErrSymlink) || errors.Is(err, openat.ErrEscapes)
+}
+
+// lstatRel stats the entry at t without following a final symlink,
+// through the root's fd. It returns nil when the entry does not exist.
+func lstatRel(t target) (*unix.Stat_t, error) {
+	fi, err := t.root.r.Lstat(t.rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	return (*unix.Stat_t)(unsafeStat(st)), nil
+}
+
+// checkOverwrite applies the ReadTracker and hard-link rules before t is
+// written in place or replaced.
+func (w *Workspace) checkOverwrite(op, name string, t target) error {
+	if w.tracker == nil && !w.noHardlinked {
+		return nil
+	}
+	st, err := lstatRel(t)
+	if err != nil {
+		return rewrap(err, name)
+	}
+	if st == nil {
+		return nil
+	}
+	if w.noHardlinked && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+		return &fs.PathError{Op: op, Path: name, Err: ErrHardlinked}
+	}
+	if w.tracker != nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if err := w.tracker.checkWrite(t.canon, st); err != nil {
+			return &fs.PathError{Op: op, Path: name, Err: err}
+		}
+	}
+	return nil
+}
+
+// OpenFile opens the named file with flag (os.O_*) and perm, as
+// os.OpenFile, after the policy allows it: Resolve, then Write access for
+// any of O_WRONLY, O_RDWR, O_CREATE, O_TRUNC, O_APPEND (ErrReadOnly in a
+// read-only root), ErrDenied for a denied path. The canonical path is
+// then opened relative to its root's fd with
+// openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), so a component swapped
+// for a symlink after the check makes the open fail and be re-resolved
+// (at most 16 times), never redirected. When the policy has one root and
+// no deny patterns, a symlink-free name is opened with a single openat2
+// call. The file's Name is name. With a ReadTracker, a read-only open
+// marks the file read and a writing open of an existing file needs a
+// prior read (ErrNotRead) of the current version (ErrStale).
+func (w *Workspace) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	fd, err := w.openFd(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// Open opens the named file for reading; see OpenFile.
+func (w *Workspace) Open(name string) (*os.File, error) {
+	return w.OpenFile(name, os.O_RDONLY, 0)
+}
+
+// Create creates or truncates the named file (mode 0666 before umask,
+// O_RDWR); see OpenFile.
+func (w *Workspace) Create(name string) (*os.File, error) {
+	return w.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+}
+
+func (w *Workspace) openFd(name string, flag int, perm fs.FileMode) (int, error) {
+	if rel, ok := w.fastRel(name); ok {
+		fd, err := w.roots[0].r.OpenFd(rel, flag, perm)
+		if err == nil {
+			return fd, nil
+		}
+		if !isRaced(err) {
+			return -1, rewrap(err, name)
+		}
+	}
+	a := accessForFlags(flag)
+	var err error
+	for range maxRaceRetries {
+		var t target
+		t, err = w.target("open", name, true, a)
+		if err != nil {
+			return -1, err
+		}
+		if a == Write && flag&(os.O_EXCL|os.O_CREATE) != os.O_EXCL|os.O_CREATE {
+			if err := w.checkOverwrite("open", name, t); err != nil {
+				return -1, err
+			}
+		}
+		var fd int
+		fd, err = t.root.r.OpenFd(t.rel, flag, perm)
+		if err == nil {
+			if w.tracker != nil && flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+				var st unix.Stat_t
+				if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+					w.tracker.mark(t.canon, versionOf(&st))
+				}
+			}
+			return fd, nil
+		}
+		if !errors.Is(err, openat.ErrSymlink) {
+			break
+		}
+	}
+	return -1, rewrap(err, name)
+}
+
+// ReadFile reads the named file; see OpenFile. With a ReadTracker the
+// file is marked read.
+func (w *Workspace) ReadFile(name string) ([]byte, error) {
+	f, err := w.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err == nil && fi.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR}
+	}
+	return readAll(f)
+}
+
+// WriteFile writes data to the named file atomically (openat.Root's
+// WriteFile: a temporary file in the same directory, fsync, renameat):
+// readers see the old or the new content, a failed call leaves nothing
+// behind, and an existing hard link is replaced, never written through.
+// A symlink as last component is resolved first, so its in-policy target
+// is replaced. Errors: those of Check with Write, ErrNotRead and ErrStale
+// with a ReadTracker, ErrHardlinked with WithNoHardlinkedWrites. After a
+// successful write the tracker records the new version.
+func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	return w.retry(name, func() error {
+		t, err := w.target("writefile", name, true, Write)
+		if err != nil {
+			return err
+		}
+		if err := w.checkOverwrite("writefile", name, t); err != nil {
+			return err
+		}
+		if err := t.root.r.WriteFile(t.rel, data, perm); err != nil {
+			return err
+		}
+		if w.tracker != nil {
+			if st, err := lstatRel(t); err == nil && st != nil {
+				w.tracker.mark(t.canon, versionOf(st))
+			}
+		}
+		return nil
+	})
+}
+
+// retry runs op again while it fails because the tree changed between
+// resolution and use (openat.ErrSymlink), at most maxRaceRetries times.
+func (w *Workspace) retry(name string, op func() error) error {
+	var err error
+	for range maxRaceRetries {
+		err = op()
+		if err == nil || !errors.Is(err, openat.ErrSymlink) {
+			break
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == name {
+		return err
+	}
+	return rewrap(err, name)
+}
+
+// Mkdir creates the named directory (perm before umask), as os.Mkdir,
+// after Check with Write; a symlink as last component is not followed
+// (EEXIST).
+func (w *Workspace) Mkdir(name string, perm fs.FileMode) error {
+	return w.retry(name, func() error {
+		t, err := w.target("mkdir", name, false, Write)
+		if err != nil {
+			return err
+		}
+		return t.root.r.Mkdir(t.rel, perm)
+	})
+}
+
+// MkdirAll creates the named directory and its missing parents, as
+// os.MkdirAll, after Check with Write on the resolved path; each
+// component is created and re-opened through its parent's fd.
+func (w *Workspace) MkdirAll(name string, perm fs.FileMode) error {
+	return w.retry(name, func() error {
+		t, err := w.target("mkdir", name, true, Write)
+		if err != nil {
+			return err
+		}
+		return t.root.r.MkdirAll(t.rel, perm)
+	})
+}
+
+// Remove removes the named file or empty directory, as os.Remove, after
+// Check with Write; a symlink as last component is removed itself. The
+// root of an allowed directory cannot be removed (EINVAL).
+func (w *Workspace) Remove(name string) error {
+	return w.retry(name, func() error {
+		t, err := w.target("remove", name, false, Write)
+		if err != nil {
+			return err
+		}
+		if err := t.root.r.Remove(t.rel); err != nil {
+			return err
+		}
+		if w.tracker != nil {
+			w.tracker.Forget(t.canon)
+		}
+		return nil
+	})
+}
+
+// RemoveAll removes the named entry and everything below it, as
+// os.RemoveAll, after Check with Write. When the policy has deny
+// patterns, it fails with ErrDenied if any entry below matches one:
+// removing a directory must not destroy what the caller may not touch.
+func (w *Workspace) RemoveAll(name string) error {
+	return w.retry(name, func() error {
+		t, err := w.target("removeall", name, false, Write)
+		if err != nil {
+			return err
+		}
+		if err := w.subtreeDenied("removeall", name, t); err != nil {
+			return err
+		}
+		return t.root.r.RemoveAll(t.rel)
+	})
+}
+
+// Rename renames oldpath to newpath, as os.Rename, after Check with Write
+// on both (last components not followed). Both must lie in the same root
+// (EXDEV otherwise). When the policy has deny patterns, renaming a
+// directory that holds a denied entry fails with ErrDenied: a path
+// pattern such as "secrets/**" must not be evaded by moving its parent.
+// Errors are *fs.PathError naming oldpath.
+func (w *Workspace) Rename(oldpath, newpath string) error {
+	return w.retry(oldpath, func() error {
+		to, err := w.target("rename", oldpath, false, Write)
+		if err != nil {
+			return err
+		}
+		tn, err := w.target("rename", newpath, false, Write)
+		if err != nil {
+			return err
+		}
+		if to.root != tn.root {
+			return &fs.PathError{Op: "rename", Path: oldpath, Err: syscall.EXDEV}
+		}
+		if err := w.subtreeDenied("rename", oldpath, to); err != nil {
+			return err
+		}
+		if err := w.checkOverwrite("rename", newpath, tn); err != nil {
+			return err
+		}
+		if err := to.root.r.Rename(to.rel, tn.rel); err != nil {
+			return err
+		}
+		if w.tracker != nil {
+			w.tracker.Forget(to.canon)
+			w.tracker.Forget(tn.canon)
+		}
+		return nil
+	})
+}
+
+// subtreeDenied walks the directory at t (fd-relative) and fails with
+// ErrDenied when an entry below matches a deny pattern.
+func (w *Workspace) subtreeDenied(op, name string, t target) error {
+	if w.deny.empty() {
+		return nil
+	}
+	fi, err := t.root.r.Lstat(t.rel)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	var denied bool
+	err = fs.WalkDir(t.root.r.FS(), t.rel, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if w.deny.denied(joinCanon(t.root.Path, p), t.root.Path) {
+			denied = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if denied {
+		return &fs.PathError{Op: op, Path: name, Err: ErrDenied}
+	}
+	if err != nil {
+		return rewrap(err, name)
+	}
+	return nil
+}
+
+// Stat returns the FileInfo of the named file, following symlinks within
+// the policy; see Resolve.
+func (w *Workspace) Stat(name string) (fs.FileInfo, error) {
+	var fi fs.FileInfo
+	err := w.retry(name, func() error {
+		t, err := w.target("stat", name, true, Read)
+		if err != nil {
+			return err
+		}
+		fi, err = t.root.r.Stat(t.rel)
+		return err
+	})
+	return fi, err
+}
+
+// Lstat returns the FileInfo of the named entry without following a
+// symlink as last component.
+func (w *Workspace) Lstat(name string) (fs.FileInfo, error) {
+	var fi fs.FileInfo
+	err := w.retry(name, func() error {
+		t, err := w.target("lstat", name, false, Read)
+		if err != nil {
+			return err
+		}
+		fi, err = t.root.r.Lstat(t.rel)
+		return err
+	})
+	return fi, err
+}
+
+// Readlink returns the target of the named symlink verbatim (not
+// resolved, not checked: resolve it with Resolve before use).
+func (w *Workspace) Readlink(name string) (string, error) {
+	var s string
+	err := w.retry(name, func() error {
+		t, err := w.target("readlink", name, false, Read)
+		if err != nil {
+			return err
+		}
+		s, err = t.root.r.Readlink(t.rel)
+		return err
+	})
+	return s, err
+}
+
+// Chmod changes the mode of the named file (symlinks within the policy
+// followed) after Check with Write.
+func (w *Workspace) Chmod(name string, mode fs.FileMode) error {
+	return w.retry(name, func() error {
+		t, err := w.target("chmod", name, true, Write)
+		if err != nil {
+			return err
+		}
+		return t.root.r.Chmod(t.rel, mode)
+	})
+}
+
+// ReadDir reads the named directory and returns its entries sorted by
+// name, as os.ReadDir. Entries matching a deny pattern are left out.
+func (w *Workspace) ReadDir(name string) ([]fs.DirEntry, error) {
+	var out []fs.DirEntry
+	err := w.retry(name, func() error {
+		t, err := w.target("readdir", name, true, Read)
+		if err != nil {
+			return err
+		}
+		ents, err := t.root.r.ReadDir(t.rel)
+		if err != nil {
+			return err
+		}
+		out = ents[:0]
+		for _, e := range ents {
+			if !w.deny.denied(joinCanon(t.canon, e.Name()), t.root.Path) {
+				out = append(out, e)
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,259 @@
+package jail
+
+import (
+	"io/fs"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	// maxSymlinks is the number of symbolic links Resolve follows before
+	// failing with ELOOP: MAXSYMLINKS in the kernel's fs/namei.c, so
+	// Resolve gives up exactly where open(2) would.
+	maxSymlinks = 40
+
+	// pathMax is PATH_MAX (include/uapi/linux/limits.h), counting the
+	// terminating NUL.
+	pathMax = unix.PathMax
+)
+
+// Resolve returns the canonical absolute path that unsafePath names under
+// the policy, or an error. It is the choke point of seed 000, with the
+// seed's unsafe steps replaced:
+//
+//   - A relative path is joined to the workspace root; an absolute path
+//     is accepted when it resolves inside an allowed root (with
+//     RejectAbsolute it fails with ErrAbsolutePath).
+//   - Components are resolved left to right as the kernel does: every
+//     existing symlink is followed (at most 40, then ELOOP), and a ".."
+//     after a symlink applies to the symlink's target. The seed's
+//     filepath.Clean before symlink evaluation would turn "link/../x"
+//     into "x", which is not the file the kernel opens.
+//   - A missing suffix is re-attached verbatim so callers can create new
+//     files; a ".." after a missing component fails with ENOENT, as
+//     open(2) does.
+//   - A dangling symlink is followed to its target (the seed's
+//     "walk up until an existing ancestor" treats it as missing, so a
+//     create through it would write outside: the write-through escape).
+//   - Containment is tested on whole components at every step: the walk
+//     never looks at a directory outside the policy (unless it is an
+//     ancestor of an allowed root), and "/ws-evil" is not inside "/ws".
+//
+// Errors are *fs.PathError{Op: "resolve", Path: unsafePath} wrapping
+// ErrOutsideWorkspace, ErrDenied (the canonical path matches a deny
+// pattern, so a symlink to a denied file is denied), ErrAbsolutePath,
+// ErrInvalidPath (empty, NUL byte, longer than PATH_MAX), or the errno
+// of the failing lookup (ELOOP, ENOTDIR, ENOENT for "missing/..",
+// EACCES).
+//
+// Resolve only inspects the file system (lstat, readlink); it opens
+// nothing. Its answer can be stale by the time the caller uses it: the
+// Workspace's own file operations re-open the canonical path with
+// RESOLVE_NO_SYMLINKS, so a swap in between makes them fail, never
+// redirects them.
+func (w *Workspace) Resolve(unsafePath string) (string, error) {
+	canon, _, err := w.resolve("resolve", unsafePath, true)
+	return canon, err
+}
+
+// Check is Resolve followed by the policy decision for access a: Write
+// into a ReadOnly or ReadExec root fails with ErrReadOnly, Execute in a
+// ReadOnly root fails with ErrNotExecutable. Read is allowed in every
+// root. It returns the canonical path on success.
+func (w *Workspace) Check(unsafePath string, a Access) (string, error) {
+	canon, root, err := w.resolve("check", unsafePath, true)
+	if err != nil {
+		return "", err
+	}
+	if err := accessErr(root.Mode, a); err != nil {
+		return "", &fs.PathError{Op: "check", Path: unsafePath, Err: err}
+	}
+	return canon, nil
+}
+
+func accessErr(m Mode, a Access) error {
+	if m.Allows(a) {
+		return nil
+	}
+	if a == Execute {
+		return ErrNotExecutable
+	}
+	return ErrReadOnly
+}
+
+// within reports whether p is root or lies below it, on whole components.
+func within(p, root string) bool {
+	if root == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == root || (len(p) > len(root) && p[len(root)] == '/' && strings.HasPrefix(p, root))
+}
+
+// rootOf returns the deepest root containing canon, or nil.
+func (w *Workspace) rootOf(canon string) *wsRoot {
+	var best *wsRoot
+	for i := range w.roots {
+		r := &w.roots[i]
+		if within(canon, r.Path) && (best == nil || len(r.Path) > len(best.Path)) {
+			best = r
+		}
+	}
+	if best == nil && w.sys != nil {
+		best = w.sys
+	}
+	return best
+}
+
+// mayVisit reports whether the walk may look at p: p is inside a root or
+// is an ancestor of one.
+func (w *Workspace) mayVisit(p string) bool {
+	if w.sys != nil {
+		return true
+	}
+	for i := range w.roots {
+		r := w.roots[i].Path
+		if within(p, r) || within(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+func joinCanon(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// resolve implements Resolve. With followLast false, a symlink as the
+// last component (without a trailing slash) is not followed: Lstat,
+// Remove and Rename act on the link itself. It returns the canonical
+// path and the deepest root containing it; deny patterns are checked.
+func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *wsRoot, error) {
+	fail := func(err error) (string, *wsRoot, error) {
+		return "", nil, &fs.PathError{Op: op, Path: unsafePath, Err: err}
+	}
+	if unsafePath == "" || len(unsafePath) >= pathMax || strings.IndexByte(unsafePath, 0) >= 0 {
+		return fail(ErrInvalidPath)
+	}
+	resolved := w.Root()
+	if unsafePath[0] == '/' {
+		if w.rejectAbsolute {
+			return fail(ErrAbsolutePath)
+		}
+		resolved = "/"
+	}
+	rest := unsafePath
+	links := 0
+	missing := false
+	for {
+		// Next component.
+		rest = strings.TrimLeft(rest, "/")
+		if rest == "" {
+			break
+		}
+		comp := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			comp, rest = rest[:i], rest[i:]
+		} else {
+			rest = ""
+		}
+		switch comp {
+		case ".":
+			continue
+		case "..":
+			if missing {
+				return fail(unix.ENOENT)
+			}
+			resolved = parentDir(resolved)
+			if !w.mayVisit(resolved) {
+				return fail(ErrOutsideWorkspace)
+			}
+			continue
+		}
+		next := joinCanon(resolved, comp)
+		if !w.mayVisit(next) {
+			return fail(ErrOutsideWorkspace)
+		}
+		if missing {
+			resolved = next
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
+			if err == unix.ENOENT {
+				missing = true
+				resolved = next
+				continue
+			}
+			return fail(err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			if !followLast && rest == "" {
+				resolved = next
+				continue
+			}
+			links++
+			if links > maxSymlinks {
+				return fail(unix.ELOOP)
+			}
+			target, err := readlink(next)
+			if err != nil {
+				return fail(err)
+			}
+			if target == "" {
+				return fail(unix.ENOENT)
+			}
+			if target[0] == '/' {
+				resolved = "/"
+			}
+			if len(target)+len(rest) >= pathMax {
+				return fail(unix.ENAMETOOLONG)
+			}
+			rest = target + rest
+			continue
+		case unix.S_IFDIR:
+		default:
+			if rest != "" {
+				// "file/x", "file/" and "file/.": ENOTDIR, as the kernel.
+				return fail(unix.ENOTDIR)
+			}
+		}
+		resolved = next
+	}
+	root := w.rootOf(resolved)
+	if root == nil {
+		return fail(ErrOutsideWorkspace)
+	}
+	if w.deny.denied(resolved, root.Path) {
+		return fail(ErrDenied)
+	}
+	return resolved, root, nil
+}
+
+func readlink(p string) (string, error) {
+	for n := 256; ; n *= 2 {
+		buf := make([]byte, n)
+		m, err := unix.Readlink(p, buf)
+		if err != nil {
+			return "", err
+		}
+		if m < n {
+			return string(buf[:m]), nil
+		}
+		if n >= pathMax {
+			return "", unix.ENAMETOOLONG
+		}
+	}
+}

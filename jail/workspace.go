@@ -1,0 +1,160 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/landjail/landjail/openat"
+)
+
+// Workspace is one policy: a canonical workspace root (ReadWrite), extra
+// allowed roots, always-denied patterns, and the file operations that go
+// through them. It is the single choke point for paths an untrusted
+// caller supplies (seed 000's Workspace, seed 002's PathPolicy, seed
+// 003's workspace jail, seed 004's sandbox roots).
+//
+// A Workspace holds one directory fd per root (opened by New, released by
+// Close). It is safe for concurrent use.
+type Workspace struct {
+	roots          []wsRoot // roots[0] is the workspace itself
+	deny           *denyMatcher
+	rejectAbsolute bool
+	unrestricted   bool
+	tracker        *ReadTracker
+	noHardlinked   bool
+	resolveFlags   openat.Flags
+	sys            *wsRoot // "/" as a ReadWrite root, only when unrestricted
+}
+
+type wsRoot struct {
+	AllowedRoot
+	r *openat.Root
+}
+
+// New returns the Workspace rooted at root. root must be absolute
+// (ErrNotAbsolute), exist (an error wrapping fs.ErrNotExist) and be a
+// directory (ErrNotDirectory); the same holds for every WithAllowed path.
+// Each root is canonicalised once with filepath.EvalSymlinks and opened
+// as an openat.Root; all later checks compare against the canonical
+// paths. Errors are *fs.PathError with Op "jail.New".
+func New(root string, opts ...Option) (*Workspace, error) {
+	var c config
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return nil, err
+		}
+	}
+	w := &Workspace{
+		rejectAbsolute: c.rejectAbsolute,
+		unrestricted:   c.unrestricted,
+		tracker:        c.tracker,
+		noHardlinked:   c.noHardlinked,
+	}
+	if c.noXDev {
+		w.resolveFlags |= openat.ResolveNoXDev
+	}
+	specs := append([]allowedSpec{{root, ReadWrite}}, c.allowed...)
+	for _, s := range specs {
+		canon, err := canonicalRoot(s.path)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		if i := slices.IndexFunc(w.roots, func(r wsRoot) bool { return r.Path == canon }); i >= 0 {
+			w.roots[i].Mode = max(w.roots[i].Mode, s.mode)
+			continue
+		}
+		r, err := openat.OpenRootFlags(canon, w.resolveFlags)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		w.roots = append(w.roots, wsRoot{AllowedRoot{canon, s.mode}, r})
+	}
+	if w.unrestricted {
+		r, err := openat.OpenRootFlags("/", w.resolveFlags)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		w.sys = &wsRoot{AllowedRoot{"/", ReadWrite}, r}
+	}
+	d, err := newDenyMatcher(c.deny)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	w.deny = d
+	return w, nil
+}
+
+func canonicalRoot(p string) (string, error) {
+	if strings.IndexByte(p, 0) >= 0 {
+		return "", &fs.PathError{Op: "jail.New", Path: p, Err: ErrInvalidPath}
+	}
+	if !filepath.IsAbs(p) {
+		return "", &fs.PathError{Op: "jail.New", Path: p, Err: ErrNotAbsolute}
+	}
+	canon, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", &fs.PathError{Op: "jail.New", Path: p, Err: err}
+	}
+	fi, err := os.Stat(canon)
+	if err != nil {
+		return "", &fs.PathError{Op: "jail.New", Path: p, Err: err}
+	}
+	if !fi.IsDir() {
+		return "", &fs.PathError{Op: "jail.New", Path: p, Err: ErrNotDirectory}
+	}
+	return canon, nil
+}
+
+// Root returns the canonical absolute path of the workspace root.
+func (w *Workspace) Root() string { return w.roots[0].Path }
+
+// Roots returns every root of the policy, the workspace first (always
+// ReadWrite), then the WithAllowed roots in the order given, with
+// canonical paths. The slice is a copy.
+func (w *Workspace) Roots() []AllowedRoot {
+	out := make([]AllowedRoot, len(w.roots))
+	for i, r := range w.roots {
+		out[i] = r.AllowedRoot
+	}
+	return out
+}
+
+// DenyPatterns returns the always-denied patterns as given to WithDeny.
+func (w *Workspace) DenyPatterns() []string { return slices.Clone(w.deny.patterns) }
+
+// Unrestricted reports whether the policy was built with Unrestricted.
+func (w *Workspace) Unrestricted() bool { return w.unrestricted }
+
+// RejectsAbsolute reports whether the policy was built with RejectAbsolute.
+func (w *Workspace) RejectsAbsolute() bool { return w.rejectAbsolute }
+
+// Close releases the root directory fds. Operations after Close fail with
+// an error wrapping fs.ErrClosed; Resolve and Check keep working (they
+// need no fd). Close is idempotent.
+func (w *Workspace) Close() error {
+	var errs []error
+	for _, r := range w.roots {
+		errs = append(errs, r.r.Close())
+	}
+	if w.sys != nil {
+		errs = append(errs, w.sys.r.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (w *Workspace) String() string {
+	return fmt.Sprintf("jail.Workspace(%s)", w.Root())
+}

@@ -1,0 +1,646 @@
+package openat
+
+import (
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ResolveNoXDev is RESOLVE_NO_XDEV: lookups fail with ErrMountCrossing
+// when they would cross a mount point (bind mounts included). Linux ≥ 5.6;
+// the O_NOFOLLOW walk emulates it by comparing mount IDs.
+const ResolveNoXDev Flags = unix.RESOLVE_NO_XDEV
+
+func openRoot(dir string, f Flags) (*Root, error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return &Root{name: dir, flags: f, fd: fd}, nil
+}
+
+func (r *Root) incref() (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return -1, os.ErrClosed
+	}
+	r.refs++
+	return r.fd, nil
+}
+
+func (r *Root) decref() {
+	r.mu.Lock()
+	r.refs--
+	if r.closed && r.refs == 0 {
+		unix.Close(r.fd)
+		r.fd = -1
+	}
+	r.mu.Unlock()
+}
+
+func (r *Root) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	if r.refs == 0 {
+		unix.Close(r.fd)
+		r.fd = -1
+	}
+	return nil
+}
+
+// pathErr wraps a lookup errno into *fs.PathError, adding the sentinel
+// that names its cause.
+func (r *Root) pathErr(op, name string, err error) error {
+	switch err {
+	case unix.EXDEV:
+		// Without symlinks, escaping is a lexical property of the name.
+		if r.flags&ResolveNoXDev == 0 || !filepath.IsLocal(name) {
+			err = &errnoError{ErrEscapes, unix.EXDEV}
+		} else {
+			err = &errnoError{ErrMountCrossing, unix.EXDEV}
+		}
+	case unix.ELOOP:
+		err = &errnoError{ErrSymlink, unix.ELOOP}
+	}
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+func (r *Root) openFd(name string, flag int, perm fs.FileMode) (int, error) {
+	rootfd, err := r.incref()
+	if err != nil {
+		return -1, &fs.PathError{Op: "openat2", Path: name, Err: err}
+	}
+	defer r.decref()
+	fd, err := openBeneath(rootfd, name, flag, syscallMode(perm), uint64(r.flags))
+	if err != nil {
+		return -1, r.pathErr("openat2", name, err)
+	}
+	return fd, nil
+}
+
+func (r *Root) openSubRoot(name string) (*Root, error) {
+	fd, err := r.openFd(name, unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Root{name: joinName(r.name, name), flags: r.flags, fd: fd}, nil
+}
+
+// splitLeaf splits name into its parent directory and last component,
+// ignoring trailing slashes (reported in dirOnly).
+func splitLeaf(name string) (dir, leaf string, dirOnly bool) {
+	trimmed := strings.TrimRight(name, "/")
+	dirOnly = len(trimmed) != len(name)
+	if trimmed == "" && name != "" { // "/" or "//"
+		return "/", ".", true
+	}
+	i := strings.LastIndexByte(trimmed, '/')
+	if i < 0 {
+		return ".", trimmed, dirOnly
+	}
+	dir = trimmed[:i+1]
+	return dir, trimmed[i+1:], dirOnly
+}
+
+// parent opens the parent directory of name beneath the root and returns
+// its fd (to be released with done), and the last component.
+type parentRef struct {
+	r      *Root
+	rootfd int
+	fd     int
+	leaf   string
+	dirs   bool
+}
+
+func (r *Root) openParent(op, name string) (*parentRef, error) {
+	if name == "" {
+		return nil, &fs.PathError{Op: op, Path: name, Err: unix.ENOENT}
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return nil, &fs.PathError{Op: op, Path: name, Err: &errnoError{ErrInvalidName, unix.EINVAL}}
+	}
+	dir, leaf, dirOnly := splitLeaf(name)
+	rootfd, err := r.incref()
+	if err != nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	p := &parentRef{r: r, rootfd: rootfd, fd: rootfd, leaf: leaf, dirs: dirOnly}
+	if dir != "." {
+		fd, err := openBeneath(rootfd, dir, unix.O_PATH|unix.O_DIRECTORY, 0, uint64(r.flags))
+		if err != nil {
+			r.decref()
+			return nil, r.pathErr("openat2", name, err)
+		}
+		p.fd = fd
+	}
+	return p, nil
+}
+
+func (p *parentRef) done() {
+	if p.fd != p.rootfd {
+		unix.Close(p.fd)
+	}
+	p.r.decref()
+}
+
+// entryLeaf rejects "." and ".." as the entry an operation acts on: the
+// entry would not be a child of the opened parent.
+func (p *parentRef) entryLeaf(op, name string) error {
+	if p.leaf == "." || p.leaf == ".." {
+		return &fs.PathError{Op: op, Path: name, Err: &errnoError{ErrInvalidName, unix.EINVAL}}
+	}
+	return nil
+}
+
+func (r *Root) mkdir(name string, perm fs.FileMode) error {
+	p, err := r.openParent("mkdirat", name)
+	if err != nil {
+		return err
+	}
+	defer p.done()
+	if p.leaf == "." || p.leaf == ".." {
+		return &fs.PathError{Op: "mkdirat", Path: name, Err: unix.EEXIST}
+	}
+	if err := unix.Mkdirat(p.fd, p.leaf, syscallMode(perm)); err != nil {
+		return &fs.PathError{Op: "mkdirat", Path: name, Err: err}
+	}
+	return nil
+}
+
+func (r *Root) mkdirAll(name string, perm fs.FileMode) error {
+	if strings.IndexByte(name, 0) >= 0 {
+		return &fs.PathError{Op: "mkdirat", Path: name, Err: &errnoError{ErrInvalidName, unix.EINVAL}}
+	}
+	rootfd, err := r.incref()
+	if err != nil {
+		return &fs.PathError{Op: "mkdirat", Path: name, Err: err}
+	}
+	defer r.decref()
+	if strings.HasPrefix(name, "/") {
+		return r.pathErr("openat2", name, unix.EXDEV)
+	}
+	// A stack of opened directories: ".." pops it, never opens "..".
+	stack := []int{rootfd}
+	defer func() {
+		for _, fd := range stack[1:] {
+			unix.Close(fd)
+		}
+	}()
+	for comp := range strings.SplitSeq(name, "/") {
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) == 1 {
+				return r.pathErr("openat2", name, unix.EXDEV)
+			}
+			unix.Close(stack[len(stack)-1])
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		cur := stack[len(stack)-1]
+		fd, err := openBeneath(cur, comp, unix.O_PATH|unix.O_DIRECTORY, 0, uint64(r.flags))
+		if err == unix.ENOENT {
+			if err := unix.Mkdirat(cur, comp, syscallMode(perm)); err != nil && err != unix.EEXIST {
+				return &fs.PathError{Op: "mkdirat", Path: name, Err: err}
+			}
+			fd, err = openBeneath(cur, comp, unix.O_PATH|unix.O_DIRECTORY, 0, uint64(r.flags))
+		}
+		if err != nil {
+			return r.pathErr("openat2", name, err)
+		}
+		stack = append(stack, fd)
+	}
+	return nil
+}
+
+func (r *Root) remove(name string) error {
+	p, err := r.openParent("unlinkat", name)
+	if err != nil {
+		return err
+	}
+	defer p.done()
+	if err := p.entryLeaf("unlinkat", name); err != nil {
+		return err
+	}
+	if p.dirs {
+		err = unix.Unlinkat(p.fd, p.leaf, unix.AT_REMOVEDIR)
+	} else {
+		err = unix.Unlinkat(p.fd, p.leaf, 0)
+		if err == unix.EISDIR || err == unix.EPERM {
+			if e := unix.Unlinkat(p.fd, p.leaf, unix.AT_REMOVEDIR); e != unix.ENOTDIR {
+				err = e
+			}
+		}
+	}
+	if err != nil {
+		return &fs.PathError{Op: "unlinkat", Path: name, Err: err}
+	}
+	return nil
+}
+
+func (r *Root) removeAll(name string) error {
+	if name == "" || name == "." || strings.HasSuffix(name, "/.") {
+		// Same refusal as os.RemoveAll.
+		return &fs.PathError{Op: "RemoveAll", Path: name, Err: unix.EINVAL}
+	}
+	p, err := r.openParent("unlinkat", name)
+	if err != nil {
+		if isNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	defer p.done()
+	if err := p.entryLeaf("unlinkat", name); err != nil {
+		return err
+	}
+	if err := removeAllAt(p.fd, p.leaf, uint64(r.flags), 0); err != nil {
+		return &fs.PathError{Op: "unlinkat", Path: name, Err: err}
+	}
+	return nil
+}
+
+// maxRemoveDepth bounds the recursion of removeAllAt (PATH_MAX / 2: the
+// deepest tree a path can name).
+const maxRemoveDepth = 2048
+
+func removeAllAt(pfd int, leaf string, resolve uint64, depth int) error {
+	err := unix.Unlinkat(pfd, leaf, 0)
+	if err == nil || err == unix.ENOENT {
+		return nil
+	}
+	if err != unix.EISDIR && err != unix.EPERM {
+		return err
+	}
+	if depth > maxRemoveDepth {
+		return unix.ENAMETOOLONG
+	}
+	fd, err := openBeneath(pfd, leaf, unix.O_RDONLY|unix.O_DIRECTORY, 0, resolve)
+	switch err {
+	case nil:
+	case unix.ENOENT:
+		return nil
+	case unix.ENOTDIR, unix.ELOOP:
+		// Swapped for a file or symlink meanwhile: remove that entry.
+		return ignoreENOENT(unix.Unlinkat(pfd, leaf, 0))
+	default:
+		return err
+	}
+	dir := os.NewFile(uintptr(fd), leaf)
+	defer dir.Close()
+	for {
+		names, err := dir.Readdirnames(256)
+		for _, n := range names {
+			if err := removeAllAt(fd, n, resolve, depth+1); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF || len(names) == 0 {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return ignoreENOENT(unix.Unlinkat(pfd, leaf, unix.AT_REMOVEDIR))
+}
+
+func ignoreENOENT(err error) error {
+	if err == unix.ENOENT {
+		return nil
+	}
+	return err
+}
+
+func isNotExist(err error) bool {
+	pe, ok := err.(*fs.PathError)
+	return ok && pe.Err == unix.ENOENT
+}
+
+func (r *Root) twoParents(op, oldname, newname string) (*parentRef, *parentRef, error) {
+	po, err := r.openParent(op, oldname)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := po.entryLeaf(op, oldname); err != nil {
+		po.done()
+		return nil, nil, err
+	}
+	pn, err := r.openParent(op, newname)
+	if err != nil {
+		po.done()
+		return nil, nil, err
+	}
+	if err := pn.entryLeaf(op, newname); err != nil {
+		po.done()
+		pn.done()
+		return nil, nil, err
+	}
+	return po, pn, nil
+}
+
+func (r *Root) rename(oldname, newname string) error {
+	po, pn, err := r.twoParents("renameat", oldname, newname)
+	if err != nil {
+		return err
+	}
+	defer po.done()
+	defer pn.done()
+	if err := unix.Renameat(po.fd, po.leaf, pn.fd, pn.leaf); err != nil {
+		return &os.LinkError{Op: "renameat", Old: oldname, New: newname, Err: err}
+	}
+	return nil
+}
+
+func (r *Root) link(oldname, newname string) error {
+	po, pn, err := r.twoParents("linkat", oldname, newname)
+	if err != nil {
+		return err
+	}
+	defer po.done()
+	defer pn.done()
+	if err := unix.Linkat(po.fd, po.leaf, pn.fd, pn.leaf, 0); err != nil {
+		return &os.LinkError{Op: "linkat", Old: oldname, New: newname, Err: err}
+	}
+	return nil
+}
+
+func (r *Root) stat(name string) (fs.FileInfo, error) {
+	fd, err := r.openFd(name, unix.O_PATH, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "fstat", Path: name, Err: err}
+	}
+	return newFileInfo(filepath.Base(name), &st), nil
+}
+
+func (r *Root) lstat(name string) (fs.FileInfo, error) {
+	p, err := r.openParent("fstatat", name)
+	if err != nil {
+		return nil, err
+	}
+	defer p.done()
+	if p.leaf == "." || p.leaf == ".." {
+		// A directory, never a symlink: Stat has the same answer.
+		return r.stat(name)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(p.fd, p.leaf, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, &fs.PathError{Op: "fstatat", Path: name, Err: err}
+	}
+	if p.dirs && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil, &fs.PathError{Op: "fstatat", Path: name, Err: unix.ENOTDIR}
+	}
+	return newFileInfo(p.leaf, &st), nil
+}
+
+func (r *Root) readlink(name string) (string, error) {
+	p, err := r.openParent("readlinkat", name)
+	if err != nil {
+		return "", err
+	}
+	defer p.done()
+	if err := p.entryLeaf("readlinkat", name); err != nil {
+		return "", err
+	}
+	for n := 128; ; n *= 2 {
+		buf := make([]byte, n)
+		m, err := unix.Readlinkat(p.fd, p.leaf, buf)
+		if err != nil {
+			return "", &fs.PathError{Op: "readlinkat", Path: name, Err: err}
+		}
+		if m < n {
+			return string(buf[:m]), nil
+		}
+		if n > unix.PathMax*2 {
+			return "", &fs.PathError{Op: "readlinkat", Path: name, Err: unix.ENAMETOOLONG}
+		}
+	}
+}
+
+func (r *Root) readFile(name string) ([]byte, error) {
+	fd, err := r.openFd(name, unix.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	return readAll(f)
+}
+
+func readAll(f *os.File) ([]byte, error) {
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && fi.Size() < 1<<40 {
+		size = int(fi.Size()) + 1
+	}
+	data := make([]byte, 0, size)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = slices.Grow(data, len(data))
+		}
+	}
+}
+
+// tempPrefix starts the name of WriteFile's temporary files.
+const tempPrefix = ".landjail-tmp-"
+
+func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error) {
+	p, err := r.openParent("openat", name)
+	if err != nil {
+		return err
+	}
+	defer p.done()
+	if p.leaf == "." || p.leaf == ".." || p.dirs {
+		return &fs.PathError{Op: "openat", Path: name, Err: unix.EISDIR}
+	}
+	mode := syscallMode(perm)
+	var st unix.Stat_t
+	switch err := unix.Fstatat(p.fd, p.leaf, &st, unix.AT_SYMLINK_NOFOLLOW); {
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		return &fs.PathError{Op: "openat", Path: name, Err: unix.EISDIR}
+	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
+		// Keep the replaced file's permissions, as an in-place
+		// write would, minus set-id bits.
+		mode = st.Mode & 0o1777
+	case err != nil && err != unix.ENOENT:
+		return &fs.PathError{Op: "fstatat", Path: name, Err: err}
+	}
+	var tmp string
+	var fd int
+	for range 16 {
+		tmp = tempPrefix + strconv.FormatUint(rand.Uint64(), 36)
+		fd, err = unix.Openat(p.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+		if err != unix.EEXIST {
+			break
+		}
+	}
+	if err != nil {
+		return &fs.PathError{Op: "openat", Path: name, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	defer func() {
+		if err != nil {
+			unix.Unlinkat(p.fd, tmp, 0)
+		}
+	}()
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		// umask applied at creation; restore the exact old mode.
+		unix.Fchmod(fd, mode)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return &fs.PathError{Op: "write", Path: name, Err: werr}
+	}
+	if err := unix.Renameat(p.fd, tmp, p.fd, p.leaf); err != nil {
+		return &fs.PathError{Op: "renameat", Path: name, Err: err}
+	}
+	return nil
+}
+
+func (r *Root) chmod(name string, mode fs.FileMode) error {
+	p, err := r.openParent("fchmodat", name)
+	if err != nil {
+		return err
+	}
+	defer p.done()
+	leaf := p.leaf
+	err = unix.Fchmodat(p.fd, leaf, syscallMode(mode), unix.AT_SYMLINK_NOFOLLOW)
+	if err != unix.EOPNOTSUPP {
+		return wrapPath("fchmodat", name, err)
+	}
+	// fchmodat2 missing (Linux < 6.6) or leaf is a symlink.
+	fd, err := unix.Openat(p.fd, leaf, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return r.pathErr("openat", name, err)
+	}
+	defer unix.Close(fd)
+	return wrapPath("fchmod", name, unix.Fchmod(fd, syscallMode(mode)))
+}
+
+func wrapPath(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+func (r *Root) readDir(name string) ([]fs.DirEntry, error) {
+	fd, err := r.openFd(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, &fs.PathError{Op: "getdents", Path: name, Err: err}
+	}
+	slices.Sort(names)
+	out := make([]fs.DirEntry, 0, len(names))
+	for _, n := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err == unix.ENOENT {
+				continue // removed meanwhile
+			}
+			return nil, &fs.PathError{Op: "fstatat", Path: joinName(name, n), Err: err}
+		}
+		out = append(out, fs.FileInfoToDirEntry(newFileInfo(n, &st)))
+	}
+	return out, nil
+}
+
+// syscallMode converts an fs.FileMode to the mode bits of open(2) and
+// mkdir(2), as package os does.
+func syscallMode(m fs.FileMode) uint32 {
+	o := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		o |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		o |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		o |= unix.S_ISVTX
+	}
+	return o
+}
+
+// fileInfo is an fs.FileInfo built from fstatat, as os's fileStat.
+type fileInfo struct {
+	name string
+	sys  syscall.Stat_t
+}
+
+func newFileInfo(name string, st *unix.Stat_t) *fileInfo {
+	fi := &fileInfo{name: name}
+	// unix.Stat_t and syscall.Stat_t are the same kernel struct.
+	fi.sys = *(*syscall.Stat_t)(unsafePointer(st))
+	return fi
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.sys.Size }
+func (fi *fileInfo) ModTime() time.Time { return time.Unix(fi.sys.Mtim.Unix()) }
+func (fi *fileInfo) IsDir() bool        { return fi.Mode().IsDir() }
+func (fi *fileInfo) Sys() any           { return &fi.sys }
+func (fi *fileInfo) Mode() fs.FileMode {
+	m := fs.FileMode(fi.sys.Mode & 0o777)
+	switch fi.sys.Mode & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if fi.sys.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if fi.sys.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if fi.sys.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
