@@ -49,6 +49,7 @@ var Ops = []string{"open", "create", "write", "mkdir", "remove", "rename", "stat
 type Case struct {
 	Name    string   `toml:"name"`
 	Why     string   `toml:"why"`
+	Seed    string   `toml:"seed"` // the seed document a row comes from, if any
 	Tree    []string `toml:"tree"`    // built in $ROOT
 	Outside []string `toml:"outside"` // built in $OUT
 	Evil    []string `toml:"evil"`    // built in $ROOT-evil
@@ -162,7 +163,10 @@ func (c *Case) RawInput(t testing.TB) string {
 }
 
 type file struct {
-	Case []Case `toml:"case"`
+	// Skip gives file-wide reasons for layers no case of the file
+	// expects anything of (a case may still set an expectation).
+	Skip map[string]string `toml:"skip"`
+	Case []Case            `toml:"case"`
 }
 
 // Load reads a case file and validates it: unique names, a known op, and
@@ -190,6 +194,12 @@ func Load(t testing.TB, path string) []Case {
 		}
 		for _, l := range []string{LayerResolve, LayerWorkspace, LayerOpenat} {
 			e, ok := c.Expect(l)
+			if !ok && c.Skip[l] == "" && f.Skip[l] != "" {
+				if c.Skip == nil {
+					c.Skip = map[string]string{}
+				}
+				c.Skip[l] = f.Skip[l]
+			}
 			reason := c.Skip[l]
 			require.True(t, ok != (reason != ""), "case %s: layer %s needs exactly one of an expectation or a skip reason", c.Name, l)
 			if ok {
