@@ -49,7 +49,7 @@ var Ops = []string{"open", "create", "write", "mkdir", "remove", "rename", "stat
 type Case struct {
 	Name    string   `toml:"name"`
 	Why     string   `toml:"why"`
-	Seed    string   `toml:"seed"` // the seed document a row comes from, if any
+	Seed    string   `toml:"seed"`    // the seed document a row comes from, if any
 	Tree    []string `toml:"tree"`    // built in $ROOT
 	Outside []string `toml:"outside"` // built in $OUT
 	Evil    []string `toml:"evil"`    // built in $ROOT-evil
