@@ -245,6 +245,7 @@ func plan(req request, abi int, stat statFunc) (*compiled, error) {
 	if handledNet != 0 {
 		rep.ConnectTCP = sortedPorts(req.connect)
 		rep.BindTCP = sortedPorts(req.bind)
+		rep.Notes = append(rep.Notes, "TCP rules do not cover MPTCP sockets (socket(..., IPPROTO_MPTCP), Go's net.Listen default): a child can bind and connect with MPTCP unless a seccomp filter refuses it")
 		if len(rep.ConnectTCP) == 0 && len(rep.BindTCP) == 0 {
 			rep.Notes = append(rep.Notes, "TCP: no port allowed")
 		}

@@ -1,0 +1,562 @@
+package exec_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+)
+
+func TestMain(m *testing.M) { kerneltest.Main(m) }
+
+var (
+	helperOnce sync.Once
+	helperBin  string
+	helperErr  error
+)
+
+// buildHelper builds testdata/helper once per test binary.
+func buildHelper(t testing.TB) string {
+	t.Helper()
+	helperOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "landjail-exec-helper-")
+		if err != nil {
+			helperErr = err
+			return
+		}
+		helperBin = filepath.Join(dir, "helper")
+		out, err := osexec.Command("go", "build", "-o", helperBin, "./testdata/helper").CombinedOutput()
+		if err != nil {
+			helperErr = fmt.Errorf("go build helper: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, helperErr)
+	return helperBin
+}
+
+// fixture: a workspace, a read-only and a read-exec root, a directory
+// outside every root with a secret, and a private temporary directory.
+type fixture struct {
+	root, ro, rox, outside, tmp string
+	helper                      string // copy of the helper in rox
+	ws                          *jail.Workspace
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	f := &fixture{
+		root:    filepath.Join(base, "ws"),
+		ro:      filepath.Join(base, "ro"),
+		rox:     filepath.Join(base, "rox"),
+		outside: filepath.Join(base, "outside"),
+		tmp:     filepath.Join(base, "tmp"),
+	}
+	for _, d := range []string{f.root, f.ro, f.rox, f.outside, f.tmp} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	write := func(p, s string, mode os.FileMode) {
+		require.NoError(t, os.WriteFile(p, []byte(s), mode))
+	}
+	write(filepath.Join(f.root, "in.txt"), "inside\n", 0o644)
+	write(filepath.Join(f.ro, "ro.txt"), "readonly\n", 0o644)
+	write(filepath.Join(f.ro, "run.sh"), "#!/bin/sh\necho ran\n", 0o755)
+	write(filepath.Join(f.rox, "run.sh"), "#!/bin/sh\necho ran\n", 0o755)
+	write(filepath.Join(f.outside, "secret"), "s3cret\n", 0o644)
+	ws, err := jail.New(f.root, jail.WithAllowed(f.ro, jail.ReadOnly), jail.WithAllowed(f.rox, jail.ReadExec))
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	f.ws = ws
+	return f
+}
+
+func (f *fixture) withHelper(t testing.TB) {
+	t.Helper()
+	data, err := os.ReadFile(buildHelper(t))
+	require.NoError(t, err)
+	f.helper = filepath.Join(f.rox, "helper")
+	require.NoError(t, os.WriteFile(f.helper, data, 0o755))
+}
+
+func (f *fixture) compile(t testing.TB, opt landlock.Options) *landlock.Ruleset {
+	t.Helper()
+	opt.System = true
+	opt.TmpDir = f.tmp
+	rs, err := landlock.Compile(f.ws, opt)
+	require.NoError(t, err)
+	t.Cleanup(func() { rs.Close() })
+	return rs
+}
+
+// listen accepts and closes connections on l until the test ends.
+func serve(t *testing.T, l net.Listener) {
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
+func port(l net.Listener) string { return strconv.Itoa(l.Addr().(*net.TCPAddr).Port) }
+
+// TestChildAdversarial runs the child side of the adversarial list through
+// exec: every attack is refused for the confined child, and (as a control
+// that the case means something) succeeds when the same script runs through
+// plain os/exec; every positive control succeeds. Then it checks that the
+// parent process is still unconfined.
+func TestChildAdversarial(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 6)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the capability cases chown a file owned by another user and mount")
+	}
+	f := newFixture(t)
+	f.withHelper(t)
+
+	allowed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	serve(t, allowed)
+	denied, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	serve(t, denied)
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	freePort := port(free)
+	free.Close()
+	abstractName := fmt.Sprintf("landjail-exec-test-%d", os.Getpid())
+	abstract, err := net.Listen("unix", "@"+abstractName)
+	require.NoError(t, err)
+	serve(t, abstract)
+
+	outsider := osexec.Command("/bin/sleep", "60")
+	require.NoError(t, outsider.Start())
+	t.Cleanup(func() { outsider.Process.Kill(); outsider.Wait() })
+
+	for _, n := range []string{"owned1.txt", "owned2.txt"} {
+		p := filepath.Join(f.root, n)
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+		require.NoError(t, os.Chown(p, 65534, 65534))
+	}
+	for _, n := range []string{"mv1.txt", "mv2.txt", "hl1.txt", "hl2.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(f.root, n), []byte(n), 0o644))
+	}
+	for _, d := range []string{"mnt1", "mnt2"} {
+		require.NoError(t, os.Mkdir(filepath.Join(f.root, d), 0o755))
+	}
+	require.NoError(t, os.Symlink(filepath.Join(f.outside, "secret"), filepath.Join(f.root, "link")))
+	require.NoError(t, os.Symlink(filepath.Join(f.outside, "created1"), filepath.Join(f.root, "dangle1")))
+	require.NoError(t, os.Symlink(filepath.Join(f.outside, "created2"), filepath.Join(f.root, "dangle2")))
+	t.Setenv("LANDJAIL_TEST_SECRET", "hunter2")
+
+	rs := f.compile(t, landlock.Options{ConnectTCP: []uint16{uint16(allowed.Addr().(*net.TCPAddr).Port)}})
+	require.True(t, rs.Enforced())
+
+	O, R, X, H := f.outside, f.ro, f.rox, f.helper
+	attacks := []struct{ name, confined, control string }{
+		{"read outside", "cat " + O + "/secret", ""},
+		{"write outside", "echo x > " + O + "/w1", "echo x > " + O + "/w2"},
+		{"symlink escape", "cat link", ""},
+		{"dangling symlink escape", "echo x > dangle1", "echo x > dangle2"},
+		{"symlink made by the child", "ln -s " + O + "/secret l1 && cat l1", "ln -s " + O + "/secret l2 && cat l2"},
+		{"hardlink out of the workspace", "ln hl1.txt " + O + "/hl1", "ln hl2.txt " + O + "/hl2"},
+		{"hardlink an outside file in", "ln " + O + "/secret hlin1 && cat hlin1", "ln " + O + "/secret hlin2 && cat hlin2"},
+		{"rename out of the workspace", "mv mv1.txt " + O + "/mv1", "mv mv2.txt " + O + "/mv2"},
+		{"/proc/self/root", "cat /proc/self/root" + O + "/secret", ""},
+		{"signal to an outside process", H + " kill " + strconv.Itoa(outsider.Process.Pid), ""},
+		{"tcp connect to a port not allowed", H + " tcp 127.0.0.1:" + port(denied), ""},
+		{"tcp bind", H + " bindtcp " + freePort, ""},
+		{"abstract unix socket", H + " abstract " + abstractName, ""},
+		{"env secret", `test -n "$LANDJAIL_TEST_SECRET"`, ""},
+		{"chown a file owned by another user", "chown 0 owned1.txt", "chown 0 owned2.txt"},
+		{"mount", "mount -t tmpfs none mnt1", "mount -t tmpfs none mnt2 && umount mnt2"},
+		{"write into a ro root", "echo x > " + R + "/w1", "echo x > " + R + "/w2 && rm " + R + "/w2"},
+		{"execute in a ro root", R + "/run.sh", ""},
+		{"write into a rox root", "echo x > " + X + "/w1", "echo x > " + X + "/w2 && rm " + X + "/w2"},
+		{"read /etc/shadow", "cat /etc/shadow", ""},
+	}
+	positive := []struct{ name, script string }{
+		{"read write rename inside", "cat in.txt && echo x > new.txt && mv new.txt renamed.txt && grep -q x renamed.txt && mkdir -p d/e && mv renamed.txt d/e/ && rm -r d"},
+		{"execute inside", "cp /bin/true ./mytrue && ./mytrue"},
+		{"read a ro root", "grep -q readonly " + R + "/ro.txt"},
+		{"execute in a rox root", X + "/run.sh"},
+		{"allowed tcp port", H + " tcp 127.0.0.1:" + port(allowed)},
+		{"tmpdir", `test "$TMPDIR" = ` + f.tmp + ` && echo x > "$TMPDIR/f" && grep -q x "$TMPDIR/f"`},
+		{"home is the workspace", `test "$HOME" = ` + f.root},
+		{"dev null", "echo x > /dev/null && head -c 4 /dev/urandom > /dev/null"},
+		{"system tools", "ls /usr/bin >/dev/null && sort </dev/null && /usr/bin/env true"},
+	}
+
+	run := func(script string) ([]byte, error) {
+		c := exec.CommandContext(context.Background(), f.ws, rs, "/bin/bash", "-c", script)
+		return c.CombinedOutput()
+	}
+	control := func(script string) ([]byte, error) {
+		c := osexec.Command("/bin/bash", "-c", script)
+		c.Dir = f.root
+		return c.CombinedOutput()
+	}
+	for _, a := range attacks {
+		out, err := run(a.confined)
+		var ee *osexec.ExitError
+		if assert.ErrorAs(t, err, &ee, "%s: the confined child succeeded: %s", a.name, out) {
+			t.Logf("%s: refused: %s", a.name, bytes.TrimSpace(out))
+		}
+		script := a.control
+		if script == "" {
+			script = a.confined
+		}
+		out, err = control(script)
+		assert.NoError(t, err, "%s: control (unconfined) failed, so the case proves nothing: %s", a.name, out)
+	}
+	for _, p := range positive {
+		out, err := run(p.script)
+		assert.NoError(t, err, "%s: %s", p.name, out)
+	}
+	_, err = os.Stat(filepath.Join(f.outside, "created1"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "dangling symlink created a file outside")
+
+	// Leaked fd: a descriptor without O_CLOEXEC in the parent. The
+	// unconfined control (plain os/exec) inherits it; the confined child
+	// does not.
+	fd, err := unix.Open(filepath.Join(f.outside, "secret"), unix.O_RDONLY, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	leak := fmt.Sprintf("cat <&%d", fd)
+	out, err := control(leak)
+	assert.NoError(t, err, "control: plain os/exec should leak fd %d: %s", fd, out)
+	out, err = run(leak)
+	assert.Error(t, err, "leaked fd %d reached the child: %s", fd, out)
+
+	// Known gap, left to the seccomp layer: MPTCP sockets are not covered
+	// by Landlock's TCP rules. The report must say so.
+	assert.Contains(t, strings.Join(rs.Report().Notes, "\n"), "MPTCP")
+	if out, err := run(H + " mptcp 127.0.0.1:" + port(denied)); err == nil {
+		t.Logf("known gap on this kernel: MPTCP connect to a port not allowed succeeds")
+	} else {
+		t.Logf("MPTCP connect refused on this kernel: %s", out)
+	}
+
+	// The parent is still unconfined.
+	assertUnconfined(t, filepath.Join(f.outside, "secret"))
+}
+
+// assertUnconfined checks that this process can still read outside from
+// many goroutines, and that no thread (after the confined ones died)
+// carries no_new_privs or a reduced bounding set.
+func assertUnconfined(t *testing.T, outsideFile string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var failed sync.Map
+	for range 64 {
+		wg.Go(func() {
+			for range 100 {
+				if _, err := os.ReadFile(outsideFile); err != nil {
+					failed.Store(err.Error(), true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	failed.Range(func(k, _ any) bool { t.Errorf("parent read failed after spawns: %v", k); return true })
+
+	status, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	assert.Contains(t, string(status), "NoNewPrivs:\t0", "main thread")
+
+	// Confined threads exit right after their fork; give them a moment.
+	var bad []string
+	for deadline := time.Now().Add(3 * time.Second); ; {
+		bad = bad[:0]
+		tasks, err := os.ReadDir("/proc/self/task")
+		require.NoError(t, err)
+		for _, task := range tasks {
+			s, err := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+			if err != nil {
+				continue // the thread just exited
+			}
+			if !strings.Contains(string(s), "NoNewPrivs:\t0") || !bytes.Equal(field(s, "CapBnd"), field(status, "CapBnd")) {
+				bad = append(bad, task.Name())
+			}
+		}
+		if len(bad) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Empty(t, bad, "threads left with no_new_privs or dropped capabilities")
+}
+
+func field(status []byte, name string) []byte {
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte(name+":")); ok {
+			return bytes.TrimSpace(v)
+		}
+	}
+	return nil
+}
+
+func TestKeepCapsIsTheOnlyWayToChown(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	f := newFixture(t)
+	rs := f.compile(t, landlock.Options{})
+	p := filepath.Join(f.root, "owned")
+	require.NoError(t, os.WriteFile(p, nil, 0o644))
+	require.NoError(t, os.Chown(p, 65534, 65534))
+
+	c := exec.CommandContext(context.Background(), f.ws, rs, "chown", "0", "owned")
+	out, err := c.CombinedOutput()
+	assert.Error(t, err, "%s", out)
+	c = exec.CommandContext(context.Background(), f.ws, rs, "chown", "0", "owned")
+	c.KeepCaps = true
+	out, err = c.CombinedOutput()
+	assert.NoError(t, err, "%s", out)
+}
+
+func TestCredential(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch users")
+	}
+	f := newFixture(t)
+	for d := f.root; d != "/tmp"; d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	rs := f.compile(t, landlock.Options{})
+	c := exec.CommandContext(context.Background(), f.ws, rs, "/bin/sh", "-c", "id -u; id -g; cat "+f.outside+"/secret")
+	c.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+	var out bytes.Buffer
+	c.Stdout = &out
+	err := c.Run()
+	t.Logf("run: %v", err)
+	var ee *osexec.ExitError
+	assert.ErrorAs(t, err, &ee, "still confined as another user")
+	assert.Equal(t, "65534\n65534\n", out.String())
+}
+
+func TestDir(t *testing.T) {
+	f := newFixture(t)
+	rs := f.compile(t, landlock.Options{})
+	require.NoError(t, os.Mkdir(filepath.Join(f.root, "sub"), 0o755))
+
+	out, err := exec.CommandContext(context.Background(), f.ws, rs, "pwd").Output()
+	require.NoError(t, err)
+	assert.Equal(t, f.root+"\n", string(out), "defaults to the workspace root")
+
+	c := exec.CommandContext(context.Background(), f.ws, rs, "pwd")
+	c.Dir = "sub"
+	out, err = c.Output()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(f.root, "sub")+"\n", string(out))
+
+	c = exec.CommandContext(context.Background(), f.ws, rs, "pwd")
+	c.Dir = f.outside
+	assert.ErrorIs(t, c.Run(), jail.ErrOutsideWorkspace)
+
+	c = exec.CommandContext(context.Background(), f.ws, rs, "no-such-command-landjail")
+	assert.ErrorIs(t, c.Run(), exec.ErrNotFound)
+
+	c = exec.CommandContext(context.Background(), nil, rs, "true")
+	assert.ErrorIs(t, c.Run(), exec.ErrNoWorkspace)
+
+	c = exec.CommandContext(context.Background(), f.ws, rs, "true")
+	require.NoError(t, c.Run())
+	assert.ErrorIs(t, c.Start(), exec.ErrAlreadyStarted)
+}
+
+func TestStdio(t *testing.T) {
+	f := newFixture(t)
+	rs := f.compile(t, landlock.Options{})
+	c := exec.CommandContext(context.Background(), f.ws, rs, "/bin/sh", "-c", "cat; echo err >&2; cat <&3")
+	c.Stdin = strings.NewReader("from stdin\n")
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	_, err = w.WriteString("extra\n")
+	require.NoError(t, err)
+	w.Close()
+	defer r.Close()
+	c.ExtraFiles = []*os.File{r}
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	require.NoError(t, c.Run())
+	assert.Equal(t, "from stdin\nextra\n", stdout.String(), "ExtraFiles reach the child")
+	assert.Equal(t, "err\n", stderr.String())
+	assert.True(t, c.ProcessState.Success())
+}
+
+func TestEnv(t *testing.T) {
+	f := newFixture(t)
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("LANDJAIL_PASS", "passed")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "nope")
+	env := exec.DefaultEnv(f.ws, []string{"LANDJAIL_PASS", "SET=value", "UNSET_LANDJAIL"})
+	assert.Contains(t, env, "HOME="+f.root)
+	assert.Contains(t, env, "LANG=C.UTF-8")
+	assert.Contains(t, env, "LANDJAIL_PASS=passed")
+	assert.Contains(t, env, "SET=value")
+	for _, e := range env {
+		assert.NotContains(t, e, "AWS_SECRET")
+		assert.NotContains(t, e, "UNSET_LANDJAIL")
+	}
+	assert.Contains(t, exec.DefaultEnv(f.ws, []string{"HOME=/x"}), "HOME=/x", "a later entry wins")
+
+	rs := f.compile(t, landlock.Options{})
+	out, err := exec.CommandContext(context.Background(), f.ws, rs, "env").Output()
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "AWS_SECRET")
+	assert.Contains(t, string(out), "TMPDIR="+f.tmp)
+}
+
+func TestTimeoutKillsProcessGroup(t *testing.T) {
+	f := newFixture(t)
+	rs := f.compile(t, landlock.Options{})
+	// The background sleep ignores SIGTERM: only the group SIGKILL ends it.
+	c := exec.CommandContext(context.Background(), f.ws, rs, "/bin/sh", "-c", `(trap "" TERM; exec sleep 60) & echo $!; wait`)
+	c.Timeout = 200 * time.Millisecond
+	c.WaitDelay = 300 * time.Millisecond
+	pr, pw := io.Pipe()
+	c.Stdout = pw
+	start := time.Now()
+	require.NoError(t, c.Start())
+	var pid int
+	_, err := fmt.Fscan(pr, &pid)
+	require.NoError(t, err)
+	go io.Copy(io.Discard, pr)
+	err = c.Wait()
+	pw.Close()
+	assert.Error(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	// The grandchild is dead (or a zombie waiting for init).
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d still alive: %s", pid, stat)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestContextCancel(t *testing.T) {
+	f := newFixture(t)
+	rs := f.compile(t, landlock.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	c := exec.CommandContext(ctx, f.ws, rs, "sleep", "60")
+	require.NoError(t, c.Start())
+	cancel()
+	err := c.Wait()
+	var ee *osexec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, syscall.SIGTERM, ee.Sys().(syscall.WaitStatus).Signal())
+}
+
+// TestPathCheckFallback runs with Landlock refused by seccomp: commands
+// naming paths outside the policy are refused before they start.
+func TestPathCheckFallback(t *testing.T) {
+	if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"=landlock=ENOSYS") {
+		return
+	}
+	f := newFixture(t)
+	rs := f.compile(t, landlock.Options{})
+	require.Equal(t, landlock.LevelPathCheck, rs.Report().Level)
+
+	c := exec.CommandContext(context.Background(), f.ws, rs, "cat", f.outside+"/secret")
+	err := c.Run()
+	assert.ErrorIs(t, err, jail.ErrOutsideWorkspace)
+	assert.Nil(t, c.Process, "refused before it started")
+
+	c = exec.CommandContext(context.Background(), f.ws, rs, "/bin/sh", "-c", "cat ../outside/secret")
+	assert.ErrorIs(t, c.Run(), jail.ErrOutsideWorkspace)
+
+	out, err := exec.CommandContext(context.Background(), f.ws, rs, "/bin/cat", "in.txt", f.ro+"/ro.txt").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "inside\nreadonly\n", string(out))
+
+	// Without a Ruleset only the workspace policy counts: /bin/cat is
+	// outside it.
+	c = exec.CommandContext(context.Background(), f.ws, nil, "/bin/cat", "in.txt")
+	assert.ErrorIs(t, c.Run(), jail.ErrOutsideWorkspace)
+
+	_, err = landlock.Compile(f.ws, landlock.Options{Strict: true})
+	var ae *landlock.ABIError
+	assert.ErrorAs(t, err, &ae)
+}
+
+// TestExec replaces a re-executed test binary with a confined shell.
+func TestExec(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if dir := os.Getenv("LANDJAIL_EXEC_TEST_DIR"); dir != "" {
+		f := &fixture{root: filepath.Join(dir, "ws"), outside: filepath.Join(dir, "outside")}
+		ws, err := jail.New(f.root)
+		if err != nil {
+			fmt.Println("jail.New:", err)
+			os.Exit(3)
+		}
+		rs, err := landlock.Compile(ws, landlock.Options{System: true})
+		if err != nil {
+			fmt.Println("Compile:", err)
+			os.Exit(3)
+		}
+		err = exec.Exec(ws, rs, []string{"/bin/sh", "-c", "pwd; cat in.txt; cat " + f.outside + "/secret || echo refused; grep NoNewPrivs /proc/self/status 2>/dev/null || echo noproc"}, nil, "")
+		fmt.Println("Exec returned:", err)
+		os.Exit(3)
+	}
+	f := newFixture(t)
+	c := osexec.Command(os.Args[0], "-test.run=^TestExec$")
+	c.Env = append(os.Environ(), "LANDJAIL_EXEC_TEST_DIR="+filepath.Dir(f.root))
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, f.root+"\ninside\nrefused\nnoproc\n", string(bytes.ReplaceAll(out, []byte("cat: "+f.outside+"/secret: Permission denied\n"), nil)))
+}
+
+func TestConcurrentSpawns(t *testing.T) {
+	f := newFixture(t)
+	rs := f.compile(t, landlock.Options{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for range 200 {
+		wg.Go(func() {
+			out, err := exec.CommandContext(context.Background(), f.ws, rs, "/bin/cat", "in.txt").Output()
+			if err == nil && string(out) != "inside\n" {
+				err = errors.New("bad output " + string(out))
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	assertUnconfined(t, filepath.Join(f.outside, "secret"))
+}
