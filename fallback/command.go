@@ -92,6 +92,10 @@ const (
 	// cd commands (see CheckCommand). Each relative cd can double the set;
 	// 32 allows five chained relative cds.
 	cmdMaxDirs = 32
+	// cmdMaxFields bounds the words one brace expansion may produce: each
+	// is a policy check (a path resolution), and no real command line
+	// needs more.
+	cmdMaxFields = 4096
 )
 
 // CheckCommand refuses a command before it starts unless every path it can
@@ -1011,6 +1015,9 @@ func (c *cmdChecker) fields(w *syntax.Word, s *cmdScope) ([]cmdField, error) {
 		for bw, err := range expand.BracesSeq(nil, w) {
 			if err != nil {
 				return nil, cmdUnverifiable(cmdField{arg: s.arg, tok: tok}, "brace expansion: %w", err)
+			}
+			if len(words) == cmdMaxFields {
+				return nil, cmdUnverifiable(cmdField{arg: s.arg, tok: tok}, "brace expansion to more than %d words", cmdMaxFields)
 			}
 			words = append(words, bw)
 		}
