@@ -95,7 +95,7 @@ func (r *RaceEnv) Escaped(t testing.TB, f *os.File) bool {
 // RaceResult counts what the victim saw.
 type RaceResult struct {
 	Tries, Opened, Escapes, Swaps int
-	FirstEscape              string
+	FirstEscape                   string
 }
 
 // Race runs the attacker while the victim calls open(name) up to n
