@@ -38,7 +38,7 @@ func BenchmarkOpen(b *testing.B) {
 	for _, depth := range []int{1, 4, 16} {
 		root, name := benchTree(b, depth)
 		b.Run("depth="+strconv.Itoa(depth), func(b *testing.B) {
-			b.Run("raw-openat2", func(b *testing.B) {
+			b.Run("impl=raw-openat2", func(b *testing.B) {
 				rootfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 				require.NoError(b, err)
 				defer unix.Close(rootfd)
@@ -52,7 +52,7 @@ func BenchmarkOpen(b *testing.B) {
 					os.NewFile(uintptr(fd), name).Close()
 				}
 			})
-			b.Run("landjail-Workspace", func(b *testing.B) {
+			b.Run("impl=landjail-Workspace", func(b *testing.B) {
 				ws, err := jail.New(root)
 				require.NoError(b, err)
 				defer ws.Close()
@@ -65,7 +65,7 @@ func BenchmarkOpen(b *testing.B) {
 					f.Close()
 				}
 			})
-			b.Run("landjail-openat.Root", func(b *testing.B) {
+			b.Run("impl=landjail-openat.Root", func(b *testing.B) {
 				r, err := openat.OpenRoot(root)
 				require.NoError(b, err)
 				defer r.Close()
@@ -78,7 +78,7 @@ func BenchmarkOpen(b *testing.B) {
 					f.Close()
 				}
 			})
-			b.Run("os.Root", func(b *testing.B) {
+			b.Run("impl=os.Root", func(b *testing.B) {
 				r, err := os.OpenRoot(root)
 				require.NoError(b, err)
 				defer r.Close()
@@ -91,7 +91,7 @@ func BenchmarkOpen(b *testing.B) {
 					f.Close()
 				}
 			})
-			b.Run("securejoin-OpenatInRoot", func(b *testing.B) {
+			b.Run("impl=securejoin-OpenatInRoot", func(b *testing.B) {
 				rf, err := os.Open(root)
 				require.NoError(b, err)
 				defer rf.Close()
@@ -104,7 +104,7 @@ func BenchmarkOpen(b *testing.B) {
 					f.Close()
 				}
 			})
-			b.Run("naive-EvalSymlinks+Open", func(b *testing.B) {
+			b.Run("impl=naive-EvalSymlinks+Open", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					p, err := filepath.EvalSymlinks(filepath.Join(root, name))
