@@ -1,0 +1,66 @@
+// Command landjail runs a command confined to a workspace (Landlock, with a
+// path-check fallback), resolves paths under a policy, and reports what the
+// kernel here can enforce.
+//
+//	landjail run [flags] -- CMD [ARG...]
+//	landjail resolve [policy flags] [--json] PATH...
+//	landjail doctor [--json]
+//
+// Exit codes: the command's status (128+N when killed by signal N); 125
+// landjail's own error (bad flag, bad config, strict refusal); 126 command
+// found but not executable, or refused by the path check; 127 command not
+// found. resolve exits 1 when it refused a path.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v3"
+)
+
+func main() {
+	os.Exit(runMain(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// runMain runs the CLI with args (args[0] is the program name) and returns
+// the exit code; it prints the error, if any, to stderr. It never exits:
+// tests call it in-process (except for run without --timeout, which
+// replaces the process).
+func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := newApp(stdin, stdout, stderr).Run(ctx, args)
+	code, silent := exitCode(err)
+	if !silent {
+		fmt.Fprintf(stderr, "landjail: %v\n", err)
+	}
+	return code
+}
+
+// newApp builds the command tree. Nothing is shared between two apps.
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:        "landjail",
+		Usage:       "confine what a command can touch to a workspace",
+		Description: exitHelp,
+		Reader:      stdin,
+		Writer:      stdout,
+		ErrWriter:   stderr,
+		// Errors are returned to runMain, which maps them to exit codes;
+		// the library must never call os.Exit.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		OnUsageError:   onUsageError,
+		Commands: []*cli.Command{
+			newRunCommand(),
+			newResolveCommand(),
+			newDoctorCommand(),
+		},
+	}
+}
+
+// onUsageError makes a flag-parsing error a plain error (exit 125) with a
+// hint, instead of the library's "Incorrect Usage" plus full help.
+func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+	return fmt.Errorf("%s: %w (see landjail %s --help)", cmd.Name, err, cmd.Name)
+}

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/urfave/cli/v3"
+
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+)
+
+// options is everything a policy and a run can be configured with: the
+// flags of run and resolve, and the keys of a --config file (the same names
+// with "_" for "-"). Relative paths in a config file are relative to the
+// file's directory; relative paths in flags to the current directory.
+type options struct {
+	Workspace   string   `toml:"workspace"`
+	RO          []string `toml:"ro"`
+	ROX         []string `toml:"rox"`
+	RW          []string `toml:"rw"`
+	Deny        []string `toml:"deny"`
+	DenySecrets bool     `toml:"deny_secrets"`
+	ConnectTCP  []int64  `toml:"connect_tcp"`
+	BindTCP     []int64  `toml:"bind_tcp"`
+	Net         string   `toml:"net"`
+	Env         []string `toml:"env"`
+	User        string   `toml:"user"`
+	Timeout     duration `toml:"timeout"`
+	Strict      bool     `toml:"strict"`
+	BestEffort  bool     `toml:"best_effort"`
+	NoSystem    bool     `toml:"no_system"`
+	Report      string   `toml:"report"`
+}
+
+// duration decodes a TOML string such as "30s" or "5m".
+type duration time.Duration
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+
+// Flag names, shared by the flag constructors and applyFlags.
+const (
+	flagConfig      = "config"
+	flagWorkspace   = "workspace"
+	flagRO          = "ro"
+	flagROX         = "rox"
+	flagRW          = "rw"
+	flagDeny        = "deny"
+	flagDenySecrets = "deny-secrets"
+	flagConnectTCP  = "connect-tcp"
+	flagBindTCP     = "bind-tcp"
+	flagNet         = "net"
+	flagEnv         = "env"
+	flagUser        = "user"
+	flagTimeout     = "timeout"
+	flagStrict      = "strict"
+	flagBestEffort  = "best-effort"
+	flagNoSystem    = "no-system"
+	flagReport      = "report"
+)
+
+// policyFlags returns new flag values for the policy (run and resolve).
+// Slice flags do not split on commas (a path may hold one).
+func policyFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: flagConfig, Usage: "read options from TOML `FILE` (same keys as the flags, e.g. ro = [\"/opt\"]; flags win; unknown keys are an error)"},
+		&cli.StringFlag{Name: flagWorkspace, Usage: "workspace root `DIR`, read-write (default: current directory)"},
+		&cli.StringSliceFlag{Name: flagRO, Usage: "allow `DIR` read-only (repeatable)"},
+		&cli.StringSliceFlag{Name: flagROX, Usage: "allow `DIR` read and execute (repeatable)"},
+		&cli.StringSliceFlag{Name: flagRW, Usage: "allow `DIR` read-write (repeatable)"},
+		&cli.StringSliceFlag{Name: flagDeny, Usage: "deny paths matching gitignore `PATTERN` (repeatable; checked by landjail and the path-check fallback, not by Landlock)"},
+		&cli.BoolFlag{Name: flagDenySecrets, Usage: "deny the usual secret files (.env, *.pem, id_*, .ssh/, .aws/, ...)"},
+	}
+}
+
+// runFlags returns new flag values for run: the policy flags and the
+// options of the child.
+func runFlags() []cli.Flag {
+	return append(policyFlags(),
+		&cli.IntSliceFlag{Name: flagConnectTCP, Usage: "allow TCP connect to `PORT` (repeatable; Landlock ABI 4)"},
+		&cli.IntSliceFlag{Name: flagBindTCP, Usage: "allow TCP bind on `PORT` (repeatable; Landlock ABI 4)"},
+		&cli.StringFlag{Name: flagNet, Usage: "`MODE` \"host\" leaves the network unrestricted (default: TCP denied but for the ports above)"},
+		&cli.StringSliceFlag{Name: flagEnv, Usage: "pass `NAME` from the environment, or set NAME=VALUE (repeatable; default only PATH, HOME=workspace, LANG, TERM, TZ)"},
+		&cli.StringFlag{Name: flagUser, Usage: "run as `UID[:GID]` (numeric; GID defaults to UID; needs root)"},
+		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
+		&cli.BoolFlag{Name: flagStrict, Usage: "refuse to run if anything requested cannot be enforced"},
+		&cli.BoolFlag{Name: flagBestEffort, Usage: "drop what the kernel cannot enforce, with a one-line warning (default)"},
+		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset (/usr, /bin, /lib*, a few /etc files, /dev/null, ...) nor a private TMPDIR"},
+		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
+		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
+	)
+}
+
+// loadOptions reads the --config file (if any), then lets every flag set
+// on the command line replace the file's value (a repeatable flag replaces
+// the whole list).
+func loadOptions(cmd *cli.Command) (*options, error) {
+	o := &options{}
+	if path := cmd.String(flagConfig); path != "" {
+		var err error
+		if o, err = readConfig(path); err != nil {
+			return nil, err
+		}
+	}
+	set := func(name string, apply func()) {
+		if cmd.IsSet(name) {
+			apply()
+		}
+	}
+	set(flagWorkspace, func() { o.Workspace = absOrSelf(cmd.String(flagWorkspace)) })
+	set(flagRO, func() { o.RO = absAll(cmd.StringSlice(flagRO)) })
+	set(flagROX, func() { o.ROX = absAll(cmd.StringSlice(flagROX)) })
+	set(flagRW, func() { o.RW = absAll(cmd.StringSlice(flagRW)) })
+	set(flagDeny, func() { o.Deny = cmd.StringSlice(flagDeny) })
+	set(flagDenySecrets, func() { o.DenySecrets = cmd.Bool(flagDenySecrets) })
+	set(flagConnectTCP, func() { o.ConnectTCP = toInt64(cmd.IntSlice(flagConnectTCP)) })
+	set(flagBindTCP, func() { o.BindTCP = toInt64(cmd.IntSlice(flagBindTCP)) })
+	set(flagNet, func() { o.Net = cmd.String(flagNet) })
+	set(flagEnv, func() { o.Env = cmd.StringSlice(flagEnv) })
+	set(flagUser, func() { o.User = cmd.String(flagUser) })
+	set(flagTimeout, func() { o.Timeout = duration(cmd.Duration(flagTimeout)) })
+	set(flagNoSystem, func() { o.NoSystem = cmd.Bool(flagNoSystem) })
+	set(flagReport, func() { o.Report = absOrSelf(cmd.String(flagReport)) })
+	if cmd.IsSet(flagStrict) && cmd.IsSet(flagBestEffort) && cmd.Bool(flagStrict) && cmd.Bool(flagBestEffort) {
+		return nil, errors.New("--strict and --best-effort are mutually exclusive")
+	}
+	if cmd.IsSet(flagStrict) {
+		o.Strict, o.BestEffort = cmd.Bool(flagStrict), !cmd.Bool(flagStrict)
+	}
+	if cmd.IsSet(flagBestEffort) {
+		o.BestEffort, o.Strict = cmd.Bool(flagBestEffort), !cmd.Bool(flagBestEffort)
+	}
+	if o.Strict && o.BestEffort {
+		return nil, errors.New("config: strict and best_effort are mutually exclusive")
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// readConfig decodes a TOML config file. Unknown keys are an error, so a
+// misspelt "deny_secret" cannot silently weaken the policy.
+func readConfig(path string) (*options, error) {
+	o := &options{}
+	md, err := toml.DecodeFile(path, o)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		sort.Strings(keys)
+		return nil, fmt.Errorf("config %s: unknown keys: %s", path, strings.Join(keys, ", "))
+	}
+	base, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	o.Workspace, o.Report = rel(o.Workspace), rel(o.Report)
+	for _, l := range [][]string{o.RO, o.ROX, o.RW} {
+		for i := range l {
+			l[i] = rel(l[i])
+		}
+	}
+	return o, nil
+}
+
+func (o *options) validate() error {
+	for _, p := range append(append([]int64{}, o.ConnectTCP...), o.BindTCP...) {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("invalid TCP port %d (want 1-65535)", p)
+		}
+	}
+	switch o.Net {
+	case "", "host":
+	default:
+		return fmt.Errorf("invalid --net %q (want \"host\")", o.Net)
+	}
+	if o.Timeout < 0 {
+		return fmt.Errorf("invalid --timeout %s", time.Duration(o.Timeout))
+	}
+	if _, err := o.credential(); err != nil {
+		return err
+	}
+	for _, e := range o.Env {
+		if name, _, _ := strings.Cut(e, "="); name == "" {
+			return fmt.Errorf("invalid --env %q (want NAME or NAME=VALUE)", e)
+		}
+	}
+	return nil
+}
+
+// credential parses --user UID[:GID]; nil when unset.
+func (o *options) credential() (*syscall.Credential, error) {
+	if o.User == "" {
+		return nil, nil
+	}
+	us, gs, hasGID := strings.Cut(o.User, ":")
+	uid, err := strconv.ParseUint(us, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --user %q (want numeric UID[:GID])", o.User)
+	}
+	gid := uid
+	if hasGID {
+		if gid, err = strconv.ParseUint(gs, 10, 32); err != nil {
+			return nil, fmt.Errorf("invalid --user %q (want numeric UID[:GID])", o.User)
+		}
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// workspace builds the jail policy: the workspace (default: the current
+// directory) read-write, the extra roots, the deny patterns.
+func (o *options) workspace() (*jail.Workspace, error) {
+	root := o.Workspace
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		root = wd
+	}
+	opts := make([]jail.Option, 0, len(o.RO)+len(o.ROX)+len(o.RW)+1)
+	for _, r := range []struct {
+		paths []string
+		mode  jail.Mode
+	}{{o.RO, jail.ReadOnly}, {o.ROX, jail.ReadExec}, {o.RW, jail.ReadWrite}} {
+		for _, p := range r.paths {
+			opts = append(opts, jail.WithAllowed(absOrSelf(p), r.mode))
+		}
+	}
+	deny := o.Deny
+	if o.DenySecrets {
+		deny = append(append([]string{}, deny...), jail.SecretPatterns...)
+	}
+	if len(deny) > 0 {
+		opts = append(opts, jail.WithDeny(deny...))
+	}
+	return jail.New(absOrSelf(root), opts...)
+}
+
+// landlockOptions is the Landlock side of the options; tmp is the private
+// temporary directory ("" for none).
+func (o *options) landlockOptions(tmp string) landlock.Options {
+	return landlock.Options{
+		System:     !o.NoSystem,
+		TmpDir:     tmp,
+		ConnectTCP: toPorts(o.ConnectTCP),
+		BindTCP:    toPorts(o.BindTCP),
+		NetHost:    o.Net == "host",
+		Strict:     o.Strict,
+	}
+}
+
+func absOrSelf(p string) string {
+	if a, err := filepath.Abs(p); err == nil && p != "" {
+		return a
+	}
+	return p
+}
+
+func absAll(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = absOrSelf(p)
+	}
+	return out
+}
+
+func toInt64(v []int) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+func toPorts(v []int64) []uint16 {
+	out := make([]uint16, len(v))
+	for i, x := range v {
+		out[i] = uint16(x)
+	}
+	return out
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/landlock"
+)
+
+const runHelp = `Run CMD confined to the workspace (default: the current directory, read-write),
+the --ro/--rox/--rw roots and, unless --no-system, the system preset (/usr,
+/bin, /lib*, the few /etc files programs need, /dev/null, ...) plus a private
+TMPDIR. TCP bind/connect is denied except --connect-tcp/--bind-tcp ports
+(Landlock ABI 4); signals and abstract UNIX sockets are scoped to the sandbox
+(ABI 6). The child gets only PATH, HOME (the workspace), LANG, TERM, TZ and
+--env variables, no capabilities, and its working directory is the workspace.
+
+Without --timeout and --report, landjail confines itself and execve's CMD: no
+extra process (fit for a container ENTRYPOINT); the private TMPDIR is then left
+behind (empty unless CMD leaves files in it; pass --env TMPDIR=DIR to use your
+own). With --timeout or --report it supervises CMD in its own session and
+process group, forwards SIGINT, SIGTERM and SIGHUP to that group, kills the
+group on timeout (SIGTERM, SIGKILL 2s later), reaps it and removes the TMPDIR.
+
+Best effort (the default) drops what the kernel cannot enforce with a one-line
+warning on stderr; --strict refuses to run instead (exit 125). Without any
+usable Landlock, landjail checks the paths in CMD's arguments (and sh -c
+scripts) and refuses CMD (exit 126) if one is outside the policy.
+
+--config FILE holds the same settings as TOML, keys named like the flags with
+"_" for "-": workspace, ro, rox, rw, deny, deny_secrets, connect_tcp, bind_tcp,
+net, env, user, timeout ("30s"), strict, best_effort, no_system, report.
+A flag given on the command line replaces the file's value (a repeatable flag
+the whole list). Unknown keys are an error.
+
+` + exitHelp
+
+func newRunCommand() *cli.Command {
+	one := 1
+	return &cli.Command{
+		Name:        "run",
+		Usage:       "run a command confined to the workspace",
+		ArgsUsage:   "-- CMD [ARG...]",
+		Description: runHelp,
+		Flags:       runFlags(),
+		// Flags after CMD belong to CMD: landjail run ls -l.
+		StopOnNthArg: &one,
+		OnUsageError: onUsageError,
+		Action:       runAction,
+	}
+}
+
+func runAction(ctx context.Context, cmd *cli.Command) error {
+	o, err := loadOptions(cmd)
+	if err != nil {
+		return err
+	}
+	argv := cmd.Args().Slice()
+	printRules := cmd.Bool("print-rules")
+	if len(argv) == 0 && !printRules {
+		return errors.New("run: no command given (landjail run [flags] -- CMD [ARG...])")
+	}
+	cred, err := o.credential()
+	if err != nil {
+		return err
+	}
+	ws, err := o.workspace()
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	env := exec.DefaultEnv(ws, o.Env)
+
+	// A private TMPDIR, unless the caller chose one or wants no preset.
+	tmp := ""
+	if !o.NoSystem && !printRules && !hasEnv(env, "TMPDIR") {
+		if tmp, err = os.MkdirTemp("", "landjail-"); err != nil {
+			return err
+		}
+	}
+	supervise := o.Timeout > 0 || o.Report != ""
+	removeTmp := func() {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}
+	rs, err := landlock.Compile(ws, o.landlockOptions(tmp))
+	if err != nil {
+		removeTmp()
+		return fmt.Errorf("run: %w", err)
+	}
+	defer rs.Close()
+	stderr := cmd.Root().ErrWriter
+	if printRules {
+		w := cmd.Root().Writer
+		for _, r := range rs.Rules() {
+			fmt.Fprintln(w, r)
+		}
+		return nil
+	}
+	warnDropped(stderr, rs.Report())
+
+	c := exec.CommandContext(ctx, ws, rs, argv[0], argv[1:]...)
+	c.Env = env
+	c.Credential = cred
+	if !supervise {
+		// Only returns on error. The calling thread may be confined by
+		// now; runMain prints the error and main exits.
+		return &startError{c.Exec()}
+	}
+	defer removeTmp()
+	return supervised(c, o, argv, cmd.Root().Reader, cmd.Root().Writer, stderr)
+}
+
+// supervised runs c to completion: signals forwarded to its process group,
+// the exit status returned as an exitStatus, the report written.
+func supervised(c *exec.Cmd, o *options, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
+	c.Timeout = time.Duration(o.Timeout)
+	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	defer signal.Stop(sigs)
+
+	start := time.Now()
+	if err := c.Start(); err != nil {
+		err = &startError{err}
+		code, _ := exitCode(err)
+		rep.ExitCode, rep.Error = code, err.Error()
+		return errors.Join(err, writeReport(o.Report, &rep))
+	}
+	pid := c.Process.Pid
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				unix.Kill(-pid, s.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	waitErr := c.Wait()
+	close(done)
+	elapsed := time.Since(start)
+
+	ps := c.ProcessState
+	if ps == nil {
+		rep.ExitCode, rep.Error = exitUsage, fmt.Sprint(waitErr)
+		return errors.Join(fmt.Errorf("run: %w", waitErr), writeReport(o.Report, &rep))
+	}
+	rep.ExitCode = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		rep.ExitCode = 128 + int(ws.Signal())
+		rep.Signal = unix.SignalName(ws.Signal())
+	}
+	if c.Timeout > 0 && elapsed >= c.Timeout && rep.Signal != "" {
+		rep.TimedOut = true
+		fmt.Fprintf(stderr, "landjail: %s timed out after %s\n", argv[0], c.Timeout)
+	}
+	rep.DurationMS = float64(elapsed.Microseconds()) / 1000
+	if err := writeReport(o.Report, &rep); err != nil {
+		return err
+	}
+	if rep.ExitCode != 0 {
+		return exitStatus(rep.ExitCode)
+	}
+	return nil
+}
+
+// runReport is what --report FILE holds.
+type runReport struct {
+	Argv       []string         `json:"argv"`
+	Report     *landlock.Report `json:"report"`
+	ExitCode   int              `json:"exit_code"`
+	Signal     string           `json:"signal,omitempty"`
+	TimedOut   bool             `json:"timed_out,omitempty"`
+	DurationMS float64          `json:"duration_ms"`
+	Error      string           `json:"error,omitempty"`
+}
+
+func writeReport(path string, r *runReport) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// warnDropped prints one line on stderr when best effort dropped a
+// required feature (optional hardening the kernel lacks is not worth a
+// warning on every run; it is in the report).
+func warnDropped(w io.Writer, r *landlock.Report) {
+	var names []string
+	for _, f := range r.Dropped {
+		if f.Required {
+			names = append(names, f.Name)
+		}
+	}
+	switch {
+	case r.Level != landlock.LevelLandlock:
+		fmt.Fprintf(w, "landjail: warning: no usable Landlock (ABI %d): confinement is %s\n", r.ABI, r.Level)
+	case len(names) > 0:
+		fmt.Fprintf(w, "landjail: warning: best effort dropped %s (Landlock ABI %d; --strict refuses instead)\n", strings.Join(names, ", "), r.ABI)
+	}
+}
+
+func hasEnv(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
