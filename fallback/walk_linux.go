@@ -293,7 +293,7 @@ var noStatxMntID = false
 
 // mountOf returns the mount of name below dirfd (of dirfd itself when name
 // is ""), not following a final symlink. Mount ID from statx (Linux 5.8),
-// else from /proc/self/fdinfo when name is "" (Linux 3.15), else st_dev.
+// else from /proc/self/fdinfo (Linux 3.15), else only st_dev.
 func mountOf(dirfd int, name string) (mountKey, error) {
 	var k mountKey
 	flags := unix.AT_SYMLINK_NOFOLLOW | unix.AT_NO_AUTOMOUNT
@@ -317,8 +317,19 @@ func mountOf(dirfd int, name string) (mountKey, error) {
 	default:
 		return k, err
 	}
-	if name == "" && dirfd >= 0 {
-		if id, ok := fdinfoMntID(dirfd); ok {
+	fd := dirfd
+	if name != "" {
+		// Pin the name to read its fdinfo; O_PATH|O_NOFOLLOW opens
+		// anything (a symlink, a device, a FIFO) without side effects.
+		var err error
+		fd, err = unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return k, nil // st_dev only: the caller's open reports the error
+		}
+		defer unix.Close(fd)
+	}
+	if fd >= 0 {
+		if id, ok := fdinfoMntID(fd); ok {
 			k.id, k.hasID = id, true
 		}
 	}
