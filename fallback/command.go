@@ -15,7 +15,7 @@ import (
 // ErrUnverifiable: CheckCommand cannot know statically which paths the
 // command would touch (a parameter expansion, a command substitution, a
 // script that does not parse, eval, ...), so it refuses the command rather
-// than guess. The error wrapping it says what was cmdUnverifiable.
+// than guess. The error wrapping it says what was unverifiable.
 var ErrUnverifiable = errors.New("command cannot be verified statically")
 
 // Access is the kind of use a path named by a command is checked for. The
@@ -110,8 +110,8 @@ const (
 //     directory; a relative dir is made absolute against it, as os/exec does.
 //   - argv[0] when it contains a slash (Execute).
 //   - every argument that is absolute, starts with "~", or has a ".."
-//     component (Read); the same for the text after the first "=" (and each
-//     ":"-separated element of it: "--file=/etc/x", "PATH=/a:/b", "if=/x"),
+//     component (Read); the same for the text after each "=" (and, as a
+//     list, each ":"-separated element of it: "--file=/etc/x", "PATH=/a:/b", "if=/x"),
 //     and, for an argument starting with "-", the value attached to a short
 //     option ("-I/usr/include", "-L../lib") and each ","-separated element
 //     ("-Wl,-rpath,/x").
@@ -127,12 +127,12 @@ const (
 // A script may cd: every cd target is checked, and later relative paths are
 // checked against every directory the script may be in (the starting
 // directory and each cd target: a cd may fail or sit in a branch). A cd in a
-// loop, a function body or a trap is cmdUnverifiable.
+// loop, a function body or a trap is unverifiable.
 //
 // Equivalent to running policy.Check on each path-like token of
 // strings.Fields(script), but safe because words are split, quoted and
 // escaped as the shell does, so quoting, escapes, brace expansion
-// ("/e{tc,x}/passwd"), globs and nested cmdShells cannot hide a path.
+// ("/e{tc,x}/passwd"), globs and nested shells cannot hide a path.
 //
 // Allowed without calling check: /dev/null, /dev/zero, /dev/stdin,
 // /dev/stdout, /dev/stderr, /dev/tty and /dev/fd/0 to /dev/fd/2, exactly as
@@ -140,16 +140,20 @@ const (
 // streams). URLs ("https://host/x", "git@host:x") are not paths;
 // "file:///x" is the path /x. "~" and "~/x" are the caller's home directory
 // (os.UserHomeDir), which is at least as strict as the child's $HOME inside
-// a workspace; "~user", "~+" and "~-" are cmdUnverifiable. A glob is checked
+// a workspace; "~user", "~+" and "~-" are unverifiable. A glob is checked
 // through its fixed leading directory ("/etc/*.conf" checks /etc); a glob
-// that could match ".." is cmdUnverifiable.
+// that could match ".." is unverifiable.
 //
 // Fails closed with an error wrapping ErrUnverifiable when a word's value
 // cannot be known statically: parameter expansion ($X, ${X}), command
 // substitution ($(...), backquotes), process substitution, arithmetic
-// expansion, extended globs, $'...' with escapes, eval, alias, cd - ; when a
-// script does not parse; when cmdShells nest deeper than 8; when a shell reads
-// its script from a pipe; when argv is empty.
+// expansion, extended globs, $'...' with escapes, eval, alias, cd - ; a
+// glob as a command name (ba?h); literal text in a script containing "$(",
+// "${" or a backquote (let, printf -v, declare, read and [[ -v ]] evaluate
+// array subscripts in strings, so 'a[$(cat /etc/shadow)]' is code); when a
+// script does not parse; when shells nest deeper than 8; when a shell reads
+// its script from a pipe or from data of the enclosing script; when a brace
+// expansion yields more than 4096 words; when argv is empty.
 //
 // It does not protect against (seed 002's "what's NOT enforced", and more):
 // what a program does at run time, since only the command line is seen:
@@ -163,8 +167,9 @@ const (
 // without a slash, "~" or ".." (cat link) is not checked, so a symlink
 // already in the workspace that points outside is followed by the child. The
 // command found through PATH is not checked; subprocesses can do whatever
-// the user can. Only Landlock closes these holes; strict mode refuses to run
-// without it.
+// the user can, and a shell under another name (a copy or a symlink) is
+// not recognised as one. Only Landlock closes these holes; strict mode
+// refuses to run without it.
 //
 // Returns nil or a *CommandError wrapping check's error or ErrUnverifiable.
 // Never panics on any input. Safe for concurrent use if check is.
@@ -273,16 +278,22 @@ func cmdPathLike(p string) bool {
 	if p == "" {
 		return false
 	}
-	if p[0] == '/' || p[0] == '~' {
-		return true
-	}
+	return p[0] == '/' || p[0] == '~' || hasDotDot(p)
+}
+
+func hasDotDot(p string) bool {
 	return slices.Contains(strings.Split(p, "/"), "..")
 }
 
-// cmdNotURL reports whether p is a URL rather than a path: "scheme://...",
-// or scp-like "user@host:path". For "file://" it returns the path instead.
-func cmdNotURL(p string) (path string, isURL bool) {
-	if rest, ok := strings.CutPrefix(p, "file://"); ok {
+// cmdSplitURL reports whether p is a URL rather than a path: "scheme://...",
+// or scp-like "user@host:path". For "file://[host]/x" it returns the path
+// /x instead.
+func cmdSplitURL(p string) (path string, isURL bool) {
+	if len(p) >= 7 && strings.EqualFold(p[:7], "file://") {
+		rest := p[7:]
+		if i := strings.IndexByte(rest, '/'); i > 0 {
+			rest = rest[i:] // file://localhost/etc/passwd
+		}
 		return rest, false
 	}
 	if i := strings.Index(p, "://"); i > 0 && cmdIsScheme(p[:i]) {
@@ -313,7 +324,14 @@ func cmdIsScheme(s string) bool {
 func cmdCandidates(t string) []string {
 	var out []string
 	add := func(p string) {
-		if p, isURL := cmdNotURL(p); !isURL && cmdPathLike(p) {
+		// A URL with a ".." component is checked anyway: to a tool that
+		// takes it as a local name, x@y:/../../etc is a relative path.
+		if q, isURL := cmdSplitURL(p); isURL && !hasDotDot(p) {
+			return
+		} else if !isURL {
+			p = q
+		}
+		if cmdPathLike(p) {
 			out = append(out, p)
 		}
 	}
@@ -322,8 +340,10 @@ func cmdCandidates(t string) []string {
 		if t[i] != '=' {
 			continue
 		}
-		if _, isURL := cmdNotURL(t[i+1:]); !isURL {
-			for e := range strings.SplitSeq(t[i+1:], ":") {
+		v := t[i+1:]
+		add(v)
+		if _, isURL := cmdSplitURL(v); strings.Contains(v, ":") && (!isURL || hasDotDot(v)) {
+			for e := range strings.SplitSeq(v, ":") {
 				add(e)
 			}
 		}
@@ -465,7 +485,7 @@ func cmdShellArgs(args []cmdField) (cmdShellMode, cmdField) {
 }
 
 // cmdInCommandPosition reports whether args[i] is the program that runs: the
-// first word, or after cmdWrappers and their options, assignments and numbers
+// first word, or after wrappers and their options, assignments and numbers
 // (env -i X=1 bash, timeout 5 sh, nice -n 10 bash).
 func cmdInCommandPosition(args []cmdField, i int) bool {
 	for _, a := range args[:i] {
@@ -507,6 +527,10 @@ func (c *cmdChecker) command(args []cmdField, s *cmdScope, st *syntax.Stmt, pipe
 		}
 	}
 	for i, a := range args {
+		if a.glob >= 0 && cmdInCommandPosition(args, i) {
+			// ba?h -c ...: the name depends on the files in the directory.
+			return cmdUnverifiable(a, "glob as command name")
+		}
 		base := filepath.Base(a.s)
 		if base == "env" {
 			if err := c.envSplit(args[i+1:], s); err != nil {
@@ -522,7 +546,8 @@ func (c *cmdChecker) command(args []cmdField, s *cmdScope, st *syntax.Stmt, pipe
 			if script.glob >= 0 {
 				return cmdUnverifiable(script, "glob as shell script")
 			}
-			if err := c.script(script, s, pipe); err != nil {
+			in := pipe || st != nil && cmdHasStdinData(st.Redirs)
+			if err := c.script(script, s, in); err != nil {
 				return err
 			}
 		case cmdShellNoArg:
@@ -587,7 +612,7 @@ func (c *cmdChecker) envSplit(args []cmdField, s *cmdScope) error {
 }
 
 // stdinScript handles a shell reading its script from standard input: a
-// heredoc or here-string is the script; a pipe is cmdUnverifiable; otherwise
+// heredoc or here-string is the script; a pipe is unverifiable; otherwise
 // the input is the caller's and is not inspected.
 func (c *cmdChecker) stdinScript(sh cmdField, s *cmdScope, st *syntax.Stmt, pipe bool) error {
 	if st != nil {
@@ -1006,7 +1031,7 @@ func (c *cmdChecker) cd(args []cmdField, s *cmdScope) error {
 
 // fields expands a word as the shell would if its value is static: brace
 // expansion, then quote removal, tilde left in place for path. Anything
-// dynamic is cmdUnverifiable.
+// dynamic is unverifiable.
 func (c *cmdChecker) fields(w *syntax.Word, s *cmdScope) ([]cmdField, error) {
 	tok := c.render(w, s)
 	words := []*syntax.Word{w}
@@ -1048,6 +1073,11 @@ func (c *cmdChecker) fields(w *syntax.Word, s *cmdScope) ([]cmdField, error) {
 			}
 		}
 		f.s = b.String()
+		if strings.Contains(f.s, "$(") || strings.Contains(f.s, "${") || strings.Contains(f.s, "`") {
+			// let, printf -v, declare, read and [[ -v ]] evaluate array
+			// subscripts in strings: 'a[$(cat /etc/shadow)]' runs.
+			return nil, cmdUnverifiable(f, "text that bash may evaluate as code")
+		}
 		out = append(out, f)
 	}
 	return out, nil
