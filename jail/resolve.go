@@ -36,9 +36,13 @@ const (
 //   - A dangling symlink is followed to its target (the seed's
 //     "walk up until an existing ancestor" treats it as missing, so a
 //     create through it would write outside: the write-through escape).
-//   - Containment is tested on whole components at every step: the walk
-//     never looks at a directory outside the policy (unless it is an
-//     ancestor of an allowed root), and "/ws-evil" is not inside "/ws".
+//   - Containment is tested on whole components of the final canonical
+//     path: "/ws-evil" is not inside "/ws". The walk may pass through
+//     directories outside the policy (a symlinked /home, /proc/self/root,
+//     "link/../../ws/f"), looking at them only with lstat and readlink;
+//     a lookup that fails while the walk stands outside the policy is
+//     reported as ErrOutsideWorkspace, never with the errno, so the
+//     answer says nothing about outside trees.
 //
 // Errors are *fs.PathError{Op: "resolve", Path: unsafePath} wrapping
 // ErrOutsideWorkspace, ErrDenied (the canonical path matches a deny
@@ -105,21 +109,6 @@ func (w *Workspace) rootOf(canon string) *wsRoot {
 	return best
 }
 
-// mayVisit reports whether the walk may look at p: p is inside a root or
-// is an ancestor of one.
-func (w *Workspace) mayVisit(p string) bool {
-	if w.sys != nil {
-		return true
-	}
-	for i := range w.roots {
-		r := w.roots[i].Path
-		if within(p, r) || within(r, p) {
-			return true
-		}
-	}
-	return false
-}
-
 func parentDir(p string) string {
 	i := strings.LastIndexByte(p, '/')
 	if i <= 0 {
@@ -143,10 +132,21 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 	fail := func(err error) (string, *wsRoot, error) {
 		return "", nil, &fs.PathError{Op: op, Path: unsafePath, Err: err}
 	}
+	var resolved string
+	// lookupFail reports a failed lookup. Where the walk stands outside
+	// the policy the errno would tell the caller something about an
+	// outside tree (ENOTDIR: "/etc/passwd is a file"), so it is
+	// reported as ErrOutsideWorkspace instead.
+	lookupFail := func(err error) (string, *wsRoot, error) {
+		if w.rootOf(resolved) == nil {
+			err = ErrOutsideWorkspace
+		}
+		return fail(err)
+	}
 	if unsafePath == "" || len(unsafePath) >= pathMax || strings.IndexByte(unsafePath, 0) >= 0 {
 		return fail(ErrInvalidPath)
 	}
-	resolved := w.Root()
+	resolved = w.Root()
 	if unsafePath[0] == '/' {
 		if w.rejectAbsolute {
 			return fail(ErrAbsolutePath)
@@ -173,18 +173,12 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 			continue
 		case "..":
 			if missing {
-				return fail(unix.ENOENT)
+				return lookupFail(unix.ENOENT)
 			}
 			resolved = parentDir(resolved)
-			if !w.mayVisit(resolved) {
-				return fail(ErrOutsideWorkspace)
-			}
 			continue
 		}
 		next := joinCanon(resolved, comp)
-		if !w.mayVisit(next) {
-			return fail(ErrOutsideWorkspace)
-		}
 		if missing {
 			resolved = next
 			continue
@@ -196,7 +190,7 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 				resolved = next
 				continue
 			}
-			return fail(err)
+			return lookupFail(err)
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFLNK:
@@ -206,20 +200,20 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 			}
 			links++
 			if links > maxSymlinks {
-				return fail(unix.ELOOP)
+				return lookupFail(unix.ELOOP)
 			}
 			target, err := readlink(next)
 			if err != nil {
-				return fail(err)
+				return lookupFail(err)
 			}
 			if target == "" {
-				return fail(unix.ENOENT)
+				return lookupFail(unix.ENOENT)
 			}
 			if target[0] == '/' {
 				resolved = "/"
 			}
 			if len(target)+len(rest) >= pathMax {
-				return fail(unix.ENAMETOOLONG)
+				return lookupFail(unix.ENAMETOOLONG)
 			}
 			rest = target + rest
 			continue
@@ -227,7 +221,7 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 		default:
 			if rest != "" {
 				// "file/x", "file/" and "file/.": ENOTDIR, as the kernel.
-				return fail(unix.ENOTDIR)
+				return lookupFail(unix.ENOTDIR)
 			}
 		}
 		resolved = next

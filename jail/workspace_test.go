@@ -90,7 +90,9 @@ func TestResolveSemantics(t *testing.T) {
 		{in: "sub/x/", err: syscall.ENOTDIR},
 		{in: "a\x00b", err: jail.ErrInvalidPath},
 		{in: "", err: jail.ErrInvalidPath},
-		{in: "/proc/self/root" + root + "/sub/x", err: jail.ErrOutsideWorkspace},
+		{in: "/proc/self/root" + root + "/sub/x", want: "sub/x"}, // the magic link is read as text
+		{in: "/etc/passwd/x", err: jail.ErrOutsideWorkspace}, // not ENOTDIR: says nothing about outside
+		{in: "escape/../" + filepath.Base(root) + "/sub/x", want: "sub/x"}, // out and back in
 	} {
 		got, err := ws.Resolve(tc.in)
 		if tc.err != nil {
