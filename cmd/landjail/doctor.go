@@ -66,7 +66,9 @@ func newDoctorCommand() *cli.Command {
 		Description:  doctorHelp,
 		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object"}},
 		OnUsageError: onUsageError,
-		Action:       doctorAction,
+		// A path or NAME=VALUE may hold a comma.
+		DisableSliceFlagSeparator: true,
+		Action:                    doctorAction,
 	}
 }
 

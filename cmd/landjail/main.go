@@ -49,8 +49,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		ErrWriter:   stderr,
 		// Errors are returned to runMain, which maps them to exit codes;
 		// the library must never call os.Exit.
-		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		OnUsageError:   onUsageError,
+		ExitErrHandler:            func(context.Context, *cli.Command, error) {},
+		OnUsageError:              onUsageError,
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			newRunCommand(),
 			newResolveCommand(),

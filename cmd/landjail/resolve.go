@@ -46,7 +46,9 @@ func newResolveCommand() *cli.Command {
 			&cli.StringFlag{Name: "access", Usage: "also check `ACCESS` (read, write or execute) against the roots' modes"},
 		),
 		OnUsageError: onUsageError,
-		Action:       resolveAction,
+		// A path or NAME=VALUE may hold a comma.
+		DisableSliceFlagSeparator: true,
+		Action:                    resolveAction,
 	}
 }
 

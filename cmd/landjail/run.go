@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -28,9 +31,9 @@ TMPDIR. TCP bind/connect is denied except --connect-tcp/--bind-tcp ports
 --env variables, no capabilities, and its working directory is the workspace.
 
 Without --timeout and --report, landjail confines itself and execve's CMD: no
-extra process (fit for a container ENTRYPOINT); the private TMPDIR is then left
-behind (empty unless CMD leaves files in it; pass --env TMPDIR=DIR to use your
-own). With --timeout or --report it supervises CMD in its own session and
+extra process (fit for a container ENTRYPOINT); the private TMPDIR is then one
+per workspace and user ($TMPDIR/landjail-UID-HASH, mode 0700, kept between
+runs; pass --env TMPDIR=DIR to use your own). With --timeout or --report it supervises CMD in its own session and
 process group, forwards SIGINT, SIGTERM and SIGHUP to that group, kills the
 group on timeout (SIGTERM, SIGKILL 2s later), reaps it and removes the TMPDIR.
 
@@ -58,7 +61,9 @@ func newRunCommand() *cli.Command {
 		// Flags after CMD belong to CMD: landjail run ls -l.
 		StopOnNthArg: &one,
 		OnUsageError: onUsageError,
-		Action:       runAction,
+		// A path or NAME=VALUE may hold a comma.
+		DisableSliceFlagSeparator: true,
+		Action:                    runAction,
 	}
 }
 
@@ -83,16 +88,23 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	defer ws.Close()
 	env := exec.DefaultEnv(ws, o.Env)
 
-	// A private TMPDIR, unless the caller chose one or wants no preset.
+	// A private TMPDIR, unless the caller chose one or wants no preset:
+	// per run when supervised (removed afterwards), per workspace when
+	// landjail execve's (nothing is left to remove it).
+	supervise := o.Timeout > 0 || o.Report != ""
 	tmp := ""
 	if !o.NoSystem && !printRules && !hasEnv(env, "TMPDIR") {
-		if tmp, err = os.MkdirTemp("", "landjail-"); err != nil {
+		if supervise {
+			tmp, err = os.MkdirTemp("", "landjail-")
+		} else {
+			tmp, err = workspaceTmp(ws.Root())
+		}
+		if err != nil {
 			return err
 		}
 	}
-	supervise := o.Timeout > 0 || o.Report != ""
 	removeTmp := func() {
-		if tmp != "" {
+		if tmp != "" && supervise {
 			os.RemoveAll(tmp)
 		}
 	}
@@ -229,4 +241,28 @@ func hasEnv(env []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// workspaceTmp returns the private temporary directory of the workspace
+// root for runs that execve (and so cannot remove a per-run directory):
+// $TMPDIR/landjail-UID-HASH, HASH from the canonical root, created 0700.
+// An existing one is used only if it is a real directory (not a symlink)
+// owned by this user with mode 0700, which nobody else can arrange in a
+// sticky /tmp; otherwise a fresh per-run directory is made instead.
+func workspaceTmp(root string) (string, error) {
+	sum := sha256.Sum256([]byte(root))
+	uid := os.Geteuid()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("landjail-%d-%x", uid, sum[:6]))
+	err := os.Mkdir(dir, 0o700)
+	if err == nil {
+		return dir, nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		var st unix.Stat_t
+		if unix.Lstat(dir, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+			int(st.Uid) == uid && st.Mode&0o7777 == 0o700 {
+			return dir, nil
+		}
+	}
+	return os.MkdirTemp("", "landjail-")
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/kernel"
+	"github.com/landjail/landjail/landlock"
+)
+
+func TestDoctorJSON(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, out, stderr := runCLI(t, "doctor", "--json")
+	require.Equal(t, 0, code, stderr)
+	// landlock.Rule only marshals; decode the report's rules by hand.
+	var d struct {
+		doctorReport
+		Run *struct {
+			Level string `json:"level"`
+			Rules []struct {
+				Path   string   `json:"path"`
+				Access []string `json:"access"`
+				Source string   `json:"source"`
+			} `json:"rules"`
+		} `json:"run"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+	assert.Equal(t, kernel.Release(), d.Kernel)
+	assert.NotEmpty(t, d.Kernel)
+	assert.Equal(t, kernel.LandlockABI(), d.LandlockABI)
+	require.Len(t, d.Levels, 7)
+	for _, l := range d.Levels {
+		assert.Equal(t, d.LandlockABI >= l.ABI, l.Available, "ABI %d", l.ABI)
+	}
+	assert.Contains(t, []string{"openat2", "o_nofollow-walk"}, d.OpenatMechanism)
+	assert.False(t, d.NoNewPrivs, "doctor must not confine itself")
+	require.NotNil(t, d.Run, d.RunError)
+	assert.NotEmpty(t, d.Run.Rules, "the default run has the workspace and system rules")
+	assert.Equal(t, "workspace", d.Run.Rules[0].Source)
+	assert.Contains(t, d.Run.Rules[0].Access, "write_file")
+	if d.LandlockABI > 0 {
+		assert.Equal(t, landlock.LevelLandlock, d.Run.Level)
+	} else {
+		assert.Equal(t, landlock.LevelPathCheck, d.Run.Level)
+	}
+}
+
+func TestDoctorText(t *testing.T) {
+	code, out, _ := runCLI(t, "doctor")
+	require.Equal(t, 0, code)
+	for _, s := range []string{"kernel:", "landlock ABI:", "ABI 4  TCP", "openat2:", "seccomp mode:", "no_new_privs:", "landjail run here"} {
+		assert.Contains(t, out, s)
+	}
+}

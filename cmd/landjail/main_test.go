@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/landlock"
+)
+
+func TestMain(m *testing.M) { kerneltest.Main(m) }
+
+// runCLI runs the CLI in-process (never "run" without --timeout/--report,
+// which would replace the test process) and returns its exit code and
+// output.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = runMain(context.Background(), append([]string{"landjail"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// buildCLI builds the landjail binary (or, with pkg, another main package
+// of this directory) into a temporary directory and returns its path.
+func buildCLI(tb testing.TB, pkg string) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "landjail")
+	cmd := osexec.Command("go", "build", "-o", bin, pkg)
+	out, err := cmd.CombinedOutput()
+	require.NoError(tb, err, "go build %s: %s", pkg, out)
+	return bin
+}
+
+// runBin runs the built binary with args and returns its exit code as a
+// shell reports it (128+N when signal N killed it: without --timeout
+// landjail has become the command) and its combined output.
+func runBin(t *testing.T, bin string, env []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := osexec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = env
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		var ee *osexec.ExitError
+		require.ErrorAs(t, err, &ee, "running %s: %s", bin, out)
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), string(out)
+		}
+		return ee.ExitCode(), string(out)
+	}
+	return 0, string(out)
+}
+
+// readStatus returns the value of a "Name:" line of /proc/self/status.
+func readStatus(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no %s in /proc/self/status", name)
+	return ""
+}
+
+// kerneltestABI is the Landlock ABI the tests run with.
+func kerneltestABI() int { return landlock.ABI() }

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+)
+
+// landjailBin builds the CLI into the test's temporary directory (the
+// build cache makes this a link step) and returns its path.
+func landjailBin(t *testing.T) string {
+	t.Helper()
+	return buildCLI(t, ".")
+}
+
+// wsDir returns a canonical temporary workspace.
+func wsDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return d
+}
+
+// TestRunExitCodes runs the built binary without --timeout (landjail
+// execve's the command) and with --timeout (supervised, in-process too),
+// and checks that both map statuses the same way.
+func TestRunExitCodes(t *testing.T) {
+	bin := landjailBin(t)
+	ws := wsDir(t)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "noexec"), []byte("#!/bin/sh\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "adir"), 0o755))
+	cases := []struct {
+		name string
+		argv []string
+		want int
+		msg  string
+	}{
+		{"success", []string{"true"}, 0, ""},
+		{"child status", []string{"sh", "-c", "exit 3"}, 3, ""},
+		{"status 124", []string{"sh", "-c", "exit 124"}, 124, ""},
+		{"killed by SIGKILL", []string{"sh", "-c", "kill -KILL $$"}, 128 + 9, ""},
+		{"killed by SIGTERM", []string{"sh", "-c", "kill -TERM $$"}, 128 + 15, ""},
+		{"not found", []string{"no-such-command-xyz"}, 127, "not found"},
+		{"missing path", []string{"./missing"}, 127, "no such file"},
+		{"not executable", []string{"./noexec"}, 126, "permission denied"},
+		{"directory", []string{"./adir"}, 126, ""},
+	}
+	for _, tc := range cases {
+		t.Run("exec/"+tc.name, func(t *testing.T) {
+			code, out := runBin(t, bin, nil, append([]string{"run", "--workspace", ws, "--"}, tc.argv...)...)
+			assert.Equal(t, tc.want, code, out)
+			assert.Contains(t, out, tc.msg)
+		})
+		t.Run("supervised/"+tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, append([]string{"run", "--timeout", "1m", "--workspace", ws, "--"}, tc.argv...)...)
+			assert.Equal(t, tc.want, code, stderr)
+			assert.Contains(t, stderr, tc.msg)
+		})
+	}
+}
+
+// TestRunConfined: the execve'd command is confined (Landlock) and the
+// supervised one too, while this test process stays unconfined.
+func TestRunConfined(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	bin := landjailBin(t)
+	ws, outside := wsDir(t), wsDir(t)
+	secret := filepath.Join(outside, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("s3cret"), 0o600))
+
+	code, out := runBin(t, bin, nil, "run", "--workspace", ws, "--", "cat", secret)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "Permission denied")
+	assert.NotContains(t, out, "s3cret")
+
+	code, out = runBin(t, bin, nil, "run", "--workspace", ws, "--ro", outside, "--", "cat", secret)
+	assert.Equal(t, 0, code, "positive control: --ro grants it")
+	assert.Equal(t, "s3cret", out)
+
+	code, stdout, stderr := runCLI(t, "run", "--timeout", "1m", "--workspace", ws, "--", "sh", "-c", "echo in > f && cat f && cat "+secret)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "in\n", stdout)
+	assert.Contains(t, stderr, "Permission denied")
+
+	// The parent is still unconfined.
+	assert.Equal(t, "0", readStatus(t, "NoNewPrivs"))
+	b, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	assert.Equal(t, "s3cret", string(b))
+}
+
+func TestRunEnvAndHome(t *testing.T) {
+	ws := wsDir(t)
+	t.Setenv("LANDJAIL_TEST_SECRET", "leak")
+	t.Setenv("LANDJAIL_TEST_PASS", "passed")
+	code, out, stderr := runCLI(t, "run", "--timeout", "1m", "--workspace", ws,
+		"--env", "LANDJAIL_TEST_PASS", "--env", "X=a,b", "--", "sh", "-c", `echo "$HOME|$LANDJAIL_TEST_SECRET|$LANDJAIL_TEST_PASS|$X|$PWD"`)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, ws+"||passed|a,b|"+ws+"\n", out)
+}
+
+func TestRunTimeout(t *testing.T) {
+	ws := wsDir(t)
+	code, _, stderr := runCLI(t, "run", "--timeout", "200ms", "--workspace", ws, "--", "sleep", "30")
+	assert.Equal(t, 128+15, code)
+	assert.Contains(t, stderr, "timed out after 200ms")
+}
+
+func TestRunReport(t *testing.T) {
+	ws := wsDir(t)
+	rep := filepath.Join(t.TempDir(), "report.json")
+	code, _, stderr := runCLI(t, "run", "--report", rep, "--workspace", ws, "--connect-tcp", "443", "--", "sh", "-c", "exit 7")
+	assert.Equal(t, 7, code, stderr)
+	var got struct {
+		Argv     []string `json:"argv"`
+		ExitCode int      `json:"exit_code"`
+		Report   struct {
+			Level string `json:"level"`
+			ABI   int    `json:"abi"`
+		} `json:"report"`
+	}
+	b, err := os.ReadFile(rep)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &got))
+	assert.Equal(t, 7, got.ExitCode)
+	assert.Equal(t, []string{"sh", "-c", "exit 7"}, got.Argv)
+	assert.NotEmpty(t, got.Report.Level)
+
+	code, _, _ = runCLI(t, "run", "--report", rep, "--workspace", ws, "--", "no-such-command-xyz")
+	assert.Equal(t, 127, code)
+	b, err = os.ReadFile(rep)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"exit_code": 127`)
+}
+
+func TestRunPrintRules(t *testing.T) {
+	ws := wsDir(t)
+	ro := wsDir(t)
+	code, out, stderr := runCLI(t, "run", "--print-rules", "--workspace", ws, "--ro", ro)
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.NotEmpty(t, lines)
+	assert.True(t, strings.HasPrefix(lines[0], "workspace "+ws+" "), lines[0])
+	assert.Contains(t, out, "ro "+ro+" {")
+	assert.Contains(t, out, "system /usr ")
+
+	code, out, _ = runCLI(t, "run", "--print-rules", "--no-system", "--workspace", ws)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "system ")
+}
+
+func TestRunStrict(t *testing.T) {
+	ws := wsDir(t)
+	code, _, stderr := runCLI(t, "run", "--strict", "--deny", ".env", "--workspace", ws, "--timeout", "1m", "--", "true")
+	assert.Equal(t, exitUsage, code, "deny patterns cannot be enforced by Landlock")
+	assert.Contains(t, stderr, "deny-patterns")
+
+	code, _, stderr = runCLI(t, "run", "--deny", ".env", "--workspace", ws, "--timeout", "1m", "--", "true")
+	assert.Equal(t, 0, code)
+	if kerneltestABI() > 0 {
+		assert.Contains(t, stderr, "warning: best effort dropped deny-patterns")
+	}
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+}
