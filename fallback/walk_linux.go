@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,8 +94,8 @@ func openatBeneath(dirfd int, unsafePath string, flags int, mode uint32, resolve
 		return -1, unix.EXDEV
 	}
 
-	w := walker{base: dirfd, noXdev: resolve&unix.RESOLVE_NO_XDEV != 0}
-	w.stack = w.buf[:0]
+	var fdbuf [maxStackFds]int
+	w := walker{base: dirfd, stack: fdbuf[:0], noXdev: resolve&unix.RESOLVE_NO_XDEV != 0}
 	defer w.closeAll()
 	if dirfd == unix.AT_FDCWD {
 		// Pin the working directory: a concurrent chdir must not change
@@ -114,13 +115,28 @@ func openatBeneath(dirfd int, unsafePath string, flags int, mode uint32, resolve
 		w.mnt = m
 	}
 
-	rest := strings.TrimRight(unsafePath, "/")
-	trailingSlash := len(rest) < len(unsafePath)
-	for {
-		var name string
-		name, rest, _ = strings.Cut(rest, "/")
-		rest = strings.TrimLeft(rest, "/")
-		last := rest == ""
+	// cpath holds the path with every '/' turned into a NUL, so that each
+	// component is a C string for the raw openat without an allocation.
+	var cpath [unix.PathMax]byte
+	copy(cpath[:], unsafePath)
+	for i := range len(unsafePath) {
+		if cpath[i] == '/' {
+			cpath[i] = 0
+		}
+	}
+	cpath[len(unsafePath)] = 0
+
+	end := len(strings.TrimRight(unsafePath, "/"))
+	trailingSlash := end < len(unsafePath)
+	for i := 0; ; {
+		j := end
+		if k := strings.IndexByte(unsafePath[i:end], '/'); k >= 0 {
+			j = i + k
+		}
+		name, cname := unsafePath[i:j], &cpath[i]
+		for i = j; i < end && unsafePath[i] == '/'; i++ {
+		}
+		last := i >= end
 		switch name {
 		case ".":
 			// Nothing to do: the kernel re-checks search permission only.
@@ -132,11 +148,13 @@ func openatBeneath(dirfd int, unsafePath string, flags int, mode uint32, resolve
 			w.stack = w.stack[:len(w.stack)-1]
 		default:
 			if last {
-				return w.openLast(name, flags, mode, trailingSlash)
+				return w.openLast(name, cname, flags, mode, trailingSlash)
 			}
-			if err := w.descend(name); err != nil {
+			fd, err := w.descend(name, cname)
+			if err != nil {
 				return -1, err
 			}
+			w.stack = append(w.stack, fd) // here, not in descend: keeps fdbuf on the stack
 			continue
 		}
 		if last {
@@ -146,11 +164,22 @@ func openatBeneath(dirfd int, unsafePath string, flags int, mode uint32, resolve
 	}
 }
 
+// openat is unix.Openat for a name that is already a C string (no
+// allocation). It blocks like openat(2) (entersyscall), so a FIFO or a
+// slow filesystem does not stall other goroutines.
+func openat(dirfd int, cname *byte, flags int, mode uint32) (int, error) {
+	r, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(cname)),
+		uintptr(flags), uintptr(mode), 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(r), nil
+}
+
 type walker struct {
 	base    int   // dirfd, or the pinned working directory
 	ownBase bool  // base was opened by this walk
 	stack   []int // directories opened below base, innermost last
-	buf     [maxStackFds]int
 	noXdev  bool
 	mnt     mountKey // base's mount, with noXdev
 }
@@ -172,35 +201,35 @@ func (w *walker) closeAll() {
 	}
 }
 
-// descend opens the intermediate directory name below cur and pushes it.
-func (w *walker) descend(name string) error {
+// descend opens the intermediate directory name (cname: the same as a C
+// string) below cur; the caller pushes it.
+func (w *walker) descend(name string, cname *byte) (int, error) {
 	parent := w.cur()
-	fd, err := unix.Openat(parent, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openat(parent, cname, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err == unix.ENOTDIR {
 		// O_DIRECTORY|O_NOFOLLOW says ENOTDIR for a symlink too; the
 		// kernel's walk says ELOOP (RESOLVE_NO_SYMLINKS), or EXDEV for a
 		// file mounted over with RESOLVE_NO_XDEV.
 		if w.noXdev {
 			if m, merr := mountOf(parent, name); merr == nil && !sameMount(m, w.mnt) {
-				return unix.EXDEV
+				return -1, unix.EXDEV
 			}
 		}
 		if isSymlink(parent, name) {
-			return unix.ELOOP
+			return -1, unix.ELOOP
 		}
-		return err
+		return -1, err
 	}
 	if err != nil {
-		return err
+		return -1, err
 	}
 	if w.noXdev {
 		if err := w.checkMount(fd); err != nil {
 			unix.Close(fd)
-			return err
+			return -1, err
 		}
 	}
-	w.stack = append(w.stack, fd)
-	return nil
+	return fd, nil
 }
 
 func (w *walker) checkMount(fd int) error {
@@ -215,7 +244,7 @@ func (w *walker) checkMount(fd int) error {
 }
 
 // openLast opens the final, normal component.
-func (w *walker) openLast(name string, flags int, mode uint32, trailingSlash bool) (int, error) {
+func (w *walker) openLast(name string, cname *byte, flags int, mode uint32, trailingSlash bool) (int, error) {
 	parent := w.cur()
 	if trailingSlash && flags&unix.O_CREAT != 0 {
 		return -1, unix.EISDIR // fs/namei.c open_last_lookups: "trailing slashes?"
@@ -238,7 +267,7 @@ func (w *walker) openLast(name string, flags int, mode uint32, trailingSlash boo
 			return -1, unix.EXDEV
 		}
 	}
-	fd, err := unix.Openat(parent, name, oflags, mode)
+	fd, err := openat(parent, cname, oflags, mode)
 	if err == unix.ENOTDIR && follow && isSymlink(parent, name) {
 		return -1, unix.ELOOP
 	}
