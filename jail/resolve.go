@@ -39,10 +39,12 @@ const (
 //   - Containment is tested on whole components of the final canonical
 //     path: "/ws-evil" is not inside "/ws". The walk may pass through
 //     directories outside the policy (a symlinked /home, /proc/self/root,
-//     "link/../../ws/f"), looking at them only with lstat and readlink;
-//     a lookup that fails while the walk stands outside the policy is
-//     reported as ErrOutsideWorkspace, never with the errno, so the
-//     answer says nothing about outside trees.
+//     "../ws/f"), looking at them only with lstat and readlink. A lookup
+//     that fails while the walk stands outside the policy is reported as
+//     ErrOutsideWorkspace, never with the errno, and ".." is refused in a
+//     directory that is outside the policy and not an ancestor of a root
+//     ("/secret/../ws/f" would succeed exactly when /secret exists), so
+//     the answer says nothing about outside trees.
 //
 // Errors are *fs.PathError{Op: "resolve", Path: unsafePath} wrapping
 // ErrOutsideWorkspace, ErrDenied (the canonical path matches a deny
@@ -92,6 +94,16 @@ func within(p, root string) bool {
 		return strings.HasPrefix(p, "/")
 	}
 	return p == root || (len(p) > len(root) && p[len(root)] == '/' && strings.HasPrefix(p, root))
+}
+
+// aboveRoot reports whether p is a proper ancestor of a root.
+func (w *Workspace) aboveRoot(p string) bool {
+	for i := range w.roots {
+		if r := w.roots[i].Path; r != p && within(r, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // rootOf returns the deepest root containing canon, or nil.
@@ -174,6 +186,12 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 		case "..":
 			if missing {
 				return lookupFail(unix.ENOENT)
+			}
+			if w.rootOf(resolved) == nil && !w.aboveRoot(resolved) {
+				// "X/.." from a directory outside the policy would
+				// succeed only when X exists: refuse it whatever X
+				// is, so no answer reveals outside trees.
+				return fail(ErrOutsideWorkspace)
 			}
 			resolved = parentDir(resolved)
 			continue
