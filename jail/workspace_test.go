@@ -90,10 +90,10 @@ func TestResolveSemantics(t *testing.T) {
 		{in: "sub/x/", err: syscall.ENOTDIR},
 		{in: "a\x00b", err: jail.ErrInvalidPath},
 		{in: "", err: jail.ErrInvalidPath},
-		{in: "/proc/self/root" + root + "/sub/x", want: "sub/x"}, // the magic link is read as text
-		{in: "/etc/passwd/x", err: jail.ErrOutsideWorkspace}, // not ENOTDIR: says nothing about outside
+		{in: "/proc/self/root" + root + "/sub/x", want: "sub/x"},                           // the magic link is read as text
+		{in: "/etc/passwd/x", err: jail.ErrOutsideWorkspace},                               // not ENOTDIR: says nothing about outside
 		{in: "escape/../" + filepath.Base(root) + "/sub/x", err: jail.ErrOutsideWorkspace}, // ".." from outside: would reveal that out exists
-		{in: "../" + filepath.Base(root) + "/sub/x", want: "sub/x"}, // ".." to an ancestor of the root is fine
+		{in: "../" + filepath.Base(root) + "/sub/x", want: "sub/x"},                        // ".." to an ancestor of the root is fine
 		// Same answer whether the outside directory exists or not.
 		{in: "../" + filepath.Base(out) + "/../" + filepath.Base(root) + "/sub/x", err: jail.ErrOutsideWorkspace},
 		{in: "../nothere/../" + filepath.Base(root) + "/sub/x", err: jail.ErrOutsideWorkspace},
