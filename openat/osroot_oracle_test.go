@@ -221,4 +221,3 @@ func TestOSRootOracle(t *testing.T) {
 		}
 	})
 }
-
