@@ -56,15 +56,14 @@ func (c *Cmd) prepare() (*prepared, error) {
 	if len(p.argv) == 0 {
 		p.argv = []string{c.Path}
 	}
-	dir := c.Dir
-	if dir == "" {
-		dir = ws.Root()
+	p.dir = ws.Root()
+	if c.Dir != "" {
+		canon, err := ws.Check(c.Dir, jail.Execute)
+		if err != nil {
+			return nil, err
+		}
+		p.dir = canon
 	}
-	canon, err := ws.Check(dir, jail.Execute)
-	if err != nil {
-		return nil, err
-	}
-	p.dir = canon
 	if p.env == nil {
 		p.env = DefaultEnv(ws, nil)
 	}
@@ -73,6 +72,7 @@ func (c *Cmd) prepare() (*prepared, error) {
 			p.env = append(p.env[:len(p.env):len(p.env)], "TMPDIR="+tmp)
 		}
 	}
+	var err error
 	p.path, err = lookPath(c.Path, p.env, p.dir)
 	if err != nil {
 		return nil, err
@@ -374,7 +374,16 @@ func (c *Cmd) checkPath(unsafePath string, a fallback.Access, dir string) error 
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	_, err := c.Workspace.Check(p, ja)
+	ws := c.Workspace
+	q := p
+	if ws.RejectsAbsolute() {
+		// The fallback hands over absolute paths; such a policy only
+		// takes paths relative to the workspace root.
+		if rel, err := filepath.Rel(ws.Root(), p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			q = rel
+		}
+	}
+	_, err := ws.Check(q, ja)
 	if err == nil || c.Ruleset == nil || errors.Is(err, jail.ErrDenied) {
 		return err
 	}

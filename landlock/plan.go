@@ -339,14 +339,18 @@ func sortedPorts(p []uint16) []uint16 {
 // directory above them: Landlock grants the union along the path, so a
 // read-only root inside a read-write one is writable for children.
 func nestedNotes(rules []Rule) []string {
+	byPath := make(map[string][]Rule, len(rules))
+	for _, r := range rules {
+		byPath[r.Path] = append(byPath[r.Path], r)
+	}
 	var notes []string
 	for _, in := range rules {
-		for _, out := range rules {
-			if in.Path == out.Path || !(out.Path == "/" || strings.HasPrefix(in.Path, out.Path+"/")) {
-				continue
-			}
-			if extra := out.Access &^ in.Access; extra != 0 {
-				notes = append(notes, fmt.Sprintf("%s %s lies inside %s %s: children also get %v there", in.Source, in.Path, out.Source, out.Path, extra))
+		for dir := in.Path; dir != "/"; {
+			dir = filepath.Dir(dir)
+			for _, out := range byPath[dir] {
+				if extra := out.Access &^ in.Access; extra != 0 {
+					notes = append(notes, fmt.Sprintf("%s %s lies inside %s %s: children also get %v there", in.Source, in.Path, out.Source, out.Path, extra))
+				}
 			}
 		}
 	}
