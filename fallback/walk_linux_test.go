@@ -125,7 +125,6 @@ type walkOpened struct {
 	typ    uint32
 	acc    int    // F_GETFL & (O_ACCMODE|O_PATH|O_APPEND)
 	path   string // readlink of the fd, relative to parent, "#N" for tmpfiles
-	dirent string
 }
 
 var walkTmpfileRe = regexp.MustCompile(`#[0-9]+`)

@@ -184,7 +184,6 @@ func TestInstallMidRun(t *testing.T) {
 type fakeTB struct {
 	testing.TB
 	skipped, failed bool
-	msg             string
 }
 
 func (f *fakeTB) Helper() {}
