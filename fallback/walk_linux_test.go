@@ -119,12 +119,12 @@ func walkMutates(flags int) bool { return flags&(unix.O_CREAT|unix.O_TRUNC|oTmpf
 
 // walkOpened describes the result of an open, for comparison.
 type walkOpened struct {
-	errno  unix.Errno
-	dev    uint64
-	ino    uint64
-	typ    uint32
-	acc    int    // F_GETFL & (O_ACCMODE|O_PATH|O_APPEND)
-	path   string // readlink of the fd, relative to parent, "#N" for tmpfiles
+	errno unix.Errno
+	dev   uint64
+	ino   uint64
+	typ   uint32
+	acc   int    // F_GETFL & (O_ACCMODE|O_PATH|O_APPEND)
+	path  string // readlink of the fd, relative to parent, "#N" for tmpfiles
 }
 
 var walkTmpfileRe = regexp.MustCompile(`#[0-9]+`)
