@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	osexec "os/exec"
@@ -284,9 +283,15 @@ func assertUnconfined(t *testing.T, outsideFile string) {
 	wg.Wait()
 	failed.Range(func(k, _ any) bool { t.Errorf("parent read failed after spawns: %v", k); return true })
 
+	// kerneltest.Main sets no_new_privs on every thread to install its
+	// seccomp filter when it emulates a kernel.
+	nnp := "NoNewPrivs:\t0"
+	if kerneltest.Emulated() != "" {
+		nnp = "NoNewPrivs:\t1"
+	}
 	status, err := os.ReadFile("/proc/self/status")
 	require.NoError(t, err)
-	assert.Contains(t, string(status), "NoNewPrivs:\t0", "main thread")
+	assert.Contains(t, string(status), nnp, "main thread")
 
 	// Confined threads exit right after their fork; give them a moment.
 	var bad []string
@@ -299,7 +304,7 @@ func assertUnconfined(t *testing.T, outsideFile string) {
 			if err != nil {
 				continue // the thread just exited
 			}
-			if !strings.Contains(string(s), "NoNewPrivs:\t0") || !bytes.Equal(field(s, "CapBnd"), field(status, "CapBnd")) {
+			if !strings.Contains(string(s), nnp) || !bytes.Equal(field(s, "CapBnd"), field(status, "CapBnd")) {
 				bad = append(bad, task.Name())
 			}
 		}
@@ -437,21 +442,24 @@ func TestEnv(t *testing.T) {
 func TestTimeoutKillsProcessGroup(t *testing.T) {
 	f := newFixture(t)
 	rs := f.compile(t, landlock.Options{})
-	// The background sleep ignores SIGTERM: only the group SIGKILL ends it.
-	c := exec.CommandContext(context.Background(), f.ws, rs, "/bin/sh", "-c", `(trap "" TERM; exec sleep 60) & echo $!; wait`)
-	c.Timeout = 200 * time.Millisecond
+	// The background sleep ignores SIGTERM: only the group SIGKILL ends
+	// it. Its unique argument finds it in /proc (no "$!": the path-check
+	// fallback refuses parameter expansions).
+	arg := fmt.Sprintf("60.%d", os.Getpid())
+	c := exec.CommandContext(context.Background(), f.ws, rs, "/bin/sh", "-c", `(trap "" TERM; exec sleep `+arg+`) & wait`)
+	c.Timeout = 300 * time.Millisecond
 	c.WaitDelay = 300 * time.Millisecond
-	pr, pw := io.Pipe()
-	c.Stdout = pw
 	start := time.Now()
 	require.NoError(t, c.Start())
 	var pid int
-	_, err := fmt.Fscan(pr, &pid)
-	require.NoError(t, err)
-	go io.Copy(io.Discard, pr)
-	err = c.Wait()
-	pw.Close()
-	assert.Error(t, err)
+	for deadline := time.Now().Add(2 * time.Second); pid == 0 && time.Now().Before(deadline); {
+		pid = findProcess("sleep\x00" + arg)
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NotZero(t, pid, "grandchild not found")
+	err := c.Wait()
+	var ee *osexec.ExitError
+	assert.ErrorAs(t, err, &ee)
 	assert.Less(t, time.Since(start), 5*time.Second)
 	// The grandchild is dead (or a zombie waiting for init).
 	deadline := time.Now().Add(2 * time.Second)
@@ -465,6 +473,23 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// findProcess returns the pid of a process whose command line contains
+// want (arguments separated by NUL bytes), or 0.
+func findProcess(want string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), want) {
+			return pid
+		}
+	}
+	return 0
 }
 
 func TestContextCancel(t *testing.T) {
