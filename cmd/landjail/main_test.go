@@ -28,12 +28,14 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// buildCLI builds the landjail binary (or, with pkg, another main package
-// of this directory) into a temporary directory and returns its path.
-func buildCLI(tb testing.TB, pkg string) string {
+// buildCLI builds the main package pkg ("." for landjail) into a
+// temporary directory and returns its path; env is added to go build's
+// environment (e.g. CGO_ENABLED=0).
+func buildCLI(tb testing.TB, pkg string, env ...string) string {
 	tb.Helper()
 	bin := filepath.Join(tb.TempDir(), "landjail")
 	cmd := osexec.Command("go", "build", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(tb, err, "go build %s: %s", pkg, out)
 	return bin
