@@ -9,6 +9,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -584,4 +585,84 @@ func TestConcurrentSpawns(t *testing.T) {
 		assert.NoError(t, err)
 	}
 	assertUnconfined(t, filepath.Join(f.outside, "secret"))
+}
+
+// TestMainJobGoBuild is the main job on real input: build and test a
+// third-party Go module (doublestar, from the module cache) confined to a
+// copy of it, with the Go toolchain read-execute, the module cache
+// read-only and GOCACHE inside the workspace; then git init/add/commit in
+// it. The same sandbox refuses to read a private key in $HOME/.ssh.
+func TestMainJobGoBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a module (about 10 s)")
+	}
+	kerneltest.RequireLandlockABI(t, 1)
+	goroot := runtime.GOROOT()
+	modcache, err := osexec.Command(filepath.Join(goroot, "bin", "go"), "env", "GOMODCACHE").Output()
+	require.NoError(t, err)
+	cache := strings.TrimSpace(string(modcache))
+	src := filepath.Join(cache, "github.com/bmatcuk/doublestar/v4@v4.10.4")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("module not in the cache: %v", err)
+	}
+	gitPath, err := osexec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "ws")
+	require.NoError(t, os.CopyFS(root, os.DirFS(src)))
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(p, 0o755)
+		}
+		return os.Chmod(p, 0o644)
+	}))
+	home := filepath.Join(base, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	key := filepath.Join(home, ".ssh", "id_ed25519")
+	require.NoError(t, os.WriteFile(key, []byte("PRIVATE KEY"), 0o600))
+	tmp := filepath.Join(base, "tmp")
+	require.NoError(t, os.Mkdir(tmp, 0o700))
+
+	ws, err := jail.New(root, jail.WithAllowed(goroot, jail.ReadExec), jail.WithAllowed(cache, jail.ReadOnly))
+	require.NoError(t, err)
+	defer ws.Close()
+	rs, err := landlock.Compile(ws, landlock.Options{System: true, TmpDir: tmp})
+	require.NoError(t, err)
+	defer rs.Close()
+
+	env := exec.DefaultEnv(ws, []string{
+		"PATH=" + filepath.Join(goroot, "bin") + ":/usr/bin:/bin",
+		"GOCACHE=" + filepath.Join(root, ".gocache"),
+		"GOMODCACHE=" + cache, "GOPATH=" + filepath.Join(root, ".gopath"),
+		"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "CGO_ENABLED=0",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+	})
+	run := func(name string, args ...string) ([]byte, error) {
+		c := exec.CommandContext(context.Background(), ws, rs, name, args...)
+		c.Env = env
+		c.Timeout = 5 * time.Minute
+		return c.CombinedOutput()
+	}
+	out, err := run("go", "build", "./...")
+	require.NoError(t, err, "%s", out)
+	out, err = run("go", "vet", ".")
+	require.NoError(t, err, "%s", out)
+	out, err = run("/bin/sh", "-c", "git init -q . && git add . && git commit -qm init && git log --oneline | wc -l")
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "1\n", string(out))
+	_, err = run(gitPath, "status", "--short")
+	assert.NoError(t, err)
+
+	out, err = run("cat", key)
+	assert.Error(t, err, "read the private key: %s", out)
+	_, err = os.ReadFile(key)
+	assert.NoError(t, err, "the parent still can")
 }
