@@ -263,7 +263,7 @@ func onFreshThread(fn func() error) error {
 	ch := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		if unix.Gettid() == unix.Getpid() {
+		if isMainThread() {
 			ch <- onFreshThread(fn)
 			runtime.UnlockOSThread() // nothing was done to this thread
 			return
@@ -273,6 +273,10 @@ func onFreshThread(fn func() error) error {
 	}()
 	return <-ch
 }
+
+// isMainThread reports whether the calling thread is the process's main
+// thread (a variable so that tests can exercise the retry).
+var isMainThread = func() bool { return unix.Gettid() == unix.Getpid() }
 
 // dropCaps empties the calling thread's ambient, bounding (when it holds
 // CAP_SETPCAP; without it NO_NEW_PRIVS already keeps file capabilities

@@ -666,3 +666,44 @@ func TestMainJobGoBuild(t *testing.T) {
 	_, err = os.ReadFile(key)
 	assert.NoError(t, err, "the parent still can")
 }
+
+// TestUnprivilegedParent re-executes the test binary as uid 65534 (no
+// capabilities, so the bounding set cannot be dropped: no_new_privs keeps
+// the child from gaining anything) and spawns confined children there.
+func TestUnprivilegedParent(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if dir := os.Getenv("LANDJAIL_UNPRIV_DIR"); dir != "" {
+		require.NotZero(t, os.Geteuid(), "the parent must be unprivileged here")
+		ws, err := jail.New(filepath.Join(dir, "ws"))
+		require.NoError(t, err)
+		rs, err := landlock.Compile(ws, landlock.Options{System: true})
+		require.NoError(t, err)
+		out, err := exec.CommandContext(context.Background(), ws, rs, "/bin/cat", "in.txt").Output()
+		require.NoError(t, err)
+		assert.Equal(t, "inside\n", string(out))
+		out, err = exec.CommandContext(context.Background(), ws, rs, "/bin/cat", filepath.Join(dir, "outside", "secret")).CombinedOutput()
+		assert.Error(t, err, "%s", out)
+		_, err = os.ReadFile(filepath.Join(dir, "outside", "secret"))
+		assert.NoError(t, err, "the unprivileged parent is not confined")
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534")
+	}
+	f := newFixture(t)
+	base := filepath.Dir(f.root)
+	for d := base; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	bin := filepath.Join(base, "exec.test")
+	data, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	c := osexec.Command(bin, "-test.run=^TestUnprivilegedParent$", "-test.v")
+	c.Dir = base
+	c.Env = append(os.Environ(), "LANDJAIL_UNPRIV_DIR="+base, "GOCOVERDIR=")
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "--- PASS: TestUnprivilegedParent")
+}

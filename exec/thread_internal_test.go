@@ -1,0 +1,32 @@
+package exec
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestOnFreshThreadAvoidsMainThread pretends the first thread is the main
+// thread: fn must then run on another thread, while the first one stays
+// locked by the waiting goroutine so the retry cannot land on it.
+func TestOnFreshThreadAvoidsMainThread(t *testing.T) {
+	var calls atomic.Int32
+	var fakeMain atomic.Int64
+	old := isMainThread
+	t.Cleanup(func() { isMainThread = old })
+	isMainThread = func() bool {
+		if calls.Add(1) == 1 {
+			fakeMain.Store(int64(unix.Gettid()))
+			return true
+		}
+		return false
+	}
+	var ranOn int
+	require.NoError(t, onFreshThread(func() error { ranOn = unix.Gettid(); return nil }))
+	assert.Equal(t, int32(2), calls.Load(), "one retry")
+	assert.NotEqual(t, int(fakeMain.Load()), ranOn, "fn ran on the thread flagged as main")
+	assert.NotEqual(t, unix.Getpid(), ranOn, "fn ran on the real main thread")
+}
