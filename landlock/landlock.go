@@ -114,6 +114,39 @@ func (r Rule) MarshalJSON() ([]byte, error) {
 	}{r.Path, accessNames(r.Access), r.Source, r.Optional})
 }
 
+// UnmarshalJSON decodes what MarshalJSON encodes; an unknown right name is
+// an error.
+func (r *Rule) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Path     string   `json:"path"`
+		Access   []string `json:"access"`
+		Source   string   `json:"source"`
+		Optional bool     `json:"optional"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	var a golandlock.AccessFSSet
+	for _, n := range v.Access {
+		bit, ok := rightByName(n)
+		if !ok {
+			return fmt.Errorf("landlock: unknown filesystem right %q", n)
+		}
+		a |= bit
+	}
+	*r = Rule{Path: v.Path, Access: a, Source: v.Source, Optional: v.Optional}
+	return nil
+}
+
+func rightByName(name string) (golandlock.AccessFSSet, bool) {
+	for bit := golandlock.AccessFSSet(1); bit&RightsAll != 0; bit <<= 1 {
+		if accessNames(bit)[0] == name {
+			return bit, true
+		}
+	}
+	return 0, false
+}
+
 func accessNames(a golandlock.AccessFSSet) []string {
 	s := strings.Trim(a.String(), "{}∅")
 	if s == "" {

@@ -82,6 +82,10 @@ func TestCompileReport(t *testing.T) {
 	assert.Contains(t, string(b), `"source":"workspace"`)
 	assert.Contains(t, string(b), `"read_file"`)
 	assert.Contains(t, rep.String(), "rule: workspace "+f.root)
+	var decoded Report
+	require.NoError(t, json.Unmarshal(b, &decoded))
+	assert.Equal(t, rep.Rules, decoded.Rules, "rules round-trip through JSON")
+	assert.Error(t, json.Unmarshal([]byte(`{"path":"/x","access":["fly"]}`), &Rule{}))
 
 	assert.True(t, rs.Allows(filepath.Join(f.root, "x/y"), RightsAll))
 	assert.True(t, rs.Allows("/usr/bin/sh", RightsReadExec))
