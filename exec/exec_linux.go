@@ -259,6 +259,12 @@ func killGroup(pgid int, grace time.Duration) {
 // would park it, not destroy it, leaving a confined thread behind), it
 // keeps the main thread locked so that a retry cannot land there, runs
 // fn on another goroutine, and then unlocks the untouched main thread.
+//
+// Cost measured here (BenchmarkParts, 2 vCPUs): thread create+destroy
+// ≈ 40–50 µs, dropCaps ≈ 30 µs (41 PR_CAPBSET_DROP calls as root, each a
+// commit_creds), landlock_restrict_self ≈ 12 µs with ~30 rules and
+// ≈ 170 µs more with 1000 (the kernel copies the rules into the new
+// domain; userspace work per spawn does not depend on the rule count).
 func onFreshThread(fn func() error) error {
 	ch := make(chan error, 1)
 	go func() {
