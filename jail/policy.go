@@ -114,14 +114,17 @@ func WithAllowed(path string, mode Mode) Option {
 	}
 }
 
-// WithDeny adds always-denied patterns in gitignore syntax (".env",
-// "*.pem", ".git/", "secrets/**", "!keep.pem" to re-include). A relative
-// pattern is matched against the path relative to the root that contains
-// it; a pattern starting with "/" and naming a directory outside every
-// root's relative space (for example "/home/*/.ssh/**") is matched
-// against the absolute canonical path. A pattern that names a directory
-// denies everything below it. Matching uses go-git's gitignore
-// implementation (plumbing/format/gitignore), the same rules git uses.
+// WithDeny adds always-denied patterns in gitignore syntax (gitignore(5):
+// ".env", "*.pem", ".git/", "secrets/**", "!keep.pem" to re-include). A
+// pattern is matched against the canonical path relative to the deepest
+// root that contains it; a pattern starting with "/" is also matched
+// against the absolute canonical path, so "/home/*/.ssh/**" works (both
+// readings can only deny more). As in git, a pattern that matches a
+// directory denies everything below it, and what is below an excluded
+// directory cannot be re-included. Directory-only patterns ("x/") are
+// applied whether or not the entry is a directory (fail closed). New
+// fails when a pattern is malformed (path.ErrBadPattern). Matching is
+// checked against git check-ignore by FuzzDenyMatcher.
 func WithDeny(patterns ...string) Option {
 	return func(c *config) error {
 		c.deny = append(c.deny, patterns...)
