@@ -155,6 +155,7 @@ func (w *Workspace) Close() error {
 	return errors.Join(errs...)
 }
 
+// String returns "jail.Workspace(<canonical root>)", for logs.
 func (w *Workspace) String() string {
 	return fmt.Sprintf("jail.Workspace(%s)", w.Root())
 }
