@@ -65,6 +65,19 @@ func BenchmarkOpen(b *testing.B) {
 					f.Close()
 				}
 			})
+			b.Run("impl=landjail-Workspace+SecretPatterns", func(b *testing.B) {
+				ws, err := jail.New(root, jail.WithDeny(jail.SecretPatterns...))
+				require.NoError(b, err)
+				defer ws.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					f, err := ws.Open(name)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
 			b.Run("impl=landjail-openat.Root", func(b *testing.B) {
 				r, err := openat.OpenRoot(root)
 				require.NoError(b, err)

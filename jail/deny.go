@@ -19,10 +19,10 @@ type denyMatcher struct {
 }
 
 type denyRule struct {
-	comps    []string // pattern split at "/", leading and trailing "/" removed
-	negate   bool     // "!pattern": re-include
-	dirOnly  bool     // "pattern/": matches directories only
-	anchored bool     // a "/" at the start or in the middle: relative to the root, not any level
+	comps    []compPattern // pattern split at "/", leading and trailing "/" removed
+	negate   bool          // "!pattern": re-include
+	dirOnly  bool          // "pattern/": matches directories only
+	anchored bool          // a "/" at the start or in the middle: relative to the root, not any level
 }
 
 func newDenyMatcher(patterns []string) (*denyMatcher, error) {
@@ -75,12 +75,11 @@ func parseDenyRule(p string) (r denyRule, ok bool, err error) {
 		if c == "" {
 			continue // "a//b" is "a/b"
 		}
-		if c != "**" {
-			if _, err := path.Match(c, ""); err != nil {
-				return r, false, err
-			}
+		cp, err := compileComp(c)
+		if err != nil {
+			return r, false, err
 		}
-		r.comps = append(r.comps, c)
+		r.comps = append(r.comps, cp)
 	}
 	if len(r.comps) == 0 {
 		return r, false, nil
@@ -115,10 +114,11 @@ func excluded(rules []denyRule, parts []string) bool {
 	for k := 1; k <= len(parts); k++ {
 		prefix := parts[:k]
 		state := false
-		for _, r := range rules {
-			// Ancestors are directories; the entry itself may be one.
-			if r.match(prefix, true) || (k == len(parts) && r.match(prefix, false)) {
-				state = !r.negate
+		for i := range rules {
+			// Ancestors are directories; the entry itself may be one:
+			// only a directory-only rule cares, and it is tried as one.
+			if rules[i].match(prefix, true) {
+				state = !rules[i].negate
 			}
 		}
 		if state {
@@ -133,8 +133,7 @@ func (r *denyRule) match(parts []string, isDir bool) bool {
 		return false
 	}
 	if !r.anchored {
-		ok, _ := path.Match(r.comps[0], parts[len(parts)-1])
-		return ok
+		return r.comps[0].match(parts[len(parts)-1])
 	}
 	return matchComps(r.comps, parts)
 }
@@ -142,11 +141,11 @@ func (r *denyRule) match(parts []string, isDir bool) bool {
 // matchComps matches pattern components against path components; "**"
 // matches zero or more components, except as the last pattern component,
 // where it matches one or more ("dir/**" is what is inside dir).
-func matchComps(pat, parts []string) bool {
+func matchComps(pat []compPattern, parts []string) bool {
 	if len(pat) == 0 {
 		return len(parts) == 0
 	}
-	if pat[0] == "**" {
+	if pat[0].kind == compDoubleStar {
 		if len(pat) == 1 {
 			return len(parts) > 0
 		}
@@ -160,8 +159,59 @@ func matchComps(pat, parts []string) bool {
 	if len(parts) == 0 {
 		return false
 	}
-	if ok, _ := path.Match(pat[0], parts[0]); !ok {
+	if !pat[0].match(parts[0]) {
 		return false
 	}
 	return matchComps(pat[1:], parts[1:])
+}
+
+// compPattern is one pattern component, compiled: most deny patterns are
+// a literal name or "*" plus a literal, which need no path.Match.
+type compPattern struct {
+	kind compKind
+	s    string // the literal part, or the whole glob
+}
+
+type compKind uint8
+
+const (
+	compLiteral    compKind = iota // "name"
+	compSuffix                     // "*.pem"
+	compPrefix                     // ".env.*"
+	compGlob                       // anything else: path.Match
+	compDoubleStar                 // "**" as a whole component
+)
+
+func compileComp(c string) (compPattern, error) {
+	if c == "**" {
+		return compPattern{kind: compDoubleStar}, nil
+	}
+	if _, err := path.Match(c, ""); err != nil {
+		return compPattern{}, err
+	}
+	meta := func(s string) bool { return strings.ContainsAny(s, "*?[\\") }
+	switch {
+	case !meta(c):
+		return compPattern{compLiteral, c}, nil
+	case c[0] == '*' && !meta(c[1:]):
+		return compPattern{compSuffix, c[1:]}, nil
+	case c[len(c)-1] == '*' && !meta(c[:len(c)-1]):
+		return compPattern{compPrefix, c[:len(c)-1]}, nil
+	}
+	return compPattern{compGlob, c}, nil
+}
+
+func (p compPattern) match(name string) bool {
+	switch p.kind {
+	case compLiteral:
+		return name == p.s
+	case compSuffix:
+		return strings.HasSuffix(name, p.s)
+	case compPrefix:
+		return strings.HasPrefix(name, p.s)
+	case compDoubleStar:
+		return true
+	}
+	ok, _ := path.Match(p.s, name)
+	return ok
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -64,26 +65,40 @@ func accessForFlags(flag int) Access {
 	return Read
 }
 
-// fastRel returns the name to hand straight to the workspace's openat2
-// root when no userspace decision is needed: one root, no deny patterns,
-// no tracker, no hard-link rule. RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS then
-// enforces the whole policy in the kernel; a name with a symlink or a
-// ".." climbing out fails there and takes the slow path.
-func (w *Workspace) fastRel(name string) (string, bool) {
-	if len(w.roots) != 1 || w.sys != nil || !w.deny.empty() || w.tracker != nil || w.noHardlinked {
+// fastRel returns the name to hand straight to the workspace root's
+// openat2 when the policy decision can be made on the name alone:
+// relative (or absolute under the workspace root), valid, and no
+// tracker or hard-link rule that needs the file's state. The decision
+// (root mode for access a, deny patterns) is taken on the lexically
+// cleaned path; that is the canonical path exactly when the name holds
+// no symlink, which RESOLVE_NO_SYMLINKS then guarantees: an open that
+// meets a symlink, or a ".." climbing out, fails and takes the slow path.
+// The raw name is what is opened, never the cleaned one ("a/../b" with a
+// symlink a must not silently become "b").
+func (w *Workspace) fastRel(name string, a Access) (string, bool) {
+	if w.sys != nil || w.tracker != nil || w.noHardlinked {
 		return "", false
 	}
 	if name == "" || len(name) >= pathMax || strings.IndexByte(name, 0) >= 0 {
 		return "", false // the slow path reports ErrInvalidPath
 	}
-	if name[0] != '/' {
-		return name, true
-	}
 	root := w.roots[0].Path
-	if w.rejectAbsolute || len(name) <= len(root) || name[len(root)] != '/' || name[:len(root)] != root {
-		return "", false
+	rel := name
+	if name[0] == '/' {
+		if w.rejectAbsolute || len(name) <= len(root) || name[len(root)] != '/' || name[:len(root)] != root {
+			return "", false
+		}
+		rel = name[len(root)+1:]
 	}
-	return name[len(root)+1:], true
+	if len(w.roots) == 1 && w.deny.empty() {
+		return rel, true // the workspace root allows everything
+	}
+	candidate := filepath.Join(root, rel)
+	r := w.rootOf(candidate)
+	if r == nil || !r.Mode.Allows(a) || w.deny.denied(candidate, r.Path) {
+		return "", false // the slow path gives the precise answer
+	}
+	return rel, true
 }
 
 // isRaced reports errors meaning "the tree changed under us or the path
@@ -162,7 +177,8 @@ func (w *Workspace) Create(name string) (*os.File, error) {
 }
 
 func (w *Workspace) openFd(name string, flag int, perm fs.FileMode) (int, error) {
-	if rel, ok := w.fastRel(name); ok {
+	a := accessForFlags(flag)
+	if rel, ok := w.fastRel(name, a); ok {
 		fd, err := w.roots[0].r.OpenFd(rel, flag, perm)
 		if err == nil {
 			return fd, nil
@@ -171,7 +187,6 @@ func (w *Workspace) openFd(name string, flag int, perm fs.FileMode) (int, error)
 			return -1, rewrap(err, name)
 		}
 	}
-	a := accessForFlags(flag)
 	var err error
 	for range maxRaceRetries {
 		var t target
