@@ -1,0 +1,244 @@
+package seccomp
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Actions as reported in Rule.Action.
+const (
+	actEPERM  = "errno EPERM"
+	actENOSYS = "errno ENOSYS"
+	actKill   = "kill process"
+	actAllow  = "allow"
+)
+
+const (
+	// sockTypeMask is SOCK_TYPE_MASK (include/linux/net.h): the kernel
+	// masks socket's type with it after checking the SOCK_NONBLOCK and
+	// SOCK_CLOEXEC flags.
+	sockTypeMask = 0xf
+	// x32SyscallBit is __X32_SYSCALL_BIT (arch/x86/include/uapi/asm/unistd.h).
+	x32SyscallBit = 0x40000000
+	// landlockABIUnixSockets is the first Landlock ABI that restricts
+	// connecting to pathname UNIX sockets.
+	landlockABIUnixSockets = 9
+	// landlockABITCP is the first Landlock ABI with TCP bind/connect rights.
+	landlockABITCP = 4
+)
+
+// op is how a cond compares an argument.
+type op int
+
+const (
+	opIn      op = iota // the masked argument equals one of vals
+	opNotIn             // the masked argument equals none of vals
+	opBitsSet           // the argument has every bit of vals[0] set
+)
+
+// cond is one condition on the low 32 bits of a syscall argument. Every
+// argument the rules look at is an int or unsigned int in the kernel (or, for
+// clone and unshare, flags whose checked bits are in the low half and whose
+// high half the kernel ignores or rejects), so the high 32 bits never decide.
+type cond struct {
+	arg  int    // argument index, 0..5
+	mask uint32 // ANDed with the argument before comparing; 0 for none
+	op   op
+	vals []uint32
+}
+
+// entry is one compiled decision: if every cond holds for syscall, return ret.
+type entry struct {
+	syscall string
+	conds   []cond
+	ret     uint32
+}
+
+// rule is a reported Rule and the entries that implement it (none for a rule
+// that only documents an allowance or the program's header).
+type rule struct {
+	Rule
+	entries []entry
+}
+
+// syscallNumbers maps the syscall names the rules use to the numbers of the
+// build's architecture (x/sys/unix is generated per GOARCH).
+var syscallNumbers = map[string]uint32{
+	"socket":            unix.SYS_SOCKET,
+	"ioctl":             unix.SYS_IOCTL,
+	"io_uring_setup":    unix.SYS_IO_URING_SETUP,
+	"io_uring_enter":    unix.SYS_IO_URING_ENTER,
+	"io_uring_register": unix.SYS_IO_URING_REGISTER,
+	"keyctl":            unix.SYS_KEYCTL,
+	"add_key":           unix.SYS_ADD_KEY,
+	"request_key":       unix.SYS_REQUEST_KEY,
+	"bpf":               unix.SYS_BPF,
+	"perf_event_open":   unix.SYS_PERF_EVENT_OPEN,
+	"userfaultfd":       unix.SYS_USERFAULTFD,
+	"kexec_load":        unix.SYS_KEXEC_LOAD,
+	"kexec_file_load":   unix.SYS_KEXEC_FILE_LOAD,
+	"init_module":       unix.SYS_INIT_MODULE,
+	"finit_module":      unix.SYS_FINIT_MODULE,
+	"delete_module":     unix.SYS_DELETE_MODULE,
+	"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT,
+	"unshare":           unix.SYS_UNSHARE,
+	"clone":             unix.SYS_CLONE,
+	"clone3":            unix.SYS_CLONE3,
+	"ptrace":            unix.SYS_PTRACE,
+	"process_vm_readv":  unix.SYS_PROCESS_VM_READV,
+	"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
+	"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
+}
+
+func errnoRet(e unix.Errno) uint32 {
+	return unix.SECCOMP_RET_ERRNO | (uint32(e) & unix.SECCOMP_RET_DATA)
+}
+
+func in(arg int, mask uint32, vals ...uint32) cond {
+	return cond{arg: arg, mask: mask, op: opIn, vals: vals}
+}
+
+// deny is a rule that returns errno for syscall when every cond holds.
+func deny(name, syscall, args string, e unix.Errno, reason string, conds ...cond) rule {
+	return rule{
+		Rule:    Rule{Name: name, Syscall: syscall, Args: args, Action: "errno " + unix.ErrnoName(e), Reason: reason},
+		entries: []entry{{syscall: syscall, conds: conds, ret: errnoRet(e)}},
+	}
+}
+
+// allow is a rule reported as deliberately allowed; conds, if any, make it an
+// exception that must be evaluated before a later deny on the same syscall.
+func allow(name, syscall, args, reason string, conds ...cond) rule {
+	r := rule{Rule: Rule{Name: name, Syscall: syscall, Args: args, Action: actAllow, Reason: reason}}
+	if len(conds) > 0 {
+		r.entries = []entry{{syscall: syscall, conds: conds, ret: unix.SECCOMP_RET_ALLOW}}
+	}
+	return r
+}
+
+// rulesFor returns the decision list for opt. header rules (arch, x32) carry
+// no entries: compile emits them first, in this order.
+func rulesFor(opt Options, archName string, x32 bool) []rule {
+	rs := []rule{{Rule: Rule{
+		Name: "arch", Syscall: "*", Args: "seccomp_data.arch != " + archName, Action: actKill,
+		Reason: "a syscall under another ABI (int 0x80 on x86_64, compat) carries other numbers and would pass every rule; socketcall(2) exists only there",
+	}}}
+	if x32 {
+		rs = append(rs, rule{Rule: Rule{
+			Name: "x32", Syscall: "*", Args: "nr & __X32_SYSCALL_BIT", Action: actKill,
+			Reason: "x32 syscalls share AUDIT_ARCH_X86_64 but not its numbers",
+		}})
+	}
+
+	// Sockets.
+	inet := in(0, 0, unix.AF_INET, unix.AF_INET6)
+	switch {
+	case opt.LandlockABI >= landlockABIUnixSockets:
+		rs = append(rs, allow("unix-socket", "socket", "domain == AF_UNIX",
+			fmt.Sprintf("Landlock ABI %d restricts connecting to pathname UNIX sockets", opt.LandlockABI)))
+	case opt.AllowUnixSockets:
+		rs = append(rs, allow("unix-socket", "socket", "domain == AF_UNIX",
+			fmt.Sprintf("UNCONFINED (AllowUnixSockets): Landlock ABI %d < 9 cannot restrict connecting to pathname UNIX sockets, so any reachable socket (docker.sock) can be used", opt.LandlockABI)))
+	default:
+		rs = append(rs, deny("unix-socket", "socket", "domain == AF_UNIX", unix.EPERM,
+			fmt.Sprintf("Landlock ABI %d < 9 cannot restrict connecting to pathname UNIX sockets (a docker.sock-style escape); abstract ones are scoped from ABI 6 but are denied here too", opt.LandlockABI),
+			in(0, 0, unix.AF_UNIX)))
+	}
+	rs = append(rs, allow("socketpair", "socketpair", "",
+		"a socketpair has no name and connects only its two ends"))
+	if opt.NetRestricted {
+		if opt.LandlockABI >= landlockABITCP {
+			rs = append(rs, allow("inet-tcp", "socket",
+				"domain ∈ {AF_INET, AF_INET6}, type&SOCK_TYPE_MASK == SOCK_STREAM, protocol ∈ {0, IPPROTO_TCP}",
+				fmt.Sprintf("TCP bind/connect are restricted by Landlock (ABI %d >= 4)", opt.LandlockABI),
+				inet, in(1, sockTypeMask, unix.SOCK_STREAM), in(2, 0, 0, unix.IPPROTO_TCP)))
+		}
+		if opt.AllowDNS {
+			rs = append(rs, allow("inet-udp", "socket",
+				"domain ∈ {AF_INET, AF_INET6}, type&SOCK_TYPE_MASK == SOCK_DGRAM, protocol ∈ {0, IPPROTO_UDP}",
+				"UNCONFINED (AllowDNS): all UDP to any host and port, not only DNS; seccomp cannot read connect/sendto addresses to allow port 53 only",
+				inet, in(1, sockTypeMask, unix.SOCK_DGRAM), in(2, 0, 0, unix.IPPROTO_UDP)))
+		}
+		rest := "Landlock restricts only TCP: UDP, raw and ICMP sockets, SCTP and MPTCP (IPPROTO_MPTCP bypasses Landlock's TCP rules) would leave the sandbox"
+		if opt.LandlockABI < landlockABITCP {
+			rest = fmt.Sprintf("Landlock ABI %d < 4 restricts no network access at all, so with the network restricted no IP socket may be created", opt.LandlockABI)
+		}
+		rs = append(rs, deny("inet-non-tcp", "socket",
+			"domain ∈ {AF_INET, AF_INET6} not allowed above (UDP, raw, ICMP, SCTP, MPTCP)", unix.EPERM, rest, inet))
+		rs = append(rs, deny("net-family", "socket",
+			"domain ∉ {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK}", unix.EPERM,
+			"families outside Landlock's network model: AF_PACKET (raw frames), AF_VSOCK (hypervisor host), AF_XDP, AF_BLUETOOTH, AF_TIPC, ...",
+			cond{arg: 0, op: opNotIn, vals: []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}}))
+	} else {
+		rs = append(rs, allow("network", "socket", "",
+			"network not restricted (host network): no rule on IP socket families, types or protocols"))
+	}
+
+	// Terminal injection: the request is an unsigned int in the kernel.
+	rs = append(rs,
+		deny("tiocsti", "ioctl", "request == TIOCSTI", unix.EPERM,
+			"TIOCSTI pushes input into a terminal the child shares with its caller (CVE-2017-5226 class)",
+			in(1, 0, unix.TIOCSTI)),
+		deny("tioclinux", "ioctl", "request == TIOCLINUX", unix.EPERM,
+			"TIOCLINUX can paste the console selection as input into the terminal (terminal injection)",
+			in(1, 0, unix.TIOCLINUX)),
+	)
+
+	for _, sc := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
+		rs = append(rs, deny(sc, sc, "", unix.EPERM, "operations queued through io_uring bypass seccomp"))
+	}
+
+	dangerous := []struct{ syscall, reason string }{
+		{"keyctl", "kernel keyrings are shared beyond the sandbox (session and user keyrings)"},
+		{"add_key", "kernel keyrings are shared beyond the sandbox"},
+		{"request_key", "kernel keyrings are shared beyond the sandbox; can call out to userspace helpers"},
+		{"bpf", "eBPF is a large kernel attack surface and can read kernel memory"},
+		{"perf_event_open", "kernel attack surface and side channel"},
+		{"userfaultfd", "a kernel exploitation primitive (stalls kernel copies at will)"},
+		{"kexec_load", "loads a new kernel"},
+		{"kexec_file_load", "loads a new kernel"},
+		{"init_module", "loads kernel code"},
+		{"finit_module", "loads kernel code"},
+		{"delete_module", "unloads kernel code"},
+		{"open_by_handle_at", "opens any file of a mount by handle, bypassing paths and Landlock's path rules (the classic container escape)"},
+	}
+	for _, d := range dangerous {
+		if opt.AllowDangerous {
+			rs = append(rs, allow(d.syscall, d.syscall, "", "AllowDangerous: "+d.reason))
+		} else {
+			rs = append(rs, deny(d.syscall, d.syscall, "", unix.EPERM, d.reason))
+		}
+	}
+	const userns = "a user namespace gives back every capability inside it and opens kernel surface meant for root"
+	if opt.AllowDangerous {
+		rs = append(rs,
+			allow("unshare-newuser", "unshare", "flags & CLONE_NEWUSER", "AllowDangerous: "+userns),
+			allow("clone-newuser", "clone", "flags & CLONE_NEWUSER", "AllowDangerous: "+userns),
+			allow("clone3", "clone3", "", "AllowDangerous: clone3's flags are behind a pointer, so they are not checked"))
+	} else {
+		rs = append(rs,
+			deny("unshare-newuser", "unshare", "flags & CLONE_NEWUSER", unix.EPERM, userns,
+				cond{arg: 0, op: opBitsSet, vals: []uint32{unix.CLONE_NEWUSER}}),
+			deny("clone-newuser", "clone", "flags & CLONE_NEWUSER", unix.EPERM, userns,
+				cond{arg: 0, op: opBitsSet, vals: []uint32{unix.CLONE_NEWUSER}}),
+			deny("clone3", "clone3", "", unix.ENOSYS,
+				"clone3's flags are behind a pointer seccomp cannot read; ENOSYS makes libc and the Go runtime fall back to clone(2), whose flags are checked"))
+	}
+
+	// ptrace and friends.
+	if opt.LandlockABI >= 1 {
+		rs = append(rs, allow("ptrace", "ptrace", "",
+			"Landlock (ABI >= 1) already limits ptrace, process_vm_readv/writev and pidfd_getfd to processes in the same domain"))
+	} else {
+		for _, sc := range []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"} {
+			if opt.AllowDangerous {
+				rs = append(rs, allow(sc, sc, "", "AllowDangerous without Landlock: the child can trace and inject into any process of its user"))
+			} else {
+				rs = append(rs, deny(sc, sc, "", unix.EPERM,
+					"without Landlock nothing stops the child from tracing or injecting into any process of its user, including the one that started it"))
+			}
+		}
+	}
+	return rs
+}

@@ -1,0 +1,156 @@
+// Package seccomp builds and installs the seccomp-BPF filter landjail puts on
+// a confined child, for what Landlock does not restrict (issue 3).
+//
+// Landlock is allow-only and covers files, TCP bind/connect (ABI 4), abstract
+// UNIX sockets and signals (ABI 6 scopes) and, since ABI 1, ptrace and mount
+// changes. It does not see which sockets a process creates, terminal ioctls,
+// io_uring, or the kernel's attack-surface syscalls. This package closes those
+// gaps with a classic-BPF program assembled with golang.org/x/net/bpf (its VM
+// runs the same program in kernel-free tests).
+//
+// # Rules
+//
+// Build(Options) compiles a fixed decision list; Filter.Rules lists every rule
+// with its reason, including the ones reported as "allow" (unconfined on
+// purpose), for the enforcement report and `landjail doctor`:
+//
+//   - arch: seccomp_data.arch must be the build's own (AUDIT_ARCH_X86_64 or
+//     AUDIT_ARCH_AARCH64), else the process is killed (SECCOMP_RET_KILL_PROCESS):
+//     syscalls made under another ABI (int 0x80 from a 64-bit x86 process)
+//     carry other numbers and would pass every rule below; socketcall(2), which
+//     would hide socket's arguments behind a pointer, exists only there.
+//   - x32 (x86_64 only): a number with __X32_SYSCALL_BIT set kills the process;
+//     x32 calls share AUDIT_ARCH_X86_64 but not our numbers.
+//   - unix-socket: socket(AF_UNIX, ...) fails with EPERM when LandlockABI < 9,
+//     because Landlock below ABI 9 cannot restrict connecting to a pathname
+//     UNIX socket (a /var/run/docker.sock-style escape; ABI 6 scopes only
+//     abstract sockets). Options.AllowUnixSockets keeps it allowed and the
+//     rule is reported as "allow" (unconfined). socketpair(2) stays allowed:
+//     its sockets have no name and reach nothing outside.
+//   - With Options.NetRestricted (the network is not "host"):
+//     inet-non-tcp: socket(AF_INET or AF_INET6, ...) fails with EPERM unless its
+//     type (masked with SOCK_TYPE_MASK, so SOCK_NONBLOCK|SOCK_CLOEXEC do not
+//     matter) is SOCK_STREAM and its protocol 0 or IPPROTO_TCP. Landlock only
+//     governs TCP (below ABI 10): UDP, raw and ICMP sockets, SCTP and MPTCP
+//     (IPPROTO_MPTCP, whose connect bypasses Landlock's TCP rules, measured on
+//     Linux 6.18) would leave the sandbox unchecked. Options.AllowDNS also
+//     allows SOCK_DGRAM with protocol 0 or IPPROTO_UDP, i.e. all UDP to any
+//     port: a seccomp filter cannot restrict UDP to port 53 because the
+//     address of connect/sendto is behind a pointer it cannot read. It is
+//     reported as such.
+//     net-family: socket() with any family other than AF_UNIX, AF_INET,
+//     AF_INET6 and AF_NETLINK fails with EPERM (AF_PACKET raw frames,
+//     AF_VSOCK to the hypervisor host, AF_XDP, AF_BLUETOOTH, AF_TIPC, ...).
+//   - tiocsti, tioclinux: ioctl(fd, TIOCSTI) and ioctl(fd, TIOCLINUX) fail with
+//     EPERM: pushing input into a terminal the child shares with its caller
+//     (CVE-2017-5226 class; TIOCLINUX can paste the console selection). The
+//     request is compared on its low 32 bits, as the kernel reads it
+//     (unsigned int), so garbage in the high half cannot evade the rule.
+//   - io_uring: io_uring_setup, io_uring_enter and io_uring_register fail with
+//     EPERM: operations queued through io_uring are not seen by seccomp.
+//   - Unless Options.AllowDangerous: keyctl, add_key, request_key (kernel
+//     keyrings are shared beyond the sandbox), bpf, perf_event_open,
+//     userfaultfd (kernel exploitation primitives), kexec_load,
+//     kexec_file_load, init_module, finit_module, delete_module (kernel code),
+//     open_by_handle_at (opens any file by handle, bypassing paths: the
+//     classic container escape) fail with EPERM; unshare and clone with
+//     CLONE_NEWUSER fail with EPERM (a user namespace hands capabilities back
+//     inside it and opens much more kernel surface); clone3 fails with ENOSYS
+//     because its flags sit behind a pointer the filter cannot read, and libc
+//     and the Go runtime then fall back to clone(2), whose flags it checks.
+//   - ptrace: allowed when LandlockABI >= 1, because a Landlock domain already
+//     limits ptrace (and process_vm_*, pidfd_getfd) to processes inside the
+//     same domain. Without Landlock (LandlockABI < 1) and unless
+//     AllowDangerous, ptrace, process_vm_readv, process_vm_writev and
+//     pidfd_getfd fail with EPERM, so the child cannot inject code into the
+//     process that started it.
+//
+// Everything else is allowed: the filter is a deny list on top of Landlock,
+// not an allow list of syscalls.
+//
+// # Installing
+//
+// Filter.Install installs the program on the calling thread only (no
+// SECCOMP_FILTER_FLAG_TSYNC), so only the child forked from that thread is
+// filtered; filters stack with any already installed (the most restrictive
+// action wins) and can never be removed.
+//
+// Does not protect against: anything a rule above lists as allowed; sockets
+// and file descriptors the child inherits already open; UDP to any port with
+// AllowDNS; other architectures than amd64 and arm64 (Build fails there).
+//
+// Minimum kernel: 3.17 for seccomp(2), 4.14 for SECCOMP_RET_KILL_PROCESS.
+package seccomp
+
+// Options selects the rules Build compiles. The zero value denies UNIX
+// sockets (on Landlock ABI < 9), terminal injection, io_uring and the
+// dangerous set, and leaves the network alone.
+type Options struct {
+	// LandlockABI is the running Landlock ABI (landlock.ABI()), 0 without
+	// Landlock; it decides what Landlock already covers.
+	LandlockABI int
+	// AllowUnixSockets keeps socket(AF_UNIX) allowed; below Landlock ABI 9
+	// the child can then connect to any pathname UNIX socket it can reach,
+	// and the rule is reported as unconfined.
+	AllowUnixSockets bool
+	// NetRestricted is set when the network is restricted (not --net host):
+	// only TCP sockets (and AF_UNIX, AF_NETLINK) may be created.
+	NetRestricted bool
+	// AllowDNS, with NetRestricted, also allows UDP sockets (all UDP to any
+	// port, not just 53, which seccomp cannot express). Off by default.
+	AllowDNS bool
+	// AllowDangerous keeps keyctl, bpf, user namespaces and the rest of the
+	// dangerous set (for workloads that need them, usually as root).
+	AllowDangerous bool
+}
+
+// Rule describes one rule of a Filter for reports.
+type Rule struct {
+	// Name is a short stable identifier ("unix-socket", "tiocsti").
+	Name string `json:"name"`
+	// Syscall is the syscall name, or "*" for rules on every syscall.
+	Syscall string `json:"syscall"`
+	// Args is the condition on the arguments, empty when there is none.
+	Args string `json:"args,omitempty"`
+	// Action is what the filter does on a match: "errno EPERM",
+	// "errno ENOSYS", "kill process", or "allow" for a rule reported as
+	// deliberately unconfined.
+	Action string `json:"action"`
+	// Reason says why the rule exists, or why it allows.
+	Reason string `json:"reason"`
+}
+
+// Filter is a compiled seccomp program. It is immutable and safe for
+// concurrent use; Install may be called on many threads.
+type Filter struct {
+	rules []Rule
+	prog  []sockFilter
+}
+
+// sockFilter is struct sock_filter.
+type sockFilter struct {
+	Code uint16
+	Jt   uint8
+	Jf   uint8
+	K    uint32
+}
+
+// Build compiles the filter for opt and the running architecture.
+// It fails wrapping ErrUnsupportedArch (and errors.ErrUnsupported) on a
+// GOARCH other than amd64 and arm64, and on non-Linux systems.
+func Build(opt Options) (*Filter, error) { return build(opt) }
+
+// Rules returns every rule of f and its reason, in evaluation order. The
+// slice is a copy.
+func (f *Filter) Rules() []Rule { return append([]Rule(nil), f.rules...) }
+
+// Install installs f on the calling thread only, never on the other threads
+// of the process: lock the goroutine with runtime.LockOSThread first and
+// never unlock it (let the goroutine exit locked so the Go runtime destroys
+// the thread). It sets PR_SET_NO_NEW_PRIVS on this thread (required for an
+// unprivileged filter; harmless if already set), then calls
+// seccomp(SECCOMP_SET_MODE_FILTER, 0, prog). Children forked from the thread
+// inherit the filter, which cannot be removed. Errors keep the errno (EINVAL
+// or ENOSYS: the kernel lacks seccomp filters; EACCES: no_new_privs could not
+// be set). Minimum kernel 3.17.
+func (f *Filter) Install() error { return f.install() }

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package seccomp
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+func build(Options) (*Filter, error) {
+	return nil, fmt.Errorf("%w: %s: %w", ErrUnsupportedArch, runtime.GOOS, errors.ErrUnsupported)
+}
+
+func (f *Filter) install() error {
+	return fmt.Errorf("seccomp: install on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
