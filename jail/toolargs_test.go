@@ -1,0 +1,174 @@
+package jail_test
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/jail"
+)
+
+const toolArgsFile = "../testdata/toolargs.toml"
+
+// toolArgsTable is testdata/toolargs.toml.
+type toolArgsTable struct {
+	Env struct {
+		Tree    []string          `toml:"tree"`
+		Outside []string          `toml:"outside"`
+		Policy  attacktest.Policy `toml:"policy"`
+	} `toml:"env"`
+	Schemas map[string]string `toml:"schemas"`
+	Cases   []struct {
+		Name    string  `toml:"name"`
+		Why     string  `toml:"why"`
+		Schema  string  `toml:"schema"`
+		Args    string  `toml:"args"`
+		Access  string  `toml:"access"`
+		Expect  string  `toml:"expect"`
+		Pointer *string `toml:"pointer"`
+		Home    string  `toml:"home"`
+	} `toml:"case"`
+}
+
+// toolArgsWords maps the table's expectations to errors.
+var toolArgsWords = map[string]error{
+	"outside":  jail.ErrOutsideWorkspace,
+	"denied":   jail.ErrDenied,
+	"readonly": jail.ErrReadOnly,
+	"invalid":  jail.ErrInvalidToolArgs,
+	"badpath":  jail.ErrInvalidPath,
+}
+
+// toolArgsEnv builds the table's tree and policy.
+func toolArgsEnv(t testing.TB) (*toolArgsTable, *attacktest.Env, *jail.Workspace) {
+	var tab toolArgsTable
+	md, err := toml.DecodeFile(toolArgsFile, &tab)
+	require.NoError(t, err)
+	require.Empty(t, md.Undecoded(), "unknown keys in %s", toolArgsFile)
+	c := attacktest.Case{Name: "toolargs", Tree: tab.Env.Tree, Outside: tab.Env.Outside, Policy: tab.Env.Policy}
+	e := attacktest.Build(t, &c)
+	return &tab, e, newWorkspace(t, e, &c)
+}
+
+// TestCheckToolArgsTable runs every case of testdata/toolargs.toml.
+func TestCheckToolArgsTable(t *testing.T) {
+	tab, e, w := toolArgsEnv(t)
+	require.GreaterOrEqual(t, len(tab.Cases), 40)
+	seen := map[string]bool{}
+	for _, c := range tab.Cases {
+		require.False(t, seen[c.Name], "duplicate case %s", c.Name)
+		seen[c.Name] = true
+		t.Run(c.Name, func(t *testing.T) {
+			schema := c.Schema
+			if s, ok := tab.Schemas[schema]; ok {
+				schema = s
+			}
+			args := e.Sub(c.Args)
+			home := c.Home
+			if home == "" {
+				home = "$OUT/home"
+			}
+			t.Setenv("HOME", e.Sub(home))
+			a := map[string]jail.Access{"read": jail.Read, "write": jail.Write}[c.Access]
+			require.NotZero(t, a, "access %q", c.Access)
+
+			err := w.CheckToolArgs([]byte(e.Sub(schema)), []byte(args), a)
+			if c.Expect == "ok" {
+				assert.NoError(t, err, "args %s", args)
+				return
+			}
+			want, ok := toolArgsWords[c.Expect]
+			require.True(t, ok, "unknown expectation %q", c.Expect)
+			assert.ErrorIs(t, err, want, "args %s", args)
+			var tae *jail.ToolArgError
+			if c.Pointer == nil {
+				if c.Expect != "invalid" {
+					t.Fatalf("a refusal must name its pointer")
+				}
+				return
+			}
+			if assert.ErrorAs(t, err, &tae) {
+				assert.Equal(t, *c.Pointer, tae.Pointer)
+				assert.Contains(t, tae.Error(), "refused")
+				if *c.Pointer != "" {
+					assert.Contains(t, tae.Error(), *c.Pointer)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckToolArgsLimits: nesting, size and check-count limits fail
+// closed with ErrInvalidToolArgs; a schema $ref bomb terminates.
+func TestCheckToolArgsLimits(t *testing.T) {
+	_, _, w := toolArgsEnv(t)
+
+	deep := strings.Repeat("[", 100) + `"/etc/passwd"` + strings.Repeat("]", 100)
+	err := w.CheckToolArgs(nil, []byte(deep), jail.Read)
+	assert.ErrorIs(t, err, jail.ErrInvalidToolArgs)
+	var tae *jail.ToolArgError
+	if assert.ErrorAs(t, err, &tae) {
+		assert.Equal(t, strings.Repeat("/0", 64), tae.Pointer, "the place the limit was hit")
+	}
+	ok := strings.Repeat("[", 60) + `"f"` + strings.Repeat("]", 60)
+	assert.NoError(t, w.CheckToolArgs(nil, []byte(ok), jail.Read))
+
+	big := make([]byte, 16<<20+1)
+	assert.ErrorIs(t, w.CheckToolArgs(nil, big, jail.Read), jail.ErrInvalidToolArgs)
+	assert.ErrorIs(t, w.CheckToolArgs(make([]byte, 1<<20+1), []byte("{}"), jail.Read), jail.ErrInvalidToolArgs)
+	assert.ErrorIs(t, w.CheckToolArgs(nil, []byte("{\"p\":\"\xff\"}"), jail.Read), jail.ErrInvalidToolArgs, "not UTF-8")
+
+	many := `{"paths":[` + strings.Repeat(`"f",`, 10001) + `"f"]}`
+	assert.ErrorIs(t, w.CheckToolArgs(nil, []byte(many), jail.Read), jail.ErrInvalidToolArgs)
+
+	// A $ref bomb: each level refers to the next one twice.
+	var sb strings.Builder
+	sb.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
+	for i := range 40 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`"d` + strconv.Itoa(i) + `":{"anyOf":[{"$ref":"#/$defs/d` + strconv.Itoa(i+1) + `"},{"$ref":"#/$defs/d` + strconv.Itoa(i+1) + `"}]}`)
+	}
+	sb.WriteString(`,"d40":{"format":"path"}}}`)
+	err = w.CheckToolArgs([]byte(sb.String()), []byte(`"../out/secret"`), jail.Read)
+	assert.ErrorIs(t, err, jail.ErrOutsideWorkspace, "the bomb collapses: each definition is expanded once")
+
+	// Every ref a cycle, with the root in it.
+	err = w.CheckToolArgs([]byte(`{"$ref":"#","items":{"$ref":"#"},"properties":{"a":{"$ref":"#"}}}`),
+		[]byte(`{"a":[[{"a":"/etc/passwd"}]]}`), jail.Read)
+	assert.ErrorIs(t, err, jail.ErrOutsideWorkspace)
+}
+
+// TestCheckToolArgsErrorShape: the error carries the value and wraps
+// Check's *fs.PathError, so errno reasons come through as well.
+func TestCheckToolArgsErrorShape(t *testing.T) {
+	_, e, w := toolArgsEnv(t)
+	long := e.Out + "/" + strings.Repeat("x", 300)
+	err := w.CheckToolArgs(nil, []byte(`{"path":"`+long+`"}`), jail.Read)
+	var tae *jail.ToolArgError
+	require.ErrorAs(t, err, &tae)
+	assert.Equal(t, long, tae.Value)
+	assert.NotContains(t, tae.Error(), strconv.Quote(long), "the message quotes a shortened value")
+	assert.Contains(t, tae.Error(), strconv.Quote(long[:200]+"..."))
+	assert.ErrorIs(t, err, jail.ErrOutsideWorkspace)
+
+	err = w.CheckToolArgs(nil, []byte(`{"path":"missing/../f"}`), jail.Read)
+	assert.ErrorIs(t, err, syscall.ENOENT)
+	assert.True(t, errors.As(err, &tae))
+	assert.Equal(t, "/path", tae.Pointer)
+
+	// RejectAbsolute policies refuse absolute values, even inside.
+	ra, err := jail.New(e.Root, jail.RejectAbsolute())
+	require.NoError(t, err)
+	defer ra.Close()
+	assert.ErrorIs(t, ra.CheckToolArgs(nil, []byte(`{"q":"`+e.Root+`/f"}`), jail.Read), jail.ErrAbsolutePath)
+	assert.NoError(t, ra.CheckToolArgs(nil, []byte(`{"path":"f"}`), jail.Read))
+}
