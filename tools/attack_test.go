@@ -1,0 +1,159 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/openat"
+	"github.com/landjail/landjail/tools"
+)
+
+var _ = defineWords()
+
+func defineWords() bool {
+	for w, err := range map[string]error{
+		"outside":    jail.ErrOutsideWorkspace,
+		"denied":     jail.ErrDenied,
+		"readonly":   jail.ErrReadOnly,
+		"notexec":    jail.ErrNotExecutable,
+		"absolute":   jail.ErrAbsolutePath,
+		"invalid":    jail.ErrInvalidPath,
+		"notread":    jail.ErrNotRead,
+		"stale":      jail.ErrStale,
+		"hardlinked": jail.ErrHardlinked,
+		"escapes":    openat.ErrEscapes,
+		"symlink":    openat.ErrSymlink,
+	} {
+		attacktest.Define(w, err)
+	}
+	return true
+}
+
+// policyOf builds the case's policy, always with a tracker.
+func policyOf(t *testing.T, e *attacktest.Env, c *attacktest.Case) *jail.Workspace {
+	t.Helper()
+	p := c.Policy
+	opts := []jail.Option{jail.WithReadTracker(jail.NewReadTracker())}
+	for _, a := range p.Allowed {
+		m := map[string]jail.Mode{"ro": jail.ReadOnly, "rox": jail.ReadExec, "rw": jail.ReadWrite}[a.Mode]
+		opts = append(opts, jail.WithAllowed(e.Sub(a.Path), m))
+	}
+	var deny []string
+	for _, d := range p.Deny {
+		deny = append(deny, e.Sub(d))
+	}
+	if len(deny) > 0 {
+		opts = append(opts, jail.WithDeny(deny...))
+	}
+	if p.RejectAbsolute {
+		opts = append(opts, jail.RejectAbsolute())
+	}
+	if p.Unrestricted {
+		opts = append(opts, jail.Unrestricted())
+	}
+	if p.NoXDev {
+		opts = append(opts, jail.WithNoXDev())
+	}
+	if p.NoHardlinkedWrites {
+		opts = append(opts, jail.WithNoHardlinkedWrites())
+	}
+	w, err := jail.New(e.Root, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// TestAttacks runs the corpus's refused inputs through the tools (via
+// Call, as a framework would): read_file for "open"/"stat"/"lstat" cases,
+// write_file for "write"/"create", list_directory, glob and grep with the
+// input as their path for reads. Each must fail with the Workspace
+// layer's error and change nothing outside; no tool may succeed where the
+// Workspace refuses. Both openat mechanisms.
+func TestAttacks(t *testing.T) {
+	cases := attacktest.Load(t, "../testdata/attacks.toml")
+	for _, mech := range []string{"openat2", "fallback"} {
+		t.Run(mech, func(t *testing.T) {
+			if mech == "fallback" {
+				defer openat.SetForceFallback(true)()
+			} else if openat.Mechanism() != openat.MechanismOpenat2 {
+				t.Skipf("openat2 unavailable (mechanism %s)", openat.Mechanism())
+			}
+			n := 0
+			for i := range cases {
+				c := &cases[i]
+				want, ok := c.Expect(attacktest.LayerWorkspace)
+				// Only policy refusals: an errno word ("notexist" for a
+				// missing parent) may legitimately differ (write_file
+				// creates parents). Needs-root cases are the jail's.
+				if !ok || !isPolicy(want) || c.NeedsRoot {
+					continue
+				}
+				var calls []string
+				switch c.Op {
+				case "open", "stat", "lstat":
+					calls = []string{tools.ToolReadFile, tools.ToolListDirectory, tools.ToolGlob, tools.ToolGrep}
+				case "write", "create":
+					calls = []string{tools.ToolWriteFile, tools.ToolEditFile}
+				default:
+					continue
+				}
+				n++
+				t.Run(c.Name, func(t *testing.T) {
+					e := attacktest.Build(t, c)
+					ws := policyOf(t, e, c)
+					k := &tools.Toolkit{WS: ws}
+					in := e.Input(t, c)
+					if in == "" || !utf8.ValidString(in) {
+						// "" is the default path for list/glob/grep; JSON
+						// cannot carry non-UTF-8 names.
+						t.Skip("input is empty or not UTF-8: not expressible as a JSON tool argument")
+					}
+					before := attacktest.Snapshot(t, e.Base)
+					for _, tool := range calls {
+						args := map[string]any{"path": in}
+						switch tool {
+						case tools.ToolWriteFile:
+							args["content"] = attacktest.Payload
+						case tools.ToolEditFile:
+							args["old_string"], args["new_string"] = "x", attacktest.Payload
+						case tools.ToolGlob:
+							args["pattern"] = "*"
+						case tools.ToolGrep:
+							args["pattern"] = "x"
+						}
+						raw, err := json.Marshal(args)
+						require.NoError(t, err)
+						_, err = k.Call(context.Background(), tool, raw)
+						if !assert.Error(t, err, "%s(%q) succeeded; the Workspace refuses it with %q (%s)", tool, in, want, c.Why) {
+							continue
+						}
+						var te *tools.Error
+						assert.ErrorAs(t, err, &te)
+						if !attacktest.ExpectErr(t, err, want, "%s(%q)", tool, in) {
+							t.Logf("why: %s", c.Why)
+						}
+					}
+					if !c.MayChangeOutside(attacktest.LayerWorkspace) {
+						assert.Equal(t, before, attacktest.Snapshot(t, e.Base), "a refused tool call changed the tree")
+					}
+				})
+			}
+			assert.Greater(t, n, 50, "too few corpus cases ran")
+		})
+	}
+}
+
+func isPolicy(word string) bool {
+	switch word {
+	case "outside", "denied", "readonly", "notexec", "absolute", "invalid", "notread", "stale", "hardlinked":
+		return true
+	}
+	return false
+}

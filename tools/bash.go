@@ -1,0 +1,173 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/landlock"
+)
+
+// BashArgs are bash's arguments.
+type BashArgs struct {
+	// Command is the script run with bash -c.
+	Command string `json:"command"`
+	// Timeout in seconds; 0 means Limits.BashTimeout, more than
+	// Limits.BashMaxTimeout is an error.
+	Timeout int `json:"timeout,omitempty"`
+}
+
+// BashResult is what bash returns.
+type BashResult struct {
+	Command string `json:"command"`
+	// Output is stdout and stderr interleaved, at most Limits.BashOutput
+	// bytes: when longer, its head and tail with a marker in between.
+	Output string `json:"output"`
+	// OutputBytes is the full output size; Truncated says whether some
+	// was left out.
+	OutputBytes int64 `json:"output_bytes"`
+	Truncated   bool  `json:"truncated"`
+	// ExitCode is the exit status, 128+N when killed by signal N, -1
+	// when unknown.
+	ExitCode int  `json:"exit_code"`
+	TimedOut bool `json:"timed_out"`
+	// Confinement is the Ruleset's level: landlock.LevelLandlock,
+	// LevelPathCheck (paths checked before the start, the running
+	// command not confined) or LevelNone.
+	Confinement string        `json:"confinement"`
+	Duration    time.Duration `json:"duration"`
+}
+
+// String renders the result for a model.
+func (r *BashResult) String() string {
+	var b strings.Builder
+	if r.Confinement != landlock.LevelLandlock {
+		fmt.Fprintf(&b, "[landjail: the kernel does not enforce the sandbox here (confinement: %s); the command's paths were checked before it started, but the running command is not confined]\n", r.Confinement)
+	}
+	if r.Output == "" {
+		b.WriteString("(no output)\n")
+	} else {
+		b.WriteString(r.Output)
+		if !strings.HasSuffix(r.Output, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	switch {
+	case r.TimedOut:
+		fmt.Fprintf(&b, "[timed out after %s and was killed; exit code %d]", r.Duration.Round(time.Millisecond), r.ExitCode)
+	default:
+		fmt.Fprintf(&b, "[exit code %d]", r.ExitCode)
+	}
+	if r.Truncated {
+		fmt.Fprintf(&b, " [output truncated: %d bytes in all]", r.OutputBytes)
+	}
+	return b.String()
+}
+
+// Bash is bash: "bash -c Command" through package exec, confined by
+// Ruleset (or, without Landlock, refused before it starts when a path in
+// the command lies outside the policy), in the workspace root (a narrowed
+// Toolkit: its first root), with Env (default exec.DefaultEnv), stdin
+// /dev/null, a timeout (then the whole process group is killed) and the
+// combined output capped. A non-zero exit status and a timeout are
+// results, not errors. Errors: ErrInvalidArgs, and exec's start errors
+// (the policy's refusal in path-check mode, bash not found, confinement
+// failures), as *Error.
+func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
+	const tool = ToolBash
+	lim := k.limits()
+	if strings.TrimSpace(a.Command) == "" {
+		return nil, k.fail(tool, "", fmt.Errorf("%w: command is empty", ErrInvalidArgs))
+	}
+	timeout := lim.BashTimeout
+	if a.Timeout < 0 || time.Duration(a.Timeout)*time.Second > lim.BashMaxTimeout {
+		return nil, k.fail(tool, "", fmt.Errorf("%w: timeout must be between 0 and %d seconds", ErrInvalidArgs, int(lim.BashMaxTimeout/time.Second)))
+	}
+	if a.Timeout > 0 {
+		timeout = time.Duration(a.Timeout) * time.Second
+	}
+	dir := ""
+	if k.scoped {
+		if len(k.scope) == 0 {
+			return nil, k.fail(tool, "", ErrOutsideScope)
+		}
+		dir = k.wsName(k.scope[0], k.scope[0])
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c := exec.CommandContext(runCtx, k.WS, k.Ruleset, "bash", "-c", a.Command)
+	c.Env = k.Env
+	c.Dir = dir
+	out := newHeadTail(lim.BashOutput)
+	c.Stdout, c.Stderr = out, out
+	start := time.Now()
+	err := c.Run()
+	r := &BashResult{
+		Command:     a.Command,
+		Confinement: k.Ruleset.Report().Level,
+		Duration:    time.Since(start),
+		ExitCode:    -1,
+	}
+	if c.ProcessState == nil {
+		// Never started: a refusal or a start failure.
+		if err == nil {
+			err = errors.New("bash did not start (cannot happen: no error)")
+		}
+		return nil, k.fail(tool, "", err)
+	}
+	r.ExitCode = c.ProcessState.ExitCode()
+	if st, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		r.ExitCode = 128 + int(st.Signal())
+	}
+	r.TimedOut = errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	r.Output, r.OutputBytes, r.Truncated = out.result()
+	return r, nil
+}
+
+// headTail keeps the first and last max/2 bytes written to it and counts
+// the rest. Safe for concurrent writes (stdout and stderr).
+type headTail struct {
+	mu         sync.Mutex
+	half       int
+	head, tail []byte
+	total      int64
+}
+
+func newHeadTail(max int) *headTail { return &headTail{half: max / 2} }
+
+func (h *headTail) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(p)
+	h.total += int64(n)
+	if room := h.half - len(h.head); room > 0 {
+		m := min(room, len(p))
+		h.head = append(h.head, p[:m]...)
+		p = p[m:]
+	}
+	h.tail = append(h.tail, p...)
+	if len(h.tail) > 2*h.half {
+		h.tail = append(h.tail[:0], h.tail[len(h.tail)-h.half:]...)
+	}
+	return n, nil
+}
+
+func (h *headTail) result() (string, int64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tail := h.tail
+	if len(tail) > h.half {
+		tail = tail[len(tail)-h.half:]
+	}
+	kept := int64(len(h.head) + len(tail))
+	if kept == h.total {
+		return strings.ToValidUTF8(string(h.head)+string(tail), "\uFFFD"), h.total, false
+	}
+	s := string(h.head) + fmt.Sprintf("\n[... %d bytes omitted ...]\n", h.total-kept) + string(tail)
+	return strings.ToValidUTF8(s, "\uFFFD"), h.total, true
+}

@@ -1,0 +1,130 @@
+package tools_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/tools"
+)
+
+// withRuleset compiles e's policy with the system preset.
+func withRuleset(t *testing.T, e *env) *landlock.Ruleset {
+	t.Helper()
+	rs, err := landlock.Compile(e.ws, landlock.Options{System: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { rs.Close() })
+	e.k.Ruleset = rs
+	return rs
+}
+
+func TestBash(t *testing.T) {
+	e := newEnv(t, []string{"f=hello\n"})
+	withRuleset(t, e)
+	ctx := context.Background()
+
+	r, err := e.k.Bash(ctx, tools.BashArgs{Command: "pwd; cat f; echo err >&2; exit 3"})
+	require.NoError(t, err)
+	assert.Equal(t, e.root+"\nhello\nerr\n", r.Output)
+	assert.Equal(t, 3, r.ExitCode)
+	assert.False(t, r.Truncated)
+	assert.True(t, strings.HasSuffix(r.String(), "[exit code 3]"), r.String())
+
+	r, err = e.k.Bash(ctx, tools.BashArgs{Command: "true"})
+	require.NoError(t, err)
+	assert.Contains(t, r.String(), "(no output)\n[exit code 0]")
+
+	e.k.Limits.BashOutput = 100
+	r, err = e.k.Bash(ctx, tools.BashArgs{Command: "for i in $(seq 1 1000); do echo line$i; done"})
+	require.NoError(t, err)
+	assert.True(t, r.Truncated)
+	assert.EqualValues(t, 7893, r.OutputBytes)
+	assert.True(t, strings.HasPrefix(r.Output, "line1\nline2\n"), r.Output)
+	assert.True(t, strings.HasSuffix(r.Output, "line1000\n"), r.Output)
+	assert.Contains(t, r.Output, "bytes omitted")
+	assert.Contains(t, r.String(), "[output truncated: 7893 bytes in all]")
+
+	_, err = e.k.Bash(ctx, tools.BashArgs{Command: " "})
+	assertToolErr(t, err, tools.ErrInvalidArgs)
+	_, err = e.k.Bash(ctx, tools.BashArgs{Command: "true", Timeout: 100000})
+	assertToolErr(t, err, tools.ErrInvalidArgs, "timeout")
+}
+
+func TestBashTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes a second")
+	}
+	e := newEnv(t, nil)
+	withRuleset(t, e)
+	start := time.Now()
+	r, err := e.k.Bash(context.Background(), tools.BashArgs{Command: "echo started; sleep 30", Timeout: 1})
+	require.NoError(t, err)
+	assert.True(t, r.TimedOut)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Equal(t, 128+15, r.ExitCode, "SIGTERM")
+	assert.Contains(t, r.String(), "started\n[timed out after")
+}
+
+// TestBashConfined: the shell cannot do what the file tools refuse.
+func TestBashConfined(t *testing.T) {
+	e := newEnv(t, []string{"out => $OUT"})
+	rs := withRuleset(t, e)
+	ctx := context.Background()
+	if rs.Enforced() {
+		for _, cmd := range []string{
+			"cat /etc/shadow",
+			"cat " + e.out + "/secret",
+			"cat out/secret",
+			"echo pwned > " + e.out + "/pwn",
+			"cat ../out/secret",
+			"cp ../out/secret stolen",
+		} {
+			r, err := e.k.Bash(ctx, tools.BashArgs{Command: cmd})
+			require.NoError(t, err, cmd)
+			assert.NotEqual(t, 0, r.ExitCode, "%s: %s", cmd, r.Output)
+			assert.NotContains(t, r.Output, "SECRET", cmd)
+			assert.Contains(t, r.Output, "Permission denied", cmd)
+			assert.NotContains(t, r.String(), "does not enforce")
+		}
+		assert.NoFileExists(t, filepath.Join(e.out, "pwn"))
+		r, err := e.k.Bash(ctx, tools.BashArgs{Command: "echo ok > inside && cat inside"})
+		require.NoError(t, err)
+		assert.Equal(t, "ok\n", r.Output)
+	} else {
+		kerneltest.RequireLandlockABI(t, 1) // skips or fails, saying why
+	}
+}
+
+// TestBashPathCheckOnly: without Landlock (emulated away in a
+// subprocess) the command's paths are checked before it starts, and the
+// result says the running command is not confined.
+func TestBashPathCheckOnly(t *testing.T) {
+	if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"=landlock=ENOSYS") {
+		return
+	}
+	e := newEnv(t, nil)
+	rs := withRuleset(t, e)
+	require.Equal(t, landlock.LevelPathCheck, rs.Report().Level)
+	ctx := context.Background()
+	r, err := e.k.Bash(ctx, tools.BashArgs{Command: "echo hi"})
+	require.NoError(t, err)
+	assert.Equal(t, "hi\n", r.Output)
+	assert.Equal(t, landlock.LevelPathCheck, r.Confinement)
+	assert.Contains(t, r.String(), "does not enforce the sandbox here")
+
+	_, err = e.k.Bash(ctx, tools.BashArgs{Command: "cat " + e.out + "/secret"})
+	assertToolErr(t, err, jail.ErrOutsideWorkspace, "bash: refused")
+	_, err = e.k.Bash(ctx, tools.BashArgs{Command: "echo pwned > ../out/pwn"})
+	assertToolErr(t, err, jail.ErrOutsideWorkspace, "bash: refused")
+	_, err = os.Stat(filepath.Join(e.out, "pwn"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

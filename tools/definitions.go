@@ -1,0 +1,138 @@
+package tools
+
+import (
+	"encoding/json"
+
+	"github.com/landjail/landjail/jail"
+)
+
+// definitions are the tools' schemas: JSON Schema draft 2020-12, every
+// path argument named "path" with "format": "path" so argument guards
+// (jail's CheckToolArgs) know it is one.
+var definitions = []Definition{
+	{
+		Name: ToolReadFile,
+		Description: "Read a text file in the workspace. Returns the lines numbered like `cat -n`, " +
+			"then a summary with the line and byte counts. Use offset and limit (in lines) to page " +
+			"through long files; lines longer than the limit are cut with a marker. Binary files are " +
+			"not shown (a short notice says so). Reading a file is required before write_file may " +
+			"overwrite it or edit_file may change it.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "format": "path", "description": "File path, relative to the workspace root (or absolute inside an allowed root)."},
+    "offset": {"type": "integer", "minimum": 0, "description": "First line to return, 1-based (default 1)."},
+    "limit": {"type": "integer", "minimum": 0, "description": "Maximum number of lines to return (default and maximum 2000)."}
+  },
+  "required": ["path"],
+  "additionalProperties": false
+}`),
+		Access:   jail.Read,
+		PathArgs: []string{"path"},
+	},
+	{
+		Name: ToolWriteFile,
+		Description: "Write a file in the workspace, atomically (readers see the old or the new content). " +
+			"Creates missing parent directories. Overwriting an existing file is refused unless it was " +
+			"read with read_file in this session and has not changed since.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "format": "path", "description": "File path, relative to the workspace root."},
+    "content": {"type": "string", "description": "The whole new content of the file."}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+}`),
+		Access:   jail.Write,
+		PathArgs: []string{"path"},
+	},
+	{
+		Name: ToolEditFile,
+		Description: "Replace an exact string in a file (no regular expressions). old_string must occur " +
+			"exactly once unless replace_all is true; include enough surrounding context to make it " +
+			"unique. The file must have been read with read_file in this session and be unchanged " +
+			"since. Returns the number of replacements.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "format": "path", "description": "File path, relative to the workspace root."},
+    "old_string": {"type": "string", "description": "The exact text to replace (whitespace and indentation included)."},
+    "new_string": {"type": "string", "description": "The replacement text."},
+    "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false: old_string must be unique)."}
+  },
+  "required": ["path", "old_string", "new_string"],
+  "additionalProperties": false
+}`),
+		Access:   jail.Write,
+		PathArgs: []string{"path"},
+	},
+	{
+		Name: ToolListDirectory,
+		Description: "List a directory of the workspace: one entry per line with a type marker " +
+			"(d directory, f file with its size in bytes, l symlink, ? other), sorted by name.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "format": "path", "description": "Directory path, relative to the workspace root (default: the workspace root)."}
+  },
+  "additionalProperties": false
+}`),
+		Access:   jail.Read,
+		PathArgs: []string{"path"},
+	},
+	{
+		Name: ToolGlob,
+		Description: "Find files by name with a glob pattern relative to path (default: the workspace " +
+			"root): * and ? within one name, ** across directories, {a,b} alternatives, [abc] classes. " +
+			"Symbolic links are listed but never followed. Results are sorted and capped; directories end with /.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "description": "Glob pattern, relative to path, e.g. **/*.go"},
+    "path": {"type": "string", "format": "path", "description": "Directory to search from, relative to the workspace root (default: the workspace root)."}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`),
+		Access:   jail.Read,
+		PathArgs: []string{"path"},
+	},
+	{
+		Name: ToolGrep,
+		Description: "Search file contents with a regular expression (Go RE2 syntax) under path " +
+			"(default: the workspace root), honouring .gitignore files and skipping .git, binary " +
+			"files and symbolic links. Prints path:line:text for each matching line, capped.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "description": "Regular expression (RE2 syntax)."},
+    "path": {"type": "string", "format": "path", "description": "File or directory to search, relative to the workspace root (default: the workspace root)."},
+    "include": {"type": "string", "description": "Only search files whose path relative to path matches this glob, e.g. *.go or src/**/*.ts (a pattern without / matches the base name)."},
+    "ignore_case": {"type": "boolean", "description": "Case-insensitive match."},
+    "max_results": {"type": "integer", "minimum": 0, "description": "Maximum matching lines (default and maximum 200)."}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`),
+		Access:   jail.Read,
+		PathArgs: []string{"path"},
+	},
+	{
+		Name: ToolBash,
+		Description: "Run a command with bash -c in the workspace root, confined by the same policy as the " +
+			"file tools (Landlock where the kernel has it): files outside the workspace and its allowed " +
+			"roots cannot be read or written. stdin is empty. Returns the combined stdout and stderr " +
+			"(long output keeps its head and tail) and the exit code.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The bash command line."},
+    "timeout": {"type": "integer", "minimum": 0, "description": "Timeout in seconds (default 120, maximum 600)."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`),
+		Access: jail.Execute,
+	},
+}

@@ -1,0 +1,489 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// dirFS is an fs.FS over one directory of the policy (base, a name for
+// the Workspace: relative to the workspace root or absolute inside an
+// allowed root). Every operation is a Workspace call on base/name, so it
+// is exactly as confined as the Workspace; it exists (rather than
+// ws.FS()) so that glob and grep work in allowed roots outside the
+// workspace too, and so that grep's opens are non-blocking.
+type dirFS struct {
+	k    *Toolkit
+	base string
+}
+
+var (
+	_ fs.StatFS    = dirFS{}
+	_ fs.ReadDirFS = dirFS{}
+)
+
+func (d dirFS) name(op, name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	return path.Join(d.base, name), nil
+}
+
+func (d dirFS) Open(name string) (fs.File, error) {
+	n, err := d.name("open", name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := d.k.WS.OpenFile(n, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (d dirFS) Stat(name string) (fs.FileInfo, error) {
+	n, err := d.name("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return d.k.WS.Stat(n)
+}
+
+func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	n, err := d.name("readdir", name)
+	if err != nil {
+		return nil, err
+	}
+	return d.k.WS.ReadDir(n)
+}
+
+// GlobArgs are glob's arguments.
+type GlobArgs struct {
+	// Pattern is a doublestar pattern relative to Path.
+	Pattern string `json:"pattern"`
+	// Path is the directory searched; "" means the workspace root (or
+	// the first root of a narrowed Toolkit).
+	Path string `json:"path,omitempty"`
+}
+
+// GlobResult is what glob returns.
+type GlobResult struct {
+	Pattern string `json:"pattern"`
+	// Matches are paths as the agent can pass them back: Path joined with
+	// the match; directories end with "/".
+	Matches   []string `json:"matches"`
+	Truncated bool     `json:"truncated"`
+}
+
+// String renders the result for a model.
+func (r *GlobResult) String() string {
+	var b strings.Builder
+	for _, m := range r.Matches {
+		b.WriteString(m)
+		b.WriteByte('\n')
+	}
+	switch {
+	case r.Truncated:
+		fmt.Fprintf(&b, "[glob %q: truncated at %d matches; use a narrower pattern or path]", r.Pattern, len(r.Matches))
+	case len(r.Matches) == 0:
+		fmt.Fprintf(&b, "[glob %q: no matches]", r.Pattern)
+	default:
+		fmt.Fprintf(&b, "[glob %q: %d matches]", r.Pattern, len(r.Matches))
+	}
+	return b.String()
+}
+
+// Glob is glob: doublestar matching (**, {a,b}, [..]) over a directory of
+// the policy, walked through the Workspace. Symbolic links are matched by
+// name but never followed (doublestar.WithNoFollow), so "**" cannot leave
+// the directory through a link; entries matching a deny pattern are not
+// seen. Results are sorted; at most Limits.GlobResults. Errors:
+// ErrInvalidArgs for a bad, absolute or ".." pattern, the Workspace's for
+// Path.
+func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
+	const tool = ToolGlob
+	if a.Pattern == "" || !doublestar.ValidatePattern(a.Pattern) {
+		return nil, k.fail(tool, a.Pattern, fmt.Errorf("%w: invalid glob pattern", ErrInvalidArgs))
+	}
+	if strings.HasPrefix(a.Pattern, "/") || slices.Contains(strings.Split(a.Pattern, "/"), "..") {
+		return nil, k.fail(tool, a.Pattern, fmt.Errorf("%w: the pattern must be relative to path and must not contain \"..\"; put the directory in path", ErrInvalidArgs))
+	}
+	base, err := k.path(a.Path, ".")
+	if err != nil {
+		return nil, k.fail(tool, a.Path, err)
+	}
+	fi, err := k.WS.Stat(base)
+	if err == nil && !fi.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
+		return nil, k.fail(tool, a.Path, err)
+	}
+	max := k.limits().GlobResults
+	r := &GlobResult{Pattern: a.Pattern}
+	shownBase := a.Path
+	if shownBase == "" {
+		shownBase = base
+	}
+	err = doublestar.GlobWalk(dirFS{k, base}, a.Pattern, func(p string, d fs.DirEntry) error {
+		if p == "." {
+			return nil
+		}
+		if len(r.Matches) == max {
+			r.Truncated = true
+			return errCapReached
+		}
+		m := joinShown(shownBase, p)
+		if d.IsDir() {
+			m += "/"
+		}
+		r.Matches = append(r.Matches, m)
+		return nil
+	}, doublestar.WithNoFollow())
+	if err != nil && !errors.Is(err, errCapReached) {
+		return nil, k.fail(tool, a.Pattern, err)
+	}
+	slices.Sort(r.Matches)
+	return r, nil
+}
+
+// joinShown joins the agent's base path and a slash-separated name below
+// it, as the agent can pass it back.
+func joinShown(base, name string) string {
+	if base == "" || base == "." {
+		return name
+	}
+	return path.Join(base, name)
+}
+
+// GrepArgs are grep's arguments.
+type GrepArgs struct {
+	// Pattern is a Go regexp (RE2).
+	Pattern string `json:"pattern"`
+	// Path is the file or directory searched; "" means the workspace
+	// root (or the first root of a narrowed Toolkit).
+	Path string `json:"path,omitempty"`
+	// Include keeps only files whose path relative to Path matches this
+	// doublestar pattern; a pattern without "/" matches the base name.
+	Include    string `json:"include,omitempty"`
+	IgnoreCase bool   `json:"ignore_case,omitempty"`
+	// MaxResults caps the matching lines (0 or more than
+	// Limits.GrepMatches: Limits.GrepMatches).
+	MaxResults int `json:"max_results,omitempty"`
+}
+
+// Match is one matching line.
+type Match struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// GrepResult is what grep returns.
+type GrepResult struct {
+	Pattern string  `json:"pattern"`
+	Matches []Match `json:"matches"`
+	// Files counts the files searched; FilesMatched those with a match.
+	Files, FilesMatched int
+	// SkippedBinary and SkippedLarge count files left out.
+	SkippedBinary, SkippedLarge int
+	// Truncated: the cap was reached, more matches may exist.
+	Truncated bool `json:"truncated"`
+}
+
+// String renders the result for a model.
+func (r *GrepResult) String() string {
+	var b strings.Builder
+	for _, m := range r.Matches {
+		fmt.Fprintf(&b, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+	}
+	fmt.Fprintf(&b, "[grep %q: %d matches in %d files; %d files searched", r.Pattern, len(r.Matches), r.FilesMatched, r.Files)
+	if r.SkippedBinary > 0 {
+		fmt.Fprintf(&b, "; %d binary files skipped", r.SkippedBinary)
+	}
+	if r.SkippedLarge > 0 {
+		fmt.Fprintf(&b, "; %d large files skipped", r.SkippedLarge)
+	}
+	if r.Truncated {
+		b.WriteString("; truncated at the result cap, narrow the pattern, path or include")
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// grepLineBytes caps a matching line in grep's output (a minified file
+// must not fill the context with one match).
+const grepLineBytes = 300
+
+// Grep is grep: a Go regexp over the lines of every regular file under
+// Path, walked with fs.WalkDir through the Workspace. Symbolic links are
+// not followed (neither to files nor to directories); ".git" directories
+// are skipped; .gitignore files are honoured, from the workspace root
+// down when Path is inside the workspace (else from Path down); binary
+// files (a NUL byte in the first 8000 bytes) and files larger than
+// Limits.GrepFileBytes are skipped and counted. With Toolkit.Tracker set,
+// files grep opens are not left marked read. Errors: ErrInvalidArgs for a
+// bad regexp or include pattern, the Workspace's for Path. Unreadable
+// files below Path are skipped silently.
+func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
+	const tool = ToolGrep
+	expr := a.Pattern
+	if a.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if a.Pattern == "" || err != nil {
+		return nil, k.fail(tool, a.Pattern, fmt.Errorf("%w: invalid regular expression: %v", ErrInvalidArgs, err))
+	}
+	if a.Include != "" && !doublestar.ValidatePattern(a.Include) {
+		return nil, k.fail(tool, a.Include, fmt.Errorf("%w: invalid include pattern", ErrInvalidArgs))
+	}
+	lim := k.limits()
+	maxMatches := a.MaxResults
+	if maxMatches <= 0 || maxMatches > lim.GrepMatches {
+		maxMatches = lim.GrepMatches
+	}
+	base, err := k.path(a.Path, ".")
+	if err != nil {
+		return nil, k.fail(tool, a.Path, err)
+	}
+	fi, err := k.WS.Stat(base)
+	if err != nil {
+		return nil, k.fail(tool, a.Path, err)
+	}
+	r := &GrepResult{Pattern: a.Pattern}
+	g := &grepper{k: k, re: re, r: r, max: maxMatches, lim: lim}
+	shownBase := a.Path
+	if shownBase == "" {
+		shownBase = base
+	}
+	if !fi.IsDir() {
+		if err := regular(fi); err != nil {
+			return nil, k.fail(tool, a.Path, err)
+		}
+		g.file(base, shownBase)
+		return r, nil
+	}
+	ign := k.ignores(base)
+	fsys := dirFS{k, base}
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable: skip (the root's error was checked by Stat)
+		}
+		if d.IsDir() {
+			if p != "." && (d.Name() == ".git" || ign.match(p, true)) {
+				return fs.SkipDir
+			}
+			ign.load(p)
+			return nil
+		}
+		if !d.Type().IsRegular() || ign.match(p, false) {
+			return nil
+		}
+		if a.Include != "" && !includes(a.Include, p) {
+			return nil
+		}
+		if !g.file(path.Join(base, p), joinShown(shownBase, p)) {
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, k.fail(tool, a.Path, err)
+	}
+	return r, nil
+}
+
+// includes reports whether the slash-separated name p matches the
+// include pattern: a pattern without "/" matches the base name.
+func includes(pattern, p string) bool {
+	if !strings.Contains(pattern, "/") {
+		ok, _ := doublestar.Match(pattern, path.Base(p))
+		return ok
+	}
+	ok, _ := doublestar.Match(pattern, p)
+	return ok
+}
+
+type grepper struct {
+	k   *Toolkit
+	re  *regexp.Regexp
+	r   *GrepResult
+	max int
+	lim Limits
+}
+
+// file searches one file (name for the Workspace, shown for the result);
+// false when the match cap is reached.
+func (g *grepper) file(name, shown string) bool {
+	f, done, err := g.k.openQuiet(name)
+	if err != nil {
+		return true
+	}
+	defer done()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return true
+	}
+	if fi.Size() > g.lim.GrepFileBytes {
+		g.r.SkippedLarge++
+		return true
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, _ := br.Peek(binarySniff)
+	if bytes.IndexByte(head, 0) >= 0 {
+		g.r.SkippedBinary++
+		return true
+	}
+	g.r.Files++
+	matched := false
+	for n := 1; ; n++ {
+		l, err := readLine(br, int(g.lim.GrepFileBytes))
+		if err != nil {
+			break
+		}
+		if !g.re.MatchString(l.text) {
+			continue
+		}
+		if len(g.r.Matches) == g.max {
+			g.r.Truncated = true
+			return false
+		}
+		if !matched {
+			matched = true
+			g.r.FilesMatched++
+		}
+		text := l.text
+		if len(text) > grepLineBytes {
+			text = text[:grepLineBytes] + " … [line cut]"
+		}
+		g.r.Matches = append(g.r.Matches, Match{Path: shown, Line: n, Text: strings.ToValidUTF8(text, "\uFFFD")})
+	}
+	return true
+}
+
+// openQuiet opens name for reading through the Workspace (non-blocking)
+// and returns a done func that closes it and, when the Toolkit knows the
+// tracker and the file was not read before, un-marks it: a file only
+// grep (or .gitignore loading) opened does not count as read.
+func (k *Toolkit) openQuiet(name string) (*os.File, func(), error) {
+	var canon string
+	wasRead := true
+	if k.Tracker != nil {
+		if c, err := k.WS.Resolve(name); err == nil {
+			canon, wasRead = c, k.Tracker.HasBeenRead(c)
+		}
+	}
+	f, err := k.WS.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	done := func() {
+		if f != nil {
+			f.Close()
+		}
+		if !wasRead {
+			k.Tracker.Forget(canon)
+		}
+	}
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return f, done, nil
+}
+
+// ignorer holds the .gitignore patterns met so far, per directory
+// (slash-separated, relative to the walk's base), with the domain of each
+// pattern relative to the top (the workspace root when base is inside
+// it, else base).
+type ignorer struct {
+	k      *Toolkit
+	base   string   // Workspace name of the walk's base
+	prefix []string // base's components relative to the top
+	dirs   map[string][]gitignore.Pattern
+}
+
+// ignores loads the .gitignore files from the top down to base.
+func (k *Toolkit) ignores(base string) *ignorer {
+	ig := &ignorer{k: k, base: base, dirs: map[string][]gitignore.Pattern{}}
+	var pats []gitignore.Pattern
+	if canon, err := k.WS.Resolve(base); err == nil && within(canon, k.WS.Root()) {
+		rel, _ := filepath.Rel(k.WS.Root(), canon)
+		if rel != "." {
+			ig.prefix = strings.Split(filepath.ToSlash(rel), "/")
+		}
+		for i := range ig.prefix {
+			dir := strings.Join(ig.prefix[:i], "/")
+			if dir == "" {
+				dir = "."
+			}
+			pats = append(pats, k.readIgnore(path.Join(dir, ".gitignore"), ig.prefix[:i])...)
+		}
+	}
+	pats = append(pats, k.readIgnore(path.Join(base, ".gitignore"), ig.prefix)...)
+	ig.dirs["."] = pats
+	return ig
+}
+
+// load adds dir's .gitignore (dir relative to base) to the patterns in
+// force below it. The base itself was loaded by ignores.
+func (ig *ignorer) load(dir string) {
+	if dir == "." {
+		return
+	}
+	parent := ig.dirs[path.Dir(dir)]
+	own := ig.k.readIgnore(path.Join(ig.base, dir, ".gitignore"), ig.domain(dir))
+	ig.dirs[dir] = append(slices.Clip(parent), own...)
+}
+
+func (ig *ignorer) domain(p string) []string {
+	d := slices.Clone(ig.prefix)
+	if p != "." {
+		d = append(d, strings.Split(p, "/")...)
+	}
+	return d
+}
+
+// match reports whether p (relative to base) is ignored by the patterns
+// of its directory.
+func (ig *ignorer) match(p string, isDir bool) bool {
+	pats := ig.dirs[path.Dir(p)]
+	if len(pats) == 0 {
+		return false
+	}
+	return gitignore.NewMatcher(pats).Match(ig.domain(p), isDir)
+}
+
+// readIgnore parses one .gitignore file read through the Workspace (a
+// missing or unreadable one holds no pattern).
+func (k *Toolkit) readIgnore(name string, domain []string) []gitignore.Pattern {
+	f, done, err := k.openQuiet(name)
+	if err != nil {
+		return nil
+	}
+	defer done()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	var pats []gitignore.Pattern
+	s := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	for s.Scan() {
+		l := strings.TrimSuffix(s.Text(), "\r")
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		pats = append(pats, gitignore.ParsePattern(l, slices.Clone(domain)))
+	}
+	return pats
+}

@@ -1,0 +1,324 @@
+// Package tools is the set of file and shell tools every coding agent
+// exposes (seed 003's tool table: read_file, write_file, edit_file,
+// list_directory, glob, grep, bash), each going through one
+// *jail.Workspace, the single choke point for the paths an agent supplies,
+// and each returning text shaped for a language model: line numbers,
+// byte and line counts, truncation markers, and errors that say what was
+// refused and what to do instead.
+//
+// No function of this package calls os.* on a path the agent supplied:
+// files are opened, listed, stat'ed and written only through the
+// Workspace (Resolve, deny patterns, openat2), and bash runs through
+// package exec, confined by the Landlock ruleset compiled from the same
+// policy, so the file tools and the shell cannot disagree about what is
+// allowed.
+//
+// The read-before-write protocol (seed 000's ReadTracker) needs a
+// Workspace built with jail.WithReadTracker: read_file marks a file read,
+// write_file and edit_file refuse to overwrite an existing file that was
+// not read (jail.ErrNotRead) or that changed on disk since
+// (jail.ErrStale). Without a tracker, writes are not checked.
+//
+// Does not protect against: what the Workspace and package exec do not
+// (see their docs); a file changed between edit_file's read and its
+// atomic write is caught (ErrStale), a change during grep is not.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+)
+
+// Toolkit holds one policy and serves the tools. Build it as a literal;
+// WS is required. A Toolkit holds no mutable state and is safe for
+// concurrent use; it does not own WS, Ruleset or Tracker (the caller
+// closes them).
+type Toolkit struct {
+	// WS is the policy every path goes through.
+	WS *jail.Workspace
+	// Ruleset confines bash's children; nil means no Landlock (package
+	// exec then checks the command's paths before it starts and does
+	// not confine it; the result says so).
+	Ruleset *landlock.Ruleset
+	// Tracker, when it is the tracker WS was built with
+	// (jail.WithReadTracker), lets grep leave the tracker as it was:
+	// without it every file grep opens counts as read, so write_file
+	// could overwrite a file the model only grepped.
+	Tracker *jail.ReadTracker
+	// Env is bash's environment; nil means exec.DefaultEnv(WS, nil).
+	Env []string
+	// Limits caps the output of the tools; zero fields take the
+	// defaults (DefaultLimits).
+	Limits Limits
+
+	// scoped is set by Narrow; then every path must resolve inside one
+	// of scope (canonical absolute directories), possibly none.
+	scoped bool
+	scope  []string
+}
+
+// Limits caps what the tools return, so one call cannot flood a model's
+// context. Byte counts are bytes of UTF-8 text.
+type Limits struct {
+	// ReadLines is read_file's default and maximum number of lines.
+	ReadLines int
+	// LineBytes truncates longer lines in read_file and grep output.
+	LineBytes int
+	// ReadBytes caps read_file's output text.
+	ReadBytes int
+	// ListEntries caps list_directory.
+	ListEntries int
+	// GlobResults caps glob.
+	GlobResults int
+	// GrepMatches caps grep's matching lines.
+	GrepMatches int
+	// GrepFileBytes: grep skips larger files (and says how many).
+	GrepFileBytes int64
+	// BashOutput caps bash's combined output (head and tail are kept).
+	BashOutput int
+	// BashTimeout is bash's default timeout; BashMaxTimeout the largest
+	// a call may ask for.
+	BashTimeout, BashMaxTimeout time.Duration
+}
+
+// DefaultLimits are the limits used for zero fields of Toolkit.Limits.
+// ReadLines 2000 and LineBytes 2000 follow the usual agent read tools;
+// BashOutput 30000 bytes is about 8k tokens.
+var DefaultLimits = Limits{
+	ReadLines:      2000,
+	LineBytes:      2000,
+	ReadBytes:      256 << 10,
+	ListEntries:    1000,
+	GlobResults:    500,
+	GrepMatches:    200,
+	GrepFileBytes:  10 << 20,
+	BashOutput:     30000,
+	BashTimeout:    2 * time.Minute,
+	BashMaxTimeout: 10 * time.Minute,
+}
+
+func (k *Toolkit) limits() Limits {
+	l := k.Limits
+	d := DefaultLimits
+	pick := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	pick(&l.ReadLines, d.ReadLines)
+	pick(&l.LineBytes, d.LineBytes)
+	pick(&l.ReadBytes, d.ReadBytes)
+	pick(&l.ListEntries, d.ListEntries)
+	pick(&l.GlobResults, d.GlobResults)
+	pick(&l.GrepMatches, d.GrepMatches)
+	pick(&l.BashOutput, d.BashOutput)
+	if l.GrepFileBytes <= 0 {
+		l.GrepFileBytes = d.GrepFileBytes
+	}
+	if l.BashTimeout <= 0 {
+		l.BashTimeout = d.BashTimeout
+	}
+	if l.BashMaxTimeout <= 0 {
+		l.BashMaxTimeout = d.BashMaxTimeout
+	}
+	return l
+}
+
+// Narrow returns a copy of k whose tools accept only paths that resolve
+// (under k's policy) inside one of roots; the policy itself is unchanged,
+// so Narrow can never widen it. Each root must resolve inside the policy
+// and be a directory; the others are left out and returned in skipped
+// (each an *Error saying why). If no root is left, the copy refuses every
+// path (ErrOutsideScope). Default paths ("" for list_directory, glob,
+// grep) become the first root, and bash's working directory too; bash's
+// children stay confined by the operator's Ruleset, not by roots.
+//
+// The scope check resolves the path and the tool then operates on the
+// symlink-free canonical name, so a symlink swapped in between makes the
+// operation fail rather than leave the scope.
+func (k *Toolkit) Narrow(roots ...string) (narrowed *Toolkit, skipped []error) {
+	c := *k
+	c.scoped = true
+	c.scope = nil
+	for _, r := range roots {
+		canon, err := k.WS.Resolve(r)
+		if err == nil && k.scoped && !k.inScope(canon) {
+			err = ErrOutsideScope
+		}
+		if err == nil {
+			var fi fs.FileInfo
+			if fi, err = k.WS.Stat(k.wsName(canon, r)); err == nil && !fi.IsDir() {
+				err = fmt.Errorf("%w: root is not a directory", ErrInvalidArgs)
+			}
+		}
+		if err != nil {
+			skipped = append(skipped, k.fail("roots", r, err))
+			continue
+		}
+		c.scope = append(c.scope, canon)
+	}
+	return &c, skipped
+}
+
+// Scope returns the roots the Toolkit was narrowed to (canonical absolute
+// paths) and whether it was narrowed at all.
+func (k *Toolkit) Scope() ([]string, bool) {
+	return append([]string(nil), k.scope...), k.scoped
+}
+
+func (k *Toolkit) inScope(canon string) bool {
+	for _, r := range k.scope {
+		if within(canon, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is dir or below it, on whole components.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// path checks an agent-supplied path against the scope (if any) and
+// returns the name to hand to the Workspace: unsafePath itself when the
+// Toolkit is not narrowed, else the canonical name (relative to the
+// workspace root when below it). An empty unsafePath means dflt ("" for
+// tools where the path is required).
+func (k *Toolkit) path(unsafePath, dflt string) (string, error) {
+	if unsafePath == "" {
+		if dflt == "" {
+			return "", fmt.Errorf("%w: path is required", ErrInvalidArgs)
+		}
+		if k.scoped && len(k.scope) > 0 {
+			return k.wsName(k.scope[0], dflt), nil
+		}
+		unsafePath = dflt
+	}
+	if !k.scoped {
+		return unsafePath, nil
+	}
+	canon, err := k.WS.Resolve(unsafePath)
+	if err != nil {
+		return "", err
+	}
+	if !k.inScope(canon) {
+		return "", ErrOutsideScope
+	}
+	return k.wsName(canon, unsafePath), nil
+}
+
+// wsName names the canonical path canon for the Workspace: relative to
+// the workspace root when below it (so RejectAbsolute policies accept
+// it), else canon, or orig when the policy refuses absolute paths.
+func (k *Toolkit) wsName(canon, orig string) string {
+	root := k.WS.Root()
+	if within(canon, root) {
+		rel, err := filepath.Rel(root, canon)
+		if err == nil {
+			return rel
+		}
+	}
+	if k.WS.RejectsAbsolute() {
+		return orig
+	}
+	return canon
+}
+
+// Definition describes one tool for a framework: its name, a description
+// for the model, its JSON Schema (draft 2020-12, type "object") and what
+// kind of access it needs (for jail.Workspace.CheckToolArgs-style guards:
+// jail.Read, jail.Write or jail.Execute). PathArgs names the arguments
+// that are paths.
+type Definition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Access      jail.Access     `json:"-"`
+	PathArgs    []string        `json:"-"`
+}
+
+// Result is what a tool returns on success: a typed value whose String
+// is the text for the model.
+type Result interface {
+	String() string
+}
+
+// Tool names.
+const (
+	ToolReadFile      = "read_file"
+	ToolWriteFile     = "write_file"
+	ToolEditFile      = "edit_file"
+	ToolListDirectory = "list_directory"
+	ToolGlob          = "glob"
+	ToolGrep          = "grep"
+	ToolBash          = "bash"
+)
+
+// Definitions returns the tools' definitions, in a fixed order. The
+// slice and its schemas are fresh copies.
+func (k *Toolkit) Definitions() []Definition {
+	defs := make([]Definition, len(definitions))
+	for i, d := range definitions {
+		d.InputSchema = append(json.RawMessage(nil), d.InputSchema...)
+		d.PathArgs = append([]string(nil), d.PathArgs...)
+		defs[i] = d
+	}
+	return defs
+}
+
+// Call decodes args (a JSON object; empty means {}) for the tool named
+// name and runs it. Unknown fields are an error (ErrInvalidArgs), so a
+// misspelt argument is reported rather than ignored. Errors are *Error.
+func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (Result, error) {
+	switch name {
+	case ToolReadFile:
+		return call(k, name, args, k.ReadFile)
+	case ToolWriteFile:
+		return call(k, name, args, k.WriteFile)
+	case ToolEditFile:
+		return call(k, name, args, k.EditFile)
+	case ToolListDirectory:
+		return call(k, name, args, k.ListDirectory)
+	case ToolGlob:
+		return call(k, name, args, k.Glob)
+	case ToolGrep:
+		return call(k, name, args, k.Grep)
+	case ToolBash:
+		return call(k, name, args, func(a BashArgs) (*BashResult, error) { return k.Bash(ctx, a) })
+	}
+	return nil, k.fail(name, "", fmt.Errorf("%w %q", ErrUnknownTool, name))
+}
+
+func call[A any, R Result](k *Toolkit, name string, raw json.RawMessage, run func(A) (R, error)) (Result, error) {
+	var a A
+	if len(strings.TrimSpace(string(raw))) > 0 && string(raw) != "null" {
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&a); err != nil {
+			return nil, k.fail(name, "", fmt.Errorf("%w: %v", ErrInvalidArgs, err))
+		}
+		if dec.More() {
+			return nil, k.fail(name, "", fmt.Errorf("%w: trailing data after the arguments object", ErrInvalidArgs))
+		}
+	}
+	r, err := run(a)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+var errCapReached = errors.New("result cap reached")
