@@ -16,12 +16,26 @@ import (
 	"github.com/landjail/landjail/landlock"
 )
 
+// extraRules returns n read-only rules on fresh directories outside the
+// workspace.
+func extraRules(tb testing.TB, f *fixture, n int) []landlock.Rule {
+	extra := make([]landlock.Rule, n)
+	for i := range extra {
+		d := filepath.Join(f.outside, fmt.Sprintf("d%04d", i))
+		require.NoError(tb, os.Mkdir(d, 0o755))
+		extra[i] = landlock.Rule{Path: d, Access: landlock.RightsRead}
+	}
+	return extra
+}
+
 // BenchmarkSpawn compares a spawn of /bin/true through plain os/exec with
-// one through exec (fresh thread, capability drop, Landlock domain from a
-// reused ruleset), with 1, 10, 100 and 1000 extra rules on top of the
-// workspace and the system preset: the per-spawn cost must stay flat.
+// one through exec, pooled (the default: a spawner thread confined once
+// per Ruleset) and with FreshThread (thread creation, capability drop and
+// Landlock domain per spawn), with 1, 10, 100 and 1000 extra rules on top
+// of the workspace and the system preset: the per-spawn cost must stay
+// flat.
 //
-//	go test -run '^$' -bench BenchmarkSpawn -benchtime 2000x ./exec/
+//	go test -run '^$' -bench 'BenchmarkSpawn$' -benchtime 2000x ./exec/
 func BenchmarkSpawn(b *testing.B) {
 	b.Run("osexec", func(b *testing.B) {
 		for b.Loop() {
@@ -30,28 +44,33 @@ func BenchmarkSpawn(b *testing.B) {
 			}
 		}
 	})
-	for _, n := range []int{1, 10, 100, 1000} {
-		b.Run(fmt.Sprintf("landjail/rules=%d", n), func(b *testing.B) {
-			f := newFixture(b)
-			extra := make([]landlock.Rule, n)
-			for i := range extra {
-				d := filepath.Join(f.outside, fmt.Sprintf("d%04d", i))
-				require.NoError(b, os.Mkdir(d, 0o755))
-				extra[i] = landlock.Rule{Path: d, Access: landlock.RightsRead}
-			}
-			rs := f.compile(b, landlock.Options{Extra: extra})
-			if !rs.Enforced() {
-				b.Skip("no Landlock")
-			}
-			ctx := context.Background()
-			b.ResetTimer()
-			for b.Loop() {
-				if err := exec.CommandContext(ctx, f.ws, rs, "/bin/true").Run(); err != nil {
-					b.Fatal(err)
+	for _, fresh := range []bool{false, true} {
+		for _, n := range []int{1, 10, 100, 1000} {
+			b.Run(fmt.Sprintf("%s/rules=%d", pathName(fresh), n), func(b *testing.B) {
+				f := newFixture(b)
+				rs := f.compile(b, landlock.Options{Extra: extraRules(b, f, n)})
+				if !rs.Enforced() {
+					b.Skip("no Landlock")
 				}
-			}
-		})
+				defer exec.Release(rs)
+				ctx := context.Background()
+				for b.Loop() {
+					c := exec.CommandContext(ctx, f.ws, rs, "/bin/true")
+					c.FreshThread = fresh
+					if err := c.Run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
+}
+
+func pathName(fresh bool) string {
+	if fresh {
+		return "fresh"
+	}
+	return "pooled"
 }
 
 // BenchmarkCompile measures building a ruleset of 1000 extra rules (the
@@ -73,28 +92,25 @@ func BenchmarkCompile(b *testing.B) {
 	}
 }
 
-// BenchmarkSpawnRatio alternates a plain os/exec spawn of /bin/true and a
-// confined one, so that both see the same machine load, and reports the
-// median of each ("osexec-ns", "landjail-ns") and their ratio
-// ("ratio", target <= 1.10), for 1, 10, 100 and 1000 extra rules.
+// BenchmarkSpawnRatio alternates a plain os/exec spawn of /bin/true, a
+// pooled confined one and a FreshThread confined one, so that all three
+// see the same machine load, and reports the median of each
+// ("osexec-ns", "pooled-ns", "fresh-ns") and the ratios to os/exec
+// ("pooled-ratio", target <= 1.10; "fresh-ratio"), for 1, 10, 100 and
+// 1000 extra rules.
 //
 //	go test -run '^$' -bench BenchmarkSpawnRatio -benchtime 2000x ./exec/
 func BenchmarkSpawnRatio(b *testing.B) {
 	for _, n := range []int{1, 10, 100, 1000} {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
 			f := newFixture(b)
-			extra := make([]landlock.Rule, n)
-			for i := range extra {
-				d := filepath.Join(f.outside, fmt.Sprintf("d%04d", i))
-				require.NoError(b, os.Mkdir(d, 0o755))
-				extra[i] = landlock.Rule{Path: d, Access: landlock.RightsRead}
-			}
-			rs := f.compile(b, landlock.Options{Extra: extra})
+			rs := f.compile(b, landlock.Options{Extra: extraRules(b, f, n)})
 			if !rs.Enforced() {
 				b.Skip("no Landlock")
 			}
+			defer exec.Release(rs)
 			ctx := context.Background()
-			var plain, jailed []time.Duration
+			var plain, pooled, fresh []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
 				if err := osexec.Command("/bin/true").Run(); err != nil {
@@ -104,13 +120,22 @@ func BenchmarkSpawnRatio(b *testing.B) {
 				if err := exec.CommandContext(ctx, f.ws, rs, "/bin/true").Run(); err != nil {
 					b.Fatal(err)
 				}
+				t2 := time.Now()
+				c := exec.CommandContext(ctx, f.ws, rs, "/bin/true")
+				c.FreshThread = true
+				if err := c.Run(); err != nil {
+					b.Fatal(err)
+				}
 				plain = append(plain, t1.Sub(t0))
-				jailed = append(jailed, time.Since(t1))
+				pooled = append(pooled, t2.Sub(t1))
+				fresh = append(fresh, time.Since(t2))
 			}
-			mp, mj := median(plain), median(jailed)
+			mp, mj, mf := median(plain), median(pooled), median(fresh)
 			b.ReportMetric(float64(mp.Nanoseconds()), "osexec-ns")
-			b.ReportMetric(float64(mj.Nanoseconds()), "landjail-ns")
-			b.ReportMetric(float64(mj)/float64(mp), "ratio")
+			b.ReportMetric(float64(mj.Nanoseconds()), "pooled-ns")
+			b.ReportMetric(float64(mf.Nanoseconds()), "fresh-ns")
+			b.ReportMetric(float64(mj)/float64(mp), "pooled-ratio")
+			b.ReportMetric(float64(mf)/float64(mp), "fresh-ratio")
 		})
 	}
 }

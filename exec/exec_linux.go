@@ -21,6 +21,7 @@ import (
 
 	"github.com/landjail/landjail/fallback"
 	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
 )
 
 // runState is what Start leaves for Wait.
@@ -153,36 +154,24 @@ func (c *Cmd) start() error {
 		return nil
 	}
 
-	// os/exec would open /dev/null itself, from the confined thread.
-	var devnull []*os.File
-	openNull := func() (*os.File, error) {
-		f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-		if err == nil {
-			devnull = append(devnull, f)
-		}
-		return f, err
-	}
-	defer func() {
-		for _, f := range devnull {
-			f.Close()
-		}
-	}()
-	if c.Stdin == nil {
-		if inner.Stdin, err = openNull(); err != nil {
+	// os/exec would open /dev/null itself, from the confined thread. One
+	// O_RDWR descriptor serves every nil stream (the child gets its own
+	// copies by dup2; ours is closed when Start returns).
+	if c.Stdin == nil || c.Stdout == nil || c.Stderr == nil {
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
 			st.cancel()
 			return err
 		}
-	}
-	if c.Stdout == nil {
-		if inner.Stdout, err = openNull(); err != nil {
-			st.cancel()
-			return err
+		defer null.Close()
+		if c.Stdin == nil {
+			inner.Stdin = null
 		}
-	}
-	if c.Stderr == nil {
-		if inner.Stderr, err = openNull(); err != nil {
-			st.cancel()
-			return err
+		if c.Stdout == nil {
+			inner.Stdout = null
+		}
+		if c.Stderr == nil {
+			inner.Stderr = null
 		}
 	}
 	if err := markInheritedCloexec(); err != nil {
@@ -190,12 +179,39 @@ func (c *Cmd) start() error {
 		return err
 	}
 
-	err = onFreshThread(func() error {
-		if err := c.confineThread(confined); err != nil {
+	if c.SelfTest && confined {
+		if err := selfTestCached(c.Workspace, c.Ruleset); err != nil {
+			st.cancel()
 			return err
 		}
-		return inner.Start()
-	})
+	}
+	warmPidfd()
+
+	// inner.Start runs on a confined thread: it must not touch the file
+	// system. With an absolute or slash-containing Path, a non-nil Env,
+	// stdio all set and a non-nil SysProcAttr, os/exec and os.StartProcess
+	// only create pipes (pipe2) for non-*os.File stdio and fork; the
+	// child's chdir and execve are checked against the domain as they
+	// should be.
+	spawn := inner.Start
+	if c.FreshThread {
+		err = onFreshThread(func() error {
+			if err := confineThread(c.Ruleset, c.KeepCaps); err != nil {
+				return err
+			}
+			return spawn()
+		})
+	} else {
+		err = spawnPooled(c.Ruleset, c.KeepCaps, spawn)
+		if errors.Is(err, errPoolStopped) {
+			err = onFreshThread(func() error {
+				if err := confineThread(c.Ruleset, c.KeepCaps); err != nil {
+					return err
+				}
+				return spawn()
+			})
+		}
+	}
 	if err != nil {
 		st.cancel()
 		return err
@@ -205,11 +221,11 @@ func (c *Cmd) start() error {
 	return nil
 }
 
-// confineThread drops the calling thread's capabilities (unless KeepCaps),
-// sets no_new_privs and, when confined, applies the Landlock ruleset. The
-// thread must be locked and must die afterwards.
-func (c *Cmd) confineThread(confined bool) error {
-	if !c.KeepCaps {
+// confineThread drops the calling thread's capabilities (unless
+// keepCaps), sets no_new_privs and, when rs is enforced, applies its
+// Landlock domain. The thread must be locked and must die afterwards.
+func confineThread(rs *landlock.Ruleset, keepCaps bool) error {
+	if !keepCaps {
 		if err := dropCaps(); err != nil {
 			return err
 		}
@@ -217,8 +233,8 @@ func (c *Cmd) confineThread(confined bool) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("exec: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	if confined {
-		return c.Ruleset.RestrictSelf()
+	if rs.Enforced() {
+		return rs.RestrictSelf()
 	}
 	return nil
 }
@@ -254,29 +270,17 @@ func killGroup(pgid int, grace time.Duration) {
 }
 
 // onFreshThread runs fn on a new goroutine locked to an OS thread that is
-// not the main thread, and lets that thread die afterwards (the goroutine
-// exits locked). If the goroutine lands on the main thread (the runtime
-// would park it, not destroy it, leaving a confined thread behind), it
-// keeps the main thread locked so that a retry cannot land there, runs
-// fn on another goroutine, and then unlocks the untouched main thread.
+// not the main thread (goLocked) and lets that thread die afterwards.
 //
 // Cost measured here (BenchmarkParts, 2 vCPUs): thread create+destroy
 // ≈ 40–50 µs, dropCaps ≈ 30 µs (41 PR_CAPBSET_DROP calls as root, each a
 // commit_creds), landlock_restrict_self ≈ 12 µs with ~30 rules and
 // ≈ 170 µs more with 1000 (the kernel copies the rules into the new
 // domain; userspace work per spawn does not depend on the rule count).
+// The pool pays all of this once per worker.
 func onFreshThread(fn func() error) error {
 	ch := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if isMainThread() {
-			ch <- onFreshThread(fn)
-			runtime.UnlockOSThread() // nothing was done to this thread
-			return
-		}
-		ch <- fn()
-		// Exit without UnlockOSThread: the runtime terminates the thread.
-	}()
+	goLocked(func() { ch <- fn() })
 	return <-ch
 }
 
@@ -457,7 +461,7 @@ func (c *Cmd) exec() error {
 			return err
 		}
 	}
-	if err := c.confineThread(confined); err != nil {
+	if err := confineThread(c.Ruleset, true); err != nil { // caps dropped above
 		return err
 	}
 	err = unix.Exec(p.path, p.argv, p.env)

@@ -5,6 +5,9 @@ package exec
 import (
 	"errors"
 	"fmt"
+
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
 )
 
 type runState struct{}
@@ -12,3 +15,9 @@ type runState struct{}
 func (c *Cmd) start() error { return fmt.Errorf("exec: Start: %w", errors.ErrUnsupported) }
 func (c *Cmd) wait() error  { return fmt.Errorf("exec: Wait: %w", errors.ErrUnsupported) }
 func (c *Cmd) exec() error  { return fmt.Errorf("exec: Exec: %w", errors.ErrUnsupported) }
+
+func release(rs *landlock.Ruleset) {}
+
+func selfTest(ws *jail.Workspace, rs *landlock.Ruleset) error {
+	return fmt.Errorf("exec: SelfTest: %w", errors.ErrUnsupported)
+}

@@ -262,13 +262,16 @@ func TestChildAdversarial(t *testing.T) {
 	}
 
 	// The parent is still unconfined.
-	assertUnconfined(t, filepath.Join(f.outside, "secret"))
+	assertUnconfined(t, filepath.Join(f.outside, "secret"), rs)
 }
 
 // assertUnconfined checks that this process can still read outside from
-// many goroutines, and that no thread (after the confined ones died)
-// carries no_new_privs or a reduced bounding set.
-func assertUnconfined(t *testing.T, outsideFile string) {
+// many goroutines while the pooled spawner threads of rs are alive (no
+// goroutine other than a worker ever runs on a confined thread), that at
+// most 2×GOMAXPROCS threads (the two KeepCaps pools) are confined, and,
+// after exec.Release(rs), that no thread carries no_new_privs or a reduced
+// bounding set.
+func assertUnconfined(t *testing.T, outsideFile string, rs *landlock.Ruleset) {
 	t.Helper()
 	var wg sync.WaitGroup
 	var failed sync.Map
@@ -294,10 +297,8 @@ func assertUnconfined(t *testing.T, outsideFile string) {
 	require.NoError(t, err)
 	assert.Contains(t, string(status), nnp, "main thread")
 
-	// Confined threads exit right after their fork; give them a moment.
-	var bad []string
-	for deadline := time.Now().Add(3 * time.Second); ; {
-		bad = bad[:0]
+	confinedThreads := func() []string {
+		var bad []string
 		tasks, err := os.ReadDir("/proc/self/task")
 		require.NoError(t, err)
 		for _, task := range tasks {
@@ -309,6 +310,15 @@ func assertUnconfined(t *testing.T, outsideFile string) {
 				bad = append(bad, task.Name())
 			}
 		}
+		return bad
+	}
+	assert.LessOrEqual(t, len(confinedThreads()), 2*runtime.GOMAXPROCS(0), "more confined threads than pooled workers")
+
+	// Released workers exit once idle; give them a moment.
+	exec.Release(rs)
+	var bad []string
+	for deadline := time.Now().Add(3 * time.Second); ; {
+		bad = confinedThreads()
 		if len(bad) == 0 || time.Now().After(deadline) {
 			break
 		}
@@ -584,7 +594,7 @@ func TestConcurrentSpawns(t *testing.T) {
 	for err := range errs {
 		assert.NoError(t, err)
 	}
-	assertUnconfined(t, filepath.Join(f.outside, "secret"))
+	assertUnconfined(t, filepath.Join(f.outside, "secret"), rs)
 }
 
 // TestMainJobGoBuild is the main job on real input: build and test a

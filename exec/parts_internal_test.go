@@ -13,7 +13,8 @@ import (
 
 // BenchmarkParts times the pieces of a spawn: a fresh locked thread, the
 // capability drop, applying a ruleset of ~30 and ~1030 rules (the kernel
-// copies the rules into the new domain), marking fds close-on-exec, and the
+// copies the rules into the new domain), the round trip to a pooled
+// spawner thread, opening /dev/null, marking fds close-on-exec, and the
 // parent-side preparation with and without a PATH lookup.
 //
 //	go test -run '^$' -bench BenchmarkParts -benchtime 2000x ./exec/
@@ -46,6 +47,18 @@ func BenchmarkParts(b *testing.B) {
 	b.Run("restrict1000", func(b *testing.B) {
 		for b.Loop() {
 			onFreshThread(rs1000.RestrictSelf)
+		}
+	})
+	b.Run("pool-handoff", func(b *testing.B) {
+		defer Release(rs1000)
+		for b.Loop() {
+			spawnPooled(rs1000, false, func() error { return nil })
+		}
+	})
+	b.Run("devnull", func(b *testing.B) {
+		for b.Loop() {
+			f, _ := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+			f.Close()
 		}
 	})
 	b.Run("cloexec", func(b *testing.B) {
