@@ -1,0 +1,15 @@
+package seccomp
+
+import (
+	"os"
+	"testing"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envProbe) == "1" {
+		os.Exit(probeMain())
+	}
+	kerneltest.Main(m)
+}

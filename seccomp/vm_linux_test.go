@@ -1,0 +1,319 @@
+package seccomp
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// Kernel-free tests: the compiled program runs in x/net/bpf's VM on synthetic
+// struct seccomp_data.
+
+func vmOf(t *testing.T, f *Filter) *bpf.VM {
+	t.Helper()
+	raw := make([]bpf.RawInstruction, len(f.prog))
+	for i, r := range f.prog {
+		raw[i] = bpf.RawInstruction{Op: r.Code, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	ins, ok := bpf.Disassemble(raw)
+	require.True(t, ok, "program disassembles completely")
+	vm, err := bpf.NewVM(ins)
+	require.NoError(t, err)
+	return vm
+}
+
+// seccompData lays out struct seccomp_data as the kernel's filter sees it on
+// a little-endian CPU. The kernel loads each 32-bit word in native byte order
+// but x/net/bpf's VM loads network (big-endian) order, so every 32-bit word
+// is stored big-endian at its native offset: nr at 0, arch at 4, and each
+// __u64 argument as its low word at 16+8i followed by its high word.
+func seccompData(arch, nr uint32, args ...uint64) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[0:], nr)
+	binary.BigEndian.PutUint32(b[4:], arch)
+	binary.BigEndian.PutUint32(b[8:], 0x401000) // instruction_pointer, low word
+	for i, a := range args {
+		binary.BigEndian.PutUint32(b[16+8*i:], uint32(a))
+		binary.BigEndian.PutUint32(b[16+8*i+4:], uint32(a>>32))
+	}
+	return b
+}
+
+func nativeArch(t *testing.T) target {
+	t.Helper()
+	tg, err := currentTarget()
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("no filter for GOARCH %s", runtime.GOARCH)
+	}
+	require.NoError(t, err)
+	return tg
+}
+
+func retName(r uint32) string {
+	switch {
+	case r == unix.SECCOMP_RET_ALLOW:
+		return actAllow
+	case r == unix.SECCOMP_RET_KILL_PROCESS:
+		return actKill
+	case r&unix.SECCOMP_RET_ACTION_FULL == unix.SECCOMP_RET_ERRNO:
+		return "errno " + unix.ErrnoName(unix.Errno(r&unix.SECCOMP_RET_DATA))
+	}
+	return fmt.Sprintf("ret %#x", r)
+}
+
+type call struct {
+	name string
+	nr   uint32
+	args []uint64
+	want string
+}
+
+func sock(domain, typ, proto uint64, want string) call {
+	return call{fmt.Sprintf("socket(%d,%#x,%d)", domain, typ, proto), unix.SYS_SOCKET, []uint64{domain, typ, proto}, want}
+}
+
+func sys(name string, nr uint32, want string, args ...uint64) call {
+	return call{name, nr, args, want}
+}
+
+const (
+	eperm  = actEPERM
+	enosys = actENOSYS
+	ok     = actAllow
+	hi32   = 1 << 32 // garbage in an argument's high half
+)
+
+func TestFilterVM(t *testing.T) {
+	nativeArch(t)
+	const nb = unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC
+	common := []call{
+		sys("read", unix.SYS_READ, ok, 0, 0, 0),
+		sys("getpid", unix.SYS_GETPID, ok),
+		sock(unix.AF_NETLINK, unix.SOCK_RAW, 0, ok),
+		sys("socketpair(AF_UNIX)", unix.SYS_SOCKETPAIR, ok, unix.AF_UNIX, unix.SOCK_STREAM, 0, 0),
+		sys("ioctl(TIOCSTI)", unix.SYS_IOCTL, eperm, 0, unix.TIOCSTI, 0),
+		sys("ioctl(TIOCSTI|high)", unix.SYS_IOCTL, eperm, 0, hi32|unix.TIOCSTI, 0),
+		sys("ioctl(TIOCLINUX)", unix.SYS_IOCTL, eperm, 3, unix.TIOCLINUX, 0),
+		sys("ioctl(TCGETS)", unix.SYS_IOCTL, ok, 0, unix.TCGETS, 0),
+		sys("ioctl(TIOCSCTTY)", unix.SYS_IOCTL, ok, 0, unix.TIOCSCTTY, 0),
+		sys("io_uring_setup", unix.SYS_IO_URING_SETUP, eperm, 8, 0),
+		sys("io_uring_enter", unix.SYS_IO_URING_ENTER, eperm),
+		sys("io_uring_register", unix.SYS_IO_URING_REGISTER, eperm),
+		sys("unshare(CLONE_NEWNS)", unix.SYS_UNSHARE, ok, unix.CLONE_NEWNS),
+		sys("clone(vfork)", unix.SYS_CLONE, ok, unix.CLONE_VM|unix.CLONE_VFORK|uint64(unix.SIGCHLD)),
+	}
+	dangerousCalls := func(want string) []call {
+		var cs []call
+		for _, name := range []string{"keyctl", "add_key", "request_key", "bpf", "perf_event_open",
+			"userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module",
+			"delete_module", "open_by_handle_at"} {
+			cs = append(cs, sys(name, syscallNumbers[name], want))
+		}
+		return append(cs,
+			sys("unshare(CLONE_NEWUSER)", unix.SYS_UNSHARE, want, unix.CLONE_NEWUSER),
+			sys("unshare(CLONE_NEWUSER|CLONE_NEWNS|high)", unix.SYS_UNSHARE, want, hi32|unix.CLONE_NEWUSER|unix.CLONE_NEWNS),
+			sys("clone(CLONE_NEWUSER)", unix.SYS_CLONE, want, unix.CLONE_NEWUSER|uint64(unix.SIGCHLD)),
+		)
+	}
+	strictNet := []call{
+		sock(unix.AF_INET, unix.SOCK_STREAM, 0, ok),
+		sock(unix.AF_INET, unix.SOCK_STREAM|nb, unix.IPPROTO_TCP, ok),
+		sock(unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0, ok),
+		sock(unix.AF_INET|hi32, unix.SOCK_STREAM, hi32, ok), // the kernel reads ints: high half ignored
+		sock(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, eperm),
+		sock(unix.AF_INET6, unix.SOCK_STREAM|nb, unix.IPPROTO_MPTCP, eperm),
+		sock(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP, eperm),
+		sock(unix.AF_INET, unix.SOCK_SEQPACKET, 0, eperm),
+		sock(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP, eperm),
+		sock(unix.AF_INET6, unix.SOCK_RAW, unix.IPPROTO_RAW, eperm),
+		sock(unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP, eperm), // ping socket
+		sock(unix.AF_PACKET, unix.SOCK_RAW, 0x0300, eperm),
+		sock(unix.AF_PACKET, unix.SOCK_DGRAM, 0, eperm),
+		sock(unix.AF_VSOCK, unix.SOCK_STREAM, 0, eperm),
+		sock(unix.AF_XDP, unix.SOCK_RAW, 0, eperm),
+		sock(unix.AF_BLUETOOTH, unix.SOCK_STREAM, 0, eperm),
+		sock(unix.AF_NETLINK, unix.SOCK_DGRAM, 0, ok),
+	}
+	udp := func(want string) []call {
+		return []call{
+			sock(unix.AF_INET, unix.SOCK_DGRAM, 0, want),
+			sock(unix.AF_INET, unix.SOCK_DGRAM|nb, unix.IPPROTO_UDP, want),
+			sock(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0, want),
+		}
+	}
+	hostNet := []call{
+		sock(unix.AF_INET, unix.SOCK_DGRAM, 0, ok),
+		sock(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP, ok),
+		sock(unix.AF_PACKET, unix.SOCK_RAW, 0, ok),
+	}
+	unixSock := func(want string) []call {
+		return []call{
+			sock(unix.AF_UNIX, unix.SOCK_STREAM, 0, want),
+			sock(unix.AF_UNIX, unix.SOCK_DGRAM|nb, 0, want),
+			sock(hi32|unix.AF_UNIX, unix.SOCK_SEQPACKET, 0, want),
+		}
+	}
+	ptraceCalls := func(want string) []call {
+		return []call{
+			sys("ptrace", unix.SYS_PTRACE, want, unix.PTRACE_ATTACH, 1),
+			sys("process_vm_writev", unix.SYS_PROCESS_VM_WRITEV, want),
+			sys("process_vm_readv", unix.SYS_PROCESS_VM_READV, want),
+			sys("pidfd_getfd", unix.SYS_PIDFD_GETFD, want),
+		}
+	}
+	join := func(css ...[]call) []call {
+		var all []call
+		for _, cs := range css {
+			all = append(all, cs...)
+		}
+		return all
+	}
+
+	for _, tc := range []struct {
+		name  string
+		opt   Options
+		calls []call
+	}{
+		{"default ABI 7", Options{LandlockABI: 7},
+			join(common, unixSock(eperm), hostNet, dangerousCalls(eperm), ptraceCalls(ok),
+				[]call{sys("clone3", unix.SYS_CLONE3, enosys)})},
+		{"ABI 9 covers unix sockets", Options{LandlockABI: 9}, join(common, unixSock(ok))},
+		{"AllowUnixSockets", Options{LandlockABI: 7, AllowUnixSockets: true}, join(common, unixSock(ok))},
+		{"NetRestricted", Options{LandlockABI: 7, NetRestricted: true},
+			join(common, unixSock(eperm), strictNet, udp(eperm))},
+		{"NetRestricted AllowDNS", Options{LandlockABI: 7, NetRestricted: true, AllowDNS: true},
+			join(common, unixSock(eperm), strictNet, udp(ok))},
+		{"NetRestricted AllowUnixSockets", Options{LandlockABI: 7, NetRestricted: true, AllowUnixSockets: true},
+			join(common, unixSock(ok), strictNet)},
+		{"NetRestricted ABI 3 denies TCP too", Options{LandlockABI: 3, NetRestricted: true},
+			join(common, udp(eperm), []call{
+				sock(unix.AF_INET, unix.SOCK_STREAM, 0, eperm),
+				sock(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP, eperm),
+			})},
+		{"AllowDangerous", Options{LandlockABI: 7, AllowDangerous: true},
+			join(common, dangerousCalls(ok), []call{sys("clone3", unix.SYS_CLONE3, ok)})},
+		{"no Landlock", Options{LandlockABI: 0}, join(common, unixSock(eperm), ptraceCalls(eperm))},
+		{"no Landlock AllowDangerous", Options{LandlockABI: 0, AllowDangerous: true}, join(common, ptraceCalls(ok))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Build(tc.opt)
+			require.NoError(t, err)
+			vm := vmOf(t, f)
+			tg := nativeArch(t)
+			for _, c := range tc.calls {
+				r, err := vm.Run(seccompData(tg.audit, c.nr, c.args...))
+				require.NoError(t, err)
+				assert.Equal(t, c.want, retName(uint32(r)), "%s", c.name)
+			}
+		})
+	}
+}
+
+func TestFilterVMArch(t *testing.T) {
+	tg := nativeArch(t)
+	f, err := Build(Options{LandlockABI: 7, AllowUnixSockets: true, AllowDangerous: true})
+	require.NoError(t, err)
+	vm := vmOf(t, f)
+	run := func(arch, nr uint32, args ...uint64) string {
+		r, err := vm.Run(seccompData(arch, nr, args...))
+		require.NoError(t, err)
+		return retName(uint32(r))
+	}
+	assert.Equal(t, ok, run(tg.audit, unix.SYS_READ))
+	for _, other := range []uint32{unix.AUDIT_ARCH_I386, unix.AUDIT_ARCH_ARM, unix.AUDIT_ARCH_X86_64, unix.AUDIT_ARCH_AARCH64, 0} {
+		if other == tg.audit {
+			continue
+		}
+		// Number 0 (read on x86_64) and the i386 socketcall (102).
+		assert.Equal(t, actKill, run(other, 0), "arch %#x", other)
+		assert.Equal(t, actKill, run(other, 102, 1), "arch %#x socketcall", other)
+	}
+	if tg.x32 {
+		assert.Equal(t, actKill, run(tg.audit, x32SyscallBit|unix.SYS_READ))
+		// x32's socket number is 41 as on x86_64: without the x32 rule an
+		// x32 socket(AF_UNIX) would dodge the unix-socket rule's number.
+		assert.Equal(t, actKill, run(tg.audit, x32SyscallBit|unix.SYS_SOCKET, unix.AF_UNIX))
+	}
+}
+
+func TestRules(t *testing.T) {
+	nativeArch(t)
+	f, err := Build(Options{LandlockABI: 7})
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, r := range f.Rules() {
+		assert.NotEmpty(t, r.Name)
+		assert.NotEmpty(t, r.Syscall, r.Name)
+		assert.NotEmpty(t, r.Reason, r.Name)
+		assert.Contains(t, []string{actEPERM, actENOSYS, actKill, actAllow}, r.Action, r.Name)
+		assert.False(t, seen[r.Name], "rule name %q is unique", r.Name)
+		seen[r.Name] = true
+	}
+	for _, name := range []string{"arch", "unix-socket", "socketpair", "tiocsti", "tioclinux",
+		"io_uring_setup", "keyctl", "bpf", "open_by_handle_at", "unshare-newuser", "clone-newuser", "clone3", "ptrace"} {
+		assert.True(t, seen[name], "rule %q reported", name)
+	}
+
+	// Rules is a copy.
+	rs := f.Rules()
+	rs[0].Name = "changed"
+	assert.Equal(t, "arch", f.Rules()[0].Name)
+
+	// JSON round trip with the documented tags.
+	b, err := json.Marshal(f.Rules()[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"action":"kill process"`)
+	var back Rule
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, f.Rules()[0], back)
+
+	byName := func(opt Options) map[string]Rule {
+		f, err := Build(opt)
+		require.NoError(t, err)
+		m := map[string]Rule{}
+		for _, r := range f.Rules() {
+			m[r.Name] = r
+		}
+		return m
+	}
+	m := byName(Options{LandlockABI: 7, AllowUnixSockets: true, NetRestricted: true, AllowDNS: true})
+	assert.Equal(t, actAllow, m["unix-socket"].Action)
+	assert.Contains(t, m["unix-socket"].Reason, "UNCONFINED")
+	assert.Equal(t, actAllow, m["inet-udp"].Action)
+	assert.Contains(t, m["inet-udp"].Reason, "all UDP")
+	assert.Equal(t, actEPERM, m["inet-non-tcp"].Action)
+	assert.Contains(t, m["inet-non-tcp"].Args, "MPTCP")
+	assert.Equal(t, actEPERM, m["net-family"].Action)
+
+	m = byName(Options{LandlockABI: 7})
+	assert.Equal(t, actEPERM, m["unix-socket"].Action)
+	assert.Equal(t, actAllow, m["network"].Action)
+	assert.Equal(t, actAllow, m["ptrace"].Action)
+	assert.True(t, strings.Contains(m["ptrace"].Reason, "Landlock"))
+
+	m = byName(Options{LandlockABI: 0})
+	assert.Equal(t, actEPERM, m["ptrace"].Action)
+	assert.Equal(t, actEPERM, m["pidfd_getfd"].Action)
+}
+
+func TestResolveRejectsLongJumps(t *testing.T) {
+	var a asm
+	far := a.label()
+	a.jumpIf(bpf.JumpEqual, 1, far, next)
+	for range 300 {
+		a.emit(bpf.RetConstant{Val: 0})
+	}
+	a.bind(far)
+	a.emit(bpf.RetConstant{Val: 0})
+	_, err := a.resolve()
+	assert.Error(t, err)
+}
