@@ -143,10 +143,11 @@ func (e *ToolArgError) Unwrap() error { return e.Err }
 //
 // The arguments are walked in document order through arrays and nested
 // objects. The schema is followed through properties, patternProperties,
-// additionalProperties, items (single and tuple forms), prefixItems,
-// additionalItems, $ref to any local JSON pointer ("#", "#/$defs/x",
-// "#/definitions/x"; remote refs are ignored), allOf, anyOf, oneOf and
-// if/then/else; path-ness is the union over every subschema that can
+// additionalProperties, unevaluatedProperties, items (single and tuple
+// forms), prefixItems, additionalItems, unevaluatedItems, contains, $ref
+// (and $recursiveRef, $dynamicRef) to any local JSON pointer ("#",
+// "#/$defs/x", "#/definitions/x"; remote refs and anchors are ignored),
+// allOf, anyOf, oneOf, if/then/else and dependentSchemas; path-ness is the union over every subschema that can
 // apply, so a value is treated as a path if any branch says so. Cyclic
 // $refs terminate. Duplicate keys in an object are each checked (parsers
 // disagree on which one wins).
@@ -643,9 +644,11 @@ func (c *argChecker) expand(node any) ([]map[string]any, error) {
 				stack = append(stack, sub)
 			}
 		}
-		if ref, ok := n["$ref"].(string); ok {
-			if target, ok := c.resolveRef(ref); ok {
-				push(target)
+		for _, k := range []string{"$ref", "$recursiveRef", "$dynamicRef"} {
+			if ref, ok := n[k].(string); ok {
+				if target, ok := c.resolveRef(ref); ok {
+					push(target)
+				}
 			}
 		}
 		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
@@ -657,6 +660,11 @@ func (c *argChecker) expand(node any) ([]map[string]any, error) {
 		}
 		push(n["then"])
 		push(n["else"])
+		if deps, ok := n["dependentSchemas"].(map[string]any); ok {
+			for _, d := range deps {
+				push(d)
+			}
+		}
 	}
 	if c.expanded == nil {
 		c.expanded = map[uintptr][]map[string]any{}
@@ -729,6 +737,10 @@ func (c *argChecker) itemSchemas(s map[string]any, i int, out *[]map[string]any)
 	if pre, ok := s["prefixItems"].([]any); ok && i < len(pre) {
 		return c.add(out, pre[i])
 	}
+	// "contains" may describe any item: its path-ness counts for all.
+	if err := c.add(out, s["contains"]); err != nil {
+		return err
+	}
 	switch items := s["items"].(type) {
 	case []any: // draft 4-2019 tuple form
 		if i < len(items) {
@@ -738,7 +750,7 @@ func (c *argChecker) itemSchemas(s map[string]any, i int, out *[]map[string]any)
 	case map[string]any:
 		return c.add(out, items)
 	}
-	return nil
+	return c.add(out, s["unevaluatedItems"])
 }
 
 // maxPatternLen bounds the patternProperties regexps compiled (Go's
@@ -780,7 +792,10 @@ func (c *argChecker) propertySchemas(s map[string]any, key string, out *[]map[st
 		}
 	}
 	if !matched {
-		return c.add(out, s["additionalProperties"])
+		if err := c.add(out, s["additionalProperties"]); err != nil {
+			return err
+		}
+		return c.add(out, s["unevaluatedProperties"])
 	}
 	return nil
 }

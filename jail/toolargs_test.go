@@ -1,6 +1,7 @@
 package jail_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -171,4 +172,34 @@ func TestCheckToolArgsErrorShape(t *testing.T) {
 	defer ra.Close()
 	assert.ErrorIs(t, ra.CheckToolArgs(nil, []byte(`{"q":"`+e.Root+`/f"}`), jail.Read), jail.ErrAbsolutePath)
 	assert.NoError(t, ra.CheckToolArgs(nil, []byte(`{"path":"f"}`), jail.Read))
+}
+
+// BenchmarkCheckToolArgs measures typical calls: a write of a 64 KiB file
+// (path checked, content skipped as free text), 20 files through a $ref
+// schema, and 1000 heuristic absolute strings in an unknown field.
+func BenchmarkCheckToolArgs(b *testing.B) {
+	tab, e, w := toolArgsEnv(b)
+	content, _ := json.Marshal(strings.Repeat("// line of Go code /x/y\n", 64<<10/24))
+	files := make([]string, 20)
+	for i := range files {
+		files[i] = `{"path":"sub/f` + strconv.Itoa(i) + `.go","content":"x"}`
+	}
+	abs := make([]string, 1000)
+	for i := range abs {
+		abs[i] = strconv.Quote(e.Root + "/sub/a.go")
+	}
+	for _, bc := range []struct{ name, schema, args string }{
+		{"write-64KiB", tab.Schemas["write"], `{"path":"sub/new.go","content":` + string(content) + `}`},
+		{"multi-20-files-ref", tab.Schemas["multi"], `{"files":[` + strings.Join(files, ",") + `]}`},
+		{"heuristic-1000-abs", "", `{"q":[` + strings.Join(abs, ",") + `]}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.args)))
+			for b.Loop() {
+				if err := w.CheckToolArgs([]byte(bc.schema), []byte(bc.args), jail.Write); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
