@@ -12,8 +12,10 @@ var (
 	ErrNotEnforced = errors.New("landlock: ruleset is not enforced by the kernel")
 
 	// ErrNotEnforceable: Strict was set and the policy asks for something
-	// Landlock cannot express at all, whatever the ABI (today: deny
-	// patterns, which would need carve-outs of allowed directories).
+	// Landlock cannot express at all, whatever the ABI: a carve-out that
+	// cannot be compiled (patterns of an unrestricted policy, a tree
+	// larger than Options.WalkLimit, Options.NoCarve) or that another
+	// rule widens again (see Options.Strict).
 	ErrNotEnforceable = errors.New("landlock: policy cannot be enforced by Landlock")
 
 	// ErrClosed: the Ruleset was used after Close.

@@ -9,10 +9,17 @@
 // golandlock.Config.Restrict* for that purpose: it confines every thread
 // of the process.
 //
-// Landlock rules only allow. Rights are unions along the directory tree,
-// so a read-only root inside a read-write root is writable for children,
-// and the policy's deny patterns are not enforced for children at all;
-// both are reported (Report.Notes, Report.Dropped) rather than hidden.
+// Landlock rules only allow, and rights are unions along the directory
+// tree. So that the policy's deny patterns, Options.ReadOnly, the
+// agent-config preset and read-only roots nested in a read-write root hold
+// for children too, Compile carves those paths out of the allowed roots
+// (see chainRights in carve.go and Report.CarveOuts): each directory on
+// the way to a carved-out path gets read_dir only, each other entry of
+// those directories its full rights, the carved-out path nothing or
+// read-only rights. The price: directories on those chains are frozen for
+// children (no entry can be created, removed or renamed directly in them,
+// and a sibling file replaced by rename loses its rule), and a path that
+// starts to match a pattern only after Compile is not carved out.
 //
 // What this package does not protect against: anything Landlock does not
 // mediate at the running ABI (listed per ABI in the report: before ABI 4
@@ -69,9 +76,48 @@ type Options struct {
 
 	// Strict makes Compile fail instead of dropping anything: an
 	// *ABIError naming every missing right when the kernel's ABI is too
-	// old (including no Landlock at all), ErrNotEnforceable for deny
-	// patterns. Missing optional paths (system preset) never fail.
+	// old (including no Landlock at all), ErrNotEnforceable when a
+	// carve-out cannot be compiled (patterns of an unrestricted policy,
+	// more than WalkLimit entries to walk, NoCarve with something to
+	// carve) or is widened again by another rule (TmpDir, Extra, system
+	// preset on or above a carved path). Missing optional paths (system
+	// preset) never fail. Strict does not refuse what no compile-time
+	// check can see: a path that starts to match a deny pattern after
+	// Compile (listed in Report.Notes).
 	Strict bool
+
+	// ReadOnly lists paths inside writable roots that children may read
+	// (and execute, where the root allows it) but not write, create,
+	// remove or rename: absolute paths (symlinks resolved), or patterns
+	// in the syntax of jail.WithDeny ("docs/", "*.lock", "/go.sum"),
+	// matched as deny patterns are. Patterns are expanded against the
+	// tree at Compile time. Landlock ABI 1 (before ABI 3 truncate(2) is
+	// not restricted, so a read-only file can still be truncated).
+	ReadOnly []string
+
+	// ProtectAgentConfig makes AgentConfigPaths in the workspace root
+	// read-only for children (files whose modification would run code
+	// outside the sandbox later: .git/hooks/, .git/config, shell rc
+	// files, .vscode/, .mcp.json, ...). Names that do not exist cannot be
+	// created either: their parent directory (the workspace root, .git)
+	// becomes a chain directory. Consequence: a child cannot create,
+	// remove or rename entries directly in the workspace root or in
+	// .git, so `git commit` fails (it creates .git/index.lock); reads
+	// and everything below other directories are unaffected.
+	ProtectAgentConfig bool
+
+	// WalkLimit bounds how many entries Compile visits when it expands
+	// deny and read-only patterns (0: DefaultWalkLimit). Beyond it the
+	// patterns are not enforced for children (reported as dropped;
+	// Strict fails).
+	WalkLimit int
+
+	// NoCarve compiles every root whole, as if nothing were carved out:
+	// deny patterns, ReadOnly, ProtectAgentConfig and read-only roots
+	// nested in writable ones are then not enforced for children
+	// (reported as the dropped feature "carve-outs"; Strict fails). For
+	// workloads that must create files in the workspace root.
+	NoCarve bool
 
 	// MaxABI caps the Landlock ABI used (0: the running kernel's). For
 	// tests and for reproducing the behaviour of an older kernel.
@@ -172,7 +218,8 @@ const (
 type Feature struct {
 	// Name is "fs.<right>", "net.<right>", "scope.<scope>" (the
 	// go-landlock names, e.g. "fs.refer", "net.connect_tcp",
-	// "scope.signal") or "deny-patterns".
+	// "scope.signal") or "carve-outs" (deny patterns, read-only paths,
+	// nested read-only roots held for children).
 	Name string `json:"name"`
 	// ABI is the minimum Landlock ABI that enforces it (0: none can).
 	ABI int `json:"abi"`
@@ -216,6 +263,14 @@ type Report struct {
 	BindTCP    []uint16 `json:"bind_tcp,omitempty"`
 	// Skipped lists optional paths that were not added.
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// CarveOuts are the paths carved out of allowed roots; CarveRules is
+	// how many rules compiling them took in total (siblings, chain
+	// directories, read-only carve-outs) and ChainDirs how many
+	// directories are frozen (see Options.ProtectAgentConfig). Empty
+	// when nothing was carved or carving was dropped.
+	CarveOuts  []CarveOut `json:"carve_outs,omitempty"`
+	CarveRules int        `json:"carve_rules,omitempty"`
+	ChainDirs  int        `json:"chain_dirs,omitempty"`
 	// Notes are limits of the policy as compiled, in plain words.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -236,6 +291,16 @@ func (r *Report) String() string {
 	}
 	for _, ru := range r.Rules {
 		fmt.Fprintf(&b, "rule: %s\n", ru)
+	}
+	for _, c := range r.CarveOuts {
+		missing := ""
+		if !c.Exists {
+			missing = " (absent: cannot be created)"
+		}
+		fmt.Fprintf(&b, "carve-out: %s %s (%s)%s\n", c.Mode, c.Path, c.Source, missing)
+	}
+	if len(r.CarveOuts) > 0 {
+		fmt.Fprintf(&b, "carve-out rules: %d, frozen directories: %d\n", r.CarveRules, r.ChainDirs)
 	}
 	if len(r.ConnectTCP) > 0 {
 		fmt.Fprintf(&b, "tcp connect: %v\n", r.ConnectTCP)
@@ -301,8 +366,17 @@ func (r *Ruleset) Close() error { return r.close() }
 // for a required rule path that cannot be opened; errno errors from the
 // Landlock syscalls (wrapped with %w).
 //
-// Compile reads ws only through Roots, DenyPatterns and Unrestricted; ws
-// may be closed afterwards. Minimum: Landlock ABI 1 (Linux 5.13); see
+// When something is carved out (deny patterns, Options.ReadOnly,
+// ProtectAgentConfig, read-only roots inside writable ones), Compile
+// walks the roots once (not following symlinks, at most WalkLimit
+// entries) to expand the patterns, and lists every chain directory; the
+// rule count then grows with the number of entries in chain directories
+// (measured: a 10,000-file workspace with .env and certs/x.pem carved
+// out, see BenchmarkCompileCarve).
+//
+// Compile reads ws only through Roots, Root, DenyPatterns and
+// Unrestricted (it builds a private Workspace over the same roots to
+// match patterns); ws may be closed afterwards. Minimum: Landlock ABI 1 (Linux 5.13); see
 // Report for what each ABI adds.
 func Compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	return compile(ws, opt)

@@ -72,14 +72,23 @@ type request struct {
 	scope        bool
 	strict       bool
 	denyPatterns []string
+	// policyRoots: the first policyRoots rules are the policy's roots,
+	// the ones carves are compiled out of.
+	policyRoots int
+	carves      []carve
+	// carveDropped says why patterns could not be expanded ("" if they
+	// were, or there were none); noCarve is Options.NoCarve.
+	carveDropped string
+	noCarve      bool
 }
 
-func newRequest(ws *jail.Workspace, opt Options) request {
+func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 	req := request{
 		net:          !opt.NetHost,
 		scope:        !opt.NoScope,
 		strict:       opt.Strict,
 		denyPatterns: ws.DenyPatterns(),
+		noCarve:      opt.NoCarve,
 	}
 	if req.net {
 		req.connect = opt.ConnectTCP
@@ -91,6 +100,12 @@ func newRequest(ws *jail.Workspace, opt Options) request {
 			src = "workspace"
 		}
 		req.rules = append(req.rules, Rule{Path: r.Path, Access: modeRights(r.Mode), Source: src})
+	}
+	req.policyRoots = len(req.rules)
+	var err error
+	req.carves, req.carveDropped, err = collectCarves(ws, opt, req.rules)
+	if err != nil {
+		return req, err
 	}
 	if ws.Unrestricted() {
 		req.rules = append(req.rules, Rule{Path: "/", Access: RightsAll, Source: "unrestricted"})
@@ -107,7 +122,7 @@ func newRequest(ws *jail.Workspace, opt Options) request {
 		}
 		req.rules = append(req.rules, r)
 	}
-	return req
+	return req, nil
 }
 
 // SystemRules returns the system preset: what ordinary tools need to run.
@@ -155,13 +170,17 @@ type compiled struct {
 	fit    golandlock.AccessFSSet // the rights rules were fitted to
 	rules  []Rule                 // effective, ABI-fitted (requested rights when abi == 0)
 	report Report
+	// kinds: rules made by carving, path -> is a directory (as listed);
+	// they are added without following symlinks.
+	kinds map[string]bool
 }
 
 // plan fits req to abi: which rights are handled, each rule's effective
 // rights, what is dropped and why. It touches no kernel; stat is asked
-// whether each rule path is a directory. In Strict mode it fails with an
-// *ABIError or ErrNotEnforceable rather than drop a required feature.
-func plan(req request, abi int, stat statFunc) (*compiled, error) {
+// whether each rule path is a directory, list for the entries of chain
+// directories when something is carved out. In Strict mode it fails with
+// an *ABIError or ErrNotEnforceable rather than drop a required feature.
+func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error) {
 	cfg := abiConfig(abi)
 	latest := abiConfig(latestKnownABI)
 	c := &compiled{}
@@ -200,11 +219,24 @@ func plan(req request, abi int, stat statFunc) (*compiled, error) {
 			}
 		}
 	}
-	if len(req.denyPatterns) > 0 {
-		rep.Dropped = append(rep.Dropped, Feature{
-			Name: "deny-patterns", Required: true,
-			Reason: fmt.Sprintf("Landlock rules only allow: paths matching %q below an allowed root stay reachable for children", req.denyPatterns),
-		})
+	carving := len(req.carves) > 0 && !req.noCarve && req.carveDropped == ""
+	if len(req.carves) > 0 || req.carveDropped != "" {
+		f := Feature{Name: "carve-outs", ABI: 1, Required: true}
+		switch {
+		case req.noCarve, req.carveDropped != "":
+			f.ABI = 0 // no ABI helps: Strict reports ErrNotEnforceable
+		}
+		switch {
+		case req.noCarve:
+			f.Reason = "Options.NoCarve: deny patterns and read-only paths below allowed roots stay reachable for children"
+		case req.carveDropped != "":
+			f.Reason = fmt.Sprintf("patterns %q not expanded: %s; matching paths stay reachable for children", req.denyPatterns, req.carveDropped)
+		}
+		if f.Reason != "" {
+			rep.Dropped = append(rep.Dropped, f)
+		} else {
+			c.classify(f, abi > 0)
+		}
 	}
 
 	if req.strict {
@@ -220,8 +252,28 @@ func plan(req request, abi int, stat statFunc) (*compiled, error) {
 		fit = latest.HandledAccessFS
 	}
 	c.fit = fit
-	for _, r := range req.rules {
-		isDir, err := stat(r.Path)
+	rules := req.rules
+	if carving {
+		var err error
+		rules, rep.ChainDirs, c.kinds, err = carveAll(rules, req.policyRoots, req.carves, list)
+		if err != nil {
+			return nil, err
+		}
+		rep.CarveRules = len(c.kinds)
+		for _, cv := range req.carves {
+			mode := CarveReadOnly
+			if cv.access == 0 {
+				mode = CarveDeny
+			}
+			rep.CarveOuts = append(rep.CarveOuts, CarveOut{Path: cv.path, Mode: mode, Source: cv.source, Exists: cv.exists})
+		}
+	}
+	for _, r := range rules {
+		isDir, known := c.kinds[r.Path]
+		var err error
+		if !known {
+			isDir, err = stat(r.Path)
+		}
 		if err != nil {
 			if r.Optional {
 				rep.Skipped = append(rep.Skipped, Skipped{Path: r.Path, Reason: err.Error()})
@@ -241,6 +293,14 @@ func plan(req request, abi int, stat statFunc) (*compiled, error) {
 	}
 	rep.Rules = c.rules
 	rep.Notes = nestedNotes(c.rules)
+	if carving {
+		widened := widenedCarves(c.rules, req.carves)
+		if len(widened) > 0 && req.strict {
+			return nil, fmt.Errorf("%w: %s", ErrNotEnforceable, widened[0])
+		}
+		rep.Notes = append(rep.Notes, widened...)
+		rep.Notes = append(rep.Notes, carveNotes...)
+	}
 
 	if handledNet != 0 {
 		rep.ConnectTCP = sortedPorts(req.connect)
@@ -345,9 +405,15 @@ func nestedNotes(rules []Rule) []string {
 	}
 	var notes []string
 	for _, in := range rules {
+		if in.Source == "chain" {
+			continue
+		}
 		for dir := in.Path; dir != "/"; {
 			dir = filepath.Dir(dir)
 			for _, out := range byPath[dir] {
+				if out.Source == "chain" {
+					continue // read_dir only, by design (carve.go)
+				}
 				if extra := out.Access &^ in.Access; extra != 0 {
 					notes = append(notes, fmt.Sprintf("%s %s lies inside %s %s: children also get %v there", in.Source, in.Path, out.Source, out.Path, extra))
 				}

@@ -46,7 +46,8 @@ func baseRequest() request {
 			{Path: "/dev/null", Access: RightsAll, Source: "system", Optional: true},
 			{Path: "/missing", Access: RightsRead, Source: "system", Optional: true},
 		},
-		connect: []uint16{443, 80, 443},
+		connect:     []uint16{443, 80, 443},
+		policyRoots: 2,
 	}
 }
 
@@ -76,7 +77,7 @@ func TestPlanFitsABI(t *testing.T) {
 			scoped: ll.ScopeAbstractUnixSocket | ll.ScopeSignal},
 	}
 	for _, tt := range tests {
-		c, err := plan(baseRequest(), tt.abi, planFS)
+		c, err := plan(baseRequest(), tt.abi, planFS, nil)
 		require.NoError(t, err, "abi %d", tt.abi)
 		assert.Equal(t, uint64(tt.handledFS), c.attr.HandledAccessFS, "abi %d", tt.abi)
 		assert.Equal(t, tt.handledNet, c.attr.HandledAccessNet, "abi %d", tt.abi)
@@ -99,7 +100,7 @@ func TestPlanFitsABI(t *testing.T) {
 }
 
 func TestPlanFileRulesGetFileRightsOnly(t *testing.T) {
-	c, err := plan(baseRequest(), 7, planFS)
+	c, err := plan(baseRequest(), 7, planFS, nil)
 	require.NoError(t, err)
 	var null *Rule
 	for i := range c.rules {
@@ -114,7 +115,7 @@ func TestPlanFileRulesGetFileRightsOnly(t *testing.T) {
 func TestPlanStrict(t *testing.T) {
 	req := baseRequest()
 	req.strict = true
-	_, err := plan(req, 3, planFS)
+	_, err := plan(req, 3, planFS, nil)
 	var ae *ABIError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, 3, ae.Have)
@@ -124,32 +125,54 @@ func TestPlanStrict(t *testing.T) {
 	assert.NotContains(t, ae.Missing, "resolve_unix", "optional hardening never fails strict mode")
 	assert.ErrorIs(t, err, errors.ErrUnsupported)
 
-	_, err = plan(req, 0, planFS)
+	_, err = plan(req, 0, planFS, nil)
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, 0, ae.Have)
 	assert.Contains(t, ae.Error(), "no usable Landlock")
 
-	_, err = plan(req, 7, planFS)
+	_, err = plan(req, 7, planFS, nil)
 	assert.NoError(t, err, "ABI 7 has every required feature; the missing optional path is no reason to fail")
 
 	req.net, req.scope = false, false
-	_, err = plan(req, 3, planFS)
+	_, err = plan(req, 3, planFS, nil)
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "fs.ioctl_dev (ABI 5)", ae.Missing)
-	_, err = plan(req, 5, planFS)
+	_, err = plan(req, 5, planFS, nil)
 	assert.NoError(t, err, "without network and scope restrictions ABI 5 is enough")
 
-	req.denyPatterns = []string{".env"}
-	_, err = plan(req, 7, planFS)
-	assert.ErrorIs(t, err, ErrNotEnforceable)
-	req.strict = false
-	c, err := plan(req, 7, planFS)
+	// Carve-outs are enforceable; only a carve-out that cannot be
+	// compiled fails strict mode.
+	req.carves = []carve{{path: "/ws/.env", source: SourceDenyPattern, exists: true}}
+	list := fakeTree("/ws/", "/ws/.env", "/ws/a")
+	c, err := plan(req, 7, planFS, list)
 	require.NoError(t, err)
-	assert.Contains(t, names(c.report.Dropped), "deny-patterns")
+	assert.Contains(t, names(c.report.Enforced), "carve-outs")
+	for _, why := range []func(*request){
+		func(r *request) { r.noCarve = true },
+		func(r *request) { r.carveDropped = "more than 10 entries" },
+	} {
+		r := req
+		why(&r)
+		_, err = plan(r, 7, planFS, list)
+		assert.ErrorIs(t, err, ErrNotEnforceable)
+		r.strict = false
+		c, err := plan(r, 7, planFS, list)
+		require.NoError(t, err)
+		assert.Contains(t, names(c.report.Dropped), "carve-outs")
+		assert.Empty(t, c.report.CarveOuts)
+		assert.Equal(t, "/ws", c.rules[0].Path, "compiled whole")
+	}
+	// A rule outside the carving that widens a carve-out fails strict.
+	r := req
+	r.rules = append(r.rules, Rule{Path: "/ws", Access: RightsRead, Source: "extra"})
+	_, err = plan(r, 7, planFS, list)
+	assert.ErrorIs(t, err, ErrNotEnforceable)
+	_, err = plan(req, 0, planFS, list)
+	require.ErrorAs(t, err, &ae, "no Landlock: carve-outs need ABI 1")
 }
 
 func TestPlanNoLandlockKeepsRequestedRights(t *testing.T) {
-	c, err := plan(baseRequest(), 0, planFS)
+	c, err := plan(baseRequest(), 0, planFS, nil)
 	require.NoError(t, err)
 	assert.Equal(t, LevelPathCheck, c.report.Level)
 	assert.Zero(t, c.attr.HandledAccessFS)
@@ -161,7 +184,7 @@ func TestPlanNoLandlockKeepsRequestedRights(t *testing.T) {
 func TestPlanRequiredPathMissing(t *testing.T) {
 	req := baseRequest()
 	req.rules = append(req.rules, Rule{Path: "/gone", Access: RightsRead, Source: "ro"})
-	_, err := plan(req, 7, planFS)
+	_, err := plan(req, 7, planFS, nil)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
@@ -169,7 +192,7 @@ func TestPlanNotes(t *testing.T) {
 	req := baseRequest()
 	req.rules = append(req.rules, Rule{Path: "/ws/vendor", Access: RightsRead, Source: "ro"})
 	req.net = false
-	c, err := plan(req, 7, fakeStat("/ws/", "/ro/", "/dev/null", "/ws/vendor/"))
+	c, err := plan(req, 7, fakeStat("/ws/", "/ro/", "/dev/null", "/ws/vendor/"), nil)
 	require.NoError(t, err)
 	joined := strings.Join(c.report.Notes, "\n")
 	assert.Contains(t, joined, "ro /ws/vendor lies inside workspace /ws")

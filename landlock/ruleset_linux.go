@@ -45,7 +45,11 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	if opt.MaxABI > 0 {
 		abi = min(abi, opt.MaxABI)
 	}
-	c, err := plan(newRequest(ws, opt), abi, statPath)
+	req, err := newRequest(ws, opt)
+	if err != nil {
+		return nil, err
+	}
+	c, err := plan(req, abi, statPath, listDir)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +64,13 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	}
 	rs.fd = fd
 	for _, r := range c.rules {
+		if isDir, ok := c.kinds[r.Path]; ok {
+			if err := addCarvedRule(fd, r, isDir); err != nil {
+				unix.Close(fd)
+				return nil, err
+			}
+			continue
+		}
 		if err := addPathRule(fd, r); err != nil {
 			unix.Close(fd)
 			return nil, err
@@ -88,6 +99,44 @@ func addPathRule(rulesetFD int, r Rule) error {
 		return &fs.PathError{Op: "open", Path: r.Path, Err: err}
 	}
 	defer unix.Close(fd)
+	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
+	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
+		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
+	}
+	return nil
+}
+
+// addCarvedRule adds a rule the carve planner made from a directory
+// listing. The last component is opened O_NOFOLLOW and must still be what
+// was listed: an entry swapped for a symlink since (by a process still
+// running in the workspace) must not move the rule onto the link's target,
+// which could be the carved-out file. An entry that vanished is skipped
+// (nothing to grant); one whose type changed fails Compile.
+func addCarvedRule(rulesetFD int, r Rule, isDir bool) error {
+	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: r.Path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &fs.PathError{Op: "fstat", Path: r.Path, Err: err}
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("became a symlink while compiling: %w", unix.ELOOP)}
+	case unix.S_IFDIR:
+		if !isDir {
+			return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("became a directory while compiling: %w", unix.EISDIR)}
+		}
+	default:
+		if isDir {
+			return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("is no longer a directory: %w", unix.ENOTDIR)}
+		}
+	}
 	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
 	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
 		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
