@@ -27,20 +27,24 @@
 //     abstract sockets). Options.AllowUnixSockets keeps it allowed and the
 //     rule is reported as "allow" (unconfined). socketpair(2) stays allowed:
 //     its sockets have no name and reach nothing outside.
-//   - With Options.NetRestricted (the network is not "host"):
-//     inet-non-tcp: socket(AF_INET or AF_INET6, ...) fails with EPERM unless its
+//   - inet-non-tcp (with Options.NetRestricted, i.e. the network is not
+//     "host"): socket(AF_INET or AF_INET6, ...) fails with EPERM unless its
 //     type (masked with SOCK_TYPE_MASK, so SOCK_NONBLOCK|SOCK_CLOEXEC do not
-//     matter) is SOCK_STREAM and its protocol 0 or IPPROTO_TCP. Landlock only
-//     governs TCP (below ABI 10): UDP, raw and ICMP sockets, SCTP and MPTCP
-//     (IPPROTO_MPTCP, whose connect bypasses Landlock's TCP rules, measured on
-//     Linux 6.18) would leave the sandbox unchecked. Options.AllowDNS also
-//     allows SOCK_DGRAM with protocol 0 or IPPROTO_UDP, i.e. all UDP to any
-//     port: a seccomp filter cannot restrict UDP to port 53 because the
-//     address of connect/sendto is behind a pointer it cannot read. It is
-//     reported as such.
-//     net-family: socket() with any family other than AF_UNIX, AF_INET,
-//     AF_INET6 and AF_NETLINK fails with EPERM (AF_PACKET raw frames,
-//     AF_VSOCK to the hypervisor host, AF_XDP, AF_BLUETOOTH, AF_TIPC, ...).
+//     matter) is SOCK_STREAM and its protocol 0 or IPPROTO_TCP. Landlock's
+//     network rights cover only TCP: UDP, raw and ICMP sockets, SCTP and
+//     MPTCP (IPPROTO_MPTCP, whose connect bypasses Landlock's TCP rules,
+//     measured on Linux 6.18) would leave the sandbox unchecked. Below
+//     Landlock ABI 4, which restricts no network access at all, TCP is denied
+//     too: every AF_INET/AF_INET6 socket fails.
+//   - inet-udp (with NetRestricted and Options.AllowDNS): SOCK_DGRAM with
+//     protocol 0 or IPPROTO_UDP is allowed, i.e. all UDP to any host and
+//     port, and reported as such: a seccomp filter cannot restrict UDP to
+//     port 53 because the address of connect/sendto is behind a pointer it
+//     cannot read. Off by default; the CLI exposes it as a flag.
+//   - net-family (with NetRestricted): socket() with any family other than
+//     AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK fails with EPERM (AF_PACKET
+//     raw frames, AF_VSOCK to the hypervisor host, AF_XDP, AF_BLUETOOTH,
+//     AF_TIPC, ...).
 //   - tiocsti, tioclinux: ioctl(fd, TIOCSTI) and ioctl(fd, TIOCLINUX) fail with
 //     EPERM: pushing input into a terminal the child shares with its caller
 //     (CVE-2017-5226 class; TIOCLINUX can paste the console selection). The
@@ -65,6 +69,9 @@
 //     pidfd_getfd fail with EPERM, so the child cannot inject code into the
 //     process that started it.
 //
+// Without NetRestricted (host network) no rule looks at socket families,
+// types or protocols except AF_UNIX; the "network" rule reports that.
+//
 // Everything else is allowed: the filter is a deny list on top of Landlock,
 // not an allow list of syscalls.
 //
@@ -74,6 +81,16 @@
 // SECCOMP_FILTER_FLAG_TSYNC), so only the child forked from that thread is
 // filtered; filters stack with any already installed (the most restrictive
 // action wins) and can never be removed.
+//
+// Order for a confined spawn (package exec): drop capabilities, set
+// no_new_privs, landlock_restrict_self, then Filter.Install, then fork.
+// Installing seccomp last keeps the spawner thread's own setup (opening the
+// ruleset's paths, prctl, Landlock syscalls) out of the rules' reach, so a
+// rule can never break the setup; the filter does not touch the Landlock
+// syscalls, so Landlock still applies either way. A child forked with
+// os/exec works: Go uses clone(2), not clone3, unless SysProcAttr.UseCgroupFD
+// or CLONE_NEWTIME is set (those get ENOSYS), and SysProcAttr.Cloneflags or
+// Unshareflags with CLONE_NEWUSER get EPERM unless AllowDangerous.
 //
 // Does not protect against: anything a rule above lists as allowed; sockets
 // and file descriptors the child inherits already open; UDP to any port with

@@ -317,3 +317,15 @@ func TestResolveRejectsLongJumps(t *testing.T) {
 	_, err := a.resolve()
 	assert.Error(t, err)
 }
+
+func BenchmarkBuild(b *testing.B) {
+	opt := Options{LandlockABI: 7, NetRestricted: true}
+	var f *Filter
+	for b.Loop() {
+		var err error
+		if f, err = Build(opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(f.prog)), "insns")
+}
