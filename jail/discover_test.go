@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/openat"
 )
 
 // discoverCase is the registry tree of the Discover tests: seed 004's
@@ -55,13 +57,26 @@ var discoverCase = attacktest.Case{
 	Policy:  attacktest.Policy{Deny: []string{".env"}},
 }
 
+// discoverMechanisms runs f with openat2 (skipped, via kerneltest, when
+// the kernel or the emulation refuses it) and with the O_NOFOLLOW walk.
+func discoverMechanisms(t *testing.T, f func(t *testing.T)) {
+	t.Run("openat2", func(t *testing.T) {
+		kerneltest.RequireOpenat2(t)
+		f(t)
+	})
+	t.Run("fallback", func(t *testing.T) {
+		defer openat.SetForceFallback(true)()
+		f(t)
+	})
+}
+
 func TestDiscover(t *testing.T) {
 	c := discoverCase
 	e := attacktest.Build(t, &c)
 	require.NoError(t, syscall.Mkfifo(filepath.Join(e.Root, ".claude/skills/fifo"), 0o644))
 	w := newWorkspace(t, e, &c)
 
-	forEachMechanism(t, func(t *testing.T) {
+	discoverMechanisms(t, func(t *testing.T) {
 		found, skipped, err := w.Discover(".claude/skills")
 		require.NoError(t, err)
 
