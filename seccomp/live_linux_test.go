@@ -314,3 +314,24 @@ func TestInstallNil(t *testing.T) {
 	var f *Filter
 	assert.Error(t, f.Install())
 }
+
+// TestInstallLiveGlibcThreads checks the clone3 → ENOSYS fallback: glibc ≥
+// 2.34 creates threads with clone3 and must fall back to clone(2).
+func TestInstallLiveGlibcThreads(t *testing.T) {
+	requireSeccomp(t)
+	py, err := osexec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to create glibc threads")
+	}
+	f, err := Build(Options{LandlockABI: 7, NetRestricted: true})
+	require.NoError(t, err)
+	var out []byte
+	onFilteredThread(t, f, func() {
+		out, err = osexec.Command(py, "-c",
+			"import threading, subprocess\n"+
+				"t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()\n"+
+				"print(subprocess.run(['true']).returncode)").CombinedOutput()
+	})
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "thread\n0\n", string(out))
+}
