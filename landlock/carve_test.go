@@ -2,7 +2,9 @@ package landlock
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -10,6 +12,9 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kerneltest"
 )
 
 // fakeTree is a file system for the carve planner, in the tree-spec
@@ -214,4 +219,42 @@ func TestPlanCarveReport(t *testing.T) {
 	assert.Contains(t, rep.String(), "carve-out: read-only /ws/.mcp.json (agent-config) (absent: cannot be created)")
 	assert.True(t, (&Ruleset{report: rep, fit: c.fit}).Allows("/ws/a", golandlock.AccessFSSet(ll.AccessFSWriteFile)))
 	assert.False(t, (&Ruleset{report: rep, fit: c.fit}).Allows("/ws/.env", golandlock.AccessFSSet(ll.AccessFSReadFile)))
+}
+
+// TestChainDirCreateIsUseless measures why chain directories do not get
+// make_reg: in a directory with make_reg but no write_file, open(O_CREAT)
+// creates the file and then fails with EACCES, leaving an empty file the
+// thread can neither write nor read (Linux 6.18, ABI 7). If a kernel
+// stops doing that, this test fails and chainRights can be revisited.
+func TestChainDirCreateIsUseless(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if !kerneltest.RunInSubprocess(t) {
+		return
+	}
+	dir := t.TempDir()
+	attr := ll.RulesetAttr{HandledAccessFS: uint64(golandlock.V1.HandledAccessFS)}
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(dfd)
+	require.NoError(t, ll.LandlockAddPathBeneathRule(fd, &ll.PathBeneathAttr{ParentFd: dfd, AllowedAccess: ll.AccessFSReadDir | ll.AccessFSMakeReg}, 0))
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the confined thread dies with the goroutine
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- err
+			return
+		}
+		if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
+			done <- err
+			return
+		}
+		done <- os.WriteFile(filepath.Join(dir, "new"), []byte("x"), 0o644)
+	}()
+	assert.ErrorIs(t, <-done, unix.EACCES)
+	fi, err := os.Lstat(filepath.Join(dir, "new"))
+	require.NoError(t, err, "the file was created before the open was refused")
+	assert.Zero(t, fi.Size())
 }

@@ -1,0 +1,362 @@
+package landlock_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+)
+
+// tree creates the tree spec ("d/" directory, "f" file with its own name
+// as content, "a => b" symlink) below root.
+func tree(t testing.TB, root string, spec ...string) {
+	t.Helper()
+	for _, s := range spec {
+		p := filepath.Join(root, s)
+		switch {
+		case strings.Contains(s, " => "):
+			kv := strings.SplitN(s, " => ", 2)
+			p = filepath.Join(root, kv[0])
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.Symlink(kv[1], p))
+		case strings.HasSuffix(s, "/"):
+			require.NoError(t, os.MkdirAll(p, 0o755))
+		default:
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(s+"\n"), 0o644))
+		}
+	}
+}
+
+func newWS(t testing.TB, opts ...jail.Option) *jail.Workspace {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "ws")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	tree(t, root,
+		".env", "certs/x.pem", "certs/ca.txt", "certs/sub/y.txt", "a.txt",
+		"src/main.go", "nested/deep/.env", "nested/deep/ok.txt", "docs/spec.md", "vendor/lib.go",
+	)
+	ws, err := jail.New(root, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// sh runs script with sh -c in the workspace root, confined by rs.
+func sh(t *testing.T, ws *jail.Workspace, rs *landlock.Ruleset, script string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, ws, rs, "/bin/sh", "-c", script).CombinedOutput()
+	return string(out), err
+}
+
+type childCase struct {
+	script string
+	ok     bool // the script must succeed (positive control) or fail (refused)
+}
+
+func runCases(t *testing.T, ws *jail.Workspace, rs *landlock.Ruleset, cases []childCase) {
+	t.Helper()
+	for _, c := range cases {
+		out, err := sh(t, ws, rs, c.script)
+		if c.ok {
+			assert.NoError(t, err, "must work: %s\n%s", c.script, out)
+		} else {
+			assert.Error(t, err, "must be refused: %s\n%s", c.script, out)
+		}
+	}
+}
+
+func compile(t *testing.T, ws *jail.Workspace, opt landlock.Options) *landlock.Ruleset {
+	t.Helper()
+	opt.System = true
+	rs, err := landlock.Compile(ws, opt)
+	require.NoError(t, err)
+	t.Cleanup(func() { rs.Close() })
+	require.True(t, rs.Enforced())
+	return rs
+}
+
+// TestCarveOutDeny: the policy's deny patterns hold for children, by every
+// route the issue lists, while every sibling stays usable.
+func TestCarveOutDeny(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 3) // refer (ABI 2) and truncate (ABI 3) handled
+	ws := newWS(t, jail.WithDeny(".env", "*.pem"))
+	rs := compile(t, ws, landlock.Options{})
+	rep := rs.Report()
+	var carved []string
+	for _, c := range rep.CarveOuts {
+		carved = append(carved, strings.TrimPrefix(c.Path, ws.Root()+"/")+" "+c.Mode)
+	}
+	assert.ElementsMatch(t, []string{".env deny", "certs/x.pem deny", "nested/deep/.env deny"}, carved)
+	assert.Contains(t, names(rep.Enforced), "carve-outs")
+
+	runCases(t, ws, rs, []childCase{
+		// Refused: direct.
+		{"cat .env", false},
+		{"cat certs/x.pem", false},
+		{"cat nested/deep/.env", false},
+		{"echo x >> .env", false},
+		{": > certs/x.pem", false},
+		{"rm .env", false},
+		// Through a symlink the child creates (in a sibling it owns).
+		{"ln -s ../.env src/l1 && cat src/l1", false},
+		{"ln -s ../certs/x.pem src/l2; cat src/l2", false},
+		// Through a hard link the child creates: across directories
+		// (needs refer on the chain: EXDEV) and in the same directory
+		// (needs make_reg on the chain: EACCES); either way the link
+		// would be the same inode, with no rule.
+		{"ln .env src/h1; cat src/h1", false},
+		{"ln certs/x.pem certs/h2; cat certs/h2", false},
+		{"ln certs/x.pem src/h3; cat src/h3", false},
+		// Renamed away, or its parent directory moved inside the
+		// workspace (same parent: rules stay on the inodes; elsewhere:
+		// refused).
+		{"mv .env src/e; cat src/e", false},
+		{"mv certs/x.pem src/x.pem; cat src/x.pem", false},
+		{"mv certs certs2; cat certs2/x.pem", false},
+		{"mv certs src/certs; cat src/certs/x.pem", false},
+		{"mv nested/deep src/deep; cat src/deep/.env", false},
+		{"cp -r certs src/c && cat src/c/x.pem", false},
+		// Positive controls: every sibling readable and writable.
+		{"cat a.txt && echo more >> a.txt", true},
+		{"cat certs/ca.txt && echo more >> certs/ca.txt", true},
+		{"cat certs/sub/y.txt && echo new > certs/sub/new && rm certs/sub/new", true},
+		{"cat nested/deep/ok.txt && echo more >> nested/deep/ok.txt", true},
+		{"cat src/main.go && echo new > src/new.go && mkdir -p src/a/b && mv src/new.go src/a/b/ && rm -r src/a", true},
+		{"ls -a . certs nested/deep | grep -q x.pem", true}, // names stay listable
+		{"test -e .env && test -f certs/x.pem", true},       // stat is not mediated
+	})
+	b, err := os.ReadFile(filepath.Join(ws.Root(), "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "a.txt\nmore\n", string(b), "the sibling was written in place")
+	for _, p := range []string{".env", "certs/x.pem", "nested/deep/.env"} {
+		b, err := os.ReadFile(filepath.Join(ws.Root(), p))
+		require.NoError(t, err, "still where it was: %s", p)
+		assert.Equal(t, p+"\n", string(b))
+	}
+}
+
+// TestCarveOutChainDirsFrozen measures what a child can do directly in a
+// chain directory (the workspace root and certs/ here): nothing can be
+// created, removed or renamed, and a refused create leaves nothing behind
+// (no empty file, so no stale lock file).
+func TestCarveOutChainDirsFrozen(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 3)
+	ws := newWS(t, jail.WithDeny("certs/x.pem"))
+	rs := compile(t, ws, landlock.Options{})
+	runCases(t, ws, rs, []childCase{
+		{"echo new > certs/new.txt", false},
+		{"echo new > newtop.txt", false},
+		{"mkdir newdir", false},
+		{"ln -s a.txt l", false},
+		{"rm a.txt", false},
+		{"mv a.txt b.txt", false},
+		{"mkfifo fifo", false},
+		{"echo ok > src/ok.txt && mv src/ok.txt src/ok2.txt", true},
+	})
+	for _, p := range []string{"certs/new.txt", "newtop.txt", "newdir", "l", "b.txt", "fifo"} {
+		_, err := os.Lstat(filepath.Join(ws.Root(), p))
+		assert.ErrorIs(t, err, os.ErrNotExist, "a refused create leaves nothing: %s", p)
+	}
+}
+
+// TestCarveOutReadOnly: Options.ReadOnly paths and patterns, and a
+// read-only root nested in the workspace, are readable, not writable.
+func TestCarveOutReadOnly(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 3)
+	ws := newWS(t)
+	vendor := filepath.Join(ws.Root(), "vendor")
+	ws.Close()
+	ws, err := jail.New(ws.Root(), jail.WithAllowed(vendor, jail.ReadOnly))
+	require.NoError(t, err)
+	defer ws.Close()
+	rs := compile(t, ws, landlock.Options{ReadOnly: []string{"docs/", filepath.Join(ws.Root(), "a.txt")}})
+	modes := map[string]string{}
+	for _, c := range rs.Report().CarveOuts {
+		modes[strings.TrimPrefix(c.Path, ws.Root()+"/")] = c.Mode + " " + c.Source
+	}
+	assert.Equal(t, map[string]string{
+		"vendor": "read-only nested-root", "docs": "read-only read-only", "a.txt": "read-only read-only",
+	}, modes)
+	runCases(t, ws, rs, []childCase{
+		{"cat docs/spec.md", true},
+		{"cat a.txt", true},
+		{"cat vendor/lib.go", true},
+		{"echo x >> docs/spec.md", false},
+		{": > docs/spec.md", false},
+		{"echo x > docs/new.md", false},
+		{"rm docs/spec.md", false},
+		{"mv docs/spec.md src/", false},
+		{"echo x >> a.txt", false},
+		{"echo x >> vendor/lib.go", false},
+		{"echo x > vendor/new.go", false},
+		{"cp src/main.go vendor/", false},
+		{"echo ok >> src/main.go", true},
+	})
+	// The in-process side agrees on the nested root.
+	_, err = ws.Check("vendor/lib.go", jail.Write)
+	assert.ErrorIs(t, err, jail.ErrReadOnly)
+}
+
+// TestCarveOutAgentConfig: the preset write-protects git hooks and
+// configuration and agent files, blocks creating missing protected names
+// (also as symlinks), and leaves .git/objects writable.
+func TestCarveOutAgentConfig(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 3)
+	if _, err := osexec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ws := newWS(t)
+	root := ws.Root()
+	git := func(args ...string) {
+		cmd := osexec.Command("git", append([]string{"-C", root, "-c", "user.name=t", "-c", "user.email=t@e"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	git("init", "-q")
+	git("add", "a.txt")
+	git("commit", "-q", "-m", "one")
+	tree(t, root, ".vscode/settings.json", ".bashrc")
+	rs := compile(t, ws, landlock.Options{ProtectAgentConfig: true})
+	got := map[string]bool{}
+	for _, c := range rs.Report().CarveOuts {
+		assert.Equal(t, landlock.CarveReadOnly, c.Mode)
+		got[strings.TrimPrefix(c.Path, root+"/")] = c.Exists
+	}
+	assert.True(t, got[".git/hooks"] && got[".git/config"] && got[".vscode"] && got[".bashrc"], "%v", got)
+	assert.False(t, got[".mcp.json"], "absent")
+	t.Log(rs.Report().String())
+
+	const gitc = "git -c user.name=t -c user.email=t@e "
+	runCases(t, ws, rs, []childCase{
+		{"echo evil > .git/hooks/pre-commit", false},
+		{"echo evil >> .git/hooks/pre-commit.sample", false},
+		{"ln -s ../../src/main.go .git/hooks/post-commit", false},
+		{"ln src/main.go .git/hooks/post-commit", false},
+		{"git config core.hooksPath /tmp", false},
+		{"echo '[core] fsmonitor = evil' >> .git/config", false},
+		{"cp .git/config src/c && echo x >> src/c && mv src/c .git/config", false},
+		{"echo x >> .git/description && mv .git/description .git/config", false}, // rename over: no remove on the chain
+		{"echo '{}' > .mcp.json", false},
+		{"ln -s src/main.go .mcp.json", false},
+		{"echo '{}' > .vscode/tasks.json", false},
+		{"echo x >> .vscode/settings.json", false},
+		{"echo x >> .bashrc", false},
+		{"mkdir .claude", false},
+		// Reads stay allowed; objects are writable.
+		{"cat .git/config .git/hooks/pre-commit.sample .vscode/settings.json > /dev/null", true},
+		{"git log --oneline | grep -q one", true},
+		{"echo blob > src/blob.txt && git hash-object -w src/blob.txt", true},
+		{"git status --short", true},
+		// git add/commit need .git/index.lock, a new entry in the frozen
+		// .git: refused, and nothing is left behind.
+		{gitc + "add src/blob.txt", false},
+	})
+	_, err := os.Lstat(filepath.Join(root, ".git/index.lock"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "no stale index.lock after the refused git add")
+	// Outside the sandbox git still works.
+	git("status", "--short")
+}
+
+// TestCarveOutInProcessAgrees: the Workspace (in-process side) refuses the
+// same paths the child cannot read.
+func TestCarveOutInProcessAgrees(t *testing.T) {
+	ws := newWS(t, jail.WithDeny(".env", "*.pem"))
+	for _, p := range []string{".env", "certs/x.pem", "nested/deep/.env"} {
+		_, err := ws.ReadFile(p)
+		assert.ErrorIs(t, err, jail.ErrDenied, p)
+	}
+	for _, p := range []string{"a.txt", "certs/ca.txt", "nested/deep/ok.txt"} {
+		_, err := ws.ReadFile(p)
+		assert.NoError(t, err, p)
+	}
+}
+
+func names(fs []landlock.Feature) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// scaleWS builds a workspace of n files: flat (all in the root) or spread
+// (100 per directory), plus .env and certs/x.pem.
+func scaleWS(t testing.TB, n int, flat bool) *jail.Workspace {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "ws")
+	tree(t, root, ".env", "certs/x.pem", "certs/ca.txt")
+	for i := range n {
+		p := fmt.Sprintf("f%05d.go", i)
+		if !flat {
+			p = fmt.Sprintf("pkg%03d/f%05d.go", i/100, i)
+		}
+		tree(t, root, p)
+	}
+	ws, err := jail.New(root, jail.WithDeny(".env", "*.pem"))
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// TestCarveOutScale logs rule count and Compile time for a 10,000-file
+// workspace, spread over directories and flat in the root, and that a
+// child spawned with it still cannot read .env.
+func TestCarveOutScale(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 3)
+	if testing.Short() {
+		t.Skip("builds 10,000 files")
+	}
+	for _, flat := range []bool{false, true} {
+		ws := scaleWS(t, 10_000, flat)
+		start := time.Now()
+		rs, err := landlock.Compile(ws, landlock.Options{System: true})
+		elapsed := time.Since(start)
+		require.NoError(t, err)
+		rep := rs.Report()
+		t.Logf("10,000 files, flat=%v: Compile %v, %d rules (%d from carving, %d chain dirs)", flat, elapsed, len(rep.Rules), rep.CarveRules, rep.ChainDirs)
+		start = time.Now()
+		_, err = sh(t, ws, rs, "cat .env")
+		t.Logf("spawn+wait of a refused cat: %v", time.Since(start))
+		assert.Error(t, err)
+		out, err := sh(t, ws, rs, "cat certs/ca.txt")
+		assert.NoError(t, err, out)
+		rs.Close()
+	}
+}
+
+// BenchmarkCompileCarve: Compile of a 10,000-file workspace with two
+// carved-out files (pattern walk, chain listing, rule adding).
+func BenchmarkCompileCarve(b *testing.B) {
+	for _, flat := range []bool{false, true} {
+		b.Run(fmt.Sprintf("flat=%v", flat), func(b *testing.B) {
+			kerneltest.RequireLandlockABI(b, 3)
+			ws := scaleWS(b, 10_000, flat)
+			for b.Loop() {
+				rs, err := landlock.Compile(ws, landlock.Options{System: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(len(rs.Report().Rules)), "rules")
+				rs.Close()
+			}
+		})
+	}
+}
