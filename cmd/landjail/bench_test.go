@@ -49,8 +49,8 @@ func BenchmarkRunTrue(b *testing.B) {
 	b.ReportMetric(float64(ml0.Microseconds()), "landjail-nocgo-µs")
 	b.ReportMetric(float64(ml)/float64(mb), "ratio")
 	b.ReportMetric(float64(ml0)/float64(mb), "ratio-nocgo")
-	b.Log(fmt.Sprintf("medians (n=%d): execbaseline %v; landjail run -- /bin/true %v (x%.2f); CGO_ENABLED=0 %v (x%.2f)",
-		len(tl), mb, ml, float64(ml)/float64(mb), ml0, float64(ml0)/float64(mb)))
+	b.Logf("medians (n=%d): execbaseline %v; landjail run -- /bin/true %v (x%.2f); CGO_ENABLED=0 %v (x%.2f)",
+		len(tl), mb, ml, float64(ml)/float64(mb), ml0, float64(ml0)/float64(mb))
 }
 
 func median(d []time.Duration) time.Duration {
