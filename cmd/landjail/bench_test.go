@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	osexec "os/exec"
 	"slices"
 	"testing"
