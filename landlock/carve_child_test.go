@@ -360,3 +360,32 @@ func BenchmarkCompileCarve(b *testing.B) {
 		})
 	}
 }
+
+// TestCarveOutStrict: strict mode accepts deny patterns (they are carved
+// out) and refuses only what cannot be carved.
+func TestCarveOutStrict(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 6)
+	ws := newWS(t, jail.WithDeny(".env"))
+	rs, err := landlock.Compile(ws, landlock.Options{Strict: true})
+	require.NoError(t, err, "deny patterns are enforceable by carving")
+	rs.Close()
+
+	_, err = landlock.Compile(ws, landlock.Options{Strict: true, WalkLimit: 3})
+	assert.ErrorIs(t, err, landlock.ErrNotEnforceable, "tree larger than the walk limit")
+	rs, err = landlock.Compile(ws, landlock.Options{WalkLimit: 3})
+	require.NoError(t, err)
+	assert.Contains(t, names(rs.Report().Dropped), "carve-outs")
+	rs.Close()
+
+	_, err = landlock.Compile(ws, landlock.Options{Strict: true, NoCarve: true})
+	assert.ErrorIs(t, err, landlock.ErrNotEnforceable)
+
+	_, err = landlock.Compile(ws, landlock.Options{Strict: true, Extra: []landlock.Rule{{Path: ws.Root(), Access: landlock.RightsRead}}})
+	assert.ErrorIs(t, err, landlock.ErrNotEnforceable, "an extra rule widens the carve-out again")
+
+	un, err := jail.New(ws.Root(), jail.Unrestricted(), jail.WithDeny(".env"))
+	require.NoError(t, err)
+	defer un.Close()
+	_, err = landlock.Compile(un, landlock.Options{Strict: true})
+	assert.ErrorIs(t, err, landlock.ErrNotEnforceable, "unrestricted: the whole file system would have to be walked")
+}

@@ -102,8 +102,13 @@ type Options struct {
 	// created either: their parent directory (the workspace root, .git)
 	// becomes a chain directory. Consequence: a child cannot create,
 	// remove or rename entries directly in the workspace root or in
-	// .git, so `git commit` fails (it creates .git/index.lock); reads
-	// and everything below other directories are unaffected.
+	// .git, so `git add` and `git commit` fail cleanly (they create
+	// .git/index.lock; measured: refused with EACCES, no lock left
+	// behind); reads, `git log`/`status`, writing objects and everything
+	// below other directories are unaffected. For that reason the CLI
+	// should leave it off by default for `run` and offer it as
+	// --protect-agent-config: on by default it would break the most common
+	// agent workflow (edit, git commit) in every workspace.
 	ProtectAgentConfig bool
 
 	// WalkLimit bounds how many entries Compile visits when it expands

@@ -219,7 +219,9 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 			}
 		}
 	}
-	carving := len(req.carves) > 0 && !req.noCarve && req.carveDropped == ""
+	// A walk that hit its limit still carves what it found (and the
+	// other roots); the feature is reported dropped all the same.
+	carving := len(req.carves) > 0 && !req.noCarve
 	if len(req.carves) > 0 || req.carveDropped != "" {
 		f := Feature{Name: "carve-outs", ABI: 1, Required: true}
 		switch {
@@ -230,7 +232,7 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 		case req.noCarve:
 			f.Reason = "Options.NoCarve: deny patterns and read-only paths below allowed roots stay reachable for children"
 		case req.carveDropped != "":
-			f.Reason = fmt.Sprintf("patterns %q not expanded: %s; matching paths stay reachable for children", req.denyPatterns, req.carveDropped)
+			f.Reason = fmt.Sprintf("patterns not fully expanded: %s; matching paths there may stay reachable for children", req.carveDropped)
 		}
 		if f.Reason != "" {
 			rep.Dropped = append(rep.Dropped, f)

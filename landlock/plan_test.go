@@ -159,8 +159,13 @@ func TestPlanStrict(t *testing.T) {
 		c, err := plan(r, 7, planFS, list)
 		require.NoError(t, err)
 		assert.Contains(t, names(c.report.Dropped), "carve-outs")
-		assert.Empty(t, c.report.CarveOuts)
-		assert.Equal(t, "/ws", c.rules[0].Path, "compiled whole")
+		if r.noCarve {
+			assert.Empty(t, c.report.CarveOuts)
+			assert.Equal(t, Rule{Path: "/ws", Access: c.fit, Source: "workspace"}, c.rules[0], "compiled whole")
+		} else {
+			assert.NotEmpty(t, c.report.CarveOuts, "what the walk found is still carved")
+			assert.Equal(t, "chain", c.rules[0].Source)
+		}
 	}
 	// A rule outside the carving that widens a carve-out fails strict.
 	r := req
