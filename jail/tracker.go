@@ -28,15 +28,6 @@ type fileVersion struct {
 	mtimeNsec int64
 }
 
-func versionOf(st *unix.Stat_t) fileVersion {
-	return fileVersion{
-		known: true,
-		dev:   st.Dev, ino: st.Ino,
-		size:      st.Size,
-		mtimeNsec: st.Mtim.Nano(),
-	}
-}
-
 // NewReadTracker returns an empty tracker.
 func NewReadTracker() *ReadTracker {
 	return &ReadTracker{seen: make(map[string]fileVersion)}
