@@ -471,8 +471,15 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) (carves []carv
 // chain directory. An entry that is a symlink is protected where it
 // points (if that is inside the workspace; elsewhere it is as the policy
 // says) and at its own name.
+//
+// A .git that is a file (a worktree's or submodule's "gitdir: ..." link)
+// is itself protected: pointed elsewhere, it would select another
+// repository's hooks and configuration.
 func agentCarves(root string) []carve {
 	var out []carve
+	if fi, err := os.Lstat(filepath.Join(root, ".git")); err == nil && !fi.IsDir() {
+		out = append(out, carve{path: filepath.Join(root, ".git"), access: RightsReadExec, source: SourceAgentConfig, exists: true})
+	}
 	for _, rel := range AgentConfigPaths {
 		p := filepath.Join(root, strings.TrimSuffix(rel, "/"))
 		_, err := os.Lstat(p)

@@ -232,7 +232,7 @@ func TestCarveOutAgentConfig(t *testing.T) {
 	git("init", "-q")
 	git("add", "a.txt")
 	git("commit", "-q", "-m", "one")
-	tree(t, root, ".vscode/settings.json", ".bashrc")
+	tree(t, root, ".vscode/settings.json", ".bashrc", "cfg/mcp.json", ".mcp.json => cfg/mcp.json")
 	rs := compile(t, ws, landlock.Options{ProtectAgentConfig: true})
 	got := map[string]bool{}
 	for _, c := range rs.Report().CarveOuts {
@@ -240,7 +240,8 @@ func TestCarveOutAgentConfig(t *testing.T) {
 		got[strings.TrimPrefix(c.Path, root+"/")] = c.Exists
 	}
 	assert.True(t, got[".git/hooks"] && got[".git/config"] && got[".vscode"] && got[".bashrc"], "%v", got)
-	assert.False(t, got[".mcp.json"], "absent")
+	assert.True(t, got[".mcp.json"] && got["cfg/mcp.json"], "a symlinked entry is protected at its name and its target: %v", got)
+	assert.False(t, got[".idea"], "absent")
 	t.Log(rs.Report().String())
 
 	const gitc = "git -c user.name=t -c user.email=t@e "
@@ -254,7 +255,10 @@ func TestCarveOutAgentConfig(t *testing.T) {
 		{"cp .git/config src/c && echo x >> src/c && mv src/c .git/config", false},
 		{"echo x >> .git/description && mv .git/description .git/config", false}, // rename over: no remove on the chain
 		{"echo '{}' > .mcp.json", false},
-		{"ln -s src/main.go .mcp.json", false},
+		{"echo '{}' > cfg/mcp.json", false},
+		{"rm .mcp.json", false},
+		{"mkdir .idea", false},
+		{"cat .mcp.json", true},
 		{"echo '{}' > .vscode/tasks.json", false},
 		{"echo x >> .vscode/settings.json", false},
 		{"echo x >> .bashrc", false},
