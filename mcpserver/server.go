@@ -12,6 +12,13 @@
 // the model, never a protocol error, so the model sees it and can correct
 // itself; protocol errors are left for unknown tools and malformed
 // requests.
+//
+// The landjail CLI serves it with "landjail mcp [policy flags]"; an agent
+// client registers that like any local stdio MCP server, for example in
+// its JSON configuration:
+//
+//	{"mcpServers": {"workspace": {"command": "landjail",
+//	  "args": ["mcp", "--workspace", "/home/me/project", "--deny-secrets"]}}}
 package mcpserver
 
 //lint:file-ignore SA1019 the roots feature is deprecated from protocol 2026-07-28 (SEP-2577) but is what clients send today; issue 5 asks for it.

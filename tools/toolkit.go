@@ -45,9 +45,12 @@ import (
 type Toolkit struct {
 	// WS is the policy every path goes through.
 	WS *jail.Workspace
-	// Ruleset confines bash's children; nil means no Landlock (package
-	// exec then checks the command's paths before it starts and does
-	// not confine it; the result says so).
+	// Ruleset confines bash's children (compile it with
+	// landlock.Options{System: true} so bash and the usual tools can
+	// run). Without Landlock (a Ruleset at level "path-check only", or
+	// nil) package exec checks the command's paths before it starts and
+	// does not confine it, and the result says so; with nil, bash itself
+	// (/usr/bin/bash) is outside the policy, so every command is refused.
 	Ruleset *landlock.Ruleset
 	// Tracker, when it is the tracker WS was built with
 	// (jail.WithReadTracker), lets grep leave the tracker as it was:
