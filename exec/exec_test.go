@@ -188,6 +188,10 @@ func TestChildAdversarial(t *testing.T) {
 		{"rename out of the workspace", "mv mv1.txt " + O + "/mv1", "mv mv2.txt " + O + "/mv2"},
 		{"/proc/self/root", "cat /proc/self/root" + O + "/secret", ""},
 		{"signal to an outside process", H + " kill " + strconv.Itoa(outsider.Process.Pid), ""},
+		// The pooled spawner thread shares the child's Landlock domain;
+		// only the seccomp guard keeps the child from killing the
+		// parent through it.
+		{"signal a thread of the parent", H + " parentthreads 100000", ""},
 		{"tcp connect to a port not allowed", H + " tcp 127.0.0.1:" + port(denied), ""},
 		{"tcp bind", H + " bindtcp " + freePort, ""},
 		{"abstract unix socket", H + " abstract " + abstractName, ""},
@@ -543,6 +547,11 @@ func TestPathCheckFallback(t *testing.T) {
 	c = exec.CommandContext(context.Background(), f.ws, nil, "/bin/cat", "in.txt")
 	assert.ErrorIs(t, c.Run(), jail.ErrOutsideWorkspace)
 
+	assert.ErrorIs(t, exec.SelfTest(f.ws, rs), landlock.ErrNotEnforced, "nothing to self-test")
+	c = exec.CommandContext(context.Background(), f.ws, rs, "/bin/cat", "in.txt")
+	c.SelfTest = true
+	assert.NoError(t, c.Run(), "SelfTest is ignored without a Landlock domain")
+
 	_, err = landlock.Compile(f.ws, landlock.Options{Strict: true})
 	var ae *landlock.ABIError
 	assert.ErrorAs(t, err, &ae)
@@ -607,10 +616,15 @@ func TestMainJobGoBuild(t *testing.T) {
 		t.Skip("-short: builds a module (about 10 s)")
 	}
 	kerneltest.RequireLandlockABI(t, 1)
-	goroot := runtime.GOROOT()
-	modcache, err := osexec.Command(filepath.Join(goroot, "bin", "go"), "env", "GOMODCACHE").Output()
+	goBin, err := osexec.LookPath("go")
+	if err != nil {
+		t.Skip("go not in PATH")
+	}
+	goenv, err := osexec.Command(goBin, "env", "GOROOT", "GOMODCACHE").Output()
 	require.NoError(t, err)
-	cache := strings.TrimSpace(string(modcache))
+	lines := strings.Split(strings.TrimSpace(string(goenv)), "\n")
+	require.Len(t, lines, 2)
+	goroot, cache := lines[0], lines[1]
 	src := filepath.Join(cache, "github.com/bmatcuk/doublestar/v4@v4.10.4")
 	if _, err := os.Stat(src); err != nil {
 		t.Skipf("module not in the cache: %v", err)

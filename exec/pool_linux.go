@@ -19,9 +19,10 @@ import (
 // for tests.
 var poolIdleTimeout = 10 * time.Second
 
-// errPoolStopped: the pool was released while a request waited; the
-// caller falls back to a fresh thread.
-var errPoolStopped = errors.New("exec: spawner pool stopped (cannot happen outside Release)")
+// errPoolStopped: the pool was released while a request waited, or the
+// pool cannot be used (no spawner guard); the caller falls back to a
+// fresh thread.
+var errPoolStopped = errors.New("exec: spawner pool unavailable (the caller falls back to a fresh thread)")
 
 // spawnReq is one spawn handed to a worker: start runs on the worker's
 // confined thread (it must not touch the file system: everything it needs
@@ -39,6 +40,7 @@ type pool struct {
 	reqs chan *spawnReq // unbuffered: a send succeeds only into an idle worker
 	done chan struct{}
 	max  int
+	idle time.Duration // poolIdleTimeout when the pool was made
 
 	mu      sync.Mutex
 	workers int  // started and not exited
@@ -93,6 +95,7 @@ func poolFor(rs *landlock.Ruleset, keepCaps bool) *pool {
 			reqs: make(chan *spawnReq),
 			done: make(chan struct{}),
 			max:  max(1, runtime.GOMAXPROCS(0)),
+			idle: poolIdleTimeout,
 		}
 		e.pools[i] = p
 	}
@@ -138,6 +141,9 @@ func releaseKey(key weak.Pointer[landlock.Ruleset]) {
 // GOMAXPROCS run, else the next worker to become idle. It returns start's
 // error, the worker's confinement error, or errPoolStopped.
 func spawnPooled(rs *landlock.Ruleset, keepCaps bool, start func() error) error {
+	if guardUnavailable.Load() {
+		return errPoolStopped
+	}
 	p := poolFor(rs, keepCaps)
 	req := &spawnReq{start: start, res: make(chan error, 1)}
 	select {
@@ -187,21 +193,30 @@ func (p *pool) work(rs *landlock.Ruleset, keepCaps bool, first *spawnReq) {
 		first.res <- err
 		return
 	}
+	if err := installGuard(); err != nil {
+		// Without the guard a child could signal or ptrace this
+		// thread (see guard_linux.go): no pool, fresh threads only.
+		guardUnavailable.Store(true)
+		p.exit()
+		p.stop()
+		first.res <- errPoolStopped
+		return
+	}
 	first.res <- first.start()
-	idle := time.NewTimer(poolIdleTimeout)
+	idle := time.NewTimer(p.idle)
 	defer idle.Stop()
 	for {
 		select {
 		case req := <-p.reqs:
 			req.res <- req.start()
-			idle.Reset(poolIdleTimeout)
+			idle.Reset(p.idle)
 		case <-idle.C:
 			p.mu.Lock()
 			if p.waiting > 0 {
 				// A caller saw every worker busy and is about to
 				// send: stay for it.
 				p.mu.Unlock()
-				idle.Reset(poolIdleTimeout)
+				idle.Reset(p.idle)
 				continue
 			}
 			p.workers--

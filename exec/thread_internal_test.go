@@ -22,11 +22,11 @@ func TestOnFreshThreadAvoidsMainThread(t *testing.T) {
 			fakeMain.Store(int64(unix.Gettid()))
 			return true
 		}
-		return false
+		return old() // the real check: a retry may land on the real main thread
 	}
 	var ranOn int
 	require.NoError(t, onFreshThread(func() error { ranOn = unix.Gettid(); return nil }))
-	assert.Equal(t, int32(2), calls.Load(), "one retry")
+	assert.GreaterOrEqual(t, calls.Load(), int32(2), "at least one retry")
 	assert.NotEqual(t, int(fakeMain.Load()), ranOn, "fn ran on the thread flagged as main")
 	assert.NotEqual(t, unix.Getpid(), ranOn, "fn ran on the real main thread")
 }

@@ -8,6 +8,10 @@
 //	helper bindmptcp PORT    listen with MPTCP (Go's default for Listen)
 //	helper abstract NAME     connect to the abstract UNIX socket @NAME
 //	helper kill PID          kill(PID, 0)
+//	helper parentthreads N   tgkill(ppid, TID, 0) and kill(TID, 0) for every
+//	                         TID from ppid to ppid+N: succeeds if any thread
+//	                         of the parent other than its leader can be
+//	                         signalled (a pooled spawner thread)
 package main
 
 import (
@@ -16,6 +20,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -50,6 +55,22 @@ func main() {
 		if pid, err = strconv.Atoi(arg); err == nil {
 			err = syscall.Kill(pid, 0)
 		}
+	case "parentthreads":
+		var n int
+		if n, err = strconv.Atoi(arg); err == nil {
+			err = fmt.Errorf("no thread of parent %d reachable", os.Getppid())
+			pp := os.Getppid()
+			for tid := pp + 1; tid <= pp+n; tid++ {
+				if e := syscall.Tgkill(pp, tid, 0); e == nil {
+					fmt.Printf("tgkill(%d, %d, 0) succeeded\n", pp, tid)
+					err = nil
+				}
+				if e := syscall.Kill(tid, 0); e == nil && tgidOf(tid) == pp {
+					fmt.Printf("kill(%d, 0) succeeded\n", tid)
+					err = nil
+				}
+			}
+		}
 	default:
 		err = fmt.Errorf("unknown action %q", os.Args[1])
 	}
@@ -57,4 +78,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// tgidOf returns the thread group of tid as the kernel reports it in
+// /proc/TID/status, or 0 (for example when /proc is not readable: then
+// kill(TID) success is counted only if tgkill also succeeded).
+func tgidOf(tid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }
