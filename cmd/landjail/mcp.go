@@ -73,22 +73,9 @@ func mcpAction(ctx context.Context, cmd *cli.Command) error {
 		return errors.New("mcp: the user and report settings apply to run only")
 	}
 	// The policy exactly as run builds it, plus the read tracker the
-	// write tools need: rebuilt from the canonical roots and patterns.
-	plain, err := o.workspace()
-	if err != nil {
-		return err
-	}
+	// write tools need.
 	tracker := jail.NewReadTracker()
-	wopts := []jail.Option{jail.WithReadTracker(tracker)}
-	for _, r := range plain.Roots()[1:] {
-		wopts = append(wopts, jail.WithAllowed(r.Path, r.Mode))
-	}
-	if deny := plain.DenyPatterns(); len(deny) > 0 {
-		wopts = append(wopts, jail.WithDeny(deny...))
-	}
-	root := plain.Root()
-	plain.Close()
-	ws, err := jail.New(root, wopts...)
+	ws, err := o.workspace(jail.WithReadTracker(tracker))
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,11 @@ type options struct {
 	BestEffort  bool     `toml:"best_effort"`
 	NoSystem    bool     `toml:"no_system"`
 	Report      string   `toml:"report"`
+
+	ReadOnly           []string `toml:"read_only"`
+	ProtectAgentConfig bool     `toml:"protect_agent_config"`
+	NoCarve            bool     `toml:"no_carve"`
+	NoScope            bool     `toml:"no_scope"`
 }
 
 // duration decodes a TOML string such as "30s" or "5m".
@@ -72,6 +77,11 @@ const (
 	flagBestEffort  = "best-effort"
 	flagNoSystem    = "no-system"
 	flagReport      = "report"
+
+	flagReadOnly           = "read-only"
+	flagProtectAgentConfig = "protect-agent-config"
+	flagNoCarve            = "no-carve"
+	flagNoScope            = "no-scope"
 )
 
 // policyFlags returns new flag values for the policy (run and resolve).
@@ -83,7 +93,7 @@ func policyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: flagRO, Usage: "allow `DIR` read-only (repeatable)"},
 		&cli.StringSliceFlag{Name: flagROX, Usage: "allow `DIR` read and execute (repeatable)"},
 		&cli.StringSliceFlag{Name: flagRW, Usage: "allow `DIR` read-write (repeatable)"},
-		&cli.StringSliceFlag{Name: flagDeny, Usage: "deny paths matching gitignore `PATTERN` (repeatable; checked by landjail and the path-check fallback, not by Landlock)"},
+		&cli.StringSliceFlag{Name: flagDeny, Usage: "deny paths matching gitignore `PATTERN` (repeatable; in-process checks, the path-check fallback, and for children Landlock carve-outs of the files matching when the command starts)"},
 		&cli.BoolFlag{Name: flagDenySecrets, Usage: "deny the usual secret files (.env, *.pem, id_*, .ssh/, .aws/, ...)"},
 	}
 }
@@ -103,6 +113,10 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset (/usr, /bin, /lib*, a few /etc files, /dev/null, ...) nor a private TMPDIR"},
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
 		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
+		&cli.StringSliceFlag{Name: flagReadOnly, Usage: "children may read but not write `PATH_OR_PATTERN` inside a writable root (repeatable; carved out with Landlock)"},
+		&cli.BoolFlag{Name: flagProtectAgentConfig, Usage: "write-protect files whose change would run code outside the sandbox later (.git/hooks, .git/config, .gitmodules, shell rc files, .vscode, .idea, .mcp.json, .claude, .codex); freezes their parent directories, so git commit fails inside"},
+		&cli.BoolFlag{Name: flagNoCarve, Usage: "do not carve deny patterns and read-only paths out of writable roots for children (with --strict: refuse such policies)"},
+		&cli.BoolFlag{Name: flagNoScope, Usage: "do not scope signals and abstract UNIX sockets to the sandbox (Landlock ABI 6)"},
 	)
 }
 
@@ -136,6 +150,12 @@ func loadOptions(cmd *cli.Command) (*options, error) {
 	set(flagTimeout, func() { o.Timeout = duration(cmd.Duration(flagTimeout)) })
 	set(flagNoSystem, func() { o.NoSystem = cmd.Bool(flagNoSystem) })
 	set(flagReport, func() { o.Report = absOrSelf(cmd.String(flagReport)) })
+	if cmd.Name == "run" {
+		set(flagReadOnly, func() { o.ReadOnly = cmd.StringSlice(flagReadOnly) })
+		set(flagProtectAgentConfig, func() { o.ProtectAgentConfig = cmd.Bool(flagProtectAgentConfig) })
+		set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
+		set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
+	}
 	if cmd.IsSet(flagStrict) && cmd.IsSet(flagBestEffort) && cmd.Bool(flagStrict) && cmd.Bool(flagBestEffort) {
 		return nil, errors.New("--strict and --best-effort are mutually exclusive")
 	}
@@ -235,7 +255,7 @@ func (o *options) credential() (*syscall.Credential, error) {
 
 // workspace builds the jail policy: the workspace (default: the current
 // directory) read-write, the extra roots, the deny patterns.
-func (o *options) workspace() (*jail.Workspace, error) {
+func (o *options) workspace(extra ...jail.Option) (*jail.Workspace, error) {
 	root := o.Workspace
 	if root == "" {
 		wd, err := os.Getwd()
@@ -260,7 +280,7 @@ func (o *options) workspace() (*jail.Workspace, error) {
 	if len(deny) > 0 {
 		opts = append(opts, jail.WithDeny(deny...))
 	}
-	return jail.New(absOrSelf(root), opts...)
+	return jail.New(absOrSelf(root), append(opts, extra...)...)
 }
 
 // landlockOptions is the Landlock side of the options; tmp is the private
@@ -273,6 +293,11 @@ func (o *options) landlockOptions(tmp string) landlock.Options {
 		BindTCP:    toPorts(o.BindTCP),
 		NetHost:    o.Net == "host",
 		Strict:     o.Strict,
+
+		ReadOnly:           o.ReadOnly,
+		ProtectAgentConfig: o.ProtectAgentConfig,
+		NoCarve:            o.NoCarve,
+		NoScope:            o.NoScope,
 	}
 }
 
