@@ -171,7 +171,9 @@ func CommandContext(ctx context.Context, ws *jail.Workspace, rs *landlock.Rulese
 // Errors: ErrNoWorkspace, ErrAlreadyStarted, ErrNotFound (*osexec.Error),
 // the Workspace's error for a Dir outside the policy, in path-check mode
 // the fallback check's error (wrapping jail's sentinels), landlock.ErrClosed
-// for a closed Ruleset, errno errors from confinement (for example EPERM
+// for a closed Ruleset (once Released, or with FreshThread: a live pooled
+// worker of a closed but not Released Ruleset still spawns), with
+// Cmd.SelfTest ErrNotEnforced or ErrSelfTestFailed, errno errors from confinement (for example EPERM
 // when seccomp now refuses Landlock: Start never falls back silently once a
 // ruleset was compiled), and os.StartProcess's errors.
 func (c *Cmd) Start() error { return c.start() }
