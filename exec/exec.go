@@ -22,8 +22,13 @@
 // and inheritable capability sets (unless KeepCaps; effective and
 // permitted stay, so that a child can switch to Credential), sets
 // no_new_privs, and applies the Landlock domain (landlock_restrict_self
-// without TSYNC: that thread only). That is all the state a worker
-// carries; Credential, Setsid, Dir and stdio are applied in the child
+// without TSYNC: that thread only), and installs a seccomp guard on that
+// thread (inherited by its children) refusing kill, tgkill, ptrace,
+// pidfd_open and the like aimed at the worker's own thread id: a child
+// shares the worker's domain, and Landlock would let it signal or ptrace
+// that thread of the caller (if seccomp is unavailable, every spawn takes
+// the fresh-thread path; children of pooled workers cannot make 32-bit
+// system calls). That is all the state a worker carries; Credential, Setsid, Dir and stdio are applied in the child
 // only, so Cmds that differ in them share workers. Each request runs
 // os/exec's Start on the worker thread, which only creates pipes and
 // forks there (the child's chdir and execve are checked against the
@@ -59,6 +64,9 @@
 // path lies outside the policy; a started child is then not confined.
 //
 // Does not protect against: what the Ruleset's report lists as dropped;
+// children forked by the same pooled worker sharing one Landlock domain
+// (they may signal, and without capabilities in the caller ptrace, each
+// other; use FreshThread for a domain per child);
 // the child's use of file descriptors passed explicitly (Stdin, Stdout,
 // Stderr, ExtraFiles); hard links that already point outside the policy;
 // a grandchild that leaves the process group (setsid) before a timeout.
