@@ -84,6 +84,7 @@ import (
 
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
 )
 
 // DefaultWaitDelay is the grace period between SIGTERM and SIGKILL to the
@@ -129,6 +130,13 @@ type Cmd struct {
 	// all are dropped: bounding, inheritable, ambient, so nothing is
 	// effective or permitted after execve, even for uid 0).
 	KeepCaps bool
+	// Seccomp, when not nil, is installed on the spawning thread after
+	// the Landlock domain, so the child inherits it: the layer for what
+	// Landlock does not restrict (UNIX sockets below ABI 9, UDP and
+	// MPTCP, TIOCSTI, io_uring, ...; see package seccomp). Build it once
+	// with seccomp.Build and share it: spawner threads are pooled per
+	// (Ruleset, KeepCaps, Seccomp).
+	Seccomp *seccomp.Filter
 	// Timeout, if positive, bounds the run: then the process group gets
 	// SIGTERM, and SIGKILL WaitDelay later.
 	Timeout time.Duration

@@ -22,6 +22,7 @@ import (
 	"github.com/landjail/landjail/fallback"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
 )
 
 // runState is what Start leaves for Wait.
@@ -196,16 +197,16 @@ func (c *Cmd) start() error {
 	spawn := inner.Start
 	if c.FreshThread {
 		err = onFreshThread(func() error {
-			if err := confineThread(c.Ruleset, c.KeepCaps); err != nil {
+			if err := confineThread(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
 				return err
 			}
 			return spawn()
 		})
 	} else {
-		err = spawnPooled(c.Ruleset, c.KeepCaps, spawn)
+		err = spawnPooled(c.Ruleset, poolKey{c.KeepCaps, c.Seccomp}, spawn)
 		if errors.Is(err, errPoolStopped) {
 			err = onFreshThread(func() error {
-				if err := confineThread(c.Ruleset, c.KeepCaps); err != nil {
+				if err := confineThread(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
 					return err
 				}
 				return spawn()
@@ -223,8 +224,10 @@ func (c *Cmd) start() error {
 
 // confineThread drops the calling thread's capabilities (unless
 // keepCaps), sets no_new_privs and, when rs is enforced, applies its
-// Landlock domain. The thread must be locked and must die afterwards.
-func confineThread(rs *landlock.Ruleset, keepCaps bool) error {
+// Landlock domain, then installs filter (when not nil) on this thread
+// only. The seccomp filter comes last so none of this setup is subject
+// to it. The thread must be locked and must never run anything else.
+func confineThread(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) error {
 	if !keepCaps {
 		if err := dropCaps(); err != nil {
 			return err
@@ -234,7 +237,14 @@ func confineThread(rs *landlock.Ruleset, keepCaps bool) error {
 		return fmt.Errorf("exec: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if rs.Enforced() {
-		return rs.RestrictSelf()
+		if err := rs.RestrictSelf(); err != nil {
+			return err
+		}
+	}
+	if filter != nil {
+		if err := filter.Install(); err != nil {
+			return fmt.Errorf("exec: seccomp: %w", err)
+		}
 	}
 	return nil
 }
@@ -461,7 +471,7 @@ func (c *Cmd) exec() error {
 			return err
 		}
 	}
-	if err := confineThread(c.Ruleset, true); err != nil { // caps dropped above
+	if err := confineThread(c.Ruleset, true, c.Seccomp); err != nil { // caps dropped above
 		return err
 	}
 	err = unix.Exec(p.path, p.argv, p.env)

@@ -52,7 +52,7 @@ func BenchmarkParts(b *testing.B) {
 	b.Run("pool-handoff", func(b *testing.B) {
 		defer Release(rs1000)
 		for b.Loop() {
-			spawnPooled(rs1000, false, func() error { return nil })
+			spawnPooled(rs1000, poolKey{}, func() error { return nil })
 		}
 	})
 	b.Run("devnull", func(b *testing.B) {

@@ -55,7 +55,7 @@ type threadState struct {
 func probeWorker(t *testing.T, rs *landlock.Ruleset, keepCaps bool, secret string) threadState {
 	t.Helper()
 	var s threadState
-	err := spawnPooled(rs, keepCaps, func() error {
+	err := spawnPooled(rs, poolKey{keepCaps: keepCaps}, func() error {
 		s.tid = unix.Gettid()
 		v, _ := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 		s.nnp = v == 1
@@ -129,7 +129,7 @@ func TestPoolIdleAndRelease(t *testing.T) {
 	s := probeWorker(t, rs, false, secret)
 	assert.True(t, alive(s.tid))
 	assert.True(t, waitDead(s.tid), "idle worker thread still alive")
-	p := poolFor(rs, false)
+	p := poolFor(rs, poolKey{})
 	p.mu.Lock()
 	assert.Zero(t, p.workers)
 	p.mu.Unlock()
@@ -193,7 +193,7 @@ func TestPoolReleaseRace(t *testing.T) {
 		spawners.Go(func() {
 			for range 100 {
 				var openErr error
-				err := spawnPooled(rs, false, func() error {
+				err := spawnPooled(rs, poolKey{}, func() error {
 					fd, err := unix.Open(secret, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 					if err == nil {
 						unix.Close(fd)
@@ -241,19 +241,19 @@ func TestStartClosedRuleset(t *testing.T) {
 func TestPoolWaitingCallerReleased(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
 	_, rs, _ := internalFixture(t)
-	p := poolFor(rs, false)
+	p := poolFor(rs, poolKey{})
 	block := make(chan struct{})
 	var busy sync.WaitGroup
 	var started sync.WaitGroup
 	for range p.max {
 		started.Add(1)
 		busy.Go(func() {
-			spawnPooled(rs, false, func() error { started.Done(); <-block; return nil })
+			spawnPooled(rs, poolKey{}, func() error { started.Done(); <-block; return nil })
 		})
 	}
 	started.Wait()
 	res := make(chan error, 1)
-	go func() { res <- spawnPooled(rs, false, func() error { return nil }) }()
+	go func() { res <- spawnPooled(rs, poolKey{}, func() error { return nil }) }()
 	for {
 		p.mu.Lock()
 		w := p.waiting

@@ -9,6 +9,7 @@ import (
 	"weak"
 
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
 )
 
 // poolIdleTimeout is how long a spawner thread waits for a request before
@@ -51,7 +52,7 @@ type pool struct {
 // rsEntry is what exec keeps per Ruleset: its pools (indexed by KeepCaps)
 // and the cached self-test result.
 type rsEntry struct {
-	pools    [2]*pool
+	pools    map[poolKey]*pool
 	selfTest *selfTestResult
 }
 
@@ -81,15 +82,22 @@ func entryFor(rs *landlock.Ruleset) *rsEntry {
 }
 
 // poolFor returns the live pool for (rs, keepCaps), creating it.
-func poolFor(rs *landlock.Ruleset, keepCaps bool) *pool {
+// poolKey is what a worker thread carries besides the Ruleset's domain:
+// whether it kept its capabilities, and the seccomp filter its children
+// inherit. Workers are never shared across keys.
+type poolKey struct {
+	keepCaps bool
+	filter   *seccomp.Filter
+}
+
+func poolFor(rs *landlock.Ruleset, k poolKey) *pool {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	e := entryFor(rs)
-	i := 0
-	if keepCaps {
-		i = 1
+	if e.pools == nil {
+		e.pools = make(map[poolKey]*pool)
 	}
-	p := e.pools[i]
+	p := e.pools[k]
 	if p == nil || p.isStopped() {
 		p = &pool{
 			reqs: make(chan *spawnReq),
@@ -97,7 +105,7 @@ func poolFor(rs *landlock.Ruleset, keepCaps bool) *pool {
 			max:  max(1, runtime.GOMAXPROCS(0)),
 			idle: poolIdleTimeout,
 		}
-		e.pools[i] = p
+		e.pools[k] = p
 	}
 	return p
 }
@@ -140,11 +148,11 @@ func releaseKey(key weak.Pointer[landlock.Ruleset]) {
 // keepCaps): an idle worker if there is one, else a new one if fewer than
 // GOMAXPROCS run, else the next worker to become idle. It returns start's
 // error, the worker's confinement error, or errPoolStopped.
-func spawnPooled(rs *landlock.Ruleset, keepCaps bool, start func() error) error {
+func spawnPooled(rs *landlock.Ruleset, k poolKey, start func() error) error {
 	if guardUnavailable.Load() {
 		return errPoolStopped
 	}
-	p := poolFor(rs, keepCaps)
+	p := poolFor(rs, k)
 	req := &spawnReq{start: start, res: make(chan error, 1)}
 	select {
 	case p.reqs <- req:
@@ -159,7 +167,7 @@ func spawnPooled(rs *landlock.Ruleset, keepCaps bool, start func() error) error 
 	if p.workers < p.max {
 		p.workers++
 		p.mu.Unlock()
-		goLocked(func() { p.work(rs, keepCaps, req) })
+		goLocked(func() { p.work(rs, k, req) })
 		return <-req.res
 	}
 	p.waiting++
@@ -181,10 +189,10 @@ func spawnPooled(rs *landlock.Ruleset, keepCaps bool, start func() error) error 
 // is not the main thread (goLocked). It confines the thread once, serves
 // first and then requests until idle or stopped, and returns still
 // locked, so that the runtime destroys the thread.
-func (p *pool) work(rs *landlock.Ruleset, keepCaps bool, first *spawnReq) {
+func (p *pool) work(rs *landlock.Ruleset, k poolKey, first *spawnReq) {
 	// rs is not used after this call, so the worker does not keep the
 	// Ruleset alive (see registry).
-	if err := confineThread(rs, keepCaps); err != nil {
+	if err := confineThread(rs, k.keepCaps, k.filter); err != nil {
 		// The thread may be half confined: it dies. Every other
 		// caller retries on a fresh thread and gets the same error
 		// there (for example landlock.ErrClosed).

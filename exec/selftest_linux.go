@@ -127,7 +127,7 @@ func makeProbeDir(ws *jail.Workspace, rs *landlock.Ruleset) (string, error) {
 func probeThread(rs *landlock.Ruleset, probe, root string) error {
 	var denied, allowed error
 	err := onFreshThread(func() error {
-		if err := confineThread(rs, true); err != nil {
+		if err := confineThread(rs, true, nil); err != nil {
 			return err
 		}
 		fd, err := unix.Open(probe, unix.O_RDONLY|unix.O_CLOEXEC, 0)

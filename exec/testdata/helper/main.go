@@ -7,6 +7,8 @@
 //	helper mptcp HOST:PORT   connect with MPTCP
 //	helper bindmptcp PORT    listen with MPTCP (Go's default for Listen)
 //	helper abstract NAME     connect to the abstract UNIX socket @NAME
+//	helper unix PATH         connect to the pathname UNIX socket PATH
+//	helper udp HOST:PORT     send one UDP datagram
 //	helper kill PID          kill(PID, 0)
 //	helper parentthreads N   tgkill(ppid, TID, 0) and kill(TID, 0) for every
 //	                         TID from ppid to ppid+N: succeeds if any thread
@@ -48,6 +50,17 @@ func main() {
 	case "abstract":
 		var c net.Conn
 		if c, err = net.Dial("unix", "@"+arg); err == nil {
+			c.Close()
+		}
+	case "unix":
+		var c net.Conn
+		if c, err = net.Dial("unix", arg); err == nil {
+			c.Close()
+		}
+	case "udp":
+		var c net.Conn
+		if c, err = net.Dial("udp", arg); err == nil {
+			_, err = c.Write([]byte("x"))
 			c.Close()
 		}
 	case "kill":
