@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/openat"
+	"github.com/landjail/landjail/seccomp"
 )
 
 const doctorHelp = `Print what this kernel and process offer landjail: the kernel release, the
@@ -57,6 +61,14 @@ type doctorReport struct {
 	NoNewPrivs      bool             `json:"no_new_privs"`
 	Run             *landlock.Report `json:"run,omitempty"`
 	RunError        string           `json:"run_error,omitempty"`
+	Seccomp         []seccomp.Rule   `json:"seccomp,omitempty"`
+	SeccompError    string           `json:"seccomp_error,omitempty"`
+	// MountsInWorkspace are mount points below the current directory: a
+	// bind mount there reaches another tree (see --no-xdev).
+	MountsInWorkspace []string `json:"mounts_in_workspace,omitempty"`
+	// SelfTest is "ok", "not enforced: ..." or "skipped: ...": whether a
+	// throwaway confined child really was denied an access.
+	SelfTest string `json:"self_test"`
 }
 
 func newDoctorCommand() *cli.Command {
@@ -87,10 +99,19 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	for _, l := range abiLevels {
 		d.Levels = append(d.Levels, abiLevel{l.ABI, l.Feature, d.LandlockABI >= l.ABI})
 	}
-	if rep, err := defaultRunReport(); err != nil {
+	if rep, selfTest, err := defaultRunReport(); err != nil {
 		d.RunError = err.Error()
+		d.SelfTest = "skipped: " + err.Error()
 	} else {
-		d.Run = rep
+		d.Run, d.SelfTest = rep, selfTest
+	}
+	if wd, err := os.Getwd(); err == nil {
+		d.MountsInWorkspace = mountsBelow(wd)
+	}
+	if f, err := (&options{}).seccompFilter(); err != nil {
+		d.SeccompError = err.Error()
+	} else {
+		d.Seccomp = f.Rules()
 	}
 
 	w := cmd.Root().Writer
@@ -121,27 +142,52 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 		return nil
 	}
 	fmt.Fprintln(w, d.Run.String())
+	fmt.Fprintf(w, "self-test:      %s\n", d.SelfTest)
+	for _, m := range d.MountsInWorkspace {
+		fmt.Fprintf(w, "note: mount point inside the workspace: %s (lookups cross it unless --no-xdev)\n", m)
+	}
+	if d.SeccompError != "" {
+		fmt.Fprintf(w, "seccomp layer:  unavailable (%s)\n", d.SeccompError)
+		return nil
+	}
+	fmt.Fprintln(w, "seccomp layer (on the child's thread):")
+	for _, r := range d.Seccomp {
+		args := r.Args
+		if args != "" {
+			args = "(" + args + ")"
+		}
+		fmt.Fprintf(w, "  %-14s %-22s %s\n      %s\n", r.Action, r.Syscall+args, r.Name, r.Reason)
+	}
 	return nil
 }
 
 // defaultRunReport compiles what "landjail run" with default flags would
-// enforce in the current directory (without creating a TMPDIR).
-func defaultRunReport() (*landlock.Report, error) {
+// enforce in the current directory (without creating a TMPDIR), and runs
+// the canary self-test with it.
+func defaultRunReport() (*landlock.Report, string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ws, err := jail.New(wd)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer ws.Close()
 	rs, err := landlock.Compile(ws, (&options{}).landlockOptions(""))
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer rs.Close()
-	return rs.Report(), nil
+	defer exec.Release(rs)
+	selfTest := "skipped: Landlock not enforced here"
+	if rs.Enforced() {
+		selfTest = "ok: a confined child was denied a file outside the policy"
+		if err := exec.SelfTest(ws, rs); err != nil {
+			selfTest = "FAILED: " + err.Error()
+		}
+	}
+	return rs.Report(), selfTest, nil
 }
 
 func seccompName(mode int) string {
@@ -154,4 +200,40 @@ func seccompName(mode int) string {
 		return "filter"
 	}
 	return "unknown"
+}
+
+// mountsBelow lists the mount points strictly below dir, from
+// /proc/self/mountinfo (field 5, octal escapes decoded).
+func mountsBelow(dir string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMountinfo(f[4])
+		if strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
+func unescapeMountinfo(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

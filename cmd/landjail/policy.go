@@ -16,6 +16,7 @@ import (
 
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
 )
 
 // options is everything a policy and a run can be configured with: the
@@ -29,6 +30,7 @@ type options struct {
 	RW          []string `toml:"rw"`
 	Deny        []string `toml:"deny"`
 	DenySecrets bool     `toml:"deny_secrets"`
+	NoXDev      bool     `toml:"no_xdev"`
 	ConnectTCP  []int64  `toml:"connect_tcp"`
 	BindTCP     []int64  `toml:"bind_tcp"`
 	Net         string   `toml:"net"`
@@ -44,6 +46,12 @@ type options struct {
 	ProtectAgentConfig bool     `toml:"protect_agent_config"`
 	NoCarve            bool     `toml:"no_carve"`
 	NoScope            bool     `toml:"no_scope"`
+
+	NoSeccomp             bool `toml:"no_seccomp"`
+	AllowUnixSockets      bool `toml:"allow_unix_sockets"`
+	AllowDNS              bool `toml:"allow_dns"`
+	AllowDangerousSyscall bool `toml:"allow_dangerous_syscalls"`
+	SelfTest              bool `toml:"self_test"`
 }
 
 // duration decodes a TOML string such as "30s" or "5m".
@@ -67,6 +75,7 @@ const (
 	flagRW          = "rw"
 	flagDeny        = "deny"
 	flagDenySecrets = "deny-secrets"
+	flagNoXDev      = "no-xdev"
 	flagConnectTCP  = "connect-tcp"
 	flagBindTCP     = "bind-tcp"
 	flagNet         = "net"
@@ -82,6 +91,12 @@ const (
 	flagProtectAgentConfig = "protect-agent-config"
 	flagNoCarve            = "no-carve"
 	flagNoScope            = "no-scope"
+
+	flagNoSeccomp        = "no-seccomp"
+	flagAllowUnixSockets = "allow-unix-sockets"
+	flagAllowDNS         = "allow-dns"
+	flagAllowDangerous   = "allow-dangerous-syscalls"
+	flagSelfTest         = "self-test"
 )
 
 // policyFlags returns new flag values for the policy (run and resolve).
@@ -95,6 +110,7 @@ func policyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: flagRW, Usage: "allow `DIR` read-write (repeatable)"},
 		&cli.StringSliceFlag{Name: flagDeny, Usage: "deny paths matching gitignore `PATTERN` (repeatable; in-process checks, the path-check fallback, and for children Landlock carve-outs of the files matching when the command starts)"},
 		&cli.BoolFlag{Name: flagDenySecrets, Usage: "deny the usual secret files (.env, *.pem, id_*, .ssh/, .aws/, ...)"},
+		&cli.BoolFlag{Name: flagNoXDev, Usage: "in-process lookups never cross a mount point (RESOLVE_NO_XDEV): a bind mount inside the workspace is refused (landjail's own file operations and resolve; Landlock rules for children follow the paths)"},
 	}
 }
 
@@ -117,6 +133,11 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagProtectAgentConfig, Usage: "write-protect files whose change would run code outside the sandbox later (.git/hooks, .git/config, .gitmodules, shell rc files, .vscode, .idea, .mcp.json, .claude, .codex); freezes their parent directories, so git commit fails inside"},
 		&cli.BoolFlag{Name: flagNoCarve, Usage: "do not carve deny patterns and read-only paths out of writable roots for children (with --strict: refuse such policies)"},
 		&cli.BoolFlag{Name: flagNoScope, Usage: "do not scope signals and abstract UNIX sockets to the sandbox (Landlock ABI 6)"},
+		&cli.BoolFlag{Name: flagNoSeccomp, Usage: "do not add the seccomp layer (UNIX sockets below Landlock ABI 9, UDP/raw/MPTCP sockets, TIOCSTI, io_uring, keyctl, bpf, user namespaces, ...)"},
+		&cli.BoolFlag{Name: flagAllowUnixSockets, Usage: "let the child create UNIX sockets (below Landlock ABI 9 a pathname socket outside the policy is then reachable: reported unconfined)"},
+		&cli.BoolFlag{Name: flagAllowDNS, Usage: "with the network restricted, allow UDP sockets so DNS works (seccomp cannot check the port: all UDP is then allowed)"},
+		&cli.BoolFlag{Name: flagAllowDangerous, Usage: "keep keyctl, bpf, perf_event_open, userfaultfd, io_uring's neighbours, module loading and user namespaces"},
+		&cli.BoolFlag{Name: flagSelfTest, Usage: "before starting, check in a throwaway confined child that Landlock really denies an access (always done with --strict)"},
 	)
 }
 
@@ -142,6 +163,7 @@ func loadOptions(cmd *cli.Command) (*options, error) {
 	set(flagRW, func() { o.RW = absAll(cmd.StringSlice(flagRW)) })
 	set(flagDeny, func() { o.Deny = cmd.StringSlice(flagDeny) })
 	set(flagDenySecrets, func() { o.DenySecrets = cmd.Bool(flagDenySecrets) })
+	set(flagNoXDev, func() { o.NoXDev = cmd.Bool(flagNoXDev) })
 	set(flagConnectTCP, func() { o.ConnectTCP = toInt64(cmd.IntSlice(flagConnectTCP)) })
 	set(flagBindTCP, func() { o.BindTCP = toInt64(cmd.IntSlice(flagBindTCP)) })
 	set(flagNet, func() { o.Net = cmd.String(flagNet) })
@@ -155,6 +177,11 @@ func loadOptions(cmd *cli.Command) (*options, error) {
 		set(flagProtectAgentConfig, func() { o.ProtectAgentConfig = cmd.Bool(flagProtectAgentConfig) })
 		set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
 		set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
+		set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
+		set(flagAllowUnixSockets, func() { o.AllowUnixSockets = cmd.Bool(flagAllowUnixSockets) })
+		set(flagAllowDNS, func() { o.AllowDNS = cmd.Bool(flagAllowDNS) })
+		set(flagAllowDangerous, func() { o.AllowDangerousSyscall = cmd.Bool(flagAllowDangerous) })
+		set(flagSelfTest, func() { o.SelfTest = cmd.Bool(flagSelfTest) })
 	}
 	if cmd.IsSet(flagStrict) && cmd.IsSet(flagBestEffort) && cmd.Bool(flagStrict) && cmd.Bool(flagBestEffort) {
 		return nil, errors.New("--strict and --best-effort are mutually exclusive")
@@ -280,7 +307,25 @@ func (o *options) workspace(extra ...jail.Option) (*jail.Workspace, error) {
 	if len(deny) > 0 {
 		opts = append(opts, jail.WithDeny(deny...))
 	}
+	if o.NoXDev {
+		opts = append(opts, jail.WithNoXDev())
+	}
 	return jail.New(absOrSelf(root), append(opts, extra...)...)
+}
+
+// seccompFilter builds the seccomp layer for the child, or nil with
+// --no-seccomp.
+func (o *options) seccompFilter() (*seccomp.Filter, error) {
+	if o.NoSeccomp {
+		return nil, nil
+	}
+	return seccomp.Build(seccomp.Options{
+		LandlockABI:      landlock.ABI(),
+		AllowUnixSockets: o.AllowUnixSockets,
+		NetRestricted:    o.Net != "host",
+		AllowDNS:         o.AllowDNS,
+		AllowDangerous:   o.AllowDangerousSyscall,
+	})
 }
 
 // landlockOptions is the Landlock side of the options; tmp is the private

@@ -20,6 +20,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
 )
 
 const runHelp = `Run CMD confined to the workspace (default: the current directory, read-write),
@@ -124,9 +125,19 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	}
 	warnDropped(stderr, rs.Report())
 
+	filter, err := o.seccompFilter()
+	if err != nil {
+		if o.Strict {
+			return fmt.Errorf("run: seccomp: %w", err)
+		}
+		fmt.Fprintf(stderr, "landjail: warning: best effort dropped the seccomp layer: %v\n", err)
+	}
+
 	c := exec.CommandContext(ctx, ws, rs, argv[0], argv[1:]...)
 	c.Env = env
 	c.Credential = cred
+	c.Seccomp = filter
+	c.SelfTest = o.Strict || o.SelfTest
 	if !supervise {
 		// Only returns on error. The calling thread may be confined by
 		// now; runMain prints the error and main exits.
@@ -142,6 +153,10 @@ func supervised(c *exec.Cmd, o *options, argv []string, stdin io.Reader, stdout,
 	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
 	c.Timeout = time.Duration(o.Timeout)
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
+	if c.Seccomp != nil {
+		rep.Seccomp = c.Seccomp.Rules()
+	}
+	rep.Hygiene = hygieneOf(c)
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
@@ -194,10 +209,39 @@ func supervised(c *exec.Cmd, o *options, argv []string, stdin io.Reader, stdout,
 	return nil
 }
 
+// hygiene is the report's account of the layers around Landlock and
+// seccomp: what the child inherits.
+type hygiene struct {
+	Capabilities    string   `json:"capabilities"`
+	FileDescriptors string   `json:"file_descriptors"`
+	Environment     []string `json:"environment"` // names only, never values
+	Session         string   `json:"session"`
+	SelfTest        bool     `json:"self_test"`
+}
+
+func hygieneOf(c *exec.Cmd) hygiene {
+	h := hygiene{
+		Capabilities:    "all dropped: bounding, inheritable and ambient sets emptied, none effective or permitted after execve",
+		FileDescriptors: "stdin, stdout and stderr only: every other descriptor of landjail is close-on-exec",
+		Session:         "own session and process group (setsid): no terminal injection into the caller, the group is killed on timeout",
+		SelfTest:        c.SelfTest,
+	}
+	if c.KeepCaps {
+		h.Capabilities = "kept (KeepCaps)"
+	}
+	for _, kv := range c.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		h.Environment = append(h.Environment, name)
+	}
+	return h
+}
+
 // runReport is what --report FILE holds.
 type runReport struct {
 	Argv       []string         `json:"argv"`
 	Report     *landlock.Report `json:"report"`
+	Seccomp    []seccomp.Rule   `json:"seccomp,omitempty"`
+	Hygiene    hygiene          `json:"hygiene"`
 	ExitCode   int              `json:"exit_code"`
 	Signal     string           `json:"signal,omitempty"`
 	TimedOut   bool             `json:"timed_out,omitempty"`

@@ -132,6 +132,14 @@ func TestRunReport(t *testing.T) {
 			Level string `json:"level"`
 			ABI   int    `json:"abi"`
 		} `json:"report"`
+		Seccomp []struct {
+			Name   string `json:"name"`
+			Reason string `json:"reason"`
+		} `json:"seccomp"`
+		Hygiene struct {
+			Capabilities string   `json:"capabilities"`
+			Environment  []string `json:"environment"`
+		} `json:"hygiene"`
 	}
 	b, err := os.ReadFile(rep)
 	require.NoError(t, err)
@@ -139,6 +147,15 @@ func TestRunReport(t *testing.T) {
 	assert.Equal(t, 7, got.ExitCode)
 	assert.Equal(t, []string{"sh", "-c", "exit 7"}, got.Argv)
 	assert.NotEmpty(t, got.Report.Level)
+	// Every layer is in the report: seccomp rules with their reasons,
+	// capabilities, and the environment's names (never its values).
+	require.NotEmpty(t, got.Seccomp)
+	for _, r := range got.Seccomp {
+		assert.NotEmpty(t, r.Reason, r.Name)
+	}
+	assert.Contains(t, got.Hygiene.Capabilities, "all dropped")
+	assert.Contains(t, got.Hygiene.Environment, "PATH")
+	assert.NotContains(t, string(b), os.Getenv("PATH"), "values are not reported")
 
 	code, _, _ = runCLI(t, "run", "--report", rep, "--workspace", ws, "--", "no-such-command-xyz")
 	assert.Equal(t, 127, code)
