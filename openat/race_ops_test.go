@@ -53,6 +53,10 @@ func opsRaceIterations() int {
 
 const opsRaceMaxDur = 400 * time.Millisecond
 
+// opsRaceMaxWait bounds a loop that has not yet seen a call succeed and
+// a call fail.
+const opsRaceMaxWait = 5 * time.Second
+
 // opsRaceOp is one operation under attack. outside lists the sentinels
 // created in $OUT ("name/" a directory, else a file holding "OUTSIDE
 // name"); setup prepares the real directory d through its fd dfd, which
@@ -300,12 +304,18 @@ func runOpsRace(t *testing.T, op opsRaceOp, checkInside bool, open func(t *testi
 	res := opsRaceResult{errs: map[string]int{}, before: opsSnapshot(t, r.Out)}
 	watch := newOpsWatch(t, append(watchDirs, r.Out, filepath.Dir(r.Root))...)
 
+	// The loop ends after n calls or opsRaceMaxDur, but only once calls
+	// both succeeded and failed (with two busy cores the attacker can
+	// hold the symlink state for a long stretch), or after opsRaceMaxWait.
 	n := opsRaceIterations()
-	deadline := time.Now().Add(opsRaceMaxDur)
+	start := time.Now()
 	stop := r.StartAttacker(t)
-	for i := 0; i < n; i++ {
-		if i&63 == 0 && time.Now().After(deadline) {
-			break
+	for i := 0; ; i++ {
+		if i&63 == 0 || i >= n {
+			el := time.Since(start)
+			if (i >= n || el > opsRaceMaxDur) && res.ok > 0 && res.ok < res.tries || el > opsRaceMaxWait {
+				break
+			}
 		}
 		if op.prepare != nil {
 			op.prepare(dfd, i)
