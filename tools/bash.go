@@ -101,6 +101,7 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := exec.CommandContext(runCtx, k.WS, k.Ruleset, "bash", "-c", a.Command)
+	c.Seccomp = k.Seccomp
 	c.Env = k.Env
 	c.Dir = dir
 	out := newHeadTail(lim.BashOutput)

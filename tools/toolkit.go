@@ -36,6 +36,7 @@ import (
 
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
 )
 
 // Toolkit holds one policy and serves the tools. Build it as a literal;
@@ -57,6 +58,9 @@ type Toolkit struct {
 	// without it every file grep opens counts as read, so write_file
 	// could overwrite a file the model only grepped.
 	Tracker *jail.ReadTracker
+	// Seccomp, when not nil, is installed with bash's Landlock domain
+	// (exec.Cmd.Seccomp): the layer for what Landlock does not restrict.
+	Seccomp *seccomp.Filter
 	// Env is bash's environment; nil means exec.DefaultEnv(WS, nil).
 	Env []string
 	// Limits caps the output of the tools; zero fields take the

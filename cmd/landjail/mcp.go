@@ -97,7 +97,14 @@ func mcpAction(ctx context.Context, cmd *cli.Command) error {
 	stderr := cmd.Root().ErrWriter
 	warnDropped(stderr, rs.Report())
 
-	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env}
+	filter, err := o.seccompFilter()
+	if err != nil {
+		if o.Strict {
+			return fmt.Errorf("mcp: seccomp: %w", err)
+		}
+		fmt.Fprintf(cmd.Root().ErrWriter, "landjail: warning: best effort dropped the seccomp layer: %v\n", err)
+	}
+	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env, Seccomp: filter}
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	srv := mcpserver.New(k, &mcpserver.Options{Name: "landjail", IgnoreRoots: cmd.Bool("ignore-roots")})
 	t := &mcp.IOTransport{Reader: io.NopCloser(cmd.Root().Reader), Writer: nopWriteCloser{cmd.Root().Writer}}
