@@ -452,6 +452,11 @@ func (c *Cmd) exec() error {
 			return err
 		}
 	}
+	if c.SelfTest && confined {
+		if err := selfTestCached(c.Workspace, c.Ruleset); err != nil {
+			return err
+		}
+	}
 	if err := markInheritedCloexec(); err != nil {
 		return err
 	}
