@@ -98,9 +98,24 @@ func newDenyOracle(tb testing.TB, dir string) *denyOracle {
 	}
 	dir, err := filepath.EvalSymlinks(dir)
 	require.NoError(tb, err)
-	out, err := osexec.Command("git", "-C", dir, "init", "-q").CombinedOutput()
+	o := &denyOracle{dir: dir}
+	out, err := o.git("init", "-q").CombinedOutput()
 	require.NoError(tb, err, "git init: %s", out)
-	return &denyOracle{dir: dir}
+	return o
+}
+
+// git returns the command git -C dir args..., isolated from the caller's
+// configuration: no GIT_* variables, no system or global config, no
+// global excludes file.
+func (o *denyOracle) git(args ...string) *osexec.Cmd {
+	cmd := osexec.Command("git", append([]string{"-C", o.dir}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "HOME="+o.dir, "XDG_CONFIG_HOME="+o.dir)
+	return cmd
 }
 
 // reset empties the repository's work tree, writes .gitignore and
@@ -125,9 +140,7 @@ func (o *denyOracle) reset(tb testing.TB, lines []string, rel string) {
 // ignored, 1 not ignored, anything else fails the test.
 func (o *denyOracle) gitIgnores(tb testing.TB, rel string) bool {
 	tb.Helper()
-	cmd := osexec.Command("git", "-C", o.dir, "check-ignore", "-q", "--no-index", "--", rel)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+o.dir)
-	out, err := cmd.CombinedOutput()
+	out, err := o.git("check-ignore", "-q", "--no-index", "--", rel).CombinedOutput()
 	if err == nil {
 		return true
 	}
