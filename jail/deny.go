@@ -28,26 +28,25 @@ type denyRule struct {
 func newDenyMatcher(patterns []string) (*denyMatcher, error) {
 	d := &denyMatcher{patterns: append([]string(nil), patterns...)}
 	for _, p := range patterns {
-		r, ok, err := parseDenyRule(p)
+		rs, err := parseDenyRule(p)
 		if err != nil {
 			return nil, fmt.Errorf("jail: WithDeny(%q): %w", p, err)
 		}
-		if !ok {
-			continue
-		}
-		d.rules = append(d.rules, r)
+		d.rules = append(d.rules, rs...)
 		if strings.HasPrefix(strings.TrimPrefix(p, "!"), "/") {
-			d.abs = append(d.abs, r)
+			d.abs = append(d.abs, rs...)
 		}
 	}
 	return d, nil
 }
 
-// parseDenyRule parses one gitignore line; ok is false for blank lines
-// and comments.
-func parseDenyRule(p string) (r denyRule, ok bool, err error) {
+// parseDenyRule parses one gitignore line into the rules it stands for
+// (none for blank lines and comments; two when git's "a**/" quirk gives
+// the pattern two readings).
+func parseDenyRule(p string) ([]denyRule, error) {
+	var r denyRule
 	if p == "" || p[0] == '#' {
-		return r, false, nil
+		return nil, nil
 	}
 	// Trailing spaces are ignored unless escaped with a backslash.
 	for strings.HasSuffix(p, " ") && !strings.HasSuffix(p, "\\ ") {
@@ -62,30 +61,82 @@ func parseDenyRule(p string) (r denyRule, ok bool, err error) {
 	}
 	if strings.HasSuffix(p, "/") {
 		r.dirOnly = true
-		p = strings.TrimRight(p, "/")
+		p = p[:len(p)-1]
 	}
 	if p == "" {
-		return r, false, nil
+		return nil, nil
+	}
+	if strings.Contains(p, "//") || strings.HasSuffix(p, "/") {
+		// An empty component: git's pattern matches nothing. A deny
+		// reads it as "a/b" (fail closed); a re-include is dropped,
+		// or it would re-include what git never does.
+		if r.negate {
+			return nil, nil
+		}
+		p = strings.TrimRight(p, "/")
 	}
 	if strings.Contains(p, "/") {
 		r.anchored = true
 		p = strings.TrimLeft(p, "/")
 	}
+	var parts []string
 	for c := range strings.SplitSeq(p, "/") {
 		if c == "" {
-			continue // "a//b" is "a/b"
+			continue
 		}
-		cp, err := compileComp(c)
-		if err != nil {
-			return r, false, err
+		if len(c) > 2 && strings.Trim(c, "*") == "" {
+			c = "**" // "***" is "**", as in git's wildmatch
 		}
-		r.comps = append(r.comps, cp)
+		parts = append(parts, c)
 	}
-	if len(r.comps) == 0 {
-		return r, false, nil
+	if len(parts) == 0 {
+		return nil, nil
 	}
-	return r, true, nil
+	readings := [][]string{parts}
+	if q, ok := starStarQuirk(parts); ok {
+		// git strips the pattern's literal prefix before wildmatch, so
+		// in "a**/b" the "**/" starts the rest and matches zero or more
+		// directories: "ab", "ax/b", "ax/y/b". Two readings: "a" joined
+		// with "b", and "a*" then "**" then "b".
+		lit := strings.TrimRight(parts[q], "*")
+		joined := append(append(append([]string{}, parts[:q]...), lit+parts[q+1]), parts[q+2:]...)
+		spread := append(append(append([]string{}, parts[:q]...), lit+"*", "**"), parts[q+1:]...)
+		readings = [][]string{joined, spread}
+	}
+	var out []denyRule
+	for _, rd := range readings {
+		rr := r
+		rr.comps = nil
+		for _, c := range rd {
+			cp, err := compileComp(c)
+			if err != nil {
+				return nil, err
+			}
+			rr.comps = append(rr.comps, cp)
+		}
+		out = append(out, rr)
+	}
+	return out, nil
 }
+
+// starStarQuirk finds the component of git's "a**/" quirk: the first
+// component holding a wildcard ends in "**" right after a literal prefix,
+// and another component follows.
+func starStarQuirk(parts []string) (int, bool) {
+	for i, c := range parts {
+		if !hasMeta(c) {
+			continue
+		}
+		lit := strings.TrimRight(c, "*")
+		if c != "**" && len(c)-len(lit) >= 2 && lit != "" && !hasMeta(lit) && i+1 < len(parts) {
+			return i, true
+		}
+		return 0, false
+	}
+	return 0, false
+}
+
+func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[\\") }
 
 func (d *denyMatcher) empty() bool { return d == nil || len(d.rules) == 0 }
 
@@ -93,8 +144,8 @@ func (d *denyMatcher) empty() bool { return d == nil || len(d.rules) == 0 }
 // given the root that contains it ("/" when none). As in git, a path is
 // denied when it or any of its parent directories is excluded by the
 // last pattern matching it, and a parent excluded cannot be re-included
-// below. The type of the final entry is not consulted: a directory-only
-// pattern ("x/") is tried as a directory too, which can only deny more.
+// below. The final entry is tried both as a file and as a directory, and
+// denied if either denies it (fail closed).
 func (d *denyMatcher) denied(canon, root string) bool {
 	if d.empty() {
 		return false
@@ -113,19 +164,25 @@ func (d *denyMatcher) denied(canon, root string) bool {
 func excluded(rules []denyRule, parts []string) bool {
 	for k := 1; k <= len(parts); k++ {
 		prefix := parts[:k]
-		state := false
-		for i := range rules {
-			// Ancestors are directories; the entry itself may be one:
-			// only a directory-only rule cares, and it is tried as one.
-			if rules[i].match(prefix, true) {
-				state = !rules[i].negate
-			}
-		}
-		if state {
+		// Ancestors are directories; the entry itself may be either:
+		// it is tried both ways and denied if either way denies it.
+		if lastMatch(rules, prefix, true) || (k == len(parts) && lastMatch(rules, prefix, false)) {
 			return true
 		}
 	}
 	return false
+}
+
+// lastMatch reports whether the last rule matching parts (as a directory
+// or not) excludes it.
+func lastMatch(rules []denyRule, parts []string, isDir bool) bool {
+	state := false
+	for i := range rules {
+		if rules[i].match(parts, isDir) {
+			state = !rules[i].negate
+		}
+	}
+	return state
 }
 
 func (r *denyRule) match(parts []string, isDir bool) bool {
@@ -186,19 +243,40 @@ func compileComp(c string) (compPattern, error) {
 	if c == "**" {
 		return compPattern{kind: compDoubleStar}, nil
 	}
+	c = gitClassNegation(c)
 	if _, err := path.Match(c, ""); err != nil {
 		return compPattern{}, err
 	}
-	meta := func(s string) bool { return strings.ContainsAny(s, "*?[\\") }
+	meta := hasMeta
 	switch {
 	case !meta(c):
-		return compPattern{compLiteral, c}, nil
+		return compPattern{kind: compLiteral, s: c}, nil
 	case c[0] == '*' && !meta(c[1:]):
-		return compPattern{compSuffix, c[1:]}, nil
+		return compPattern{kind: compSuffix, s: c[1:]}, nil
 	case c[len(c)-1] == '*' && !meta(c[:len(c)-1]):
-		return compPattern{compPrefix, c[:len(c)-1]}, nil
+		return compPattern{kind: compPrefix, s: c[:len(c)-1]}, nil
 	}
-	return compPattern{compGlob, c}, nil
+	return compPattern{kind: compGlob, s: c}, nil
+}
+
+// gitClassNegation rewrites git's negated bracket class "[!...]" as
+// path.Match's "[^...]".
+func gitClassNegation(c string) string {
+	if !strings.Contains(c, "[!") {
+		return c
+	}
+	b := []byte(c)
+	for i := 0; i+1 < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++ // an escaped character is literal
+		case '[':
+			if b[i+1] == '!' {
+				b[i+1] = '^'
+			}
+		}
+	}
+	return string(b)
 }
 
 func (p compPattern) match(name string) bool {

@@ -221,6 +221,12 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 				return lookupFail(unix.ELOOP)
 			}
 			target, err := readlink(next)
+			if err == unix.EINVAL {
+				// Swapped for a non-symlink since the lstat: look
+				// at the component again (bounded by maxSymlinks).
+				rest = "/" + comp + rest
+				continue
+			}
 			if err != nil {
 				return lookupFail(err)
 			}
