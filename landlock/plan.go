@@ -138,12 +138,11 @@ func SystemRules(noNet bool) []Rule {
 	}
 	add(RightsReadExec, "/usr", "/bin", "/sbin")
 	// /lib, /lib32, /lib64, /libx32 and the dynamic loader below them;
-	// on merged-/usr systems these are symlinks into /usr.
-	libs, _ := filepath.Glob("/lib*")
-	if len(libs) == 0 {
-		libs = []string{"/lib", "/lib64"}
-	}
-	add(RightsReadExec, libs...)
+	// on merged-/usr systems these are symlinks into /usr. A fixed list
+	// (missing ones are skipped) rather than a glob of "/": reading the
+	// root directory cost every `landjail run` a directory open and the
+	// runtime's poller set-up.
+	add(RightsReadExec, "/lib", "/lib32", "/lib64", "/libx32")
 	add(RightsRead,
 		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
 		"/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
