@@ -122,9 +122,12 @@ func WithAllowed(path string, mode Mode) Option {
 // readings can only deny more). As in git, a pattern that matches a
 // directory denies everything below it, and what is below an excluded
 // directory cannot be re-included. Directory-only patterns ("x/") are
-// applied whether or not the entry is a directory (fail closed). New
-// fails when a pattern is malformed (path.ErrBadPattern). Matching is
-// checked against git check-ignore by FuzzDenyMatcher.
+// applied whether or not the entry is a directory (fail closed), and an
+// empty component ("a//b") is read as "a/b" in a deny pattern (git's
+// matches nothing) and makes a "!" re-include match nothing. New fails
+// when a pattern is malformed (path.ErrBadPattern). Matching is checked
+// against git check-ignore by FuzzDenyMatcher; these fail-closed readings
+// are the only differences it accepts.
 func WithDeny(patterns ...string) Option {
 	return func(c *config) error {
 		c.deny = append(c.deny, patterns...)
