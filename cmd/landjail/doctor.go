@@ -108,7 +108,7 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	if wd, err := os.Getwd(); err == nil {
 		d.MountsInWorkspace = mountsBelow(wd)
 	}
-	if f, err := (&options{}).seccompFilter(); err != nil {
+	if f, err := (&options{}).SeccompFilter(); err != nil {
 		d.SeccompError = err.Error()
 	} else {
 		d.Seccomp = f.Rules()
@@ -174,7 +174,7 @@ func defaultRunReport() (*landlock.Report, string, error) {
 		return nil, "", err
 	}
 	defer ws.Close()
-	rs, err := landlock.Compile(ws, (&options{}).landlockOptions(""))
+	rs, err := landlock.Compile(ws, (&options{}).LandlockOptions(""))
 	if err != nil {
 		return nil, "", err
 	}

@@ -56,7 +56,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newRunCommand(),
 			newResolveCommand(),
 			newDoctorCommand(),
-			mcpCommand(),
+			newMCPCommand(),
 		},
 	}
 }

@@ -1,63 +1,39 @@
 package main
 
 import (
-	"context"
-	"io"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/urfave/cli/v3"
 )
 
-func TestMCPCommand(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	ws := filepath.Join(base, "ws")
-	require.NoError(t, os.MkdirAll(ws+"/src", 0o755))
-	require.NoError(t, os.WriteFile(ws+"/src/a.txt", []byte("hello\n"), 0o644))
-	require.NoError(t, os.WriteFile(ws+"/.env", []byte("K=1\n"), 0o644))
-	require.NoError(t, os.WriteFile(base+"/secret", []byte("SECRET\n"), 0o644))
-
-	cr, sw := io.Pipe() // server -> client
-	sr, cw := io.Pipe() // client -> server
-	var stderr strings.Builder
-	app := &cli.Command{Name: "landjail", Reader: sr, Writer: sw, ErrWriter: &stderr,
-		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		Commands:       []*cli.Command{mcpCommand()}}
-	done := make(chan error, 1)
-	go func() {
-		done <- app.Run(context.Background(), []string{"landjail", "mcp", "--workspace", ws, "--deny-secrets", "--timeout", "5s"})
-	}()
-
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
-	require.NoError(t, err)
-	res, err := cs.ListTools(context.Background(), nil)
-	require.NoError(t, err)
-	assert.Len(t, res.Tools, 7)
-	text := func(r *mcp.CallToolResult) string { return r.Content[0].(*mcp.TextContent).Text }
-	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "src/a.txt"}})
-	require.NoError(t, err)
-	assert.False(t, r.IsError, text(r))
-	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "src/a.txt", "content": "x"}})
-	require.NoError(t, err)
-	assert.False(t, r.IsError, text(r))
-	for _, p := range []string{"../secret", ".env", base + "/secret"} {
-		r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": p}})
-		require.NoError(t, err)
-		assert.True(t, r.IsError, text(r))
+// TestMCPForwards: "landjail mcp" execs landjail-mcp from its own
+// directory with every argument, and says what is missing when it is not
+// there.
+func TestMCPForwards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two binaries")
 	}
-	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "cat src/a.txt; cat ../secret; echo $HOME; echo $TMPDIR"}})
-	require.NoError(t, err)
-	t.Log(text(r))
-	assert.NotContains(t, text(r), "SECRET")
-	require.NoError(t, cs.Close())
-	cw.Close()
-	require.NoError(t, <-done)
-	t.Log("stderr:", stderr.String())
+	dir := t.TempDir()
+	for _, pkg := range []string{".", "../landjail-mcp"} {
+		name := "landjail"
+		if pkg != "." {
+			name = "landjail-mcp"
+		}
+		out, err := osexec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	env := []string{"PATH=/usr/bin:/bin"}
+	code, out := runBin(t, filepath.Join(dir, "landjail"), env, "mcp", "--help")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "landjail-mcp")
+	assert.Contains(t, out, "--ignore-roots", "the arguments reach landjail-mcp")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "landjail-mcp")))
+	code, out = runBin(t, filepath.Join(dir, "landjail"), env, "mcp", "--workspace", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, out, "landjail-mcp binary is neither next to landjail nor in PATH")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/landjail/landjail/internal/cliopts"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ func parseRun(t *testing.T, args ...string) (*options, []string, error) {
 	cmd := newRunCommand()
 	cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
 	cmd.Action = func(_ context.Context, c *cli.Command) error {
-		got, perr = loadOptions(c)
+		got, perr = cliopts.Load(c)
 		rest = c.Args().Slice()
 		return nil
 	}
@@ -50,7 +51,7 @@ func TestOptionsFromFlags(t *testing.T) {
 	assert.Equal(t, &options{
 		Workspace: "/w", RO: []string{"/a", "/b,c"}, ROX: []string{"/x"}, RW: []string{"/r"},
 		Deny: []string{"*.pem"}, DenySecrets: true, ConnectTCP: []int64{443}, BindTCP: []int64{8080},
-		Env: []string{"FOO", "BAR=1,2"}, User: "1000:100", Timeout: duration(3 * time.Second),
+		Env: []string{"FOO", "BAR=1,2"}, User: "1000:100", Timeout: cliopts.Duration(3 * time.Second),
 		Strict: true, NoSystem: true, Report: "/tmp/r.json",
 	}, o)
 	assert.Equal(t, []string{"ls", "-l", "--ro", "x"}, rest, "flags after CMD belong to CMD")
@@ -77,7 +78,7 @@ strict = true
 	assert.Equal(t, "/from-file", o.Workspace)
 	assert.Equal(t, []string{"/f1", filepath.Join(dir, "rel")}, o.RO, "relative to the config file")
 	assert.Equal(t, []int64{443, 80}, o.ConnectTCP)
-	assert.Equal(t, duration(time.Minute), o.Timeout)
+	assert.Equal(t, cliopts.Duration(time.Minute), o.Timeout)
 	assert.True(t, o.Strict)
 
 	o, _, err = parseRun(t, "--config", cfg, "--workspace", "/flag", "--ro", "/f2",
@@ -88,7 +89,7 @@ strict = true
 	assert.Equal(t, []int64{22}, o.ConnectTCP)
 	assert.Equal(t, []string{"a"}, o.Deny, "unset flag keeps the file's value")
 	assert.Equal(t, []string{"X=1"}, o.Env)
-	assert.Equal(t, duration(2*time.Second), o.Timeout)
+	assert.Equal(t, cliopts.Duration(2*time.Second), o.Timeout)
 	assert.False(t, o.Strict, "--best-effort overrides strict = true")
 	assert.True(t, o.BestEffort)
 
@@ -106,7 +107,7 @@ func TestOptionsExampleConfig(t *testing.T) {
 	assert.Equal(t, "/srv/project", o.Workspace)
 	assert.Equal(t, []int64{443}, o.ConnectTCP)
 	assert.True(t, o.DenySecrets)
-	assert.Equal(t, duration(10*time.Minute), o.Timeout)
+	assert.Equal(t, cliopts.Duration(10*time.Minute), o.Timeout)
 }
 
 func TestOptionsInvalid(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/landjail/landjail/internal/cliopts"
 	"strconv"
 	"strings"
 
@@ -41,7 +42,7 @@ func newResolveCommand() *cli.Command {
 		Usage:       "print the canonical path of each PATH under the policy, or why it is refused",
 		ArgsUsage:   "PATH...",
 		Description: resolveHelp,
-		Flags: append(policyFlags(),
+		Flags: append(cliopts.PolicyFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON lines"},
 			&cli.StringFlag{Name: "access", Usage: "also check `ACCESS` (read, write or execute) against the roots' modes"},
 		),
@@ -78,11 +79,11 @@ func resolveAction(_ context.Context, cmd *cli.Command) error {
 	default:
 		return fmt.Errorf("resolve: invalid --access %q (want read, write or execute)", a)
 	}
-	o, err := loadOptions(cmd)
+	o, err := cliopts.Load(cmd)
 	if err != nil {
 		return err
 	}
-	ws, err := o.workspace()
+	ws, err := o.Policy()
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/landjail/landjail/internal/cliopts"
 	"io"
 	"io/fs"
 	"os"
@@ -58,7 +59,7 @@ func newRunCommand() *cli.Command {
 		Usage:       "run a command confined to the workspace",
 		ArgsUsage:   "-- CMD [ARG...]",
 		Description: runHelp,
-		Flags:       runFlags(),
+		Flags:       cliopts.RunFlags(),
 		// Flags after CMD belong to CMD: landjail run ls -l.
 		StopOnNthArg: &one,
 		OnUsageError: onUsageError,
@@ -69,7 +70,7 @@ func newRunCommand() *cli.Command {
 }
 
 func runAction(ctx context.Context, cmd *cli.Command) error {
-	o, err := loadOptions(cmd)
+	o, err := cliopts.Load(cmd)
 	if err != nil {
 		return err
 	}
@@ -78,11 +79,11 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	if len(argv) == 0 && !printRules {
 		return errors.New("run: no command given (landjail run [flags] -- CMD [ARG...])")
 	}
-	cred, err := o.credential()
+	cred, err := o.Credential()
 	if err != nil {
 		return err
 	}
-	ws, err := o.workspace()
+	ws, err := o.Policy()
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	// landjail execve's (nothing is left to remove it).
 	supervise := o.Timeout > 0 || o.Report != ""
 	tmp := ""
-	if !o.NoSystem && !printRules && !hasEnv(env, "TMPDIR") {
+	if !o.NoSystem && !printRules && !cliopts.HasEnv(env, "TMPDIR") {
 		if supervise {
 			tmp, err = os.MkdirTemp("", "landjail-")
 		} else {
@@ -109,7 +110,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 			os.RemoveAll(tmp)
 		}
 	}
-	rs, err := landlock.Compile(ws, o.landlockOptions(tmp))
+	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp))
 	if err != nil {
 		removeTmp()
 		return fmt.Errorf("run: %w", err)
@@ -123,9 +124,9 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		}
 		return nil
 	}
-	warnDropped(stderr, rs.Report())
+	cliopts.WarnDropped(stderr, rs.Report())
 
-	filter, err := o.seccompFilter()
+	filter, err := o.SeccompFilter()
 	if err != nil {
 		if o.Strict {
 			return fmt.Errorf("run: seccomp: %w", err)
@@ -258,33 +259,6 @@ func writeReport(path string, r *runReport) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-// warnDropped prints one line on stderr when best effort dropped a
-// required feature (optional hardening the kernel lacks is not worth a
-// warning on every run; it is in the report).
-func warnDropped(w io.Writer, r *landlock.Report) {
-	var names []string
-	for _, f := range r.Dropped {
-		if f.Required {
-			names = append(names, f.Name)
-		}
-	}
-	switch {
-	case r.Level != landlock.LevelLandlock:
-		fmt.Fprintf(w, "landjail: warning: no usable Landlock (ABI %d): confinement is %s\n", r.ABI, r.Level)
-	case len(names) > 0:
-		fmt.Fprintf(w, "landjail: warning: best effort dropped %s (Landlock ABI %d; --strict refuses instead)\n", strings.Join(names, ", "), r.ABI)
-	}
-}
-
-func hasEnv(env []string, name string) bool {
-	for _, kv := range env {
-		if strings.HasPrefix(kv, name+"=") {
-			return true
-		}
-	}
-	return false
 }
 
 // workspaceTmp returns the private temporary directory of the workspace

@@ -1,8 +1,14 @@
-package main
+// Package cliopts holds what the landjail commands share: the policy flags,
+// the TOML --config file with the same keys, and how both turn into a
+// jail.Workspace, landlock.Options and a seccomp filter. It exists so that
+// cmd/landjail and cmd/landjail-mcp build the same policy from the same
+// words, without linking the MCP SDK into landjail run.
+package cliopts
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,11 +25,11 @@ import (
 	"github.com/landjail/landjail/seccomp"
 )
 
-// options is everything a policy and a run can be configured with: the
+// Options is everything a policy and a run can be configured with: the
 // flags of run and resolve, and the keys of a --config file (the same names
 // with "_" for "-"). Relative paths in a config file are relative to the
 // file's directory; relative paths in flags to the current directory.
-type options struct {
+type Options struct {
 	Workspace   string   `toml:"workspace"`
 	RO          []string `toml:"ro"`
 	ROX         []string `toml:"rox"`
@@ -36,7 +42,7 @@ type options struct {
 	Net         string   `toml:"net"`
 	Env         []string `toml:"env"`
 	User        string   `toml:"user"`
-	Timeout     duration `toml:"timeout"`
+	Timeout     Duration `toml:"timeout"`
 	Strict      bool     `toml:"strict"`
 	BestEffort  bool     `toml:"best_effort"`
 	NoSystem    bool     `toml:"no_system"`
@@ -54,15 +60,15 @@ type options struct {
 	SelfTest              bool `toml:"self_test"`
 }
 
-// duration decodes a TOML string such as "30s" or "5m".
-type duration time.Duration
+// Duration decodes a TOML string such as "30s" or "5m".
+type Duration time.Duration
 
-func (d *duration) UnmarshalText(b []byte) error {
+func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
 		return err
 	}
-	*d = duration(v)
+	*d = Duration(v)
 	return nil
 }
 
@@ -99,9 +105,9 @@ const (
 	flagSelfTest         = "self-test"
 )
 
-// policyFlags returns new flag values for the policy (run and resolve).
+// PolicyFlags returns new flag values for the policy (run and resolve).
 // Slice flags do not split on commas (a path may hold one).
-func policyFlags() []cli.Flag {
+func PolicyFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: flagConfig, Usage: "read options from TOML `FILE` (same keys as the flags, e.g. ro = [\"/opt\"]; flags win; unknown keys are an error)"},
 		&cli.StringFlag{Name: flagWorkspace, Usage: "workspace root `DIR`, read-write (default: current directory)"},
@@ -114,10 +120,10 @@ func policyFlags() []cli.Flag {
 	}
 }
 
-// runFlags returns new flag values for run: the policy flags and the
+// RunFlags returns new flag values for run: the policy flags and the
 // options of the child.
-func runFlags() []cli.Flag {
-	return append(policyFlags(),
+func RunFlags() []cli.Flag {
+	return append(PolicyFlags(),
 		&cli.IntSliceFlag{Name: flagConnectTCP, Usage: "allow TCP connect to `PORT` (repeatable; Landlock ABI 4)"},
 		&cli.IntSliceFlag{Name: flagBindTCP, Usage: "allow TCP bind on `PORT` (repeatable; Landlock ABI 4)"},
 		&cli.StringFlag{Name: flagNet, Usage: "`MODE` \"host\" leaves the network unrestricted (default: TCP denied but for the ports above)"},
@@ -141,14 +147,14 @@ func runFlags() []cli.Flag {
 	)
 }
 
-// loadOptions reads the --config file (if any), then lets every flag set
+// Load reads the --config file (if any), then lets every flag set
 // on the command line replace the file's value (a repeatable flag replaces
 // the whole list).
-func loadOptions(cmd *cli.Command) (*options, error) {
-	o := &options{}
+func Load(cmd *cli.Command) (*Options, error) {
+	o := &Options{}
 	if path := cmd.String(flagConfig); path != "" {
 		var err error
-		if o, err = readConfig(path); err != nil {
+		if o, err = ReadConfig(path); err != nil {
 			return nil, err
 		}
 	}
@@ -169,7 +175,7 @@ func loadOptions(cmd *cli.Command) (*options, error) {
 	set(flagNet, func() { o.Net = cmd.String(flagNet) })
 	set(flagEnv, func() { o.Env = cmd.StringSlice(flagEnv) })
 	set(flagUser, func() { o.User = cmd.String(flagUser) })
-	set(flagTimeout, func() { o.Timeout = duration(cmd.Duration(flagTimeout)) })
+	set(flagTimeout, func() { o.Timeout = Duration(cmd.Duration(flagTimeout)) })
 	set(flagNoSystem, func() { o.NoSystem = cmd.Bool(flagNoSystem) })
 	set(flagReport, func() { o.Report = absOrSelf(cmd.String(flagReport)) })
 	if cmd.Name == "run" {
@@ -201,10 +207,10 @@ func loadOptions(cmd *cli.Command) (*options, error) {
 	return o, nil
 }
 
-// readConfig decodes a TOML config file. Unknown keys are an error, so a
+// ReadConfig decodes a TOML config file. Unknown keys are an error, so a
 // misspelt "deny_secret" cannot silently weaken the policy.
-func readConfig(path string) (*options, error) {
-	o := &options{}
+func ReadConfig(path string) (*Options, error) {
+	o := &Options{}
 	md, err := toml.DecodeFile(path, o)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
@@ -236,7 +242,7 @@ func readConfig(path string) (*options, error) {
 	return o, nil
 }
 
-func (o *options) validate() error {
+func (o *Options) validate() error {
 	for _, p := range append(append([]int64{}, o.ConnectTCP...), o.BindTCP...) {
 		if p < 1 || p > 65535 {
 			return fmt.Errorf("invalid TCP port %d (want 1-65535)", p)
@@ -250,7 +256,7 @@ func (o *options) validate() error {
 	if o.Timeout < 0 {
 		return fmt.Errorf("invalid --timeout %s", time.Duration(o.Timeout))
 	}
-	if _, err := o.credential(); err != nil {
+	if _, err := o.Credential(); err != nil {
 		return err
 	}
 	for _, e := range o.Env {
@@ -261,8 +267,8 @@ func (o *options) validate() error {
 	return nil
 }
 
-// credential parses --user UID[:GID]; nil when unset.
-func (o *options) credential() (*syscall.Credential, error) {
+// Credential parses --user UID[:GID]; nil when unset.
+func (o *Options) Credential() (*syscall.Credential, error) {
 	if o.User == "" {
 		return nil, nil
 	}
@@ -280,9 +286,9 @@ func (o *options) credential() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// workspace builds the jail policy: the workspace (default: the current
+// Policy builds the jail policy: the workspace (default: the current
 // directory) read-write, the extra roots, the deny patterns.
-func (o *options) workspace(extra ...jail.Option) (*jail.Workspace, error) {
+func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	root := o.Workspace
 	if root == "" {
 		wd, err := os.Getwd()
@@ -313,9 +319,9 @@ func (o *options) workspace(extra ...jail.Option) (*jail.Workspace, error) {
 	return jail.New(absOrSelf(root), append(opts, extra...)...)
 }
 
-// seccompFilter builds the seccomp layer for the child, or nil with
+// SeccompFilter builds the seccomp layer for the child, or nil with
 // --no-seccomp.
-func (o *options) seccompFilter() (*seccomp.Filter, error) {
+func (o *Options) SeccompFilter() (*seccomp.Filter, error) {
 	if o.NoSeccomp {
 		return nil, nil
 	}
@@ -328,9 +334,9 @@ func (o *options) seccompFilter() (*seccomp.Filter, error) {
 	})
 }
 
-// landlockOptions is the Landlock side of the options; tmp is the private
+// LandlockOptions is the Landlock side of the options; tmp is the private
 // temporary directory ("" for none).
-func (o *options) landlockOptions(tmp string) landlock.Options {
+func (o *Options) LandlockOptions(tmp string) landlock.Options {
 	return landlock.Options{
 		System:     !o.NoSystem,
 		TmpDir:     tmp,
@@ -375,4 +381,48 @@ func toPorts(v []int64) []uint16 {
 		out[i] = uint16(x)
 	}
 	return out
+}
+
+// HasEnv reports whether env ("NAME=VALUE" entries) sets name.
+func HasEnv(env []string, name string) bool {
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); ok && k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// MCPFlags returns new flag values for landjail-mcp: the policy flags and
+// the options of the bash tool's children.
+func MCPFlags() []cli.Flag {
+	return append(PolicyFlags(),
+		&cli.IntSliceFlag{Name: flagConnectTCP, Usage: "allow bash's commands TCP connect to `PORT` (repeatable; Landlock ABI 4)"},
+		&cli.IntSliceFlag{Name: flagBindTCP, Usage: "allow bash's commands TCP bind on `PORT` (repeatable; Landlock ABI 4)"},
+		&cli.StringFlag{Name: flagNet, Usage: "`MODE` \"host\" leaves the network unrestricted for bash"},
+		&cli.StringSliceFlag{Name: flagEnv, Usage: "pass `NAME` from the environment to bash, or set NAME=VALUE (repeatable)"},
+		&cli.DurationFlag{Name: flagTimeout, Usage: "bash's default timeout per command (default 2m; a call may ask for up to 10m)"},
+		&cli.BoolFlag{Name: flagStrict, Usage: "refuse to start if anything requested cannot be enforced"},
+		&cli.BoolFlag{Name: flagBestEffort, Usage: "drop what the kernel cannot enforce, with a warning on stderr (default)"},
+		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset nor a private TMPDIR (bash will hardly run)"},
+		&cli.BoolFlag{Name: "ignore-roots", Usage: "never ask the client for its roots"},
+	)
+}
+
+// WarnDropped prints one line on stderr when best effort dropped a
+// required feature (optional hardening the kernel lacks is not worth a
+// warning on every run; it is in the report).
+func WarnDropped(w io.Writer, r *landlock.Report) {
+	var names []string
+	for _, f := range r.Dropped {
+		if f.Required {
+			names = append(names, f.Name)
+		}
+	}
+	switch {
+	case r.Level != landlock.LevelLandlock:
+		fmt.Fprintf(w, "landjail: warning: no usable Landlock (ABI %d): confinement is %s\n", r.ABI, r.Level)
+	case len(names) > 0:
+		fmt.Fprintf(w, "landjail: warning: best effort dropped %s (Landlock ABI %d; --strict refuses instead)\n", strings.Join(names, ", "), r.ABI)
+	}
 }

@@ -1,0 +1,135 @@
+// Command landjail-mcp serves the workspace tools (read_file, write_file,
+// edit_file, list_directory, glob, grep, bash) over the Model Context
+// Protocol on stdin/stdout, for an agent client to start as a local MCP
+// server. "landjail mcp ARGS" execs it with the same arguments.
+//
+// It is a binary of its own so that the MCP SDK (and the HTTP, JSON
+// Schema and crypto packages it links) stays out of landjail run, whose
+// start-up is measured against a bare Go execve (BENCHMARKS.md).
+//
+// Exit codes: 0 when the client closed the session, 125 on landjail's own
+// error (bad flag, bad config, strict refusal).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v3"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/mcpserver"
+	"github.com/landjail/landjail/tools"
+)
+
+const help = `Serve the workspace tools (read_file, write_file, edit_file, list_directory,
+glob, grep, bash) over the Model Context Protocol on stdin/stdout, for an agent
+client to start as a local MCP server. One policy per server, from the same
+flags and --config file as "landjail run": the file tools go through it in
+landjail, and bash runs confined by Landlock and the seccomp layer exactly as
+"landjail run" would run it (system preset, private TMPDIR, TCP denied but for
+--connect-tcp/--bind-tcp).
+
+Every tool call is checked before it is dispatched (path arguments must pass the
+policy); refusals come back as tool errors the model can read. Writing over an
+existing file needs a read_file of its current version first. The client's
+roots, if it lists any, can only narrow the policy (--ignore-roots: not asked).
+Nothing but MCP messages is written to stdout; warnings go to stderr.
+
+Register it in a client's MCP configuration, for example:
+
+   {"mcpServers": {"workspace": {"command": "landjail",
+     "args": ["mcp", "--workspace", "/home/me/project", "--deny-secrets"]}}}
+
+Exit codes: 0 when the session ended, 125 on landjail's own error.`
+
+func main() {
+	if err := newApp(os.Stdin, os.Stdout, os.Stderr).Run(context.Background(), os.Args); err != nil {
+		fmt.Fprintf(os.Stderr, "landjail mcp: %v\n", err)
+		os.Exit(125)
+	}
+}
+
+// newApp builds the command; nothing is shared between two apps.
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:        "landjail-mcp",
+		Usage:       "serve the jailed file and shell tools over MCP (stdio)",
+		Description: help,
+		Reader:      stdin,
+		Writer:      stdout,
+		ErrWriter:   stderr,
+		Flags:       cliopts.MCPFlags(),
+		// Errors are returned to main, which exits 125.
+		ExitErrHandler:            func(context.Context, *cli.Command, error) {},
+		DisableSliceFlagSeparator: true,
+		Action:                    serve,
+	}
+}
+
+func serve(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Len() > 0 {
+		return fmt.Errorf("unexpected arguments %q (the server talks over stdin/stdout)", cmd.Args().Slice())
+	}
+	o, err := cliopts.Load(cmd)
+	if err != nil {
+		return err
+	}
+	if o.User != "" || o.Report != "" {
+		return errors.New("the user and report settings apply to run only")
+	}
+	// The policy exactly as run builds it, plus the read tracker the
+	// write tools need.
+	tracker := jail.NewReadTracker()
+	ws, err := o.Policy(jail.WithReadTracker(tracker))
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+
+	env := exec.DefaultEnv(ws, o.Env)
+	tmp := ""
+	if !o.NoSystem && !cliopts.HasEnv(env, "TMPDIR") {
+		if tmp, err = os.MkdirTemp("", "landjail-mcp-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+	}
+	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp))
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	defer exec.Release(rs)
+	stderr := cmd.Root().ErrWriter
+	cliopts.WarnDropped(stderr, rs.Report())
+
+	filter, err := o.SeccompFilter()
+	if err != nil {
+		if o.Strict {
+			return fmt.Errorf("seccomp: %w", err)
+		}
+		fmt.Fprintf(stderr, "landjail: warning: best effort dropped the seccomp layer: %v\n", err)
+	}
+	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env, Seccomp: filter}
+	k.Limits.BashTimeout = time.Duration(o.Timeout)
+	srv := mcpserver.New(k, &mcpserver.Options{Name: "landjail", IgnoreRoots: cmd.Bool("ignore-roots")})
+	t := &mcp.IOTransport{Reader: io.NopCloser(cmd.Root().Reader), Writer: nopWriteCloser{cmd.Root().Writer}}
+	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// nopWriteCloser keeps the caller's stdout open when the session ends.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+)
+
+func TestServe(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.MkdirAll(ws+"/src", 0o755))
+	require.NoError(t, os.WriteFile(ws+"/src/a.txt", []byte("hello\n"), 0o644))
+	require.NoError(t, os.WriteFile(ws+"/.env", []byte("K=1\n"), 0o644))
+	require.NoError(t, os.WriteFile(base+"/secret", []byte("SECRET\n"), 0o644))
+
+	cr, sw := io.Pipe() // server -> client
+	sr, cw := io.Pipe() // client -> server
+	var stderr strings.Builder
+	app := newApp(sr, sw, &stderr)
+	done := make(chan error, 1)
+	go func() {
+		done <- app.Run(context.Background(), []string{"landjail-mcp", "--workspace", ws, "--deny-secrets", "--timeout", "5s"})
+	}()
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	require.NoError(t, err)
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Len(t, res.Tools, 7)
+	text := func(r *mcp.CallToolResult) string { return r.Content[0].(*mcp.TextContent).Text }
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "src/a.txt"}})
+	require.NoError(t, err)
+	assert.False(t, r.IsError, text(r))
+	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "src/a.txt", "content": "x"}})
+	require.NoError(t, err)
+	assert.False(t, r.IsError, text(r))
+	for _, p := range []string{"../secret", ".env", base + "/secret"} {
+		r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": p}})
+		require.NoError(t, err)
+		assert.True(t, r.IsError, text(r))
+	}
+	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "cat src/a.txt; cat ../secret; echo $HOME; echo $TMPDIR"}})
+	require.NoError(t, err)
+	t.Log(text(r))
+	assert.NotContains(t, text(r), "SECRET")
+	require.NoError(t, cs.Close())
+	cw.Close()
+	require.NoError(t, <-done)
+	t.Log("stderr:", stderr.String())
+}
+
+func TestMain(m *testing.M) { kerneltest.Main(m) }
