@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -379,19 +380,19 @@ func looksLikePath(s string) bool {
 
 // tildeRE matches the tilde prefixes a shell or expanduser would expand:
 // "~", "~/...", "~user", "~user/...", "~+", "~-".
-var tildeRE = regexp.MustCompile(`^~([A-Za-z_][A-Za-z0-9_.-]*|[+-])?(/|$)`)
+var tildeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^~([A-Za-z_][A-Za-z0-9_.-]*|[+-])?(/|$)`) })
 
-func tildeForm(s string) bool { return tildeRE.MatchString(s) }
+func tildeForm(s string) bool { return tildeRE().MatchString(s) }
 
 // driveRE matches a Windows drive-absolute path.
-var driveRE = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
+var driveRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z]:[\\/]`) })
 
-func isDrivePath(s string) bool { return driveRE.MatchString(s) }
+func isDrivePath(s string) bool { return driveRE().MatchString(s) }
 
 func hasFilePrefix(s string) bool { return len(s) >= 5 && strings.EqualFold(s[:5], "file:") }
 
 // urlRE matches "scheme://".
-var urlRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+var urlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`) })
 
 // pseudoPaths are device names every tool may use.
 var pseudoPaths = map[string]bool{"/dev/null": true, "/dev/stdin": true, "/dev/stdout": true, "/dev/stderr": true}
@@ -410,7 +411,7 @@ func (c *argChecker) checkPath(s string, inPath bool) error {
 		return c.checkFileURI(s)
 	case isDrivePath(s), s[0] == '\\':
 		return &fs.PathError{Op: "check", Path: s, Err: errWindowsPath}
-	case urlRE.MatchString(s), pseudoPaths[s]:
+	case urlRE().MatchString(s), pseudoPaths[s]:
 		return nil
 	case s[0] == '~':
 		if tildeForm(s) {
@@ -585,7 +586,9 @@ func isFreeTextName(name string) bool { return freeTextNames[normName(name)] }
 var pathFormats = map[string]bool{"path": true, "file-path": true, "filepath": true}
 
 // pathWordRE finds the words in a description that mark a path.
-var pathWordRE = regexp.MustCompile(`(?i)\b(path|paths|pathname|file|files|filename|filenames|filepath|directory|directories|folder|folders|dir)\b`)
+var pathWordRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(path|paths|pathname|file|files|filename|filenames|filepath|directory|directories|folder|folders|dir)\b`)
+})
 
 // marksPath reports whether any of schemas marks its value as a path
 // (format, or a description for a property not named as free text).
@@ -598,7 +601,7 @@ func (c *argChecker) marksPath(schemas []map[string]any, name string) bool {
 		if free {
 			continue
 		}
-		if d, ok := s["description"].(string); ok && pathWordRE.MatchString(d) {
+		if d, ok := s["description"].(string); ok && pathWordRE().MatchString(d) {
 			return true
 		}
 	}
