@@ -37,6 +37,7 @@ type Options struct {
 	Deny        []string `toml:"deny"`
 	DenySecrets bool     `toml:"deny_secrets"`
 	NoXDev      bool     `toml:"no_xdev"`
+	NoHardlink  bool     `toml:"no_hardlinked_writes"`
 	ConnectTCP  []int64  `toml:"connect_tcp"`
 	BindTCP     []int64  `toml:"bind_tcp"`
 	Net         string   `toml:"net"`
@@ -82,6 +83,7 @@ const (
 	flagDeny        = "deny"
 	flagDenySecrets = "deny-secrets"
 	flagNoXDev      = "no-xdev"
+	flagNoHardlink  = "no-hardlinked-writes"
 	flagConnectTCP  = "connect-tcp"
 	flagBindTCP     = "bind-tcp"
 	flagNet         = "net"
@@ -116,6 +118,7 @@ func PolicyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: flagRW, Usage: "allow `DIR` read-write (repeatable)"},
 		&cli.StringSliceFlag{Name: flagDeny, Usage: "deny paths matching gitignore `PATTERN` (repeatable; in-process checks, the path-check fallback, and for children Landlock carve-outs of the files matching when the command starts)"},
 		&cli.BoolFlag{Name: flagDenySecrets, Usage: "deny the usual secret files (.env, *.pem, id_*, .ssh/, .aws/, ...)"},
+		&cli.BoolFlag{Name: flagNoHardlink, Usage: "landjail's own writes (the MCP file tools) refuse regular files with more than one hard link: a link made before the policy may alias a file outside it"},
 		&cli.BoolFlag{Name: flagNoXDev, Usage: "in-process lookups never cross a mount point (RESOLVE_NO_XDEV): a bind mount inside the workspace is refused (landjail's own file operations and resolve; Landlock rules for children follow the paths)"},
 	}
 }
@@ -170,6 +173,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagDeny, func() { o.Deny = cmd.StringSlice(flagDeny) })
 	set(flagDenySecrets, func() { o.DenySecrets = cmd.Bool(flagDenySecrets) })
 	set(flagNoXDev, func() { o.NoXDev = cmd.Bool(flagNoXDev) })
+	set(flagNoHardlink, func() { o.NoHardlink = cmd.Bool(flagNoHardlink) })
 	set(flagConnectTCP, func() { o.ConnectTCP = toInt64(cmd.IntSlice(flagConnectTCP)) })
 	set(flagBindTCP, func() { o.BindTCP = toInt64(cmd.IntSlice(flagBindTCP)) })
 	set(flagNet, func() { o.Net = cmd.String(flagNet) })
@@ -315,6 +319,9 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	}
 	if o.NoXDev {
 		opts = append(opts, jail.WithNoXDev())
+	}
+	if o.NoHardlink {
+		opts = append(opts, jail.WithNoHardlinkedWrites())
 	}
 	return jail.New(absOrSelf(root), append(opts, extra...)...)
 }
