@@ -105,7 +105,10 @@ func (f *fixture) compile(t testing.TB, opt landlock.Options) *landlock.Ruleset 
 	opt.TmpDir = f.tmp
 	rs, err := landlock.Compile(f.ws, opt)
 	require.NoError(t, err)
-	t.Cleanup(func() { rs.Close() })
+	// Release stops the Ruleset's spawner workers now rather than after
+	// their idle timeout, so a later test counting confined threads
+	// sees only its own.
+	t.Cleanup(func() { exec.Release(rs); rs.Close() })
 	return rs
 }
 
