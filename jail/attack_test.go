@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
-	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 )
@@ -34,28 +33,6 @@ func defineWords() bool {
 		attacktest.Define(w, err)
 	}
 	return true
-}
-
-// forEachMechanism runs f as subtest "openat2" (skipped when the kernel
-// refuses openat2) and as subtest "fallback" with the O_NOFOLLOW walk
-// forced. The switch is process-wide: callers must not be parallel.
-func forEachMechanism(t *testing.T, f func(t *testing.T)) {
-	t.Run("openat2", func(t *testing.T) {
-		// Skips when the kernel lacks openat2 or the emulation matrix
-		// blocks it on purpose; fails with LANDJAIL_REQUIRE_KERNEL=1
-		// only when it is genuinely missing.
-		kerneltest.RequireOpenat2(t)
-		if m := openat.Mechanism(); m != openat.MechanismOpenat2 {
-			t.Fatalf("openat2 works but the mechanism is %s", m)
-		}
-		f(t)
-	})
-	t.Run("fallback", func(t *testing.T) {
-		restore := openat.SetForceFallback(true)
-		defer restore()
-		require.Equal(t, openat.MechanismWalk, openat.Mechanism())
-		f(t)
-	})
 }
 
 // newWorkspace builds the case's policy over the built env.
@@ -104,7 +81,7 @@ func TestAttacks(t *testing.T) {
 }
 
 func runCorpus(t *testing.T, cases []attacktest.Case) {
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		for i := range cases {
 			c := &cases[i]
 			t.Run(c.Name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -229,7 +230,7 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 	if err == nil && fi.IsDir() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR}
 	}
-	return readAll(f)
+	return io.ReadAll(f)
 }
 
 // WriteFile writes data to the named file atomically (openat.Root's

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/landjail/landjail/internal/attacktest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -161,7 +163,7 @@ func checkOSRootResult(t *testing.T, c *osRootCase, op, target string, prepared 
 // The os.Root control runs in openat's copy of this test.
 func TestOSRootOracle(t *testing.T) {
 	cases := loadOSRootCases(t)
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		for i := range cases {
 			c := &cases[i]
 			for _, op := range osRootOps {

@@ -17,7 +17,7 @@ import (
 // a plain policy and one with deny patterns (RemoveAll and Rename then
 // walk the subtree first).
 func TestRaceTwoPathOps(t *testing.T) {
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		for _, v := range []struct {
 			name string
 			opts []jail.Option

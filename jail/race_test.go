@@ -32,7 +32,7 @@ func raceOpens() int {
 // naive resolve-then-open.
 func TestRaceSwapDirForSymlink(t *testing.T) {
 	n := raceOpens()
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		for _, v := range []struct {
 			name string
 			opts []jail.Option

@@ -145,7 +145,7 @@ func TestSeed004CheckModes(t *testing.T) {
 // Seed 003: glob and list_directory stay rooted. FS() walks and globs
 // never leave the workspace, even across a symlink to outside.
 func TestSeed003FSStaysRooted(t *testing.T) {
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		c := &attacktest.Case{
 			Name:    "fs",
 			Tree:    []string{"src/main.rs=M", "out => $OUT", "etc => /etc"},

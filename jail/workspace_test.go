@@ -7,21 +7,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/landjail/landjail/internal/attacktest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 )
-
-// mechanisms runs f once with openat2 and once with the O_NOFOLLOW walk.
-func mechanisms(t *testing.T, f func(t *testing.T)) {
-	t.Run("openat2", f)
-	t.Run("walk", func(t *testing.T) {
-		defer openat.SetForceFallback(true)()
-		f(t)
-	})
-}
 
 func tempRoot(t *testing.T) string {
 	t.Helper()
@@ -151,7 +144,7 @@ func TestPolicyOptions(t *testing.T) {
 	_, err = ws.Resolve("vault/x/y")
 	assert.ErrorIs(t, err, jail.ErrDenied)
 
-	mechanisms(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		_, err := ws.ReadFile("innocent")
 		assert.ErrorIs(t, err, jail.ErrDenied)
 		err = ws.WriteFile(filepath.Join(ro, "g"), nil, 0o644)
@@ -184,7 +177,7 @@ func TestPolicyOptions(t *testing.T) {
 }
 
 func TestReadTracker(t *testing.T) {
-	mechanisms(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		root := tempRoot(t)
 		require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("v1"), 0o644))
 		tr := jail.NewReadTracker()
@@ -209,7 +202,7 @@ func TestReadTracker(t *testing.T) {
 }
 
 func TestWriteFileAtomic(t *testing.T) {
-	mechanisms(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		root := tempRoot(t)
 		out := tempRoot(t)
 		secret := filepath.Join(out, "secret")
@@ -242,7 +235,7 @@ func TestWriteFileAtomic(t *testing.T) {
 }
 
 func TestOpsThroughInRootSymlinks(t *testing.T) {
-	mechanisms(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		root := tempRoot(t)
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "real"), 0o755))
 		require.NoError(t, os.Symlink("real", filepath.Join(root, "alias")))

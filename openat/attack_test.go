@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
-	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/openat"
 )
 
@@ -18,33 +17,12 @@ const attacksFile = "../testdata/attacks.toml"
 var _ = attacktest.Define("escapes", openat.ErrEscapes) &&
 	attacktest.Define("symlink", openat.ErrSymlink)
 
-// forEachMechanism runs f with openat2 (skipped when the kernel refuses
-// it) and with the O_NOFOLLOW walk forced. Process-wide: not parallel.
-func forEachMechanism(t *testing.T, f func(t *testing.T)) {
-	t.Run("openat2", func(t *testing.T) {
-		// Skips when the kernel lacks openat2 or the emulation matrix
-		// blocks it on purpose; fails with LANDJAIL_REQUIRE_KERNEL=1
-		// only when it is genuinely missing.
-		kerneltest.RequireOpenat2(t)
-		if m := openat.Mechanism(); m != openat.MechanismOpenat2 {
-			t.Fatalf("openat2 works but the mechanism is %s", m)
-		}
-		f(t)
-	})
-	t.Run("fallback", func(t *testing.T) {
-		restore := openat.SetForceFallback(true)
-		defer restore()
-		require.Equal(t, openat.MechanismWalk, openat.Mechanism())
-		f(t)
-	})
-}
-
 // TestAttacks runs every case of testdata/attacks.toml through
 // openat.Root (opened on $ROOT, with ResolveNoXDev when the case's policy
 // asks for no_xdev) with the raw input, under both mechanisms.
 func TestAttacks(t *testing.T) {
 	cases := attacktest.Load(t, attacksFile)
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		for i := range cases {
 			c := &cases[i]
 			t.Run(c.Name, func(t *testing.T) {

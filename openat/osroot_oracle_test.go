@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/landjail/landjail/internal/attacktest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -200,7 +202,7 @@ func TestOSRootOracle(t *testing.T) {
 			}
 		}
 	})
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		for i := range cases {
 			c := &cases[i]
 			for _, op := range osRootOps {

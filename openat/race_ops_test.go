@@ -20,7 +20,7 @@ import (
 // TestRaceTwoPathOps runs every two-path and parent+leaf operation of
 // openat.Root under the parent-swap attack, with both mechanisms.
 func TestRaceTwoPathOps(t *testing.T) {
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		for _, op := range attacktest.RaceOps {
 			t.Run(op.Name(), func(t *testing.T) {
 				attacktest.AssertContained(t, attacktest.RunOpsRace(t, op, true, func(t *testing.T, root string) attacktest.OpsFS {

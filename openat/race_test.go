@@ -28,7 +28,7 @@ func raceOpens() int {
 // resolve-then-open.
 func TestRaceSwapDirForSymlink(t *testing.T) {
 	n := raceOpens()
-	forEachMechanism(t, func(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
 		r := attacktest.NewRaceEnv(t)
 		root, err := openat.OpenRoot(r.Root)
 		require.NoError(t, err)
