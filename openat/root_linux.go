@@ -157,6 +157,26 @@ func (p *parentRef) done() {
 	p.r.decref()
 }
 
+// dirSuffix applies a trailing slash: the entry must be a directory. A
+// symlink fails with ErrSymlink (Root never follows one, and "link/"
+// would), anything else with ENOTDIR, as the kernel does for a file.
+func (p *parentRef) dirSuffix(op, name string) error {
+	if !p.dirs || p.leaf == "." || p.leaf == ".." {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(p.fd, p.leaf, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &fs.PathError{Op: "fstatat", Path: name, Err: err}
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return nil
+	case unix.S_IFLNK:
+		return p.r.pathErr(op, name, unix.ELOOP)
+	}
+	return &fs.PathError{Op: op, Path: name, Err: unix.ENOTDIR}
+}
+
 // entryLeaf rejects "." and ".." as the entry an operation acts on: the
 // entry would not be a child of the opened parent.
 func (p *parentRef) entryLeaf(op, name string) error {
@@ -341,6 +361,10 @@ func (r *Root) twoParents(op, oldname, newname string) (*parentRef, *parentRef, 
 		po.done()
 		return nil, nil, err
 	}
+	if err := po.dirSuffix(op, oldname); err != nil {
+		po.done()
+		return nil, nil, err
+	}
 	pn, err := r.openParent(op, newname)
 	if err != nil {
 		po.done()
@@ -407,8 +431,8 @@ func (r *Root) lstat(name string) (fs.FileInfo, error) {
 	if err := unix.Fstatat(p.fd, p.leaf, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, &fs.PathError{Op: "fstatat", Path: name, Err: err}
 	}
-	if p.dirs && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return nil, &fs.PathError{Op: "fstatat", Path: name, Err: unix.ENOTDIR}
+	if err := p.dirSuffix("fstatat", name); err != nil {
+		return nil, err
 	}
 	return newFileInfo(p.leaf, &st), nil
 }
@@ -420,6 +444,9 @@ func (r *Root) readlink(name string) (string, error) {
 	}
 	defer p.done()
 	if err := p.entryLeaf("readlinkat", name); err != nil {
+		return "", err
+	}
+	if err := p.dirSuffix("readlinkat", name); err != nil {
 		return "", err
 	}
 	for n := 128; ; n *= 2 {
@@ -536,6 +563,9 @@ func (r *Root) chmod(name string, mode fs.FileMode) error {
 		return err
 	}
 	defer p.done()
+	if err := p.dirSuffix("fchmodat", name); err != nil {
+		return err
+	}
 	leaf := p.leaf
 	err = unix.Fchmodat(p.fd, leaf, syscallMode(mode), unix.AT_SYMLINK_NOFOLLOW)
 	if err != unix.EOPNOTSUPP {
