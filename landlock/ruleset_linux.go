@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
+	"sync"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/openat"
 )
 
 // erratumSignalScope is bit 1 of LANDLOCK_CREATE_RULESET_ERRATA: the fix
@@ -112,10 +115,23 @@ func addPathRule(rulesetFD int, r Rule) error {
 // running in the workspace) must not move the rule onto the link's target,
 // which could be the carved-out file. An entry that vanished is skipped
 // (nothing to grant); one whose type changed fails Compile.
+//
+// The path is opened with no symlink followed in any component
+// (openat.Root on "/": openat2 RESOLVE_NO_SYMLINKS, or the O_NOFOLLOW
+// walk): carved paths are canonical, so a symlink anywhere means a
+// directory above the entry was swapped meanwhile, and following it
+// would put the rule (with the sibling's full rights) on a tree outside.
 func addCarvedRule(rulesetFD int, r Rule, isDir bool) error {
-	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if errors.Is(err, unix.ENOENT) {
+	root, err := fsRoot()
+	if err != nil {
+		return err
+	}
+	fd, err := root.OpenFd(strings.TrimPrefix(r.Path, "/"), unix.O_PATH, 0)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if errors.Is(err, openat.ErrSymlink) {
+		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("a component became a symlink while compiling: %w", err)}
 	}
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: r.Path, Err: err}
@@ -126,8 +142,6 @@ func addCarvedRule(rulesetFD int, r Rule, isDir bool) error {
 		return &fs.PathError{Op: "fstat", Path: r.Path, Err: err}
 	}
 	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFLNK:
-		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("became a symlink while compiling: %w", unix.ELOOP)}
 	case unix.S_IFDIR:
 		if !isDir {
 			return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("became a directory while compiling: %w", unix.EISDIR)}
@@ -143,6 +157,11 @@ func addCarvedRule(rulesetFD int, r Rule, isDir bool) error {
 	}
 	return nil
 }
+
+// fsRoot is "/" as an openat.Root, opened once: carved rules are opened
+// through it so that no component of their path is followed if it is a
+// symlink.
+var fsRoot = sync.OnceValues(func() (*openat.Root, error) { return openat.OpenRoot("/") })
 
 func (r *Ruleset) restrictSelf() error {
 	r.mu.RLock()
