@@ -52,71 +52,42 @@ func BenchmarkOpen(b *testing.B) {
 					os.NewFile(uintptr(fd), name).Close()
 				}
 			})
-			b.Run("impl=landjail-Workspace", func(b *testing.B) {
-				ws, err := jail.New(root)
-				require.NoError(b, err)
-				defer ws.Close()
-				b.ReportAllocs()
-				for b.Loop() {
-					f, err := ws.Open(name)
-					if err != nil {
-						b.Fatal(err)
+			ws, err := jail.New(root)
+			require.NoError(b, err)
+			defer ws.Close()
+			wsDeny, err := jail.New(root, jail.WithDeny(jail.SecretPatterns...))
+			require.NoError(b, err)
+			defer wsDeny.Close()
+			r, err := openat.OpenRoot(root)
+			require.NoError(b, err)
+			defer r.Close()
+			osr, err := os.OpenRoot(root)
+			require.NoError(b, err)
+			defer osr.Close()
+			rf, err := os.Open(root)
+			require.NoError(b, err)
+			defer rf.Close()
+			for _, impl := range []struct {
+				name string
+				open func(string) (*os.File, error)
+			}{
+				{"landjail-Workspace", ws.Open},
+				{"landjail-Workspace+SecretPatterns", wsDeny.Open},
+				{"landjail-openat.Root", r.Open},
+				{"os.Root", osr.Open},
+				{"securejoin-OpenatInRoot", func(n string) (*os.File, error) { return pathrs.OpenatInRoot(rf, n) }},
+			} {
+				b.Run("impl="+impl.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						f, err := impl.open(name)
+						if err != nil {
+							b.Fatal(err)
+						}
+						f.Close()
 					}
-					f.Close()
-				}
-			})
-			b.Run("impl=landjail-Workspace+SecretPatterns", func(b *testing.B) {
-				ws, err := jail.New(root, jail.WithDeny(jail.SecretPatterns...))
-				require.NoError(b, err)
-				defer ws.Close()
-				b.ReportAllocs()
-				for b.Loop() {
-					f, err := ws.Open(name)
-					if err != nil {
-						b.Fatal(err)
-					}
-					f.Close()
-				}
-			})
-			b.Run("impl=landjail-openat.Root", func(b *testing.B) {
-				r, err := openat.OpenRoot(root)
-				require.NoError(b, err)
-				defer r.Close()
-				b.ReportAllocs()
-				for b.Loop() {
-					f, err := r.Open(name)
-					if err != nil {
-						b.Fatal(err)
-					}
-					f.Close()
-				}
-			})
-			b.Run("impl=os.Root", func(b *testing.B) {
-				r, err := os.OpenRoot(root)
-				require.NoError(b, err)
-				defer r.Close()
-				b.ReportAllocs()
-				for b.Loop() {
-					f, err := r.Open(name)
-					if err != nil {
-						b.Fatal(err)
-					}
-					f.Close()
-				}
-			})
-			b.Run("impl=securejoin-OpenatInRoot", func(b *testing.B) {
-				rf, err := os.Open(root)
-				require.NoError(b, err)
-				defer rf.Close()
-				b.ReportAllocs()
-				for b.Loop() {
-					f, err := pathrs.OpenatInRoot(rf, name)
-					if err != nil {
-						b.Fatal(err)
-					}
-					f.Close()
-				}
-			})
+				})
+			}
 			b.Run("impl=naive-EvalSymlinks+Open", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
