@@ -119,6 +119,12 @@ type Options struct {
 	// AllowDangerous keeps keyctl, bpf, user namespaces and the rest of the
 	// dangerous set (for workloads that need them, usually as root).
 	AllowDangerous bool
+	// BindTCP, with NetRestricted, lists the TCP ports the child may bind
+	// (the Ruleset's landlock.Options.BindTCP): the supervisor lets a TCP
+	// socket listen only when it is bound to one of them (port 0, "any
+	// port" to Landlock, lets any TCP socket listen). Order and duplicates
+	// do not matter.
+	BindTCP []uint16
 }
 
 // Rule describes one rule of a Filter for reports.
@@ -142,6 +148,13 @@ type Rule struct {
 type Filter struct {
 	rules []Rule
 	prog  []sockFilter
+	// supervised: the program returns SECCOMP_RET_USER_NOTIF for listen,
+	// so Install starts a supervisor answering it.
+	supervised bool
+	// bindTCP is the set of ports a listening TCP socket may be bound to;
+	// anyPort when 0 is among them.
+	bindTCP map[uint16]bool
+	anyPort bool
 }
 
 // sockFilter is struct sock_filter.
@@ -170,4 +183,25 @@ func (f *Filter) Rules() []Rule { return append([]Rule(nil), f.rules...) }
 // inherit the filter, which cannot be removed. Errors keep the errno (EINVAL
 // or ENOSYS: the kernel lacks seccomp filters; EACCES: no_new_privs could not
 // be set). Minimum kernel 3.17.
+//
+// For a Supervised filter, Install also creates the filter's notification
+// listener (SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0) and starts a
+// supervisor goroutine in this process that answers every listen(2) of
+// every task using this filter instance; the goroutine and its descriptor
+// go away when the last such task has exited (the listener reports
+// EPOLLHUP, Linux 5.8). Each Install is a new instance with its own
+// supervisor, so a spawner thread's filter is served for as long as any of
+// its children lives, whatever happens to the thread. The calling process
+// must outlive the children for their listen to be answered: after it
+// exits or execve's, listen fails with ENOSYS. Extra errors: EBUSY when a
+// filter with a listener is already installed on this thread (a landjail
+// inside a landjail: only one listener per filter chain).
 func (f *Filter) Install() error { return f.install() }
+
+// Supervised reports whether f needs the supervisor that Install starts:
+// with the network restricted (Options.NetRestricted) on Landlock ABI >= 4,
+// when a TCP port may be bound (Options.BindTCP) or UNIX sockets can be
+// created (Options.AllowUnixSockets, or Landlock ABI >= 9). Such a filter
+// only works in a process that stays alive while the child runs: use it
+// with exec.Cmd.Start, not with exec.Cmd.Exec (which refuses it).
+func (f *Filter) Supervised() bool { return f != nil && f.supervised }
