@@ -183,8 +183,7 @@ func requireSeccomp(t *testing.T) {
 func onFilteredThread(t *testing.T, f *Filter, fn func()) {
 	t.Helper()
 	done := make(chan error)
-	var run func()
-	run = func() {
+	go func() {
 		runtime.LockOSThread()
 		if unix.Gettid() == unix.Getpid() {
 			locked := make(chan struct{})
@@ -202,8 +201,7 @@ func onFilteredThread(t *testing.T, f *Filter, fn func()) {
 			return
 		}
 		install(f, fn, done)
-	}
-	go run()
+	}()
 	require.NoError(t, <-done)
 }
 
