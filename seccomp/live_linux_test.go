@@ -541,3 +541,62 @@ func TestPidfdOfThreadGroup(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), fmt.Sprintf("Pid:\t%d\n", os.Getpid()))
 }
+
+// TestSupervisorSwapRace: the child may dup2 another socket onto the
+// descriptor number while its listen waits for the supervisor. The
+// supervisor checks and listens on the socket it took, never on the number
+// again (no SECCOMP_USER_NOTIF_FLAG_CONTINUE), so a socket never bound that
+// is swapped in never ends up listening. Here another thread of the same
+// process swaps an unbound socket and a socket bound to the granted port
+// onto the number the filtered thread keeps calling listen on.
+func TestSupervisorSwapRace(t *testing.T) {
+	requireSeccomp(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	granted := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	f, err := Build(Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{uint16(granted)}})
+	require.NoError(t, err)
+
+	bound, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(bound)
+	require.NoError(t, unix.SetsockoptInt(bound, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1))
+	require.NoError(t, unix.Bind(bound, &unix.SockaddrInet4{Port: granted, Addr: [4]byte{127, 0, 0, 1}}))
+	unbound, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(unbound)
+	target, err := unix.Dup(bound)
+	require.NoError(t, err)
+	defer unix.Close(target)
+
+	stop := make(chan struct{})
+	swapped := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				swapped <- n
+				return
+			default:
+			}
+			unix.Dup3(unbound, target, unix.O_CLOEXEC)
+			unix.Dup3(bound, target, unix.O_CLOEXEC)
+			n++
+		}
+	}()
+	results := map[string]int{}
+	onFilteredThread(t, f, func() {
+		for range 2000 {
+			results[errName(unix.Listen(target, 1))]++
+		}
+	})
+	close(stop)
+	t.Logf("listen results %v over %d swaps", results, <-swapped)
+	acc, err := unix.GetsockoptInt(unbound, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+	require.NoError(t, err)
+	assert.Equal(t, 0, acc, "the never-bound socket must not be listening")
+	assert.Positive(t, results["EACCES"], "the unbound socket was seen and refused")
+	assert.Positive(t, results["ok"], "the bound socket was allowed")
+}
