@@ -181,7 +181,7 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 			cond{arg: 0, op: opNotIn, vals: []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}}))
 		rs = append(rs,
 			allow("netlink-route", "socket", "domain == AF_NETLINK, protocol == NETLINK_ROUTE",
-				"getaddrinfo (AI_ADDRCONFIG) and getifaddrs need it; it shows the host's interfaces, addresses, routes and neighbours (not its sockets), and changing them needs CAP_NET_ADMIN, which the child lacks",
+				"getifaddrs and Go's net.Interfaces need it, glibc's getaddrinfo uses it for AI_ADDRCONFIG; it shows the host's interfaces, addresses, routes and neighbours (ip addr works), not its sockets, and changing them needs CAP_NET_ADMIN, which the child lacks",
 				in(0, 0, unix.AF_NETLINK), in(2, 0, unix.NETLINK_ROUTE)),
 			deny("netlink", "socket", "domain == AF_NETLINK, protocol != NETLINK_ROUTE", unix.EPERM,
 				"netlink families beyond NETLINK_ROUTE expose host state outside the sandbox: NETLINK_SOCK_DIAG lists every socket of the host (ss), NETLINK_NETFILTER its conntrack table, NETLINK_GENERIC taskstats of any process, NETLINK_KOBJECT_UEVENT device events, NETLINK_AUDIT, NETLINK_CONNECTOR process events, ...",

@@ -58,9 +58,9 @@
 //     every socket of the host as ss does, NETLINK_NETFILTER the conntrack
 //     table, NETLINK_GENERIC taskstats, NETLINK_KOBJECT_UEVENT,
 //     NETLINK_AUDIT, NETLINK_CONNECTOR, ...). NETLINK_ROUTE stays
-//     (netlink-route): glibc's getaddrinfo (AI_ADDRCONFIG), getifaddrs and
-//     Go's net.Interfaces need it; it shows the host's interfaces,
-//     addresses and routes, not its sockets.
+//     (netlink-route): getifaddrs and Go's net.Interfaces need it, glibc's
+//     getaddrinfo uses it for AI_ADDRCONFIG; it shows the host's
+//     interfaces, addresses and routes (ip addr works), not its sockets.
 //   - fastopen-sendto, fastopen-sendmsg, fastopen-sendmmsg (with
 //     NetRestricted): MSG_FASTOPEN in the flags argument (sendto's 4th,
 //     sendmsg's 3rd, sendmmsg's 4th) fails with EPERM: it connects a TCP
