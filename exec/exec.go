@@ -135,7 +135,10 @@ type Cmd struct {
 	// Landlock does not restrict (UNIX sockets below ABI 9, UDP and
 	// MPTCP, TIOCSTI, io_uring, ...; see package seccomp). Build it once
 	// with seccomp.Build and share it: spawner threads are pooled per
-	// (Ruleset, KeepCaps, Seccomp).
+	// (Ruleset, KeepCaps, Seccomp). A Supervised filter (listen checked
+	// by a supervisor, see seccomp.Filter.Install) gets one supervisor
+	// goroutine per spawner thread, in this process, living as long as
+	// that thread's children; Exec refuses it.
 	Seccomp *seccomp.Filter
 	// Timeout, if positive, bounds the run: then the process group gets
 	// SIGTERM, and SIGKILL WaitDelay later.
@@ -284,6 +287,10 @@ func SelfTest(ws *jail.Workspace, rs *landlock.Ruleset) error { return selfTest(
 // needed) and calls execve(2). Stdin, Stdout, Stderr, ExtraFiles and
 // Timeout must be unset: the command keeps the caller's stdio. Unlike Start
 // it does not call setsid: an interactive command keeps the terminal.
+//
+// A Supervised Seccomp filter is refused (error wrapping
+// seccomp.ErrSupervised) before anything is done: its supervisor would not
+// survive the execve.
 //
 // It only returns on error; after confinement has begun the calling
 // goroutine stays locked to a confined thread, so the caller should exit.

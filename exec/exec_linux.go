@@ -439,6 +439,9 @@ func evalSymlinksLenient(p string) string {
 }
 
 func (c *Cmd) exec() error {
+	if c.Seccomp.Supervised() {
+		return fmt.Errorf("exec: Exec: %w: use Start", seccomp.ErrSupervised)
+	}
 	if c.Stdin != nil || c.Stdout != nil || c.Stderr != nil || len(c.ExtraFiles) > 0 || c.Timeout > 0 {
 		return errors.New("exec: Exec: Stdin, Stdout, Stderr, ExtraFiles and Timeout must be unset")
 	}

@@ -191,7 +191,11 @@ func spawnPooled(rs *landlock.Ruleset, k poolKey, start func() error) error {
 // locked, so that the runtime destroys the thread.
 func (p *pool) work(rs *landlock.Ruleset, k poolKey, first *spawnReq) {
 	// rs is not used after this call, so the worker does not keep the
-	// Ruleset alive (see registry).
+	// Ruleset alive (see registry). A Supervised filter gets its own
+	// listener and supervisor goroutine here, one per worker thread; they
+	// end when this thread and every child it forked are gone (not with
+	// the pool), so children outliving the worker are still answered and
+	// a recreated worker leaks nothing.
 	if err := confineThread(rs, k.keepCaps, k.filter); err != nil {
 		// The thread may be half confined: it dies. Every other
 		// caller retries on a fresh thread and gets the same error

@@ -62,6 +62,16 @@ func build(opt Options) (*Filter, error) {
 	}
 	for _, r := range rs {
 		f.rules = append(f.rules, r.Rule)
+		for _, e := range r.entries {
+			f.supervised = f.supervised || e.ret == unix.SECCOMP_RET_USER_NOTIF
+		}
+	}
+	if f.supervised {
+		f.bindTCP = make(map[uint16]bool, len(opt.BindTCP))
+		for _, p := range opt.BindTCP {
+			f.bindTCP[p] = true
+		}
+		f.anyPort = f.bindTCP[0]
 	}
 	return f, nil
 }
@@ -224,11 +234,21 @@ func (f *Filter) install() error {
 		Len:    uint16(len(f.prog)),
 		Filter: (*unix.SockFilter)(unsafe.Pointer(&f.prog[0])),
 	}
-	// Flags 0: this thread only, never SECCOMP_FILTER_FLAG_TSYNC.
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog)))
+	// This thread only, never SECCOMP_FILTER_FLAG_TSYNC.
+	var flags uintptr
+	if f.supervised {
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+	}
+	r1, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
 	runtime.KeepAlive(f)
 	if errno != 0 {
 		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
+	}
+	if f.supervised {
+		// The filter is on this thread for good; if the supervisor
+		// cannot start, its listener is closed and listen fails with
+		// ENOSYS (fail closed), and the caller gets the error.
+		return startSupervisor(int(r1), f)
 	}
 	return nil
 }

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -67,6 +70,38 @@ var probes = []struct {
 	{"bpf", func() error { return errnoOf(unix.Syscall(unix.SYS_BPF, 9999, 0, 0)) }},
 	{"open_by_handle_at", func() error { return errnoOf(unix.Syscall(unix.SYS_OPEN_BY_HANDLE_AT, ^uintptr(0), 0, 0)) }},
 	{"getpid", func() error { unix.Getpid(); return nil }},
+	// No address: natively EINVAL (tcp_sendmsg_fastopen needs one), never a SYN.
+	{"sendto(MSG_FASTOPEN)", func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte("x"), unix.MSG_FASTOPEN|unix.MSG_NOSIGNAL, nil)
+	}},
+	{"socketpair(AF_UNIX, SOCK_DGRAM)", func() error {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return err
+	}},
+	{"socket(AF_NETLINK, NETLINK_SOCK_DIAG)", func() error {
+		return closeFd(unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG))
+	}},
+	{"socket(AF_NETLINK, NETLINK_ROUTE)", func() error {
+		return closeFd(unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE))
+	}},
+	// Natively this autobinds an ephemeral port for a moment.
+	{"listen(unbound TCP)", func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Listen(fd, 1)
+	}},
 }
 
 func closeFd(fd int, err error) error {
@@ -142,20 +177,41 @@ func requireSeccomp(t *testing.T) {
 }
 
 // onFilteredThread installs f on a fresh locked thread and runs fn there. The
-// goroutine exits without unlocking, so the thread dies with it.
+// goroutine exits without unlocking, so the thread dies with it. It is never
+// the main thread, which the runtime parks instead of destroying (as exec's
+// goLocked does: the main thread stays locked until the retry has a thread).
 func onFilteredThread(t *testing.T, f *Filter, fn func()) {
 	t.Helper()
 	done := make(chan error)
 	go func() {
 		runtime.LockOSThread()
-		if err := f.Install(); err != nil {
-			done <- err
+		if unix.Gettid() == unix.Getpid() {
+			locked := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				close(locked)
+				if unix.Gettid() == unix.Getpid() {
+					done <- errors.New("main thread twice (cannot happen)")
+					return
+				}
+				install(f, fn, done)
+			}()
+			<-locked
+			runtime.UnlockOSThread()
 			return
 		}
-		fn()
-		done <- nil
+		install(f, fn, done)
 	}()
 	require.NoError(t, <-done)
+}
+
+func install(f *Filter, fn func(), done chan<- error) {
+	if err := f.Install(); err != nil {
+		done <- err
+		return
+	}
+	fn()
+	done <- nil
 }
 
 // seccompFilters reads Seccomp_filters from the calling thread's status.
@@ -208,6 +264,11 @@ func TestInstallLive(t *testing.T) {
 		"bpf":                                         "EPERM",
 		"open_by_handle_at":                           "EPERM",
 		"getpid":                                      "ok",
+		"sendto(MSG_FASTOPEN)":                        "EPERM",
+		"socketpair(AF_UNIX, SOCK_DGRAM)":             "EPERM",
+		"socket(AF_NETLINK, NETLINK_SOCK_DIAG)":       "EPERM",
+		"socket(AF_NETLINK, NETLINK_ROUTE)":           "ok",
+		"listen(unbound TCP)":                         "EPERM",
 	}
 	require.Len(t, want, len(probes))
 	// Positive controls: natively none of the denied calls fails the way the
@@ -308,6 +369,10 @@ func TestInstallLiveAllowances(t *testing.T) {
 	assert.Equal(t, "EINVAL", got["unshare(CLONE_NEWUSER)"], "AllowDangerous: the kernel's own answer")
 	assert.Equal(t, "EPERM", got["ioctl(TIOCSTI)"], "terminal injection stays denied")
 	assert.Equal(t, "EPERM", got["io_uring_setup"], "io_uring stays denied")
+	assert.Equal(t, "ok", got["socketpair(AF_UNIX, SOCK_DGRAM)"], "AllowUnixSockets")
+	assert.Equal(t, "ok", got["socket(AF_NETLINK, NETLINK_SOCK_DIAG)"], "network not restricted")
+	assert.Equal(t, "ok", got["listen(unbound TCP)"], "network not restricted")
+	assert.Equal(t, "EINVAL", got["sendto(MSG_FASTOPEN)"], "network not restricted: the kernel's own answer")
 }
 
 func TestInstallNil(t *testing.T) {
@@ -334,4 +399,204 @@ func TestInstallLiveGlibcThreads(t *testing.T) {
 	})
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "thread\n0\n", string(out))
+}
+
+// TestSupervisorLive: a Supervised filter's listen is answered by the
+// supervisor, here for the filtered thread itself (a thread that is not its
+// process's leader, so the PIDFD_THREAD path): a socket never bound is
+// refused with EACCES, one bound to the granted port listens and accepts
+// from outside, a UNIX socket listens, a non-socket and a closed descriptor
+// get listen's own errors, and the supervisor exits (closing its listener)
+// once the filtered thread is gone.
+func TestSupervisorLive(t *testing.T) {
+	requireSeccomp(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	granted := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	f, err := Build(Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{uint16(granted)}})
+	require.NoError(t, err)
+	require.True(t, f.Supervised())
+	dir := t.TempDir()
+	before := liveSupervisors.Load()
+
+	tcp := func(family int, bind bool) (int, error) {
+		fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return -1, err
+		}
+		if bind {
+			unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+			var sa unix.Sockaddr = &unix.SockaddrInet4{Port: granted, Addr: [4]byte{127, 0, 0, 1}}
+			if family == unix.AF_INET6 {
+				// IPv4-mapped ::ffff:127.0.0.1 on an AF_INET6 socket.
+				sa = &unix.SockaddrInet6{Port: granted, Addr: [16]byte{10: 0xff, 11: 0xff, 12: 127, 15: 1}}
+			}
+			if err := unix.Bind(fd, sa); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
+		}
+		return fd, unix.Listen(fd, 4)
+	}
+	got := map[string]string{}
+	var during int64
+	onFilteredThread(t, f, func() {
+		during = liveSupervisors.Load()
+		for _, fam := range []struct {
+			name string
+			af   int
+		}{{"IPv4", unix.AF_INET}, {"IPv6", unix.AF_INET6}} {
+			fd, err := tcp(fam.af, false)
+			got[fam.name+" unbound"] = errName(err)
+			unix.Close(fd)
+			fd, err = tcp(fam.af, true)
+			got[fam.name+" granted"] = errName(err)
+			if err == nil {
+				c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", granted), time.Second)
+				got[fam.name+" dial"] = errName(err)
+				if err == nil {
+					c.Close()
+				}
+			}
+			unix.Close(fd)
+		}
+		fd, _ := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		got["unix"] = errName(unix.Bind(fd, &unix.SockaddrUnix{Name: filepath.Join(dir, "s")}))
+		if got["unix"] == "ok" {
+			got["unix"] = errName(unix.Listen(fd, 4))
+		}
+		unix.Close(fd)
+		fd, _ = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		got["file"] = errName(unix.Listen(fd, 4))
+		unix.Close(fd)
+		// Not fd: the supervisor runs in this same process, and its
+		// pidfd takes the lowest free number.
+		got["closed fd"] = errName(unix.Listen(9999, 4))
+	})
+	// The unix-socket rule denies socket(AF_UNIX) on the filtered thread
+	// (Landlock ABI 7 < 9): that part is the socket rule's answer.
+	assert.Equal(t, map[string]string{
+		"IPv4 unbound": "EACCES", "IPv4 granted": "ok", "IPv4 dial": "ok",
+		"IPv6 unbound": "EACCES", "IPv6 granted": "ok", "IPv6 dial": "ok",
+		"unix": "EBADF", "file": "ENOTSOCK", "closed fd": "EBADF",
+	}, got)
+	assert.Equal(t, before+1, during, "one supervisor for the installed filter")
+	require.Eventually(t, func() bool { return liveSupervisors.Load() == before },
+		5*time.Second, 10*time.Millisecond, "the supervisor exits once the filtered thread is gone")
+}
+
+// TestSupervisorUnixListen: with UNIX sockets allowed, the supervisor lets
+// a bound UNIX socket listen and still refuses a TCP socket never bound.
+func TestSupervisorUnixListen(t *testing.T) {
+	requireSeccomp(t)
+	f, err := Build(Options{LandlockABI: 7, NetRestricted: true, AllowUnixSockets: true})
+	require.NoError(t, err)
+	require.True(t, f.Supervised())
+	path := filepath.Join(t.TempDir(), "s")
+	var unixErr, tcpErr, dialErr error
+	onFilteredThread(t, f, func() {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			unixErr = err
+			return
+		}
+		defer unix.Close(fd)
+		if unixErr = unix.Bind(fd, &unix.SockaddrUnix{Name: path}); unixErr == nil {
+			unixErr = unix.Listen(fd, 4)
+		}
+		if unixErr == nil {
+			// From another (unfiltered) thread, while fd is open.
+			dialed := make(chan error)
+			go func() {
+				c, err := net.Dial("unix", path)
+				if err == nil {
+					c.Close()
+				}
+				dialed <- err
+			}()
+			dialErr = <-dialed
+		}
+		tfd, err := unix.Socket(unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			tcpErr = err
+			return
+		}
+		defer unix.Close(tfd)
+		tcpErr = unix.Listen(tfd, 4)
+	})
+	assert.NoError(t, unixErr)
+	assert.NoError(t, dialErr, "the UNIX socket listens")
+	assert.ErrorIs(t, tcpErr, unix.EACCES)
+}
+
+// TestPidfdOfThreadGroup covers the path for kernels without PIDFD_THREAD.
+func TestPidfdOfThreadGroup(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	pidfd, err := pidfdOfThreadGroup(unix.Gettid())
+	require.NoError(t, err)
+	defer unix.Close(pidfd)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", pidfd))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), fmt.Sprintf("Pid:\t%d\n", os.Getpid()))
+}
+
+// TestSupervisorSwapRace: the child may dup2 another socket onto the
+// descriptor number while its listen waits for the supervisor. The
+// supervisor checks and listens on the socket it took, never on the number
+// again (no SECCOMP_USER_NOTIF_FLAG_CONTINUE), so a socket never bound that
+// is swapped in never ends up listening. Here another thread of the same
+// process swaps an unbound socket and a socket bound to the granted port
+// onto the number the filtered thread keeps calling listen on.
+func TestSupervisorSwapRace(t *testing.T) {
+	requireSeccomp(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	granted := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	f, err := Build(Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{uint16(granted)}})
+	require.NoError(t, err)
+
+	bound, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(bound)
+	require.NoError(t, unix.SetsockoptInt(bound, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1))
+	require.NoError(t, unix.Bind(bound, &unix.SockaddrInet4{Port: granted, Addr: [4]byte{127, 0, 0, 1}}))
+	unbound, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(unbound)
+	target, err := unix.Dup(bound)
+	require.NoError(t, err)
+	defer unix.Close(target)
+
+	stop := make(chan struct{})
+	swapped := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				swapped <- n
+				return
+			default:
+			}
+			unix.Dup3(unbound, target, unix.O_CLOEXEC)
+			unix.Dup3(bound, target, unix.O_CLOEXEC)
+			n++
+		}
+	}()
+	results := map[string]int{}
+	onFilteredThread(t, f, func() {
+		for range 2000 {
+			results[errName(unix.Listen(target, 1))]++
+		}
+	})
+	close(stop)
+	t.Logf("listen results %v over %d swaps", results, <-swapped)
+	acc, err := unix.GetsockoptInt(unbound, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+	require.NoError(t, err)
+	assert.Equal(t, 0, acc, "the never-bound socket must not be listening")
+	assert.Positive(t, results["EACCES"], "the unbound socket was seen and refused")
+	assert.Positive(t, results["ok"], "the bound socket was allowed")
 }

@@ -2,6 +2,7 @@ package seccomp
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,6 +13,9 @@ const (
 	actENOSYS = "errno ENOSYS"
 	actKill   = "kill process"
 	actAllow  = "allow"
+	// actNotify: the syscall waits for the supervisor goroutine started by
+	// Filter.Install, which answers it (see supervise_linux.go).
+	actNotify = "user notif (supervisor)"
 )
 
 const (
@@ -66,6 +70,11 @@ type rule struct {
 // build's architecture (x/sys/unix is generated per GOARCH).
 var syscallNumbers = map[string]uint32{
 	"socket":            unix.SYS_SOCKET,
+	"socketpair":        unix.SYS_SOCKETPAIR,
+	"listen":            unix.SYS_LISTEN,
+	"sendto":            unix.SYS_SENDTO,
+	"sendmsg":           unix.SYS_SENDMSG,
+	"sendmmsg":          unix.SYS_SENDMMSG,
 	"ioctl":             unix.SYS_IOCTL,
 	"io_uring_setup":    unix.SYS_IO_URING_SETUP,
 	"io_uring_enter":    unix.SYS_IO_URING_ENTER,
@@ -145,8 +154,8 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 			fmt.Sprintf("Landlock ABI %d < 9 cannot restrict connecting to pathname UNIX sockets (a docker.sock-style escape); abstract ones are scoped from ABI 6 but are denied here too", opt.LandlockABI),
 			in(0, 0, unix.AF_UNIX)))
 	}
-	rs = append(rs, allow("socketpair", "socketpair", "",
-		"a socketpair has no name and connects only its two ends"))
+	unixRestricted := opt.LandlockABI < landlockABIUnixSockets && !opt.AllowUnixSockets
+	rs = append(rs, socketpairRules(opt, unixRestricted)...)
 	if opt.NetRestricted {
 		if opt.LandlockABI >= landlockABITCP {
 			rs = append(rs, allow("inet-tcp", "socket",
@@ -170,10 +179,19 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 			"domain ∉ {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK}", unix.EPERM,
 			"families outside Landlock's network model: AF_PACKET (raw frames), AF_VSOCK (hypervisor host), AF_XDP, AF_BLUETOOTH, AF_TIPC, ...",
 			cond{arg: 0, op: opNotIn, vals: []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}}))
+		rs = append(rs,
+			allow("netlink-route", "socket", "domain == AF_NETLINK, protocol == NETLINK_ROUTE",
+				"getifaddrs and Go's net.Interfaces need it, glibc's getaddrinfo uses it for AI_ADDRCONFIG; it shows the host's interfaces, addresses, routes and neighbours (ip addr works), not its sockets, and changing them needs CAP_NET_ADMIN, which the child lacks",
+				in(0, 0, unix.AF_NETLINK), in(2, 0, unix.NETLINK_ROUTE)),
+			deny("netlink", "socket", "domain == AF_NETLINK, protocol != NETLINK_ROUTE", unix.EPERM,
+				"netlink families beyond NETLINK_ROUTE expose host state outside the sandbox: NETLINK_SOCK_DIAG lists every socket of the host (ss), NETLINK_NETFILTER its conntrack table, NETLINK_GENERIC taskstats of any process, NETLINK_KOBJECT_UEVENT device events, NETLINK_AUDIT, NETLINK_CONNECTOR process events, ...",
+				in(0, 0, unix.AF_NETLINK)))
+		rs = append(rs, fastOpenRules()...)
 	} else {
 		rs = append(rs, allow("network", "socket", "",
-			"network not restricted (host network): no rule on IP socket families, types or protocols"))
+			"network not restricted (host network): no rule on IP socket families, types or protocols, netlink protocols, MSG_FASTOPEN or listen"))
 	}
+	rs = append(rs, listenRule(opt, unixRestricted))
 
 	// Terminal injection: the request is an unsigned int in the kernel.
 	rs = append(rs,
@@ -241,4 +259,102 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		}
 	}
 	return rs
+}
+
+// socketpairRules: a pair's sockets are connected to each other, but a
+// datagram one can still sendto (or connect to) any pathname UNIX socket:
+// AF_UNIX turns SOCK_RAW into SOCK_DGRAM (unix_create), so only SOCK_STREAM
+// and SOCK_SEQPACKET pairs stay between themselves (a stream socket refuses
+// an address with EISCONN, a seqpacket one ignores it, and both refuse a
+// second connect with EISCONN; measured in live_linux_test.go).
+func socketpairRules(opt Options, unixRestricted bool) []rule {
+	var rs []rule
+	if opt.NetRestricted {
+		rs = append(rs, deny("socketpair-family", "socketpair", "domain != AF_UNIX", unix.EPERM,
+			"only AF_UNIX pairs are connected to nothing else; other families' pairs (AF_TIPC) are outside Landlock's network model, as for socket()",
+			cond{arg: 0, op: opNotIn, vals: []uint32{unix.AF_UNIX}}))
+	}
+	const stayPaired = "type&SOCK_TYPE_MASK ∈ {SOCK_STREAM, SOCK_SEQPACKET}"
+	switch {
+	case !unixRestricted:
+		rs = append(rs, allow("socketpair", "socketpair", "",
+			"UNIX sockets are allowed (see unix-socket), so a datagram pair may reach what socket(AF_UNIX) could"))
+	default:
+		rs = append(rs,
+			allow("socketpair", "socketpair", stayPaired,
+				"a stream or seqpacket pair is connected only to its two ends: a second connect fails with EISCONN, a sendto address is refused (stream) or ignored (seqpacket)",
+				in(1, sockTypeMask, unix.SOCK_STREAM, unix.SOCK_SEQPACKET)),
+			deny("socketpair-dgram", "socketpair", "type&SOCK_TYPE_MASK ∉ {SOCK_STREAM, SOCK_SEQPACKET} (SOCK_DGRAM, SOCK_RAW)", unix.EPERM,
+				fmt.Sprintf("a datagram socket of a pair (SOCK_RAW is SOCK_DGRAM for AF_UNIX) can sendto or connect to any pathname UNIX socket (journald, syslog, ...), which Landlock ABI %d < 9 cannot restrict", opt.LandlockABI)))
+	}
+	return rs
+}
+
+// fastOpenRules: MSG_FASTOPEN (include/linux/socket.h) makes sendto,
+// sendmsg and sendmmsg connect an unconnected TCP socket, the SYN carrying
+// data, through tcp_sendmsg_fastopen: __inet_stream_connect is called
+// without security_socket_connect, so Landlock's connect rule never sees
+// it (landlock-lsm/linux#41). The flags argument is an unsigned int in all
+// three syscalls (and sendmmsg passes it, not each msg_flags, to every
+// message), so the filter reads it whole. TCP_FASTOPEN_CONNECT is not
+// affected: with it, connect(2) itself runs Landlock's hook.
+func fastOpenRules() []rule {
+	const reason = "MSG_FASTOPEN connects a TCP socket from %s without connect(2), and Landlock's connect rule never sees it (landlock-lsm/linux#41): data would reach any host and port"
+	var rs []rule
+	for _, sc := range []struct {
+		name string
+		arg  int
+	}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
+		rs = append(rs, deny("fastopen-"+sc.name, sc.name, "flags & MSG_FASTOPEN", unix.EPERM,
+			fmt.Sprintf(reason, sc.name),
+			cond{arg: sc.arg, op: opBitsSet, vals: []uint32{unix.MSG_FASTOPEN}}))
+	}
+	return rs
+}
+
+// listenRule: listen(2) on a TCP socket that was never bound makes the
+// kernel bind it to an ephemeral port (inet_autobind) without
+// security_socket_bind, so Landlock's bind rule never sees it
+// (landlock-lsm/linux#15) and anyone can connect in. A filter cannot read
+// which socket an fd is, so:
+//   - host network, or no TCP socket can exist (Landlock ABI < 4 with the
+//     network restricted): allowed;
+//   - no port may be bound and no UNIX socket can be created: nothing can
+//     listen legitimately (a socketpair's sockets cannot), EPERM;
+//   - otherwise the supervisor answers (SECCOMP_RET_USER_NOTIF, see
+//     supervise_linux.go).
+func listenRule(opt Options, unixRestricted bool) rule {
+	switch {
+	case !opt.NetRestricted:
+		return allow("listen", "listen", "", "network not restricted (host network)")
+	case opt.LandlockABI < landlockABITCP:
+		return allow("listen", "listen", "",
+			fmt.Sprintf("Landlock ABI %d < 4: no IP socket can be created with the network restricted, so only UNIX sockets can listen", opt.LandlockABI))
+	case len(opt.BindTCP) == 0 && unixRestricted:
+		return deny("listen", "listen", "", unix.EPERM,
+			"listen on a TCP socket never bound binds it to an ephemeral port unseen by Landlock (landlock-lsm/linux#15), and no port may be bound nor UNIX socket created here, so nothing can listen legitimately")
+	}
+	reason := "listen on a TCP socket never bound binds it to an ephemeral port unseen by Landlock (landlock-lsm/linux#15): the supervisor in the parent takes the socket (pidfd_getfd) and calls listen itself for a UNIX socket or a TCP socket bound to a granted port " +
+		portList(opt.BindTCP) + ", and answers EACCES for anything else; without a live supervisor (Cmd.Exec, the parent exited) listen fails with ENOSYS"
+	return rule{
+		Rule:    Rule{Name: "listen", Syscall: "listen", Action: actNotify, Reason: reason},
+		entries: []entry{{syscall: "listen", ret: unix.SECCOMP_RET_USER_NOTIF}},
+	}
+}
+
+// portList formats ports for a rule's reason: "{8080, 8443}", "{}".
+func portList(ports []uint16) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i, p := range ports {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d", p)
+		if p == 0 {
+			b.WriteString(" (any port)")
+		}
+	}
+	b.WriteString("}")
+	return b.String()
 }

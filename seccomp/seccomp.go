@@ -25,8 +25,15 @@
 //     because Landlock below ABI 9 cannot restrict connecting to a pathname
 //     UNIX socket (a /var/run/docker.sock-style escape; ABI 6 scopes only
 //     abstract sockets). Options.AllowUnixSockets keeps it allowed and the
-//     rule is reported as "allow" (unconfined). socketpair(2) stays allowed:
-//     its sockets have no name and reach nothing outside.
+//     rule is reported as "allow" (unconfined).
+//   - socketpair-dgram (when unix-socket denies): socketpair(2) with a type
+//     (masked with SOCK_TYPE_MASK) other than SOCK_STREAM and SOCK_SEQPACKET
+//     fails with EPERM: a datagram socket of a pair (AF_UNIX turns SOCK_RAW
+//     into SOCK_DGRAM) can still sendto, or connect to, any pathname UNIX
+//     socket (journald, syslog). Stream and seqpacket pairs stay allowed:
+//     connect gives EISCONN, a sendto address is refused (stream) or
+//     ignored (seqpacket). With NetRestricted, socketpair-family refuses
+//     every family but AF_UNIX (AF_TIPC has pairs too).
 //   - inet-non-tcp (with Options.NetRestricted, i.e. the network is not
 //     "host"): socket(AF_INET or AF_INET6, ...) fails with EPERM unless its
 //     type (masked with SOCK_TYPE_MASK, so SOCK_NONBLOCK|SOCK_CLOEXEC do not
@@ -45,6 +52,32 @@
 //     AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK fails with EPERM (AF_PACKET
 //     raw frames, AF_VSOCK to the hypervisor host, AF_XDP, AF_BLUETOOTH,
 //     AF_TIPC, ...).
+//   - netlink (with NetRestricted): an allow-list of netlink protocols:
+//     socket(AF_NETLINK) with a protocol other than NETLINK_ROUTE fails with
+//     EPERM, because the others expose host state (NETLINK_SOCK_DIAG lists
+//     every socket of the host as ss does, NETLINK_NETFILTER the conntrack
+//     table, NETLINK_GENERIC taskstats, NETLINK_KOBJECT_UEVENT,
+//     NETLINK_AUDIT, NETLINK_CONNECTOR, ...). NETLINK_ROUTE stays
+//     (netlink-route): getifaddrs and Go's net.Interfaces need it, glibc's
+//     getaddrinfo uses it for AI_ADDRCONFIG; it shows the host's
+//     interfaces, addresses and routes (ip addr works), not its sockets.
+//   - fastopen-sendto, fastopen-sendmsg, fastopen-sendmmsg (with
+//     NetRestricted): MSG_FASTOPEN in the flags argument (sendto's 4th,
+//     sendmsg's 3rd, sendmmsg's 4th) fails with EPERM: it connects a TCP
+//     socket without connect(2), so Landlock's connect rule never sees it
+//     (landlock-lsm/linux#41). setsockopt(TCP_FASTOPEN_CONNECT) needs no
+//     rule: connect(2) is still called and checked.
+//   - listen (with NetRestricted and Landlock ABI >= 4): listen(2) on a TCP
+//     socket never bound binds an ephemeral port without Landlock's bind
+//     rule seeing it (landlock-lsm/linux#15), and the filter cannot tell
+//     which socket an fd is. When no port may be bound (Options.BindTCP
+//     empty) and unix-socket denies, nothing can listen legitimately:
+//     EPERM. Otherwise the filter is Supervised: listen waits for a
+//     supervisor goroutine started by Install in the installing process,
+//     which takes the socket with pidfd_getfd, calls listen itself for a
+//     UNIX socket or a TCP socket bound to a port of Options.BindTCP, and
+//     answers EACCES otherwise (see Filter.Install). Below ABI 4 no IP
+//     socket exists and listen is allowed.
 //   - tiocsti, tioclinux: ioctl(fd, TIOCSTI) and ioctl(fd, TIOCLINUX) fail with
 //     EPERM: pushing input into a terminal the child shares with its caller
 //     (CVE-2017-5226 class; TIOCLINUX can paste the console selection). The
@@ -70,7 +103,9 @@
 //     process that started it.
 //
 // Without NetRestricted (host network) no rule looks at socket families,
-// types or protocols except AF_UNIX; the "network" rule reports that.
+// types or protocols except AF_UNIX (socket and datagram socketpairs), nor
+// at netlink protocols, MSG_FASTOPEN or listen; the "network" rule reports
+// that.
 //
 // Everything else is allowed: the filter is a deny list on top of Landlock,
 // not an allow list of syscalls.
@@ -93,15 +128,22 @@
 // Unshareflags with CLONE_NEWUSER get EPERM unless AllowDangerous.
 //
 // Does not protect against: anything a rule above lists as allowed; sockets
-// and file descriptors the child inherits already open; UDP to any port with
-// AllowDNS; other architectures than amd64 and arm64 (Build fails there).
+// and file descriptors the child inherits already open (a listening socket
+// passed as stdin can accept); UDP to any port with AllowDNS; the host's
+// interfaces, addresses and routes read through NETLINK_ROUTE (and
+// /proc/net when the policy lets the child read it); other architectures
+// than amd64 and arm64 (Build fails there).
 //
-// Minimum kernel: 3.17 for seccomp(2), 4.14 for SECCOMP_RET_KILL_PROCESS.
+// Minimum kernel: 3.17 for seccomp(2), 4.14 for SECCOMP_RET_KILL_PROCESS;
+// a Supervised filter needs 5.0 (SECCOMP_RET_USER_NOTIF), 5.6
+// (pidfd_getfd; before, every supervised listen gets EACCES) and 5.8 for
+// its supervisor to end with the last task using the filter (before, the
+// goroutine and its descriptor stay until the process exits).
 package seccomp
 
 // Options selects the rules Build compiles. The zero value denies UNIX
-// sockets (on Landlock ABI < 9), terminal injection, io_uring and the
-// dangerous set, and leaves the network alone.
+// sockets and datagram socketpairs (on Landlock ABI < 9), terminal
+// injection, io_uring and the dangerous set, and leaves the network alone.
 type Options struct {
 	// LandlockABI is the running Landlock ABI (landlock.ABI()), 0 without
 	// Landlock; it decides what Landlock already covers.
@@ -119,6 +161,12 @@ type Options struct {
 	// AllowDangerous keeps keyctl, bpf, user namespaces and the rest of the
 	// dangerous set (for workloads that need them, usually as root).
 	AllowDangerous bool
+	// BindTCP, with NetRestricted, lists the TCP ports the child may bind
+	// (the Ruleset's landlock.Options.BindTCP): the supervisor lets a TCP
+	// socket listen only when it is bound to one of them (port 0, "any
+	// port" to Landlock, lets any TCP socket listen). Order and duplicates
+	// do not matter.
+	BindTCP []uint16
 }
 
 // Rule describes one rule of a Filter for reports.
@@ -142,6 +190,13 @@ type Rule struct {
 type Filter struct {
 	rules []Rule
 	prog  []sockFilter
+	// supervised: the program returns SECCOMP_RET_USER_NOTIF for listen,
+	// so Install starts a supervisor answering it.
+	supervised bool
+	// bindTCP is the set of ports a listening TCP socket may be bound to;
+	// anyPort when 0 is among them.
+	bindTCP map[uint16]bool
+	anyPort bool
 }
 
 // sockFilter is struct sock_filter.
@@ -170,4 +225,25 @@ func (f *Filter) Rules() []Rule { return append([]Rule(nil), f.rules...) }
 // inherit the filter, which cannot be removed. Errors keep the errno (EINVAL
 // or ENOSYS: the kernel lacks seccomp filters; EACCES: no_new_privs could not
 // be set). Minimum kernel 3.17.
+//
+// For a Supervised filter, Install also creates the filter's notification
+// listener (SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0) and starts a
+// supervisor goroutine in this process that answers every listen(2) of
+// every task using this filter instance; the goroutine and its descriptor
+// go away when the last such task has exited (the listener reports
+// EPOLLHUP, Linux 5.8). Each Install is a new instance with its own
+// supervisor, so a spawner thread's filter is served for as long as any of
+// its children lives, whatever happens to the thread. The calling process
+// must outlive the children for their listen to be answered: after it
+// exits or execve's, listen fails with ENOSYS. Extra errors: EBUSY when a
+// filter with a listener is already installed on this thread (a landjail
+// inside a landjail: only one listener per filter chain).
 func (f *Filter) Install() error { return f.install() }
+
+// Supervised reports whether f needs the supervisor that Install starts:
+// with the network restricted (Options.NetRestricted) on Landlock ABI >= 4,
+// when a TCP port may be bound (Options.BindTCP) or UNIX sockets can be
+// created (Options.AllowUnixSockets, or Landlock ABI >= 9). Such a filter
+// only works in a process that stays alive while the child runs: use it
+// with exec.Cmd.Start, not with exec.Cmd.Exec (which refuses it).
+func (f *Filter) Supervised() bool { return f != nil && f.supervised }

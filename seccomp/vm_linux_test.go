@@ -254,7 +254,7 @@ func TestRules(t *testing.T) {
 		assert.NotEmpty(t, r.Name)
 		assert.NotEmpty(t, r.Syscall, r.Name)
 		assert.NotEmpty(t, r.Reason, r.Name)
-		assert.Contains(t, []string{actEPERM, actENOSYS, actKill, actAllow}, r.Action, r.Name)
+		assert.Contains(t, []string{actEPERM, actENOSYS, actKill, actAllow, actNotify}, r.Action, r.Name)
 		assert.False(t, seen[r.Name], "rule name %q is unique", r.Name)
 		seen[r.Name] = true
 	}
@@ -328,4 +328,155 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(f.prog)), "insns")
+}
+
+// TestFilterVMNetBypasses covers the rules for the network routes around
+// Landlock (issue 9): MSG_FASTOPEN, listen's autobind, datagram
+// socketpairs and netlink families.
+func TestFilterVMNetBypasses(t *testing.T) {
+	tg := nativeArch(t)
+	const (
+		fo     = unix.MSG_FASTOPEN
+		notify = actNotify
+	)
+	pair := func(domain, typ uint64, want string) call {
+		return call{fmt.Sprintf("socketpair(%d,%#x)", domain, typ), unix.SYS_SOCKETPAIR, []uint64{domain, typ, 0, 0}, want}
+	}
+	nl := func(proto uint64, want string) call {
+		return sock(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto, want)
+	}
+	fastOpen := func(want string) []call {
+		return []call{
+			sys("sendto(MSG_FASTOPEN)", unix.SYS_SENDTO, want, 3, 0, 1, fo, 0x1000, 16),
+			sys("sendto(MSG_FASTOPEN|MSG_NOSIGNAL)", unix.SYS_SENDTO, want, 3, 0, 1, fo|unix.MSG_NOSIGNAL, 0x1000, 16),
+			sys("sendto(MSG_FASTOPEN|high)", unix.SYS_SENDTO, want, 3, 0, 1, hi32|fo, 0x1000, 16),
+			sys("sendmsg(MSG_FASTOPEN)", unix.SYS_SENDMSG, want, 3, 0x1000, fo),
+			sys("sendmmsg(MSG_FASTOPEN)", unix.SYS_SENDMMSG, want, 3, 0x1000, 1, fo),
+		}
+	}
+	plainSend := []call{
+		sys("sendto(0)", unix.SYS_SENDTO, ok, 3, 0, 1, 0, 0, 0),
+		sys("sendto(MSG_NOSIGNAL|MSG_DONTWAIT)", unix.SYS_SENDTO, ok, 3, 0, 1, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT, 0, 0),
+		sys("sendto(flags in high half only)", unix.SYS_SENDTO, ok, 3, 0, 1, hi32, 0, 0),
+		// MSG_FASTOPEN's bit in another argument does not matter.
+		sys("sendto(len == MSG_FASTOPEN)", unix.SYS_SENDTO, ok, 3, 0, fo, 0, 0, 0),
+		sys("sendmsg(0)", unix.SYS_SENDMSG, ok, 3, 0x1000, 0),
+		sys("sendmmsg(vlen == MSG_FASTOPEN)", unix.SYS_SENDMMSG, ok, 3, 0x1000, fo, 0),
+	}
+	pairs := func(dgram string) []call {
+		return []call{
+			pair(unix.AF_UNIX, unix.SOCK_STREAM, ok),
+			pair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, ok),
+			pair(unix.AF_UNIX, unix.SOCK_SEQPACKET, ok),
+			pair(hi32|unix.AF_UNIX, hi32|unix.SOCK_SEQPACKET, ok),
+			pair(unix.AF_UNIX, unix.SOCK_DGRAM, dgram),
+			pair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, dgram),
+			pair(unix.AF_UNIX, unix.SOCK_RAW, dgram), // AF_UNIX makes it SOCK_DGRAM
+			pair(unix.AF_UNIX, unix.SOCK_RDM, dgram),
+		}
+	}
+	netlink := func(other string) []call {
+		return []call{
+			nl(unix.NETLINK_ROUTE, ok),
+			sock(unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_ROUTE, ok),
+			nl(hi32|unix.NETLINK_ROUTE, ok),
+			nl(unix.NETLINK_SOCK_DIAG, other),
+			sock(unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_SOCK_DIAG, other),
+			nl(unix.NETLINK_NETFILTER, other),
+			nl(unix.NETLINK_GENERIC, other),
+			nl(unix.NETLINK_KOBJECT_UEVENT, other),
+			nl(unix.NETLINK_AUDIT, other),
+			nl(unix.NETLINK_CONNECTOR, other),
+			nl(unix.NETLINK_XFRM, other),
+			nl(unix.NETLINK_CRYPTO, other),
+			nl(hi32|unix.NETLINK_SOCK_DIAG, other),
+		}
+	}
+	listen := func(want string) []call {
+		return []call{sys("listen", unix.SYS_LISTEN, want, 3, 128)}
+	}
+	join := func(css ...[]call) []call {
+		var all []call
+		for _, cs := range css {
+			all = append(all, cs...)
+		}
+		return all
+	}
+	for _, tc := range []struct {
+		name       string
+		opt        Options
+		supervised bool
+		calls      []call
+	}{
+		{"NetRestricted", Options{LandlockABI: 7, NetRestricted: true}, false,
+			join(fastOpen(eperm), plainSend, pairs(eperm), netlink(eperm), listen(eperm),
+				[]call{pair(unix.AF_TIPC, unix.SOCK_SEQPACKET, eperm), pair(unix.AF_INET, unix.SOCK_STREAM, eperm)})},
+		{"NetRestricted BindTCP", Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{8080}}, true,
+			join(fastOpen(eperm), plainSend, pairs(eperm), netlink(eperm), listen(notify))},
+		{"NetRestricted AllowUnixSockets", Options{LandlockABI: 7, NetRestricted: true, AllowUnixSockets: true}, true,
+			join(fastOpen(eperm), pairs(ok), netlink(eperm), listen(notify),
+				[]call{pair(unix.AF_TIPC, unix.SOCK_SEQPACKET, eperm)})},
+		{"NetRestricted ABI 9", Options{LandlockABI: 9, NetRestricted: true}, true,
+			join(fastOpen(eperm), pairs(ok), netlink(eperm), listen(notify))},
+		{"NetRestricted ABI 3", Options{LandlockABI: 3, NetRestricted: true}, false,
+			join(fastOpen(eperm), pairs(eperm), netlink(eperm), listen(ok))},
+		{"host network", Options{LandlockABI: 7}, false,
+			join(fastOpen(ok), plainSend, pairs(eperm), netlink(ok), listen(ok),
+				[]call{pair(unix.AF_TIPC, unix.SOCK_SEQPACKET, ok)})},
+		{"host network AllowUnixSockets", Options{LandlockABI: 7, AllowUnixSockets: true, BindTCP: []uint16{80}}, false,
+			join(fastOpen(ok), pairs(ok), listen(ok))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Build(tc.opt)
+			require.NoError(t, err)
+			assert.Equal(t, tc.supervised, f.Supervised())
+			vm := vmOf(t, f)
+			for _, c := range tc.calls {
+				r, err := vm.Run(seccompData(tg.audit, c.nr, c.args...))
+				require.NoError(t, err)
+				got := retName(uint32(r))
+				if uint32(r) == unix.SECCOMP_RET_USER_NOTIF {
+					got = actNotify
+				}
+				assert.Equal(t, c.want, got, "%s", c.name)
+			}
+		})
+	}
+}
+
+func TestRulesNetBypasses(t *testing.T) {
+	nativeArch(t)
+	byName := func(opt Options) map[string]Rule {
+		f, err := Build(opt)
+		require.NoError(t, err)
+		m := map[string]Rule{}
+		for _, r := range f.Rules() {
+			m[r.Name] = r
+		}
+		return m
+	}
+	m := byName(Options{LandlockABI: 7, NetRestricted: true})
+	for _, name := range []string{"fastopen-sendto", "fastopen-sendmsg", "fastopen-sendmmsg"} {
+		assert.Equal(t, actEPERM, m[name].Action, name)
+		assert.Contains(t, m[name].Reason, "landlock-lsm/linux#41", name)
+	}
+	assert.Equal(t, actEPERM, m["listen"].Action)
+	assert.Contains(t, m["listen"].Reason, "landlock-lsm/linux#15")
+	assert.Equal(t, actEPERM, m["socketpair-dgram"].Action)
+	assert.Contains(t, m["socketpair-dgram"].Reason, "sendto")
+	assert.NotContains(t, m["socketpair"].Reason, "connects only its two ends")
+	assert.Equal(t, actEPERM, m["netlink"].Action)
+	assert.Contains(t, m["netlink"].Reason, "NETLINK_SOCK_DIAG")
+	assert.Equal(t, actAllow, m["netlink-route"].Action)
+
+	m = byName(Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{8443, 0}})
+	assert.Equal(t, actNotify, m["listen"].Action)
+	assert.Contains(t, m["listen"].Reason, "{8443, 0 (any port)}")
+	assert.Contains(t, m["listen"].Reason, "ENOSYS")
+
+	m = byName(Options{LandlockABI: 7, AllowUnixSockets: true})
+	assert.Equal(t, actAllow, m["socketpair"].Action)
+	assert.Contains(t, m["socketpair"].Reason, "datagram pair")
+	_, ok := m["socketpair-dgram"]
+	assert.False(t, ok)
 }

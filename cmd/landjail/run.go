@@ -32,7 +32,9 @@ TMPDIR. TCP bind/connect is denied except --connect-tcp/--bind-tcp ports
 (ABI 6). The child gets only PATH, HOME (the workspace), LANG, TERM, TZ and
 --env variables, no capabilities, and its working directory is the workspace.
 
-Without --timeout and --report, landjail confines itself and execve's CMD: no
+Without --timeout and --report (and, with the network restricted, without
+--bind-tcp and UNIX sockets, whose listen(2) landjail checks from outside),
+landjail confines itself and execve's CMD: no
 extra process (fit for a container ENTRYPOINT); the private TMPDIR is then one
 per workspace and user ($TMPDIR/landjail-UID-HASH, mode 0700, kept between
 runs; pass --env TMPDIR=DIR to use your own). With --timeout or --report it supervises CMD in its own session and
@@ -93,7 +95,10 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	// A private TMPDIR, unless the caller chose one or wants no preset:
 	// per run when supervised (removed afterwards), per workspace when
 	// landjail execve's (nothing is left to remove it).
-	supervise := o.Timeout > 0 || o.Report != ""
+	filter, filterErr := o.SeccompFilter()
+	// A supervised filter (listen checked by landjail: --bind-tcp or UNIX
+	// sockets with the network restricted) needs landjail alive: no execve.
+	supervise := o.Timeout > 0 || o.Report != "" || filter.Supervised()
 	tmp := ""
 	if !o.NoSystem && !printRules && !cliopts.HasEnv(env, "TMPDIR") {
 		if supervise {
@@ -126,8 +131,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	}
 	cliopts.WarnDropped(stderr, rs.Report())
 
-	filter, err := o.SeccompFilter()
-	if err != nil {
+	if err := filterErr; err != nil {
 		if o.Strict {
 			return fmt.Errorf("run: seccomp: %w", err)
 		}

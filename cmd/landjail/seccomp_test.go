@@ -1,8 +1,11 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,27 +17,70 @@ import (
 // TestRunSeccomp: run adds the seccomp layer by default and its flags
 // open exactly what they name.
 func TestRunSeccomp(t *testing.T) {
-	kerneltest.RequireLandlockABI(t, 1)
-	probe := buildCLI(t, "./testdata/sockprobe", "CGO_ENABLED=0")
-	ws := wsDir(t)
-	bin := filepath.Join(ws, "sockprobe")
-	data, err := os.ReadFile(probe)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(bin, data, 0o755))
-
+	kerneltest.RequireLandlockABI(t, 4)
+	bin := sockprobe(t)
+	ws := filepath.Dir(bin)
+	const (
+		eperm   = "operation not permitted"
+		eacces  = "permission denied"
+		refused = "connection refused"
+	)
+	lines := func(kv ...string) string {
+		var b strings.Builder
+		for i := 0; i < len(kv); i += 2 {
+			b.WriteString(kv[i] + " " + kv[i+1] + "\n")
+		}
+		return b.String()
+	}
 	for _, tc := range []struct {
 		flags []string
 		want  string
 	}{
-		{nil, "unix operation not permitted\nudp operation not permitted\ntcp ok\n"},
-		{[]string{"--allow-unix-sockets"}, "unix ok\nudp operation not permitted\ntcp ok\n"},
-		{[]string{"--allow-dns"}, "unix operation not permitted\nudp ok\ntcp ok\n"},
-		{[]string{"--net", "host"}, "unix operation not permitted\nudp ok\ntcp ok\n"},
-		{[]string{"--no-seccomp"}, "unix ok\nudp ok\ntcp ok\n"},
+		{nil, lines("unix", eperm, "udp", eperm, "tcp", "ok", "sockdiag", eperm, "dgrampair", eperm, "listen", eperm, "fastopen", eperm)},
+		// UNIX sockets allowed: listen goes through the supervisor,
+		// which refuses a TCP socket never bound.
+		{[]string{"--allow-unix-sockets"}, lines("unix", "ok", "udp", eperm, "tcp", "ok", "sockdiag", eperm, "dgrampair", "ok", "listen", eacces, "fastopen", eperm)},
+		{[]string{"--allow-dns"}, lines("unix", eperm, "udp", "ok", "tcp", "ok", "sockdiag", eperm, "dgrampair", eperm, "listen", eperm, "fastopen", eperm)},
+		{[]string{"--net", "host"}, lines("unix", eperm, "udp", "ok", "tcp", "ok", "sockdiag", "ok", "dgrampair", eperm, "listen", "ok", "fastopen", refused)},
+		{[]string{"--no-seccomp"}, lines("unix", "ok", "udp", "ok", "tcp", "ok", "sockdiag", "ok", "dgrampair", "ok", "listen", "ok", "fastopen", refused)},
 	} {
 		args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
 		code, stdout, stderr := runCLI(t, append(args, "--", bin)...)
 		assert.Equal(t, 0, code, "%v: %s", tc.flags, stderr)
 		assert.Equal(t, tc.want, stdout, "%v", tc.flags)
 	}
+}
+
+func sockprobe(t *testing.T) string {
+	t.Helper()
+	probe := buildCLI(t, "./testdata/sockprobe", "CGO_ENABLED=0")
+	bin := filepath.Join(wsDir(t), "sockprobe")
+	data, err := os.ReadFile(probe)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	return bin
+}
+
+// TestRunBindTCPSupervised: with --bind-tcp and no --timeout, run keeps
+// supervising instead of execve'ing (the listen rule needs it), so the
+// granted port listens while a socket never bound is refused; with
+// --no-seccomp the autobind bypass is back (the control).
+func TestRunBindTCPSupervised(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 4)
+	landjail := landjailBin(t)
+	bin := sockprobe(t)
+	ws := filepath.Dir(bin)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	require.NoError(t, l.Close())
+
+	code, out := runBin(t, landjail, nil, "run", "--workspace", ws, "--bind-tcp", port, "--", bin, port)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "listen permission denied\n", "never bound: refused by the supervisor")
+	assert.Contains(t, out, "bound ok\n", "the granted port listens")
+
+	code, out = runBin(t, landjail, nil, "run", "--workspace", ws, "--bind-tcp", port, "--no-seccomp", "--", bin, port)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "listen ok\n", "control: Landlock alone lets listen autobind")
 }

@@ -338,6 +338,7 @@ func (o *Options) SeccompFilter() (*seccomp.Filter, error) {
 		NetRestricted:    o.Net != "host",
 		AllowDNS:         o.AllowDNS,
 		AllowDangerous:   o.AllowDangerousSyscall,
+		BindTCP:          toPorts(o.BindTCP),
 	})
 }
 
