@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 
@@ -120,9 +121,11 @@ func New(k *tools.Toolkit, opts *Options) *mcp.Server {
 }
 
 // Serve runs New(k, opts) over stdin/stdout until the client disconnects
-// or ctx is done.
+// or ctx is done, through a GuardedTransport (a line that is not a
+// JSON-RPC message is answered with an error, not the end of the
+// session).
 func Serve(ctx context.Context, k *tools.Toolkit, opts *Options) error {
-	return New(k, opts).Run(ctx, &mcp.StdioTransport{})
+	return New(k, opts).Run(ctx, &GuardedTransport{Reader: os.Stdin, Writer: os.Stdout})
 }
 
 func annotations(d tools.Definition) *mcp.ToolAnnotations {
