@@ -264,7 +264,7 @@ func (k *Toolkit) wsName(canon, orig string) string {
 
 // Definition describes one tool for a framework: its name, a description
 // for the model, its JSON Schema (draft 2020-12, type "object") and what
-// kind of access it needs (for jail.Workspace.CheckToolArgs-style guards:
+// kind of access it needs (for argument guards such as mcpserver.CheckToolArgs:
 // jail.Read, jail.Write or jail.Execute). PathArgs names the arguments
 // that are paths.
 type Definition struct {
