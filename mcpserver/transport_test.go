@@ -81,8 +81,9 @@ func (c *rawClient) call(id int, method, params string) map[string]any {
 
 const initParams = `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`
 
-// garbageLines are lines the SDK's stdio transport ends the session on.
-// code is the JSON-RPC error expected back, id its id (nil: null).
+// garbageLines are lines the SDK's stdio transport ends the session on,
+// and a few valid messages that must not. code is the JSON-RPC error
+// expected back (0: no answer), id its id (nil: null).
 var garbageLines = []struct {
 	name string
 	line string
@@ -101,6 +102,12 @@ var garbageLines = []struct {
 	{"bad-method-type", `{"jsonrpc":"2.0","id":7,"method":5}`, -32600, float64(7)},
 	{"empty-batch", `[]`, -32600, nil},
 	{"batch", `[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, -32600, nil},
+	// Valid messages the server has no use for: no answer, no harm.
+	{"response-unknown-id", `{"jsonrpc":"2.0","id":99,"result":{}}`, 0, nil},
+	{"error-unknown-id", `{"jsonrpc":"2.0","id":98,"error":{"code":1,"message":"x"}}`, 0, nil},
+	{"notification-unknown", `{"jsonrpc":"2.0","method":"notifications/nonsense","params":[1,2]}`, 0, nil},
+	{"blank", `   `, 0, nil},
+	{"unknown-method", `{"jsonrpc":"2.0","id":97,"method":"no/such"}`, -32601, float64(97)},
 }
 
 // checkSurvives sends every garbage line to a server, each followed by
@@ -114,6 +121,12 @@ func checkSurvives(t *testing.T, c *rawClient) {
 		t.Run(g.name, func(t *testing.T) {
 			c.t = t
 			c.send(g.line)
+			if g.code == 0 {
+				pong := c.call(200+i, "ping", "")
+				require.NotNil(t, pong, "the session ended after the line")
+				assert.Contains(t, pong, "result")
+				return
+			}
 			m := c.recv()
 			require.NotNil(t, m, "no answer to the garbage line: the session ended")
 			require.Contains(t, m, "error", "%v", m)
