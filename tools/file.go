@@ -392,7 +392,8 @@ func (r *EditFileResult) String() string {
 // ErrAmbiguous (old_string found more than once without ReplaceAll),
 // ErrInvalidArgs (empty old_string, or equal to new_string),
 // ErrNotRegular, ErrFileTooLarge (a file larger than Limits.FileBytes,
-// refused before any of it is read; see Limits.FileBytes), the
+// refused before any of it is read, see Limits.FileBytes; or an edit
+// whose result would be larger, refused before it is built), the
 // Workspace's.
 func (k *Toolkit) EditFile(a EditFileArgs) (*EditFileResult, error) {
 	const tool = ToolEditFile
@@ -429,6 +430,12 @@ func (k *Toolkit) EditFile(a EditFileArgs) (*EditFileResult, error) {
 		return nil, k.fail(tool, a.Path, fmt.Errorf("%w: check whitespace and indentation, or read_file it again", ErrNoMatch))
 	case n > 1 && !a.ReplaceAll:
 		return nil, k.fail(tool, a.Path, fmt.Errorf("%w: it occurs %d times; add surrounding context to make it unique, or set replace_all", ErrAmbiguous, n))
+	}
+	// ReplaceAll allocates the result at once: 10 MiB of "a" with every
+	// "a" replaced by 1 KiB would be 10 GiB. Refuse a result over the cap
+	// before building it.
+	if grown := int64(len(old)) + int64(replacements(n, a.ReplaceAll))*(int64(len(a.NewString))-int64(len(a.OldString))); grown > k.limits().FileBytes {
+		return nil, k.fail(tool, a.Path, &fs.PathError{Op: "edit", Path: a.Path, Err: fmt.Errorf("%w: the edited file would be %d bytes, more than the cap of %d bytes (landjail-mcp --max-file-size, tools.Limits.FileBytes)", ErrFileTooLarge, grown, k.limits().FileBytes)})
 	}
 	at := strings.Index(old, a.OldString)
 	var updated string

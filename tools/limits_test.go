@@ -136,3 +136,37 @@ func TestFileSizeCapLyingSize(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, r.TotalLines, 1)
 }
+
+// TestEditResultCap: edit_file with replace_all builds the new content
+// at once, so a small file and a short new_string can ask for gigabytes
+// (1 MiB of "a", each replaced by 4 KiB: 4 GiB). The result is refused
+// over Limits.FileBytes before it is built; the file is left alone.
+func TestEditResultCap(t *testing.T) {
+	e := newEnv(t, []string{"a.txt=" + strings.Repeat("a", 1<<20)})
+	_, err := e.k.ReadFile(tools.ReadFileArgs{Path: "a.txt"})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		args  tools.EditFileArgs
+		limit int64
+		ok    bool
+	}{
+		{"replace-all-4GiB", tools.EditFileArgs{Path: "a.txt", OldString: "a", NewString: strings.Repeat("b", 4096), ReplaceAll: true}, 0, false},
+		{"replace-all-just-over", tools.EditFileArgs{Path: "a.txt", OldString: "a", NewString: "bb", ReplaceAll: true}, 2<<20 - 1, false},
+		{"replace-all-exactly-cap", tools.EditFileArgs{Path: "a.txt", OldString: "a", NewString: "bb", ReplaceAll: true}, 2 << 20, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.k.Limits.FileBytes = tc.limit
+			var err error
+			n := allocated(func() { _, err = e.k.EditFile(tc.args) })
+			if tc.ok {
+				require.NoError(t, err)
+				assert.Equal(t, strings.Repeat("bb", 1<<20), e.read(t, "a.txt"))
+				return
+			}
+			assertToolErr(t, err, tools.ErrFileTooLarge, "the edited file would be", "--max-file-size")
+			assert.Less(t, n, uint64(16<<20), "refused before the result was built")
+			assert.Equal(t, 1<<20, len(e.read(t, "a.txt")))
+		})
+	}
+}
