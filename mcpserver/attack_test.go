@@ -13,7 +13,7 @@ import (
 )
 
 // policyOf builds the case's policy, with a tracker.
-func policyOf(t *testing.T, e *attacktest.Env, c *attacktest.Case) *jail.Workspace {
+func policyOf(t testing.TB, e *attacktest.Env, c *attacktest.Case) *jail.Workspace {
 	t.Helper()
 	p := c.Policy
 	opts := []jail.Option{jail.WithReadTracker(jail.NewReadTracker())}

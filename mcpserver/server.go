@@ -4,8 +4,9 @@
 // server, the same for the file tools and the shell.
 //
 // Every tool call goes, in order, through: the argument guard
-// (jail.Workspace.CheckToolArgs with the tool's schema and access: nothing
-// is forwarded when an argument is refused), the client's roots (which
+// (CheckToolArgs with the tool's schema, compiled once by New, and its
+// access: nothing is forwarded when an argument is refused, nor when the
+// schema is one the guard cannot follow completely), the client's roots (which
 // can only narrow the policy, see New), and the tool itself, whose paths
 // go through the Workspace and whose shell runs under the Landlock
 // ruleset. A refusal is a tool result with IsError set and a message for
@@ -29,6 +30,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 
@@ -109,20 +111,26 @@ func New(k *tools.Toolkit, opts *Options) *mcp.Server {
 		SupportedProtocolVersions: s.opts.ProtocolVersions,
 	})
 	for _, d := range k.Definitions() {
+		schema, err := CompileToolSchema(d.InputSchema)
+		if err != nil {
+			s.log("refusing every call of a tool whose schema the argument guard cannot follow", "tool", d.Name, "reason", err)
+		}
 		srv.AddTool(&mcp.Tool{
 			Name:        d.Name,
 			Description: d.Description,
 			InputSchema: d.InputSchema,
 			Annotations: annotations(d),
-		}, s.handler(d))
+		}, s.handler(d, schema, err))
 	}
 	return srv
 }
 
 // Serve runs New(k, opts) over stdin/stdout until the client disconnects
-// or ctx is done.
+// or ctx is done, through a GuardedTransport (a line that is not a
+// JSON-RPC message is answered with an error, not the end of the
+// session).
 func Serve(ctx context.Context, k *tools.Toolkit, opts *Options) error {
-	return New(k, opts).Run(ctx, &mcp.StdioTransport{})
+	return New(k, opts).Run(ctx, &GuardedTransport{Reader: os.Stdin, Writer: os.Stdout})
 }
 
 func annotations(d tools.Definition) *mcp.ToolAnnotations {
@@ -137,10 +145,15 @@ func annotations(d tools.Definition) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{DestructiveHint: &t}
 }
 
-func (s *server) handler(d tools.Definition) mcp.ToolHandler {
+// handler serves tool d; schema is d's compiled input schema, or
+// schemaErr why it could not be compiled (then every call is refused).
+func (s *server) handler(d tools.Definition, schema *ToolSchema, schemaErr error) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := req.Params.Arguments
-		if err := s.k.WS.CheckToolArgs(d.InputSchema, args, d.Access); err != nil {
+		if schemaErr != nil {
+			return errorResult(fmt.Sprintf("%s: refused: %v", d.Name, schemaErr)), nil
+		}
+		if err := schema.Check(s.k.WS, args, d.Access); err != nil {
 			return errorResult(fmt.Sprintf("%s: %v", d.Name, err)), nil
 		}
 		k, ask, err := s.toolkit(req)

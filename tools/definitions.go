@@ -8,7 +8,7 @@ import (
 
 // definitions are the tools' schemas: JSON Schema draft 2020-12, every
 // path argument named "path" with "format": "path" so argument guards
-// (jail's CheckToolArgs) know it is one.
+// (mcpserver.CheckToolArgs) know it is one.
 var definitions = []Definition{
 	{
 		Name: ToolReadFile,

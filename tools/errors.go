@@ -32,6 +32,12 @@ var (
 	// ErrNotRegular: read_file or edit_file was pointed at a directory, a
 	// device, a FIFO or a socket.
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrFileTooLarge: read_file or edit_file was pointed at a file
+	// larger than Limits.FileBytes (by its size, or by what a read
+	// returned when the size lied: a file that grew, a /proc file). It
+	// arrives inside a *fs.PathError whose message gives the size, the
+	// cap and the --max-file-size flag that sets it.
+	ErrFileTooLarge = errors.New("file is larger than the tools' size cap")
 )
 
 // Error is the error every tool returns: the tool, the path (or pattern,
@@ -96,6 +102,13 @@ func (k *Toolkit) reason(err error) string {
 		return "refused: the file changed on disk since it was last read; call read_file again, then retry"
 	case errors.Is(err, jail.ErrHardlinked):
 		return "refused: the file has more than one hard link and may alias a file outside the workspace"
+	case errors.Is(err, ErrFileTooLarge):
+		var pe *fs.PathError
+		msg := err.Error()
+		if errors.As(err, &pe) && pe.Err != nil {
+			msg = pe.Err.Error()
+		}
+		return "refused: " + msg + "; read parts of it with bash (head, tail, sed -n), or ask the operator to raise --max-file-size"
 	case errors.Is(err, fs.ErrNotExist):
 		return "no such file or directory"
 	case errors.Is(err, syscall.EISDIR):

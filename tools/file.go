@@ -83,7 +83,9 @@ func (r *ReadFileResult) String() string {
 // call) and, with a ReadTracker, marked read, also when only part of it
 // is returned. Errors: the Workspace's (jail.ErrOutsideWorkspace, ...),
 // ErrOutsideScope, EISDIR for a directory, ErrNotRegular for other
-// non-regular files.
+// non-regular files, ErrFileTooLarge for a file larger than
+// Limits.FileBytes (refused before any of it is read; see
+// Limits.FileBytes).
 func (k *Toolkit) ReadFile(a ReadFileArgs) (*ReadFileResult, error) {
 	const tool = ToolReadFile
 	lim := k.limits()
@@ -106,8 +108,14 @@ func (k *Toolkit) ReadFile(a ReadFileArgs) (*ReadFileResult, error) {
 	if err := regular(fi); err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
+	if fi.Size() > lim.FileBytes {
+		return nil, k.fail(tool, a.Path, tooLarge("read", a.Path, fi.Size(), lim.FileBytes, false))
+	}
 	r := &ReadFileResult{Path: a.Path, Bytes: fi.Size()}
-	br := bufio.NewReaderSize(f, 64<<10)
+	// The size may lie (a /proc file says 0) or change: read at most one
+	// byte past the cap, and refuse if that byte came.
+	lr := &io.LimitedReader{R: f, N: lim.FileBytes + 1}
+	br := bufio.NewReaderSize(lr, 64<<10)
 	head, err := br.Peek(binarySniff)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return nil, k.fail(tool, a.Path, err)
@@ -155,9 +163,62 @@ func (k *Toolkit) ReadFile(a ReadFileArgs) (*ReadFileResult, error) {
 		}
 		r.LastLine = n
 	}
+	if lr.N == 0 {
+		return nil, k.fail(tool, a.Path, tooLarge("read", a.Path, fi.Size(), lim.FileBytes, true))
+	}
 	r.TotalLines = n
 	r.Content = out.String()
 	return r, nil
+}
+
+// tooLarge is the error for a file over the cap: grew says the size was
+// within the cap but the read went past it.
+func tooLarge(op, unsafePath string, size, limit int64, grew bool) error {
+	err := fmt.Errorf("%w: the file is %d bytes, more than the cap of %d bytes (landjail-mcp --max-file-size, tools.Limits.FileBytes)", ErrFileTooLarge, size, limit)
+	if grew {
+		err = fmt.Errorf("%w: reading the file returned more than the cap of %d bytes although its size said %d (it grew, or is a /proc-like file; landjail-mcp --max-file-size, tools.Limits.FileBytes)", ErrFileTooLarge, limit, size)
+	}
+	return &fs.PathError{Op: op, Path: unsafePath, Err: err}
+}
+
+// readCapped reads the whole regular file name through the Workspace
+// (read-only, O_NONBLOCK; with a tracker it is marked read), refusing a
+// file larger than limit before reading it (fstat on the opened fd) and
+// reading at most limit+1 bytes, so neither a lying size nor a file
+// growing during the read makes it allocate more than limit+1 bytes.
+// Errors: the Workspace's, EISDIR, ErrNotRegular, ErrFileTooLarge in a
+// *fs.PathError naming unsafePath.
+func (k *Toolkit) readCapped(name, unsafePath string, limit int64) ([]byte, error) {
+	f, err := k.WS.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(fi); err != nil {
+		return nil, err
+	}
+	return readAllCapped(f, fi.Size(), limit, unsafePath)
+}
+
+// readAllCapped reads r, whose reported size is size, refusing size >
+// limit before reading and reading at most limit+1 bytes.
+func readAllCapped(r io.Reader, size, limit int64, unsafePath string) ([]byte, error) {
+	if size > limit {
+		return nil, tooLarge("read", unsafePath, size, limit, false)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
+	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > limit {
+		return nil, tooLarge("read", unsafePath, size, limit, true)
+	}
+	return buf.Bytes(), nil
 }
 
 // line is one line of a file, without its newline; cut counts the bytes
@@ -330,7 +391,10 @@ func (r *EditFileResult) String() string {
 // atomic write fails with jail.ErrStale too. Errors also: ErrNoMatch,
 // ErrAmbiguous (old_string found more than once without ReplaceAll),
 // ErrInvalidArgs (empty old_string, or equal to new_string),
-// ErrNotRegular, the Workspace's.
+// ErrNotRegular, ErrFileTooLarge (a file larger than Limits.FileBytes,
+// refused before any of it is read, see Limits.FileBytes; or an edit
+// whose result would be larger, refused before it is built), the
+// Workspace's.
 func (k *Toolkit) EditFile(a EditFileArgs) (*EditFileResult, error) {
 	const tool = ToolEditFile
 	switch {
@@ -355,7 +419,7 @@ func (k *Toolkit) EditFile(a EditFileArgs) (*EditFileResult, error) {
 	if err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
-	data, err := k.WS.ReadFile(name)
+	data, err := k.readCapped(name, a.Path, k.limits().FileBytes)
 	if err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
@@ -366,6 +430,12 @@ func (k *Toolkit) EditFile(a EditFileArgs) (*EditFileResult, error) {
 		return nil, k.fail(tool, a.Path, fmt.Errorf("%w: check whitespace and indentation, or read_file it again", ErrNoMatch))
 	case n > 1 && !a.ReplaceAll:
 		return nil, k.fail(tool, a.Path, fmt.Errorf("%w: it occurs %d times; add surrounding context to make it unique, or set replace_all", ErrAmbiguous, n))
+	}
+	// ReplaceAll allocates the result at once: 10 MiB of "a" with every
+	// "a" replaced by 1 KiB would be 10 GiB. Refuse a result over the cap
+	// before building it.
+	if grown := int64(len(old)) + int64(replacements(n, a.ReplaceAll))*(int64(len(a.NewString))-int64(len(a.OldString))); grown > k.limits().FileBytes {
+		return nil, k.fail(tool, a.Path, &fs.PathError{Op: "edit", Path: a.Path, Err: fmt.Errorf("%w: the edited file would be %d bytes, more than the cap of %d bytes (landjail-mcp --max-file-size, tools.Limits.FileBytes)", ErrFileTooLarge, grown, k.limits().FileBytes)})
 	}
 	at := strings.Index(old, a.OldString)
 	var updated string

@@ -198,8 +198,11 @@ type GrepResult struct {
 	Matches []Match `json:"matches"`
 	// Files counts the files searched; FilesMatched those with a match.
 	Files, FilesMatched int
-	// SkippedBinary and SkippedLarge count files left out.
-	SkippedBinary, SkippedLarge int
+	// SkippedBinary and SkippedLarge count files left out (SkippedLarge:
+	// larger than Limits.GrepFileBytes). CutLarge counts files searched
+	// only up to Limits.GrepFileBytes because reading returned more than
+	// their size said (a file growing, a /proc file).
+	SkippedBinary, SkippedLarge, CutLarge int
 	// Truncated: the cap was reached, more matches may exist.
 	Truncated bool `json:"truncated"`
 }
@@ -215,7 +218,10 @@ func (r *GrepResult) String() string {
 		fmt.Fprintf(&b, "; %d binary files skipped", r.SkippedBinary)
 	}
 	if r.SkippedLarge > 0 {
-		fmt.Fprintf(&b, "; %d large files skipped", r.SkippedLarge)
+		fmt.Fprintf(&b, "; %d files skipped as larger than the size cap (--max-file-size)", r.SkippedLarge)
+	}
+	if r.CutLarge > 0 {
+		fmt.Fprintf(&b, "; %d files searched only up to the size cap (--max-file-size) because they grew while read", r.CutLarge)
 	}
 	if r.Truncated {
 		b.WriteString("; truncated at the result cap, narrow the pattern, path or include")
@@ -234,7 +240,10 @@ const grepLineBytes = 300
 // are skipped; .gitignore files are honoured, from the workspace root
 // down when Path is inside the workspace (else from Path down); binary
 // files (a NUL byte in the first 8000 bytes) and files larger than
-// Limits.GrepFileBytes are skipped and counted. With Toolkit.Tracker set,
+// Limits.GrepFileBytes are skipped and counted; a file read is streamed
+// (64 KiB buffered, a line at most Limits.GrepFileBytes) and stops at
+// Limits.GrepFileBytes even when its size said less (counted in
+// CutLarge). With Toolkit.Tracker set,
 // files grep opens are not left marked read. Errors: ErrInvalidArgs for a
 // bad regexp or include pattern, the Workspace's for Path. Unreadable
 // files below Path are skipped silently.
@@ -342,7 +351,10 @@ func (g *grepper) file(name, shown string) bool {
 		g.r.SkippedLarge++
 		return true
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	// The size may lie (a /proc file says 0) or grow: read at most one
+	// byte past the cap.
+	lr := &io.LimitedReader{R: f, N: g.lim.GrepFileBytes + 1}
+	br := bufio.NewReaderSize(lr, 64<<10)
 	head, _ := br.Peek(binarySniff)
 	if bytes.IndexByte(head, 0) >= 0 {
 		g.r.SkippedBinary++
@@ -350,6 +362,11 @@ func (g *grepper) file(name, shown string) bool {
 	}
 	g.r.Files++
 	matched := false
+	defer func() {
+		if lr.N == 0 {
+			g.r.CutLarge++
+		}
+	}()
 	for n := 1; ; n++ {
 		l, err := readLine(br, int(g.lim.GrepFileBytes))
 		if err != nil {

@@ -88,7 +88,18 @@ type Limits struct {
 	GlobResults int
 	// GrepMatches caps grep's matching lines.
 	GrepMatches int
-	// GrepFileBytes: grep skips larger files (and says how many).
+	// FileBytes caps the size of a file read_file or edit_file reads
+	// (bytes): a larger file is refused with ErrFileTooLarge before any
+	// of it is read (fstat on the opened file), and the read itself stops
+	// at FileBytes+1 bytes, so a file that grows, or reports size 0 (a
+	// /proc file), cannot make the tool allocate more. edit_file holds
+	// about three times FileBytes at once (old content, new content, the
+	// write). landjail-mcp sets it with --max-file-size.
+	FileBytes int64
+	// GrepFileBytes: grep skips files whose size is larger (and says how
+	// many), and stops reading a file at this many bytes when it grew
+	// past it (or reported size 0) while read (and says how many were
+	// cut). landjail-mcp sets it with --max-file-size.
 	GrepFileBytes int64
 	// BashOutput caps bash's combined output (head and tail are kept).
 	BashOutput int
@@ -99,7 +110,10 @@ type Limits struct {
 
 // DefaultLimits are the limits used for zero fields of Toolkit.Limits.
 // ReadLines 2000 and LineBytes 2000 follow the usual agent read tools;
-// BashOutput 30000 bytes is about 8k tokens.
+// BashOutput 30000 bytes is about 8k tokens. FileBytes and GrepFileBytes
+// 10 MiB: far beyond what a model can use from one call (read_file
+// returns at most 256 KiB), small enough that edit_file's copies stay
+// well under 100 MiB.
 var DefaultLimits = Limits{
 	ReadLines:      2000,
 	LineBytes:      2000,
@@ -107,6 +121,7 @@ var DefaultLimits = Limits{
 	ListEntries:    1000,
 	GlobResults:    500,
 	GrepMatches:    200,
+	FileBytes:      10 << 20,
 	GrepFileBytes:  10 << 20,
 	BashOutput:     30000,
 	BashTimeout:    2 * time.Minute,
@@ -128,6 +143,9 @@ func (k *Toolkit) limits() Limits {
 	pick(&l.GlobResults, d.GlobResults)
 	pick(&l.GrepMatches, d.GrepMatches)
 	pick(&l.BashOutput, d.BashOutput)
+	if l.FileBytes <= 0 {
+		l.FileBytes = d.FileBytes
+	}
 	if l.GrepFileBytes <= 0 {
 		l.GrepFileBytes = d.GrepFileBytes
 	}
@@ -246,7 +264,7 @@ func (k *Toolkit) wsName(canon, orig string) string {
 
 // Definition describes one tool for a framework: its name, a description
 // for the model, its JSON Schema (draft 2020-12, type "object") and what
-// kind of access it needs (for jail.Workspace.CheckToolArgs-style guards:
+// kind of access it needs (for argument guards such as mcpserver.CheckToolArgs:
 // jail.Read, jail.Write or jail.Execute). PathArgs names the arguments
 // that are paths.
 type Definition struct {

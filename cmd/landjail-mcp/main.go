@@ -17,9 +17,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/exec"
@@ -42,7 +43,11 @@ Every tool call is checked before it is dispatched (path arguments must pass the
 policy); refusals come back as tool errors the model can read. Writing over an
 existing file needs a read_file of its current version first. The client's
 roots, if it lists any, can only narrow the policy (--ignore-roots: not asked).
-Nothing but MCP messages is written to stdout; warnings go to stderr.
+Nothing but MCP messages is written to stdout; warnings go to stderr. A line on
+stdin that is not a JSON-RPC message (not JSON, nested deeper than 128, longer
+than 16 MiB) is answered with a JSON-RPC error and the session goes on.
+read_file and edit_file refuse files larger than --max-file-size (default
+10MiB), and grep skips them.
 
 Register it in a client's MCP configuration, for example:
 
@@ -67,7 +72,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Reader:      stdin,
 		Writer:      stdout,
 		ErrWriter:   stderr,
-		Flags:       cliopts.MCPFlags(),
+		Flags: append(cliopts.MCPFlags(),
+			&cli.StringFlag{Name: flagMaxFileSize, Value: "10MiB", Usage: "refuse to read_file or edit_file a file larger than `SIZE`, and let grep skip it (bytes, or with a K, KiB, M, MiB, G or GiB suffix: powers of 1024)"},
+		),
 		// Errors are returned to main, which exits 125.
 		ExitErrHandler:            func(context.Context, *cli.Command, error) {},
 		DisableSliceFlagSeparator: true,
@@ -121,15 +128,35 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env, Seccomp: filter}
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
+	maxFile, err := parseSize(cmd.String(flagMaxFileSize))
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flagMaxFileSize, err)
+	}
+	k.Limits.FileBytes, k.Limits.GrepFileBytes = maxFile, maxFile
 	srv := mcpserver.New(k, &mcpserver.Options{Name: "landjail", IgnoreRoots: cmd.Bool("ignore-roots")})
-	t := &mcp.IOTransport{Reader: io.NopCloser(cmd.Root().Reader), Writer: nopWriteCloser{cmd.Root().Writer}}
+	// A line that is not a JSON-RPC message is answered with an error
+	// instead of ending the session; the transport leaves stdin and
+	// stdout open.
+	t := &mcpserver.GuardedTransport{Reader: cmd.Root().Reader, Writer: cmd.Root().Writer}
 	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 		return err
 	}
 	return nil
 }
 
-// nopWriteCloser keeps the caller's stdout open when the session ends.
-type nopWriteCloser struct{ io.Writer }
+// flagMaxFileSize sets tools.Limits.FileBytes and GrepFileBytes.
+const flagMaxFileSize = "max-file-size"
 
-func (nopWriteCloser) Close() error { return nil }
+// parseSize parses a positive byte count: digits, optionally followed by
+// K, KiB, M, MiB, G or GiB (all powers of 1024; case-insensitive).
+func parseSize(s string) (int64, error) {
+	num := strings.TrimRight(s, "KMGiBkmgIb")
+	unit := strings.ToLower(s[len(num):])
+	shift := map[string]uint{"": 0, "b": 0, "k": 10, "kib": 10, "m": 20, "mib": 20, "g": 30, "gib": 30}
+	sh, ok := shift[unit]
+	n, err := strconv.ParseInt(num, 10, 64)
+	if !ok || err != nil || n <= 0 || n > (1<<62)>>sh {
+		return 0, fmt.Errorf("invalid size %q (want a positive number of bytes, e.g. 10MiB)", s)
+	}
+	return n << sh, nil
+}

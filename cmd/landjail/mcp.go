@@ -17,7 +17,8 @@ glob, grep, bash) over the Model Context Protocol on stdin/stdout, with the same
 policy flags and --config file as run. Every argument is passed to the
 landjail-mcp binary, which landjail execs from its own directory or from PATH:
 the MCP SDK lives there so that it does not slow down every "landjail run".
-"landjail mcp --help" shows landjail-mcp's flags.
+"landjail mcp --help" shows landjail-mcp's flags, among them --max-file-size
+(default 10MiB: read_file and edit_file refuse larger files, grep skips them).
 
 Install both:  go install github.com/landjail/landjail/cmd/...@latest`
 

@@ -1,4 +1,4 @@
-package jail
+package mcpserver
 
 import (
 	"bytes"
@@ -9,20 +9,16 @@ import (
 	"net/url"
 	"os"
 	"os/user"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
-)
 
-// ErrInvalidToolArgs: CheckToolArgs was given arguments or a schema that
-// are not valid JSON (or not UTF-8), or that exceed its limits (nesting
-// deeper than 64, more than 16 MiB of arguments, more than 1 MiB of
-// schema, more than 10000 path checks, a schema too complex to expand).
-// Nothing can be said about such a call, so it must not be forwarded.
-var ErrInvalidToolArgs = errors.New("invalid tool arguments")
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/landjail/landjail/jail"
+)
 
 // Limits of CheckToolArgs. Past any of them the call is refused with
 // ErrInvalidToolArgs: the guard fails closed rather than forward what it
@@ -31,8 +27,6 @@ const (
 	// maxToolArgsBytes bounds the arguments: large enough for a write tool
 	// carrying a big file, small enough to walk in well under a second.
 	maxToolArgsBytes = 16 << 20
-	// maxToolSchemaBytes bounds the schema; real tool schemas are a few KiB.
-	maxToolSchemaBytes = 1 << 20
 	// maxToolArgsDepth bounds the nesting of arrays and objects in the
 	// arguments (and of $ref/anyOf expansion in the schema); no real tool
 	// nests this deep, and recursion stays shallow.
@@ -62,8 +56,8 @@ type ToolArgError struct {
 	Pointer string
 	// Value is the argument's string value (or the key) as sent.
 	Value string
-	// Err is why: the error of Workspace.Check (a *fs.PathError wrapping
-	// ErrOutsideWorkspace, ErrDenied, ErrReadOnly, ErrInvalidPath, an
+	// Err is why: the error of jail.Workspace.Check (a *fs.PathError
+	// wrapping jail.ErrOutsideWorkspace, ErrDenied, ErrReadOnly, ErrInvalidPath, an
 	// errno...) or ErrInvalidToolArgs.
 	Err error
 }
@@ -82,20 +76,21 @@ func (e *ToolArgError) Error() string {
 	return fmt.Sprintf("tool argument %s = %s refused: %v", p, strconv.Quote(v), e.Err)
 }
 
-// Unwrap returns Err, so errors.Is(err, ErrOutsideWorkspace) and the other
+// Unwrap returns Err, so errors.Is(err, jail.ErrOutsideWorkspace) and the other
 // sentinels work on a ToolArgError.
 func (e *ToolArgError) Unwrap() error { return e.Err }
 
 // CheckToolArgs checks the arguments of one tool call (args, a JSON value,
 // normally an object) against the policy before the call is forwarded to
 // the tool, typically an MCP server the agent talks to (seed 002's MCP
-// path guard). schema is the tool's JSON Schema (its MCP inputSchema); it
-// may be nil or empty. a is the access the tool needs: Read for tools that
-// only look, Write for tools that create, change or delete (the caller
+// path guard), through w, the policy. schema is the tool's JSON Schema
+// (its MCP inputSchema); it may be nil or empty. a is the access the tool
+// needs: jail.Read for tools that only look, jail.Write for tools that
+// create, change or delete (the caller
 // decides; a tool that does both, such as a copy, should be checked with
 // Write, which also refuses its source in a read-only root).
 //
-// A string is checked with Check(value, a) when it sits in a position the
+// A string is checked with w.Check(value, a) when it sits in a position the
 // schema or its name marks as a path:
 //
 //   - a property named path, file_path, filepath, filename, file, cwd, dir,
@@ -146,19 +141,19 @@ func (e *ToolArgError) Unwrap() error { return e.Err }
 // objects. The schema is followed through properties, patternProperties,
 // additionalProperties, unevaluatedProperties, items (single and tuple
 // forms), prefixItems, additionalItems, unevaluatedItems, contains, $ref
-// (and $recursiveRef, $dynamicRef) to any local JSON pointer ("#",
-// "#/$defs/x", "#/definitions/x"; remote refs and anchors are ignored),
-// allOf, anyOf, oneOf, if/then/else and dependentSchemas; path-ness is the union over every subschema that can
-// apply, so a value is treated as a path if any branch says so. Cyclic
+// (and $recursiveRef, $dynamicRef) to a JSON pointer or an $anchor in
+// the schema (see CompileToolSchema), allOf, anyOf, oneOf, if/then/else,
+// dependentSchemas and dependencies; path-ness is the union over every
+// subschema that can apply, so a value is treated as a path if any branch says so. Cyclic
 // $refs terminate. Duplicate keys in an object are each checked (parsers
 // disagree on which one wins).
 //
 // CheckToolArgs returns nil when every checked value passes, else the
 // FIRST failing value in document order as a *ToolArgError whose Err wraps
-// the reason, so errors.Is(err, ErrOutsideWorkspace), ErrDenied,
-// ErrReadOnly (a Write into a read-only root), ErrAbsolutePath (with
-// RejectAbsolute) and ErrInvalidPath work. Arguments or a schema that are
-// not valid UTF-8 JSON give an error wrapping ErrInvalidToolArgs (with
+// the reason, so errors.Is(err, jail.ErrOutsideWorkspace), jail.ErrDenied,
+// jail.ErrReadOnly (a Write into a read-only root), jail.ErrAbsolutePath
+// (with jail.RejectAbsolute) and jail.ErrInvalidPath work. Arguments that
+// are not valid UTF-8 JSON give an error wrapping ErrInvalidToolArgs (with
 // the JSON error); exceeding a limit gives a *ToolArgError wrapping
 // ErrInvalidToolArgs at the place the limit was hit. Null or empty
 // arguments are allowed. It never panics, whatever args and schema hold.
@@ -188,21 +183,55 @@ func (e *ToolArgError) Unwrap() error { return e.Err }
 //   - what the file system does after the check (a symlink swapped in
 //     later): the answer is Check's, valid at the time of the call.
 //
+// The schema is parsed with github.com/google/jsonschema-go and refused
+// (a *SchemaError, errors.Is ErrInvalidSchema and ErrInvalidToolArgs)
+// rather than half-followed: when it is not a valid JSON Schema for that
+// package (jsonschema.Schema.Resolve fails: a bad keyword value, an
+// invalid regexp in pattern or patternProperties, a $ref, $dynamicRef or
+// $anchor that does not resolve, a remote $ref), when a patternProperties
+// regexp is longer than 1024 bytes, or when it nests deeper than 256.
+// A guard that skipped such a subschema would miss the paths it marks.
+//
+// CheckToolArgs compiles schema on every call; a server that checks many
+// calls against the same schema should CompileToolSchema it once.
+//
 // Safe for concurrent use.
-func (w *Workspace) CheckToolArgs(schema, args []byte, a Access) error {
-	if len(args) > maxToolArgsBytes {
-		return fmt.Errorf("%w: arguments are %d bytes, more than %d", ErrInvalidToolArgs, len(args), maxToolArgsBytes)
-	}
-	if len(schema) > maxToolSchemaBytes {
-		return fmt.Errorf("%w: schema is %d bytes, more than %d", ErrInvalidToolArgs, len(schema), maxToolSchemaBytes)
-	}
-	if !utf8.Valid(args) {
-		return fmt.Errorf("%w: arguments are not UTF-8", ErrInvalidToolArgs)
+func CheckToolArgs(w *jail.Workspace, schema, args []byte, a jail.Access) error {
+	if err := checkArgsBytes(args); err != nil {
+		return err
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		return nil
 	}
-	if !json.Valid(args) {
+	ts, err := CompileToolSchema(schema)
+	if err != nil {
+		return err
+	}
+	return ts.check(w, args, a)
+}
+
+// Check is CheckToolArgs with the schema ts was compiled from. Safe for
+// concurrent use.
+func (ts *ToolSchema) Check(w *jail.Workspace, args []byte, a jail.Access) error {
+	if err := checkArgsBytes(args); err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		return nil
+	}
+	return ts.check(w, args, a)
+}
+
+// checkArgsBytes refuses arguments that are too large, not UTF-8 or not
+// JSON.
+func checkArgsBytes(args []byte) error {
+	if len(args) > maxToolArgsBytes {
+		return fmt.Errorf("%w: arguments are %d bytes, more than %d", ErrInvalidToolArgs, len(args), maxToolArgsBytes)
+	}
+	if !utf8.Valid(args) {
+		return fmt.Errorf("%w: arguments are not UTF-8", ErrInvalidToolArgs)
+	}
+	if len(bytes.TrimSpace(args)) > 0 && !json.Valid(args) {
 		// json.Unmarshal into nothing gives the syntax error with its offset.
 		var v any
 		err := json.Unmarshal(args, &v)
@@ -211,31 +240,32 @@ func (w *Workspace) CheckToolArgs(schema, args []byte, a Access) error {
 		}
 		return fmt.Errorf("%w: arguments: %w", ErrInvalidToolArgs, err)
 	}
-	c := &argChecker{w: w, a: a}
-	if len(bytes.TrimSpace(schema)) > 0 {
-		if err := json.Unmarshal(schema, &c.schema); err != nil {
-			return fmt.Errorf("%w: schema: %w", ErrInvalidToolArgs, err)
-		}
-	}
+	return nil
+}
+
+func (ts *ToolSchema) check(w *jail.Workspace, args []byte, a jail.Access) error {
+	c := &argChecker{w: w, a: a, ts: ts}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
-	roots, err := c.expand(c.schema)
-	if err != nil {
-		return &ToolArgError{Err: err}
+	var roots []*jsonschema.Schema
+	if ts.root != nil {
+		var err error
+		if roots, err = c.expand(ts.root); err != nil {
+			return &ToolArgError{Err: err}
+		}
 	}
 	return c.value(dec, roots, position{path: c.marksPath(roots, "")}, "", 0)
 }
 
 // argChecker is the state of one CheckToolArgs call.
 type argChecker struct {
-	w      *Workspace
-	a      Access
-	schema any // the parsed root schema, for $ref
+	w      *jail.Workspace
+	a      jail.Access
+	ts     *ToolSchema
 	steps  int // schema nodes visited
 	checks int // Check calls made
 
-	expanded map[uintptr][]map[string]any // expand's cache, by node identity
-	patterns map[string]*regexp.Regexp    // compiled patternProperties
+	expanded map[*jsonschema.Schema][]*jsonschema.Schema // expand's cache
 }
 
 // position says how a value is to be checked.
@@ -247,7 +277,7 @@ type position struct {
 
 // value walks the next JSON value of dec (already validated) at pointer
 // ptr, to which schemas apply.
-func (c *argChecker) value(dec *json.Decoder, schemas []map[string]any, pos position, ptr string, depth int) error {
+func (c *argChecker) value(dec *json.Decoder, schemas []*jsonschema.Schema, pos position, ptr string, depth int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return &ToolArgError{Pointer: ptr, Err: fmt.Errorf("%w: %w", ErrInvalidToolArgs, err)}
@@ -267,9 +297,9 @@ func (c *argChecker) value(dec *json.Decoder, schemas []map[string]any, pos posi
 	return nil // number, bool, null
 }
 
-func (c *argChecker) array(dec *json.Decoder, schemas []map[string]any, pos position, ptr string, depth int) error {
+func (c *argChecker) array(dec *json.Decoder, schemas []*jsonschema.Schema, pos position, ptr string, depth int) error {
 	for i := 0; dec.More(); i++ {
-		var sub []map[string]any
+		var sub []*jsonschema.Schema
 		for _, s := range schemas {
 			if err := c.itemSchemas(s, i, &sub); err != nil {
 				return &ToolArgError{Pointer: ptr, Err: err}
@@ -289,12 +319,12 @@ func (c *argChecker) array(dec *json.Decoder, schemas []map[string]any, pos posi
 	return nil
 }
 
-func (c *argChecker) object(dec *json.Decoder, schemas []map[string]any, pos position, ptr string, depth int) error {
+func (c *argChecker) object(dec *json.Decoder, schemas []*jsonschema.Schema, pos position, ptr string, depth int) error {
 	// Keys are paths when the object itself sits in a path position and
 	// no applicable schema declares named properties (a map keyed by path).
 	keysArePaths := pos.path
 	for _, s := range schemas {
-		if _, ok := s["properties"].(map[string]any); ok {
+		if s.Properties != nil {
 			keysArePaths = false
 		}
 	}
@@ -311,7 +341,7 @@ func (c *argChecker) object(dec *json.Decoder, schemas []map[string]any, pos pos
 		if err := c.str(key, position{path: keysArePaths}, mptr); err != nil {
 			return err
 		}
-		var sub []map[string]any
+		var sub []*jsonschema.Schema
 		for _, s := range schemas {
 			if err := c.propertySchemas(s, key, &sub); err != nil {
 				return &ToolArgError{Pointer: mptr, Err: err}
@@ -398,7 +428,7 @@ var urlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[
 var pseudoPaths = map[string]bool{"/dev/null": true, "/dev/stdin": true, "/dev/stdout": true, "/dev/stderr": true}
 
 // errWindowsPath is the reason for refusing a Windows-style path.
-var errWindowsPath = fmt.Errorf("%w (a Windows-style path, never inside on Linux)", ErrOutsideWorkspace)
+var errWindowsPath = fmt.Errorf("%w (a Windows-style path, never inside on Linux)", jail.ErrOutsideWorkspace)
 
 // checkPath classifies s (see CheckToolArgs) and checks it. inPath says
 // whether s sits in a path position (then relative strings and
@@ -448,15 +478,15 @@ func expandTilde(s string) (string, error) {
 	case "":
 		h, err := os.UserHomeDir()
 		if err != nil || h == "" {
-			return "", fmt.Errorf("%w (no home directory to expand ~ to)", ErrOutsideWorkspace)
+			return "", fmt.Errorf("%w (no home directory to expand ~ to)", jail.ErrOutsideWorkspace)
 		}
 		home = h
 	case "+", "-":
-		return "", fmt.Errorf("%w (~%s names the tool's own working directory)", ErrOutsideWorkspace, name)
+		return "", fmt.Errorf("%w (~%s names the tool's own working directory)", jail.ErrOutsideWorkspace, name)
 	default:
 		u, err := user.Lookup(name)
 		if err != nil || u.HomeDir == "" {
-			return "", fmt.Errorf("%w (no home directory for ~%s)", ErrOutsideWorkspace, name)
+			return "", fmt.Errorf("%w (no home directory for ~%s)", jail.ErrOutsideWorkspace, name)
 		}
 		home = u.HomeDir
 	}
@@ -474,19 +504,19 @@ func (c *argChecker) checkFileURI(s string) error {
 		// Cut drops the "/"; the path is absolute.
 		p = "/" + p
 		if host != "" && !strings.EqualFold(host, "localhost") {
-			return &fs.PathError{Op: "check", Path: s, Err: fmt.Errorf("%w (file URI on host %q)", ErrOutsideWorkspace, host)}
+			return &fs.PathError{Op: "check", Path: s, Err: fmt.Errorf("%w (file URI on host %q)", jail.ErrOutsideWorkspace, host)}
 		}
 		rest = p
 	}
 	full, err := url.PathUnescape(rest)
 	if err != nil {
-		return &fs.PathError{Op: "check", Path: s, Err: fmt.Errorf("%w: %w", ErrInvalidPath, err)}
+		return &fs.PathError{Op: "check", Path: s, Err: fmt.Errorf("%w: %w", jail.ErrInvalidPath, err)}
 	}
 	paths := []string{full}
 	if i := strings.IndexAny(rest, "?#"); i >= 0 {
 		bare, err := url.PathUnescape(rest[:i])
 		if err != nil {
-			return &fs.PathError{Op: "check", Path: s, Err: fmt.Errorf("%w: %w", ErrInvalidPath, err)}
+			return &fs.PathError{Op: "check", Path: s, Err: fmt.Errorf("%w: %w", jail.ErrInvalidPath, err)}
 		}
 		paths = []string{bare, full}
 	}
@@ -592,48 +622,44 @@ var pathWordRE = sync.OnceValue(func() *regexp.Regexp {
 
 // marksPath reports whether any of schemas marks its value as a path
 // (format, or a description for a property not named as free text).
-func (c *argChecker) marksPath(schemas []map[string]any, name string) bool {
+func (c *argChecker) marksPath(schemas []*jsonschema.Schema, name string) bool {
 	free := isFreeTextName(name)
 	for _, s := range schemas {
-		if f, ok := s["format"].(string); ok && pathFormats[strings.ToLower(f)] {
+		if pathFormats[strings.ToLower(s.Format)] {
 			return true
 		}
 		if free {
 			continue
 		}
-		if d, ok := s["description"].(string); ok && pathWordRE().MatchString(d) {
+		if s.Description != "" && pathWordRE().MatchString(s.Description) {
 			return true
 		}
 	}
 	return false
 }
 
-// mapID is the identity of a schema node (maps are references).
-func mapID(m map[string]any) uintptr { return uintptr(reflect.ValueOf(m).UnsafePointer()) }
-
-// expand returns the object schemas that node stands for: itself and,
-// transitively, its $ref target and allOf/anyOf/oneOf/then/else branches,
-// each once (so $ref cycles terminate). Boolean and non-object schemas
-// stand for nothing. Results are cached per node for the call.
-func (c *argChecker) expand(node any) ([]map[string]any, error) {
-	m, ok := node.(map[string]any)
-	if !ok {
+// expand returns the schemas node stands for: itself and, transitively,
+// its $ref, $dynamicRef and $recursiveRef targets (resolved by
+// CompileToolSchema) and its allOf/anyOf/oneOf/then/else,
+// dependentSchemas and dependencies branches, each once (so $ref cycles
+// terminate). Results are cached per node for the call.
+func (c *argChecker) expand(node *jsonschema.Schema) ([]*jsonschema.Schema, error) {
+	if node == nil {
 		return nil, nil
 	}
-	id := mapID(m)
-	if got, ok := c.expanded[id]; ok {
+	if got, ok := c.expanded[node]; ok {
 		return got, nil
 	}
-	var out []map[string]any
-	seen := map[uintptr]bool{}
-	stack := []map[string]any{m}
+	var out []*jsonschema.Schema
+	seen := map[*jsonschema.Schema]bool{}
+	stack := []*jsonschema.Schema{node}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[mapID(n)] {
+		if n == nil || seen[n] {
 			continue
 		}
-		seen[mapID(n)] = true
+		seen[n] = true
 		c.steps++
 		if c.steps > maxSchemaSteps {
 			return nil, fmt.Errorf("%w: schema too complex (more than %d expansion steps)", ErrInvalidToolArgs, maxSchemaSteps)
@@ -642,42 +668,27 @@ func (c *argChecker) expand(node any) ([]map[string]any, error) {
 			return nil, fmt.Errorf("%w: more than %d subschemas apply to one value", ErrInvalidToolArgs, maxSchemaSet)
 		}
 		out = append(out, n)
-		push := func(v any) {
-			if sub, ok := v.(map[string]any); ok {
-				stack = append(stack, sub)
-			}
+		stack = append(stack, c.ts.refs[n]...)
+		stack = append(stack, n.AllOf...)
+		stack = append(stack, n.AnyOf...)
+		stack = append(stack, n.OneOf...)
+		stack = append(stack, n.Then, n.Else)
+		for _, k := range sortedKeys(n.DependentSchemas) {
+			stack = append(stack, n.DependentSchemas[k])
 		}
-		for _, k := range []string{"$ref", "$recursiveRef", "$dynamicRef"} {
-			if ref, ok := n[k].(string); ok {
-				if target, ok := c.resolveRef(ref); ok {
-					push(target)
-				}
-			}
-		}
-		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
-			if list, ok := n[k].([]any); ok {
-				for _, br := range list {
-					push(br)
-				}
-			}
-		}
-		push(n["then"])
-		push(n["else"])
-		if deps, ok := n["dependentSchemas"].(map[string]any); ok {
-			for _, d := range deps {
-				push(d)
-			}
+		for _, k := range sortedKeys(n.DependencySchemas) {
+			stack = append(stack, n.DependencySchemas[k])
 		}
 	}
 	if c.expanded == nil {
-		c.expanded = map[uintptr][]map[string]any{}
+		c.expanded = map[*jsonschema.Schema][]*jsonschema.Schema{}
 	}
-	c.expanded[id] = out
+	c.expanded[node] = out
 	return out, nil
 }
 
 // add appends the expansion of node to *set, without duplicates.
-func (c *argChecker) add(set *[]map[string]any, node any) error {
+func (c *argChecker) add(set *[]*jsonschema.Schema, node *jsonschema.Schema) error {
 	got, err := c.expand(node)
 	if err != nil {
 		return err
@@ -685,7 +696,7 @@ func (c *argChecker) add(set *[]map[string]any, node any) error {
 outer:
 	for _, g := range got {
 		for _, have := range *set {
-			if mapID(have) == mapID(g) {
+			if have == g {
 				continue outer
 			}
 		}
@@ -697,108 +708,52 @@ outer:
 	return nil
 }
 
-// resolveRef resolves a local $ref ("#", "#/a/b") in the root schema.
-func (c *argChecker) resolveRef(ref string) (any, bool) {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil, false // remote: not fetched
-	}
-	if f, err := url.PathUnescape(frag); err == nil {
-		frag = f
-	}
-	node := c.schema
-	if frag == "" {
-		return node, true
-	}
-	if frag[0] != '/' {
-		return nil, false // an anchor name: not supported
-	}
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch n := node.(type) {
-		case map[string]any:
-			node, ok = n[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			ok = err == nil && i >= 0 && i < len(n)
-			if ok {
-				node = n[i]
-			}
-		default:
-			ok = false
-		}
-		if !ok {
-			return nil, false
-		}
-	}
-	return node, true
-}
-
 // itemSchemas appends the expanded schemas that apply to item i of an
 // array described by s.
-func (c *argChecker) itemSchemas(s map[string]any, i int, out *[]map[string]any) error {
-	if pre, ok := s["prefixItems"].([]any); ok && i < len(pre) {
-		return c.add(out, pre[i])
+func (c *argChecker) itemSchemas(s *jsonschema.Schema, i int, out *[]*jsonschema.Schema) error {
+	if i < len(s.PrefixItems) {
+		return c.add(out, s.PrefixItems[i])
 	}
 	// "contains" may describe any item: its path-ness counts for all.
-	if err := c.add(out, s["contains"]); err != nil {
+	if err := c.add(out, s.Contains); err != nil {
 		return err
 	}
-	switch items := s["items"].(type) {
-	case []any: // draft 4-2019 tuple form
-		if i < len(items) {
-			return c.add(out, items[i])
+	switch {
+	case s.ItemsArray != nil: // draft 4-2019 tuple form
+		if i < len(s.ItemsArray) {
+			return c.add(out, s.ItemsArray[i])
 		}
-		return c.add(out, s["additionalItems"])
-	case map[string]any:
-		return c.add(out, items)
+		return c.add(out, s.AdditionalItems)
+	case s.Items != nil:
+		return c.add(out, s.Items)
 	}
-	return c.add(out, s["unevaluatedItems"])
+	return c.add(out, s.UnevaluatedItems)
 }
-
-// maxPatternLen bounds the patternProperties regexps compiled (Go's
-// regexp is linear-time, but compiling a huge one is not free).
-const maxPatternLen = 1024
 
 // propertySchemas appends the expanded schemas that apply to member key
 // of an object described by s.
-func (c *argChecker) propertySchemas(s map[string]any, key string, out *[]map[string]any) error {
+func (c *argChecker) propertySchemas(s *jsonschema.Schema, key string, out *[]*jsonschema.Schema) error {
 	matched := false
-	if props, ok := s["properties"].(map[string]any); ok {
-		if p, ok := props[key]; ok {
-			matched = true
-			if err := c.add(out, p); err != nil {
-				return err
-			}
+	if p, ok := s.Properties[key]; ok {
+		matched = true
+		if err := c.add(out, p); err != nil {
+			return err
 		}
 	}
-	if pats, ok := s["patternProperties"].(map[string]any); ok {
-		for pat, p := range pats {
-			if len(pat) > maxPatternLen {
-				continue
-			}
-			re, ok := c.patterns[pat]
-			if !ok {
-				re, _ = regexp.Compile(pat) // nil when invalid: ignored
-				if c.patterns == nil {
-					c.patterns = map[string]*regexp.Regexp{}
-				}
-				c.patterns[pat] = re
-			}
-			if re == nil || !re.MatchString(key) {
-				continue
-			}
-			matched = true
-			if err := c.add(out, p); err != nil {
-				return err
-			}
+	for _, pp := range c.ts.patterns[s] {
+		if !pp.re.MatchString(key) {
+			continue
+		}
+		matched = true
+		if err := c.add(out, pp.schema); err != nil {
+			return err
 		}
 	}
 	if !matched {
-		if err := c.add(out, s["additionalProperties"]); err != nil {
+		if err := c.add(out, s.AdditionalProperties); err != nil {
 			return err
 		}
-		return c.add(out, s["unevaluatedProperties"])
+		return c.add(out, s.UnevaluatedProperties)
 	}
 	return nil
 }

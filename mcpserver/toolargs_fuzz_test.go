@@ -1,4 +1,4 @@
-package jail_test
+package mcpserver_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/landjail/landjail/internal/attacktest"
 	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/mcpserver"
 )
 
 // fuzzFreeText mirrors the free-text property names CheckToolArgs
@@ -99,7 +100,7 @@ var fuzzPseudo = map[string]bool{"/dev/null": true, "/dev/stdin": true, "/dev/st
 func FuzzCheckToolArgs(f *testing.F) {
 	c := attacktest.FuzzCase
 	e := attacktest.Build(f, &c)
-	w := newWorkspace(f, e, &c)
+	w := policyOf(f, e, &c)
 	f.Setenv("HOME", filepath.Join(e.Out, "home"))
 	ro := filepath.Join(e.Out, "ro")
 
@@ -115,17 +116,17 @@ func FuzzCheckToolArgs(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, schema, args string) {
-		err := w.CheckToolArgs([]byte(schema), []byte(args), jail.Read)
+		err := mcpserver.CheckToolArgs(w, []byte(schema), []byte(args), jail.Read)
 		valid := utf8.ValidString(args) && (strings.TrimSpace(args) == "" || json.Valid([]byte(args)))
 		if !valid {
-			if !errors.Is(err, jail.ErrInvalidToolArgs) {
+			if !errors.Is(err, mcpserver.ErrInvalidToolArgs) {
 				t.Fatalf("invalid arguments %q: got %v, want ErrInvalidToolArgs", args, err)
 			}
 			return
 		}
 		if err != nil {
-			var tae *jail.ToolArgError
-			if !errors.As(err, &tae) && !errors.Is(err, jail.ErrInvalidToolArgs) {
+			var tae *mcpserver.ToolArgError
+			if !errors.As(err, &tae) && !errors.Is(err, mcpserver.ErrInvalidToolArgs) {
 				t.Fatalf("error %v is neither a *ToolArgError nor ErrInvalidToolArgs", err)
 			}
 			return
