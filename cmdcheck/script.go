@@ -107,32 +107,6 @@ func (c *checker) stdinScript(sh field, s *scope, st *syntax.Stmt, pipe bool) er
 	return nil
 }
 
-// heredocText returns the body of a heredoc as the shell feeds it, if it is
-// known statically: always when the delimiter is quoted, else when it has no
-// expansions.
-func (c *checker) heredocText(r *syntax.Redirect) (string, bool) {
-	if r.Hdoc == nil {
-		return "", true
-	}
-	quoted := slices.ContainsFunc(r.Word.Parts, func(p syntax.WordPart) bool {
-		l, ok := p.(*syntax.Lit)
-		return !ok || strings.ContainsRune(l.Value, '\\')
-	})
-	var b strings.Builder
-	for _, p := range r.Hdoc.Parts {
-		l, ok := p.(*syntax.Lit)
-		if !ok {
-			return "", false
-		}
-		if quoted {
-			b.WriteString(l.Value)
-		} else {
-			b.WriteString(unescapeDQ(l.Value, "$`\\\n"))
-		}
-	}
-	return b.String(), true
-}
-
 // script parses f as a shell script and checks it, one level deeper. stdin:
 // the shell's standard input is data from the enclosing script.
 func (c *checker) script(f field, parent *scope, stdin bool) error {

@@ -2,6 +2,7 @@ package cmdcheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -31,25 +32,21 @@ func (c *checker) fields(w *syntax.Word, s *scope) ([]field, error) {
 		f := field{glob: -1, arg: s.arg, tok: tok}
 		var b strings.Builder
 		for _, part := range bw.Parts {
-			switch p := part.(type) {
-			case *syntax.Lit:
-				unescapeLit(&b, p.Value, &f.glob)
-			case *syntax.SglQuoted:
-				if p.Dollar && strings.ContainsRune(p.Value, '\\') {
-					return nil, unverifiable(f, "$'...' with escapes")
-				}
-				b.WriteString(p.Value)
-			case *syntax.DblQuoted:
-				for _, dp := range p.Parts {
-					l, ok := dp.(*syntax.Lit)
-					if !ok {
-						return nil, unverifiable(f, "%s", describe(dp))
-					}
-					b.WriteString(unescapeDQ(l.Value, "$`\"\\\n"))
-				}
-			default:
-				return nil, unverifiable(f, "%s", describe(part))
+			if err := static(part, f); err != nil {
+				return nil, err
 			}
+			if l, ok := part.(*syntax.Lit); ok {
+				unquotedLit(&b, l.Value, &f.glob)
+				continue
+			}
+			// A quoted part: expand.Literal removes the quotes and the
+			// backslashes that escape $ ` " \ and newline in double quotes.
+			// Alone in its word, the part is never tilde-expanded.
+			v, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{part}})
+			if err != nil {
+				return nil, unverifiable(f, "%w", err)
+			}
+			b.WriteString(v)
 		}
 		f.s = b.String()
 		if strings.Contains(f.s, "$(") || strings.Contains(f.s, "${") || strings.Contains(f.s, "`") {
@@ -62,9 +59,36 @@ func (c *checker) fields(w *syntax.Word, s *scope) ([]field, error) {
 	return out, nil
 }
 
-// unescapeLit appends an unquoted literal after quote removal and records
-// the first unquoted glob character.
-func unescapeLit(b *strings.Builder, v string, glob *int) {
+// static returns nil when part's value is known without running anything:
+// literal text, single quotes ($'...' only without escapes), double quotes
+// holding only literal text. (The parser drops NUL bytes from the source, so
+// expand.Literal, which would cut a value at one, never meets one.)
+func static(part syntax.WordPart, f field) error {
+	switch p := part.(type) {
+	case *syntax.Lit:
+		return nil
+	case *syntax.SglQuoted:
+		if p.Dollar && strings.ContainsRune(p.Value, '\\') {
+			return unverifiable(f, "$'...' with escapes")
+		}
+		return nil
+	case *syntax.DblQuoted:
+		for _, dp := range p.Parts {
+			if _, ok := dp.(*syntax.Lit); !ok {
+				return unverifiable(f, "%s", describe(dp))
+			}
+		}
+		return nil
+	}
+	return unverifiable(f, "%s", describe(part))
+}
+
+// unquotedLit appends an unquoted literal after quote removal (a backslash
+// escapes the next byte) and records the first unquoted glob character.
+// expand.Literal cannot stand in here: it keeps the backslashes of an
+// unquoted literal (it gives `a\ b` for the word a\ b, where bash gives
+// "a b") and cannot say where a glob character was unquoted.
+func unquotedLit(b *strings.Builder, v string, glob *int) {
 	for i := 0; i < len(v); i++ {
 		switch ch := v[i]; {
 		case ch == '\\' && i+1 < len(v):
@@ -81,23 +105,31 @@ func unescapeLit(b *strings.Builder, v string, glob *int) {
 	}
 }
 
-// unescapeDQ removes the backslashes that escape one of special, as inside
-// double quotes; a backslash-newline disappears.
-func unescapeDQ(v, special string) string {
-	if !strings.ContainsRune(v, '\\') {
-		return v
+// heredocText returns the body of a heredoc as the shell feeds it, if it is
+// known statically: the text as written when the delimiter is quoted, else
+// (expand.Document) with the backslashes before $ ` \ and newline removed,
+// when it has no expansions.
+func (c *checker) heredocText(r *syntax.Redirect) (string, bool) {
+	if r.Hdoc == nil {
+		return "", true
 	}
 	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		if v[i] == '\\' && i+1 < len(v) && strings.IndexByte(special, v[i+1]) >= 0 {
-			i++
-			if v[i] == '\n' {
-				continue
-			}
+	for _, p := range r.Hdoc.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok {
+			return "", false
 		}
-		b.WriteByte(v[i])
+		b.WriteString(l.Value)
 	}
-	return b.String()
+	quoted := slices.ContainsFunc(r.Word.Parts, func(p syntax.WordPart) bool {
+		l, ok := p.(*syntax.Lit)
+		return !ok || strings.ContainsRune(l.Value, '\\')
+	})
+	if quoted {
+		return b.String(), true
+	}
+	body, err := expand.Document(nil, r.Hdoc)
+	return body, err == nil
 }
 
 func describe(n syntax.Node) string {
