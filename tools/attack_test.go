@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 	"github.com/landjail/landjail/tools"
@@ -82,8 +83,8 @@ func TestAttacks(t *testing.T) {
 		t.Run(mech, func(t *testing.T) {
 			if mech == "fallback" {
 				defer openat.SetForceFallback(true)()
-			} else if openat.Mechanism() != openat.MechanismOpenat2 {
-				t.Skipf("openat2 unavailable (mechanism %s)", openat.Mechanism())
+			} else {
+				kerneltest.RequireOpenat2(t)
 			}
 			n := 0
 			for i := range cases {
