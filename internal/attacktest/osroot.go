@@ -70,14 +70,22 @@ func LoadOSRootCases(t *testing.T) []OSRootCase {
 	return cs
 }
 
-// buildOSRootTree is os's makefs: "d/" a directory, "f" a file holding
-// its own name, "a => b" a symlink; $ABS is the root's path. The root is
-// a directory named ROOT, canonical so that $ABS needs no resolution.
+// buildOSRootTree is BuildOSRootTree in a fresh canonical temporary
+// directory.
 func buildOSRootTree(t *testing.T, spec []string) string {
 	t.Helper()
 	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	root := filepath.Join(tmp, "ROOT")
+	return BuildOSRootTree(t, tmp, spec)
+}
+
+// BuildOSRootTree is os's makefs: it creates the directory ROOT in parent
+// (which must be canonical, so that $ABS needs no resolution) and in it
+// spec's entries, "d/" a directory, "f" a file holding its own name,
+// "a => b" a symlink; $ABS in an entry is ROOT's path. It returns ROOT.
+func BuildOSRootTree(t *testing.T, parent string, spec []string) string {
+	t.Helper()
+	root := filepath.Join(parent, "ROOT")
 	require.NoError(t, os.Mkdir(root, 0o777))
 	for _, ent := range spec {
 		ent = strings.ReplaceAll(ent, "$ABS", root)
