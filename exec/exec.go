@@ -59,7 +59,7 @@
 // then SIGKILL after WaitDelay).
 //
 // Without Landlock (Ruleset nil or Report().Level "path-check only"),
-// Start runs the pure-path check of package fallback on the arguments and
+// Start runs the pure-path check of package cmdcheck on the arguments and
 // the working directory and refuses the command before it starts if any
 // path lies outside the policy; a started child is then not confined.
 //

@@ -19,7 +19,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
-	"github.com/landjail/landjail/fallback"
+	"github.com/landjail/landjail/cmdcheck"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -365,31 +365,31 @@ func markInheritedCloexec() error {
 // checkPaths is the path-check fallback (no Landlock): every path token in
 // the command line and the working directory must be allowed.
 func (c *Cmd) checkPaths(p *prepared) error {
-	check := func(unsafePath string, a fallback.Access) error {
+	check := func(unsafePath string, a cmdcheck.Access) error {
 		return c.checkPath(unsafePath, a, p.dir)
 	}
 	path := p.path
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(p.dir, path)
 	}
-	if err := check(path, fallback.AccessExecute); err != nil {
+	if err := check(path, cmdcheck.AccessExecute); err != nil {
 		return err
 	}
-	return fallback.CheckCommand(p.argv, p.dir, check)
+	return cmdcheck.Check(p.argv, p.dir, check)
 }
 
 // checkPath allows unsafePath if the Workspace allows it, or, for a path
 // outside every policy root, if a Ruleset rule (system preset, TmpDir,
 // Extra) grants the right. Deny patterns always win.
-func (c *Cmd) checkPath(unsafePath string, a fallback.Access, dir string) error {
+func (c *Cmd) checkPath(unsafePath string, a cmdcheck.Access, dir string) error {
 	var ja jail.Access
 	var right golandlock.AccessFSSet
 	switch a {
-	case fallback.AccessRead:
+	case cmdcheck.AccessRead:
 		ja, right = jail.Read, ll.AccessFSReadFile
-	case fallback.AccessWrite:
+	case cmdcheck.AccessWrite:
 		ja, right = jail.Write, ll.AccessFSWriteFile
-	case fallback.AccessExecute:
+	case cmdcheck.AccessExecute:
 		ja, right = jail.Execute, ll.AccessFSExecute
 	default:
 		return fmt.Errorf("exec: unknown access %d (cannot happen)", a)

@@ -294,10 +294,10 @@ func assertUnconfined(t *testing.T, outsideFile string, rs *landlock.Ruleset) {
 	wg.Wait()
 	failed.Range(func(k, _ any) bool { t.Errorf("parent read failed after spawns: %v", k); return true })
 
-	// kerneltest.Main sets no_new_privs on every thread to install its
-	// seccomp filter when it emulates a kernel.
+	// no_new_privs is on every thread from the start when kerneltest.Main
+	// emulates a kernel or the process inherited an outer seccomp filter.
 	nnp := "NoNewPrivs:\t0"
-	if kerneltest.Emulated() != "" {
+	if kerneltest.NoNewPrivsAtStart() {
 		nnp = "NoNewPrivs:\t1"
 	}
 	status, err := os.ReadFile("/proc/self/status")

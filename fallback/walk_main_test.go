@@ -6,6 +6,6 @@ import (
 	"github.com/landjail/landjail/internal/kerneltest"
 )
 
-// TestMain is shared by every test of the package (the walk's and the
-// command checks'): it applies the LANDJAIL_EMULATE kernel emulation.
+// TestMain applies the LANDJAIL_EMULATE kernel emulation to the walk's
+// tests.
 func TestMain(m *testing.M) { kerneltest.Main(m) }

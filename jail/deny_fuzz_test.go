@@ -2,10 +2,13 @@ package jail_test
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,24 +88,93 @@ func denyInput(rawPattern, rawPath string) (lines []string, rel string, ok bool)
 	return lines, strings.Join(comps, "/"), len(comps) > 0
 }
 
-// denyOracle is a throwaway git repository (git init once) that is also
-// the workspace root: per input it holds .gitignore and the path as a
-// file, its parents as directories.
+// denyAnswersFile holds git's answers (git check-ignore) to every query
+// that TestDenyMatcherCorpus, TestDenyMatcherFixedBugs and the seeds of
+// FuzzDenyMatcher make, one line each: the quoted .gitignore, the quoted
+// path, "ignored" or "not-ignored". Those tests compare jail with these
+// answers when git is not installed, and with git, check that git still
+// gives them. Regenerate (after changing seeds or cases) with
+//
+//	go test ./jail -run 'Deny' -update-deny-answers
+const denyAnswersFile = "testdata/deny_git_answers.txt"
+
+var updateDenyAnswers = flag.Bool("update-deny-answers", false, "rewrite "+denyAnswersFile+" with git's answers to the deny-matcher tests' queries")
+
+// denyRecorded collects git's answers for -update-deny-answers, across
+// the tests of one run.
+var denyRecorded = map[[2]string]bool{}
+
+// denyOracle is a throwaway directory, a git repository when git is
+// installed (git init once), that is also the workspace root: per input it
+// holds .gitignore and the path as a file, its parents as directories.
 type denyOracle struct {
-	dir string
+	dir    string
+	hasGit bool
+	// stored: git's answers from denyAnswersFile, keyed by .gitignore
+	// text and path; needStored: every query must have one (all but the
+	// fuzzer's own inputs).
+	stored     map[[2]string]bool
+	needStored bool
+	ignore     string // the .gitignore text reset wrote
 }
 
-func newDenyOracle(tb testing.TB, dir string) *denyOracle {
+// newDenyOracle returns an oracle in dir. Without git, it answers from
+// denyAnswersFile, and a fuzzing oracle (needStored false) skips the test.
+func newDenyOracle(tb testing.TB, dir string, needStored bool) *denyOracle {
 	tb.Helper()
-	if _, err := osexec.LookPath("git"); err != nil {
-		tb.Skipf("git not installed: %v", err)
-	}
 	dir, err := filepath.EvalSymlinks(dir)
 	require.NoError(tb, err)
-	o := &denyOracle{dir: dir}
+	o := &denyOracle{dir: dir, needStored: needStored, stored: readDenyAnswers(tb)}
+	if _, err := osexec.LookPath("git"); err != nil {
+		if !needStored {
+			tb.Skipf("git not installed: %v", err)
+		}
+		tb.Logf("git not installed (%v): comparing with git's answers stored in %s", err, denyAnswersFile)
+		return o
+	}
+	o.hasGit = true
 	out, err := o.git("init", "-q").CombinedOutput()
 	require.NoError(tb, err, "git init: %s", out)
+	if *updateDenyAnswers {
+		tb.Cleanup(func() { writeDenyAnswers(tb) })
+	}
 	return o
+}
+
+func readDenyAnswers(tb testing.TB) map[[2]string]bool {
+	tb.Helper()
+	b, err := os.ReadFile(denyAnswersFile)
+	if errors.Is(err, fs.ErrNotExist) && *updateDenyAnswers {
+		return nil
+	}
+	require.NoError(tb, err)
+	out := map[[2]string]bool{}
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var key [2]string
+		rest := line
+		for k := range key {
+			q, err := strconv.QuotedPrefix(rest)
+			require.NoError(tb, err, "%s:%d: %q", denyAnswersFile, i+1, line)
+			key[k], _ = strconv.Unquote(q)
+			rest = strings.TrimPrefix(rest[len(q):], " ")
+		}
+		require.Contains(tb, []string{"ignored", "not-ignored"}, rest, "%s:%d", denyAnswersFile, i+1)
+		out[key] = rest == "ignored"
+	}
+	return out
+}
+
+func writeDenyAnswers(tb testing.TB) {
+	var lines []string
+	for k, ignored := range denyRecorded {
+		word := "not-ignored"
+		if ignored {
+			word = "ignored"
+		}
+		lines = append(lines, strconv.Quote(k[0])+" "+strconv.Quote(k[1])+" "+word)
+	}
+	slices.Sort(lines)
+	require.NoError(tb, os.WriteFile(denyAnswersFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }
 
 // git returns the command git -C dir args..., isolated from the caller's
@@ -130,27 +202,43 @@ func (o *denyOracle) reset(tb testing.TB, lines []string, rel string) {
 			require.NoError(tb, os.RemoveAll(filepath.Join(o.dir, e.Name())))
 		}
 	}
-	require.NoError(tb, os.WriteFile(filepath.Join(o.dir, ".gitignore"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	o.ignore = strings.Join(lines, "\n") + "\n"
+	require.NoError(tb, os.WriteFile(filepath.Join(o.dir, ".gitignore"), []byte(o.ignore), 0o644))
 	p := filepath.Join(o.dir, rel)
 	require.NoError(tb, os.MkdirAll(filepath.Dir(p), 0o755))
 	require.NoError(tb, os.WriteFile(p, nil, 0o644))
 }
 
-// gitIgnores runs git check-ignore -q --no-index on rel (no pathspec
-// magic is possible: the path alphabet has no glob characters): exit 0
-// ignored, 1 not ignored, anything else fails the test.
+// gitIgnores reports whether git ignores rel under the .gitignore reset
+// wrote: git check-ignore -q --no-index (no pathspec magic is possible:
+// the path alphabet has no glob characters; exit 0 ignored, 1 not
+// ignored, anything else fails the test), checked against the stored
+// answer; without git, the stored answer.
 func (o *denyOracle) gitIgnores(tb testing.TB, rel string) bool {
 	tb.Helper()
+	key := [2]string{o.ignore, rel}
+	stored, haveStored := o.stored[key]
+	if !o.hasGit {
+		if !haveStored {
+			tb.Fatalf("git not installed and no answer for .gitignore %q, path %q in %s", o.ignore, rel, denyAnswersFile)
+		}
+		return stored
+	}
 	out, err := o.git("check-ignore", "-q", "--no-index", "--", rel).CombinedOutput()
-	if err == nil {
-		return true
-	}
+	ignored := err == nil
 	var ee *osexec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 1 {
-		return false
+	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
+		tb.Fatalf("git check-ignore %q: %v: %s", rel, err, out)
 	}
-	tb.Fatalf("git check-ignore %q: %v: %s", rel, err, out)
-	return false
+	switch {
+	case *updateDenyAnswers:
+		denyRecorded[key] = ignored
+	case haveStored && stored != ignored:
+		tb.Errorf("%s says %v for .gitignore %q, path %q; git says %v (regenerate it)", denyAnswersFile, stored, o.ignore, rel, ignored)
+	case !haveStored && o.needStored:
+		tb.Errorf("no answer for .gitignore %q, path %q in %s (regenerate it with -update-deny-answers)", o.ignore, rel, denyAnswersFile)
+	}
+	return ignored
 }
 
 // jailDenies builds a Workspace on the repository with the lines as deny
@@ -287,7 +375,7 @@ var denySeeds = [][2]string{
 }
 
 func FuzzDenyMatcher(f *testing.F) {
-	o := newDenyOracle(f, f.TempDir())
+	o := newDenyOracle(f, f.TempDir(), false)
 	for _, s := range denySeeds {
 		f.Add(s[0], s[1])
 	}
@@ -330,7 +418,7 @@ func readFuzzCorpus(t *testing.T, dir string) map[string][2]string {
 // logs each verdict. It also checks that the corpus directory holds the
 // seed list, so the two cannot drift apart.
 func TestDenyMatcherCorpus(t *testing.T) {
-	o := newDenyOracle(t, t.TempDir())
+	o := newDenyOracle(t, t.TempDir(), true)
 	corpus := readFuzzCorpus(t, "testdata/fuzz/FuzzDenyMatcher")
 	inCorpus := map[[2]string]bool{}
 	for _, v := range corpus {
@@ -362,7 +450,7 @@ func TestDenyMatcherCorpus(t *testing.T) {
 // directory-only re-include of a file, a re-include with an empty
 // component), and the documented over-denial of empty components.
 func TestDenyMatcherFixedBugs(t *testing.T) {
-	o := newDenyOracle(t, t.TempDir())
+	o := newDenyOracle(t, t.TempDir(), true)
 	for _, c := range []struct {
 		pattern, path string
 		git           bool // git ignores the path

@@ -74,7 +74,7 @@ func TestDiscover(t *testing.T) {
 	c := discoverCase
 	e := attacktest.Build(t, &c)
 	require.NoError(t, syscall.Mkfifo(filepath.Join(e.Root, ".claude/skills/fifo"), 0o644))
-	w := newWorkspace(t, e, &c)
+	w := attacktest.NewWorkspace(t, e, &c)
 
 	discoverMechanisms(t, func(t *testing.T) {
 		found, skipped, err := w.Discover(".claude/skills")
@@ -136,7 +136,7 @@ func TestDiscoverRegistry(t *testing.T) {
 		Outside: []string{"agents/a.md=out"},
 	}
 	e := attacktest.Build(t, &c)
-	w := newWorkspace(t, e, &c)
+	w := attacktest.NewWorkspace(t, e, &c)
 
 	_, _, err := w.Discover(".claude/skills")
 	assert.ErrorIs(t, err, fs.ErrNotExist, "no registry")

@@ -18,7 +18,7 @@ import (
 func FuzzResolve(f *testing.F) {
 	c := attacktest.FuzzCase
 	e := attacktest.Build(f, &c)
-	w := newWorkspace(f, e, &c)
+	w := attacktest.NewWorkspace(f, e, &c)
 	ro := filepath.Join(e.Out, "ro")
 	for _, in := range attacktest.SeedInputs(f, e, attacksFile, seedsFile) {
 		f.Add(in)

@@ -5,7 +5,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
 	"github.com/landjail/landjail/jail"
@@ -15,35 +14,7 @@ import (
 // policyOf builds the case's policy, with a tracker.
 func policyOf(t testing.TB, e *attacktest.Env, c *attacktest.Case) *jail.Workspace {
 	t.Helper()
-	p := c.Policy
-	opts := []jail.Option{jail.WithReadTracker(jail.NewReadTracker())}
-	for _, a := range p.Allowed {
-		m := map[string]jail.Mode{"ro": jail.ReadOnly, "rox": jail.ReadExec, "rw": jail.ReadWrite}[a.Mode]
-		opts = append(opts, jail.WithAllowed(e.Sub(a.Path), m))
-	}
-	var deny []string
-	for _, d := range p.Deny {
-		deny = append(deny, e.Sub(d))
-	}
-	if len(deny) > 0 {
-		opts = append(opts, jail.WithDeny(deny...))
-	}
-	if p.RejectAbsolute {
-		opts = append(opts, jail.RejectAbsolute())
-	}
-	if p.Unrestricted {
-		opts = append(opts, jail.Unrestricted())
-	}
-	if p.NoXDev {
-		opts = append(opts, jail.WithNoXDev())
-	}
-	if p.NoHardlinkedWrites {
-		opts = append(opts, jail.WithNoHardlinkedWrites())
-	}
-	w, err := jail.New(e.Root, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { w.Close() })
-	return w
+	return attacktest.NewWorkspace(t, e, c, jail.WithReadTracker(jail.NewReadTracker()))
 }
 
 // TestAttacks sends every input of testdata/attacks.toml that the

@@ -100,7 +100,7 @@ var fuzzPseudo = map[string]bool{"/dev/null": true, "/dev/stdin": true, "/dev/st
 func FuzzCheckToolArgs(f *testing.F) {
 	c := attacktest.FuzzCase
 	e := attacktest.Build(f, &c)
-	w := policyOf(f, e, &c)
+	w := attacktest.NewWorkspace(f, e, &c)
 	f.Setenv("HOME", filepath.Join(e.Out, "home"))
 	ro := filepath.Join(e.Out, "ro")
 

@@ -58,7 +58,7 @@ func toolArgsEnv(t testing.TB) (*toolArgsTable, *attacktest.Env, *jail.Workspace
 	require.Empty(t, md.Undecoded(), "unknown keys in %s", toolArgsFile)
 	c := attacktest.Case{Name: "toolargs", Tree: tab.Env.Tree, Outside: tab.Env.Outside, Policy: tab.Env.Policy}
 	e := attacktest.Build(t, &c)
-	return &tab, e, policyOf(t, e, &c)
+	return &tab, e, attacktest.NewWorkspace(t, e, &c)
 }
 
 // TestCheckToolArgsTable runs every case of testdata/toolargs.toml.

@@ -25,6 +25,12 @@ var (
 	// ErrInvalidName: the name is "." or ".." where an entry name is
 	// needed (Remove, Rename, Mkdir, Lstat, Readlink...), or contains NUL.
 	ErrInvalidName = errors.New("invalid name for this operation")
+
+	// ErrUnsupportedMode: the permission bits passed to OpenFile, OpenFd,
+	// Create, Mkdir, MkdirAll or WriteFile hold more than 0o777
+	// (setuid, setgid, sticky or a type bit), which os.Root refuses with
+	// the same message. Chmod accepts them, as os.Root.Chmod does.
+	ErrUnsupportedMode = errors.New("unsupported file mode")
 )
 
 // errnoError joins a sentinel with the errno it was derived from.

@@ -1,6 +1,7 @@
 package openat
 
 import (
+	"path/filepath"
 	"sync/atomic"
 	"unsafe"
 
@@ -15,11 +16,13 @@ const (
 	// the directory fd and never follow any symbolic link.
 	resolveStrict = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS
 
-	// maxEAGAINRetries bounds the retries of an openat2 that failed with
-	// EAGAIN: RESOLVE_BENEATH returns it when a concurrent rename or
-	// mount might have let ".." escape. Same bound as
-	// filepath-securejoin's scopedLookupMaxRetries.
-	maxEAGAINRetries = 128
+	// maxLookupRetries bounds the retries of an openat2 that failed in a
+	// way a concurrent rename or mount can cause (see
+	// openat2ShouldRetry). Same bound as filepath-securejoin's
+	// scopedLookupMaxRetries: a lookup racing a rename loop gets through
+	// in a few tries, and an attacker who wins 128 races in a row only
+	// gets an error, never a file outside the root.
+	maxLookupRetries = 128
 
 	// stackPathMax is the longest name passed to openat2 from a stack
 	// buffer; longer names take one allocation.
@@ -88,14 +91,48 @@ func openBeneath(dirfd int, unsafePath string, flags int, mode uint32, resolve u
 
 func openat2Retry(dirfd int, path string, flags int, mode uint32, resolve uint64) (int, error) {
 	how := unix.OpenHow{Flags: uint64(flags), Mode: uint64(mode), Resolve: resolveStrict | resolve}
-	for range maxEAGAINRetries {
-		fd, err := openat2(dirfd, path, &how)
-		if err != unix.EAGAIN && err != unix.EINTR {
+	var err error
+	for range maxLookupRetries {
+		var fd int
+		if fd, err = openat2Syscall(dirfd, path, &how); !openat2ShouldRetry(path, err) {
 			return fd, err
 		}
 	}
-	return -1, unix.EAGAIN
+	return -1, err
 }
+
+// openat2ShouldRetry reports whether an openat2 failure may be a race with
+// another process rather than the answer for path, following
+// filepath-securejoin's scopedLookupShouldRetry:
+//   - EINTR: a signal arrived during the lookup (openat2 on a FIFO or a
+//     slow filesystem); nothing was opened.
+//   - EAGAIN: with RESOLVE_BENEATH the kernel refuses to trust a ".."
+//     resolved while a rename or mount happened anywhere on the system
+//     (the rename_lock/mount_lock seqcounts moved), since the ".." may
+//     have left the root (fs/namei.c, handle_dots).
+//   - EXDEV for a lexically local name (filepath.IsLocal: not absolute,
+//     no ".." climbing above the start): without symlinks such a name
+//     cannot escape, so EXDEV comes from the safety check at the end of
+//     complete_walk (path_is_under(&nd->path, &nd->root)) seeing the
+//     directory reached moved out from under the root by a concurrent
+//     rename, or (RESOLVE_NO_XDEV) a mount that may come and go. A name
+//     that escapes lexically fails with EXDEV every time and is not
+//     retried.
+//
+// After maxLookupRetries failures the last errno is returned.
+func openat2ShouldRetry(path string, err error) bool {
+	switch err {
+	case unix.EINTR, unix.EAGAIN:
+		return true
+	case unix.EXDEV:
+		return filepath.IsLocal(path)
+	}
+	return false
+}
+
+// openat2Syscall is the openat2 that openat2Retry calls; tests replace it
+// to inject the errnos of races that cannot be produced on demand.
+var openat2Syscall = openat2
 
 // openat2 is unix.Openat2 without its allocation: names shorter than
 // stackPathMax are NUL-terminated in a stack buffer.

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -258,20 +257,7 @@ func buildConsistencyTree(t *testing.T, c *consistencyCase) (root, parent string
 	t.Cleanup(func() { assert.NoError(t, os.RemoveAll(tmp)) })
 	parent, err = filepath.EvalSymlinks(tmp)
 	require.NoError(t, err)
-	root = filepath.Join(parent, "ROOT")
-	require.NoError(t, os.Mkdir(root, 0o777))
-	for _, ent := range c.FS {
-		base, link, isLink := strings.Cut(ent, " => ")
-		require.NoError(t, os.MkdirAll(path.Join(root, path.Dir(base)), 0o777))
-		switch {
-		case isLink:
-			require.NoError(t, os.Symlink(link, path.Join(root, base)))
-		case strings.HasSuffix(ent, "/"):
-			require.NoError(t, os.MkdirAll(path.Join(root, ent), 0o777))
-		default:
-			require.NoError(t, os.WriteFile(path.Join(root, ent), []byte(ent), 0o666))
-		}
-	}
+	root = attacktest.BuildOSRootTree(t, parent, c.FS)
 	if c.Chmod0 != "" {
 		p := filepath.Join(root, c.Chmod0)
 		require.NoError(t, os.Chmod(p, 0))

@@ -12,7 +12,9 @@
 // On kernels without openat2, or where a seccomp profile makes it fail
 // with ENOSYS or EPERM, lookups fall back to fallback.OpenatBeneath, a
 // component-by-component openat(O_NOFOLLOW) walk with the same results;
-// Mechanism reports which is in force.
+// Mechanism reports which is in force. A lookup that a concurrent rename
+// or mount makes fail (EAGAIN, or EXDEV for a name that cannot escape) is
+// retried, at most 128 times, as filepath-securejoin does.
 //
 // Differences from os.Root, all stricter:
 //   - symbolic links are never followed, even when they stay inside the
@@ -21,6 +23,13 @@
 //     symlink-free canonical path here.
 //   - WriteFile is atomic (temporary file in the same directory, fsync,
 //     renameat), so it never writes through a symlink or a hard link.
+//   - Root has no Symlink, Lchown, Chown or Chtimes: nothing here creates
+//     a symlink or changes owners or times.
+//
+// As os.Root, the permission bits given to OpenFile, Create, Mkdir,
+// MkdirAll and WriteFile must fit in 0o777: setuid, setgid and sticky
+// fail with ErrUnsupportedMode ("unsupported file mode") before any
+// syscall. Chmod takes them, as os.Root.Chmod does.
 //
 // Root does NOT protect against: hard links made before the root was
 // opened (a link to an outside file is an ordinary file here); bind mounts
@@ -98,6 +107,9 @@ func (r *Root) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, erro
 // owned by the caller, for callers that wrap it themselves (jail names
 // its files after the caller's path). Errors as OpenFile.
 func (r *Root) OpenFd(name string, flag int, perm fs.FileMode) (int, error) {
+	if err := checkPerm("openat2", name, perm); err != nil {
+		return -1, err
+	}
 	return r.openFd(name, flag, perm)
 }
 
@@ -106,13 +118,23 @@ func (r *Root) OpenFd(name string, flag int, perm fs.FileMode) (int, error) {
 func (r *Root) OpenRoot(name string) (*Root, error) { return r.openSubRoot(name) }
 
 // Mkdir creates a directory, as os.Root.Mkdir (perm before umask).
-func (r *Root) Mkdir(name string, perm fs.FileMode) error { return r.mkdir(name, perm) }
+func (r *Root) Mkdir(name string, perm fs.FileMode) error {
+	if err := checkPerm("mkdirat", name, perm); err != nil {
+		return err
+	}
+	return r.mkdir(name, perm)
+}
 
 // MkdirAll creates a directory and every missing parent, as
 // os.Root.MkdirAll. Each component is created with mkdirat and re-opened
 // through its parent's fd, so a component swapped for a symlink fails the
 // call instead of redirecting it.
-func (r *Root) MkdirAll(name string, perm fs.FileMode) error { return r.mkdirAll(name, perm) }
+func (r *Root) MkdirAll(name string, perm fs.FileMode) error {
+	if err := checkPerm("mkdirat", name, perm); err != nil {
+		return err
+	}
+	return r.mkdirAll(name, perm)
+}
 
 // Remove removes the named file or empty directory, as os.Root.Remove. A
 // symlink as last component is removed itself.
@@ -155,6 +177,9 @@ func (r *Root) ReadFile(name string) ([]byte, error) { return r.readFile(name) }
 // nothing behind. Unlike os.Root.WriteFile, an existing symlink or hard
 // link at name is replaced, never written through.
 func (r *Root) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	if err := checkPerm("openat", name, perm); err != nil {
+		return err
+	}
 	return r.writeFile(name, data, perm)
 }
 
@@ -173,6 +198,15 @@ func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) { return r.readDir(na
 // fs.StatFS, fs.ReadFileFS and fs.ReadDirFS, so fs.WalkDir and fs.Glob
 // stay inside the root. Names follow fs.ValidPath.
 func (r *Root) FS() fs.FS { return rootFS{r} }
+
+// checkPerm refuses permission bits beyond 0o777, as os.Root does
+// (os/root.go: "unsupported file mode").
+func checkPerm(op, name string, perm fs.FileMode) error {
+	if perm&0o777 != perm {
+		return &fs.PathError{Op: op, Path: name, Err: ErrUnsupportedMode}
+	}
+	return nil
+}
 
 func joinName(dir, name string) string {
 	if name == "" || name == "." {

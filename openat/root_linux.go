@@ -495,8 +495,15 @@ func readAll(f *os.File) ([]byte, error) {
 	}
 }
 
-// tempPrefix starts the name of WriteFile's temporary files.
-const tempPrefix = ".landjail-tmp-"
+const (
+	// tempPrefix starts the name of WriteFile's temporary files.
+	tempPrefix = ".landjail-tmp-"
+	// maxTempNameTries bounds WriteFile's retries of O_CREAT|O_EXCL when
+	// the random name exists (EEXIST): 64 random bits collide only if
+	// someone creates the names on purpose, and then the call fails with
+	// EEXIST rather than loop.
+	maxTempNameTries = 16
+)
 
 func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error) {
 	p, err := r.openParent("openat", name)
@@ -521,7 +528,7 @@ func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error)
 	}
 	var tmp string
 	var fd int
-	for range 16 {
+	for range maxTempNameTries {
 		tmp = tempPrefix + strconv.FormatUint(rand.Uint64(), 36)
 		fd, err = unix.Openat(p.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 		if err != unix.EEXIST {

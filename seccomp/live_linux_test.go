@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kerneltest"
 )
 
 // Live tests: the filter is installed on a throwaway goroutine locked to its
@@ -165,14 +167,11 @@ func probeMain() int {
 }
 
 // requireSeccomp skips (or fails with LANDJAIL_REQUIRE_KERNEL=1) when the
-// kernel has no seccomp filters. Local helper: kerneltest has none for it.
+// kernel has no seccomp filters.
 func requireSeccomp(t *testing.T) {
 	t.Helper()
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
-		if os.Getenv("LANDJAIL_REQUIRE_KERNEL") == "1" {
-			t.Fatalf("seccomp unavailable: %v", err)
-		}
-		t.Skipf("seccomp unavailable: %v", err)
+		kerneltest.Missing(t, "seccomp unavailable: %v", err)
 	}
 }
 

@@ -10,65 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 	"github.com/landjail/landjail/tools"
 )
-
-var _ = defineWords()
-
-func defineWords() bool {
-	for w, err := range map[string]error{
-		"outside":    jail.ErrOutsideWorkspace,
-		"denied":     jail.ErrDenied,
-		"readonly":   jail.ErrReadOnly,
-		"notexec":    jail.ErrNotExecutable,
-		"absolute":   jail.ErrAbsolutePath,
-		"invalid":    jail.ErrInvalidPath,
-		"notread":    jail.ErrNotRead,
-		"stale":      jail.ErrStale,
-		"hardlinked": jail.ErrHardlinked,
-		"escapes":    openat.ErrEscapes,
-		"symlink":    openat.ErrSymlink,
-	} {
-		attacktest.Define(w, err)
-	}
-	return true
-}
-
-// policyOf builds the case's policy, always with a tracker.
-func policyOf(t *testing.T, e *attacktest.Env, c *attacktest.Case) *jail.Workspace {
-	t.Helper()
-	p := c.Policy
-	opts := []jail.Option{jail.WithReadTracker(jail.NewReadTracker())}
-	for _, a := range p.Allowed {
-		m := map[string]jail.Mode{"ro": jail.ReadOnly, "rox": jail.ReadExec, "rw": jail.ReadWrite}[a.Mode]
-		opts = append(opts, jail.WithAllowed(e.Sub(a.Path), m))
-	}
-	var deny []string
-	for _, d := range p.Deny {
-		deny = append(deny, e.Sub(d))
-	}
-	if len(deny) > 0 {
-		opts = append(opts, jail.WithDeny(deny...))
-	}
-	if p.RejectAbsolute {
-		opts = append(opts, jail.RejectAbsolute())
-	}
-	if p.Unrestricted {
-		opts = append(opts, jail.Unrestricted())
-	}
-	if p.NoXDev {
-		opts = append(opts, jail.WithNoXDev())
-	}
-	if p.NoHardlinkedWrites {
-		opts = append(opts, jail.WithNoHardlinkedWrites())
-	}
-	w, err := jail.New(e.Root, opts...)
-	require.NoError(t, err)
-	t.Cleanup(func() { w.Close() })
-	return w
-}
 
 // TestAttacks runs the corpus's refused inputs through the tools (via
 // Call, as a framework would): read_file for "open"/"stat"/"lstat" cases,
@@ -82,8 +28,8 @@ func TestAttacks(t *testing.T) {
 		t.Run(mech, func(t *testing.T) {
 			if mech == "fallback" {
 				defer openat.SetForceFallback(true)()
-			} else if openat.Mechanism() != openat.MechanismOpenat2 {
-				t.Skipf("openat2 unavailable (mechanism %s)", openat.Mechanism())
+			} else {
+				kerneltest.RequireOpenat2(t)
 			}
 			n := 0
 			for i := range cases {
@@ -107,7 +53,7 @@ func TestAttacks(t *testing.T) {
 				n++
 				t.Run(c.Name, func(t *testing.T) {
 					e := attacktest.Build(t, c)
-					ws := policyOf(t, e, c)
+					ws := attacktest.NewWorkspace(t, e, c, jail.WithReadTracker(jail.NewReadTracker()))
 					k := &tools.Toolkit{WS: ws}
 					in := e.Input(t, c)
 					if in == "" || !utf8.ValidString(in) {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/landjail/landjail/fallback"
+	"github.com/landjail/landjail/cmdcheck"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
@@ -125,7 +125,7 @@ func TestBashPathCheckOnly(t *testing.T) {
 	_, err = e.k.Bash(ctx, tools.BashArgs{Command: "cat " + e.out + "/secret"})
 	assertToolErr(t, err, jail.ErrOutsideWorkspace, "bash: refused")
 	_, err = e.k.Bash(ctx, tools.BashArgs{Command: "echo $(cat /etc/shadow)"})
-	assertToolErr(t, err, fallback.ErrUnverifiable, "cannot confine the shell")
+	assertToolErr(t, err, cmdcheck.ErrUnverifiable, "cannot confine the shell")
 	_, err = e.k.Bash(ctx, tools.BashArgs{Command: "echo pwned > ../out/pwn"})
 	assertToolErr(t, err, jail.ErrOutsideWorkspace, "bash: refused")
 	_, err = os.Stat(filepath.Join(e.out, "pwn"))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/landjail/landjail/fallback"
+	"github.com/landjail/landjail/cmdcheck"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -82,7 +82,7 @@ func (k *Toolkit) reason(err error) string {
 			return "refused: the client listed no roots inside the workspace, so no path is allowed"
 		}
 		return fmt.Sprintf("refused: the path is outside the client's roots (%s)", strings.Join(k.scope, ", "))
-	case errors.Is(err, fallback.ErrUnverifiable):
+	case errors.Is(err, cmdcheck.ErrUnverifiable):
 		return fmt.Sprintf("refused: this kernel cannot confine the shell, so commands are checked statically before they run, and this one cannot be (%v); use a simpler command without substitutions, or the file tools", err)
 	case errors.Is(err, jail.ErrOutsideWorkspace):
 		return fmt.Sprintf("refused: the path resolves outside the workspace (%s) and every allowed root; use a path inside the workspace", k.WS.Root())

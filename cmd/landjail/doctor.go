@@ -85,11 +85,12 @@ func newDoctorCommand() *cli.Command {
 }
 
 func doctorAction(_ context.Context, cmd *cli.Command) error {
+	openat2, mechanism := probeLookups()
 	d := doctorReport{
 		Kernel:          kernel.Release(),
 		LandlockABI:     kernel.LandlockABI(),
-		Openat2:         kernel.Openat2Supported(),
-		OpenatMechanism: openat.Mechanism(),
+		Openat2:         openat2,
+		OpenatMechanism: mechanism,
 		SeccompMode:     kernel.SeccompMode(),
 		NoNewPrivs:      kernel.NoNewPrivs(),
 	}
@@ -159,6 +160,21 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(w, "  %-14s %-22s %s\n      %s\n", r.Action, r.Syscall+args, r.Name, r.Reason)
 	}
 	return nil
+}
+
+// probeLookups reports whether openat2 works and the lookup mechanism
+// package openat uses, in that order of cause and effect: openat switches
+// to the O_NOFOLLOW walk only when a lookup fails with ENOSYS or EPERM, so
+// reading openat.Mechanism before any lookup would name openat2 on a
+// kernel without it. One real lookup (the root directory, through an
+// openat.Root) makes the switch happen first; the probe runs after it, so
+// "openat2: false" never comes with "lookups use openat2".
+func probeLookups() (openat2 bool, mechanism string) {
+	if r, err := openat.OpenRoot("/"); err == nil {
+		_, _ = r.Stat(".") // an openat2 lookup, for its effect on Mechanism
+		r.Close()
+	}
+	return kernel.Openat2Supported(), openat.Mechanism()
 }
 
 // defaultRunReport compiles what "landjail run" with default flags would

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/openat"
 )
 
 func TestDoctorJSON(t *testing.T) {
@@ -37,9 +39,8 @@ func TestDoctorJSON(t *testing.T) {
 		assert.Equal(t, d.LandlockABI >= l.ABI, l.Available, "ABI %d", l.ABI)
 	}
 	assert.Contains(t, []string{"openat2", "o_nofollow-walk"}, d.OpenatMechanism)
-	if kerneltest.Emulated() == "" { // the emulation's seccomp filter sets it
-		assert.False(t, d.NoNewPrivs, "doctor must not confine itself")
-	}
+	// Set from the start under the emulation's (or an outer) seccomp filter.
+	assert.Equal(t, kerneltest.NoNewPrivsAtStart(), d.NoNewPrivs, "doctor must not confine itself")
 	require.NotNil(t, d.Run, d.RunError)
 	assert.NotEmpty(t, d.Run.Rules, "the default run has the workspace and system rules")
 	assert.Equal(t, "workspace", d.Run.Rules[0].Source)
@@ -56,5 +57,47 @@ func TestDoctorText(t *testing.T) {
 	require.Equal(t, 0, code)
 	for _, s := range []string{"kernel:", "landlock ABI:", "ABI 4  TCP", "openat2:", "seccomp mode:", "no_new_privs:", "landjail run here"} {
 		assert.Contains(t, out, s)
+	}
+}
+
+// TestDoctorProbesBeforeMechanism: on a kernel where openat2 fails (ENOSYS
+// as before Linux 5.6, EPERM as under a container's seccomp profile),
+// doctor must report the lookup mechanism openat really uses there, the
+// O_NOFOLLOW walk, and never "openat2: false (lookups use openat2)": the
+// mechanism switches on the first failing lookup, so it has to be probed
+// before it is read. Natively, the two must agree the other way.
+func TestDoctorProbesBeforeMechanism(t *testing.T) {
+	for _, tc := range []struct{ name, emulate string }{
+		{"native", ""},
+		{"openat2=ENOSYS", "openat2=ENOSYS"},
+		{"openat2=EPERM", "openat2=EPERM"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var env []string
+			if tc.emulate != "" {
+				env = append(env, kerneltest.EnvEmulate+"="+tc.emulate)
+			}
+			if !kerneltest.RunInSubprocess(t, env...) {
+				return
+			}
+			if tc.emulate == "" {
+				kerneltest.RequireOpenat2(t)
+			}
+			t.Chdir(t.TempDir())
+			code, out, stderr := runCLI(t, "doctor", "--json")
+			require.Equal(t, 0, code, stderr)
+			var d doctorReport
+			require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+			want := openat.MechanismOpenat2
+			if tc.emulate != "" {
+				want = openat.MechanismWalk
+			}
+			assert.Equal(t, tc.emulate == "", d.Openat2)
+			assert.Equal(t, want, d.OpenatMechanism)
+
+			code, out, _ = runCLI(t, "doctor")
+			require.Equal(t, 0, code)
+			assert.Contains(t, out, fmt.Sprintf("openat2:        %v (lookups use %s)", tc.emulate == "", want))
+		})
 	}
 }

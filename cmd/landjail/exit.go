@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v3"
 	"golang.org/x/sys/unix"
 
-	"github.com/landjail/landjail/fallback"
+	"github.com/landjail/landjail/cmdcheck"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -72,10 +72,10 @@ func exitCode(err error) (code int, silent bool) {
 			errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM)),
 			errors.Is(err, jail.ErrOutsideWorkspace), errors.Is(err, jail.ErrDenied),
 			errors.Is(err, jail.ErrNotExecutable), errors.Is(err, jail.ErrReadOnly),
-			errors.Is(err, fallback.ErrUnverifiable):
+			errors.Is(err, cmdcheck.ErrUnverifiable):
 			return exitCannotExec, false
 		}
-		var ce *fallback.CommandError
+		var ce *cmdcheck.Error
 		if errors.As(err, &ce) {
 			return exitCannotExec, false
 		}

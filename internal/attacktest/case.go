@@ -24,7 +24,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -248,7 +247,3 @@ func Unescape(s string) string {
 	}
 	return b.String()
 }
-
-// RequireKernel reports whether LANDJAIL_REQUIRE_KERNEL=1: skips for
-// missing kernel features or privileges become failures.
-func RequireKernel() bool { return os.Getenv("LANDJAIL_REQUIRE_KERNEL") == "1" }

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kerneltest"
 )
 
 // Env is a built case: canonical absolute paths of the trees.
@@ -101,10 +103,7 @@ func bindMount(t testing.TB, src, dst string) {
 	t.Helper()
 	err := unix.Mount(src, dst, "", unix.MS_BIND, "")
 	if err != nil {
-		if RequireKernel() {
-			require.NoError(t, err, "bind mount %s on %s (LANDJAIL_REQUIRE_KERNEL=1)", src, dst)
-		}
-		t.Skipf("bind mount needs CAP_SYS_ADMIN in the initial mount namespace: mount %s on %s: %v", src, dst, err)
+		kerneltest.Missing(t, "bind mount needs CAP_SYS_ADMIN in the initial mount namespace: mount %s on %s: %v", src, dst, err)
 	}
 	t.Cleanup(func() {
 		assert.NoError(t, unix.Unmount(dst, unix.MNT_DETACH), "unmount %s", dst)

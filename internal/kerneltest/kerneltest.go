@@ -54,6 +54,8 @@ const (
 
 var (
 	mainCalled bool
+	// nnpAtStart is no_new_privs as Main left it (see NoNewPrivsAtStart).
+	nnpAtStart bool
 	active     emulation // what Main (and Install) installed
 	installed  = emulation{}
 )
@@ -73,6 +75,7 @@ func Main(m *testing.M) {
 	}
 	mainCalled = true
 	installed = active.clone()
+	nnpAtStart = kernel.NoNewPrivs()
 	os.Exit(m.Run())
 }
 
@@ -109,7 +112,28 @@ func Blocked(feature string) (errno unix.Errno, ok bool) {
 	return errno, ok
 }
 
+// NoNewPrivsAtStart reports whether the test process had no_new_privs
+// before its first test: set by Main to install the emulation's filter, or
+// inherited from whatever started the process (a container's or a
+// sandbox's seccomp filter, internal/kerneltest/outer). A test that checks
+// that landjail left its own threads unconfined compares them with this,
+// not with false.
+func NoNewPrivsAtStart() bool { return nnpAtStart }
+
 func requireKernel() bool { return os.Getenv(EnvRequireKernel) == "1" }
+
+// Missing skips the test because this kernel or process lacks something
+// it needs that no Require helper covers (seccomp filters, CAP_SYS_ADMIN
+// for a bind mount, ...); the message says what and why. With
+// LANDJAIL_REQUIRE_KERNEL=1 it fails the test instead.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	checkMain(t)
+	if requireKernel() {
+		t.Fatalf(format+" (and "+EnvRequireKernel+"=1)", args...)
+	}
+	t.Skipf(format, args...)
+}
 
 func checkMain(t testing.TB) {
 	t.Helper()

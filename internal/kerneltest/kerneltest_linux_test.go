@@ -2,11 +2,13 @@ package kerneltest
 
 import (
 	"encoding/binary"
-	"errors"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/bpf"
@@ -93,6 +95,52 @@ func rawOpenat2() error {
 	return err
 }
 
+func rawLandlock() error {
+	_, err := llsyscall.LandlockGetABIVersion()
+	return err
+}
+
+// envParentAnswers carries to a RunInSubprocess child what openat2 and
+// landlock_create_ruleset answered in the parent: what the kernel (and
+// any outer seccomp filter the test process inherited) says for a feature
+// that the child's emulation does not block. The tests cannot assume the
+// kernel has every feature.
+const envParentAnswers = "LANDJAIL_KERNELTEST_PARENT_ANSWERS"
+
+func answers() string {
+	name := func(err error) string {
+		if err == nil {
+			return "ok"
+		}
+		return err.Error()
+	}
+	return "openat2=" + name(rawOpenat2()) + ",landlock=" + name(rawLandlock())
+}
+
+// assertUnblockedAsParent checks, in a child, that every feature the
+// child's emulation does not block answers as it did in the parent: the
+// emulation blocked nothing else.
+func assertUnblockedAsParent(t *testing.T) {
+	t.Helper()
+	parent, ok := os.LookupEnv(envParentAnswers)
+	require.True(t, ok, "the parent passes %s", envParentAnswers)
+	want := map[string]string{}
+	for item := range strings.SplitSeq(parent, ",") {
+		f, a, _ := strings.Cut(item, "=")
+		want[f] = a
+	}
+	got := map[string]string{}
+	for item := range strings.SplitSeq(answers(), ",") {
+		f, a, _ := strings.Cut(item, "=")
+		got[f] = a
+	}
+	for _, f := range []string{FeatureOpenat2, FeatureLandlock} {
+		if _, blocked := Blocked(f); !blocked {
+			assert.Equal(t, want[f], got[f], "%s is not blocked here, so it answers as in the parent", f)
+		}
+	}
+}
+
 // TestEmulation runs each matrix mode in a fresh process and checks that
 // the raw syscalls, the kernel probes and Blocked all agree.
 func TestEmulation(t *testing.T) {
@@ -108,7 +156,7 @@ func TestEmulation(t *testing.T) {
 		{spec: "all=EPERM", openat2: unix.EPERM, landlck: unix.EPERM},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
-			if !RunInSubprocess(t, EnvEmulate+"="+tc.spec) {
+			if !RunInSubprocess(t, EnvEmulate+"="+tc.spec, envParentAnswers+"="+answers()) {
 				return
 			}
 			assert.Equal(t, 2, kernel.SeccompMode())
@@ -135,8 +183,6 @@ func TestEmulation(t *testing.T) {
 			if ok {
 				assert.ErrorIs(t, rawOpenat2(), errno)
 				assert.False(t, kernel.Openat2Supported())
-			} else {
-				assert.NoError(t, rawOpenat2())
 			}
 			errno, ok = Blocked(FeatureLandlock)
 			if tc.landlck != 0 {
@@ -147,6 +193,7 @@ func TestEmulation(t *testing.T) {
 				assert.Equal(t, 0, kernel.LandlockABI())
 				assert.ErrorIs(t, kernel.LandlockErr(), errno)
 			}
+			assertUnblockedAsParent(t)
 		})
 	}
 }
@@ -251,10 +298,14 @@ func TestRunInSubprocessSkipPropagates(t *testing.T) {
 	t.Error("the parent should have been skipped with the child")
 }
 
+// TestBlockedNative: a child asked for no emulation blocks nothing more
+// than its parent had: each feature answers as in the parent (natively,
+// or as an outer seccomp filter makes it).
 func TestBlockedNative(t *testing.T) {
-	if !RunInSubprocess(t, EnvEmulate+"=") {
+	if !RunInSubprocess(t, EnvEmulate+"=", envParentAnswers+"="+answers()) {
 		return
 	}
+	assertUnblockedAsParent(t)
 	if Emulated() != "" {
 		// Inherited from a matrix run of the whole suite.
 		return
@@ -263,5 +314,27 @@ func TestBlockedNative(t *testing.T) {
 		_, ok := Blocked(f)
 		assert.False(t, ok, f)
 	}
-	assert.False(t, errors.Is(rawOpenat2(), unix.ENOSYS))
+}
+
+// TestMissing: Missing skips, or fails with LANDJAIL_REQUIRE_KERNEL=1.
+func TestMissing(t *testing.T) {
+	missing := func(tb testing.TB) { Missing(tb, "no %s here", "frobnicator") }
+	t.Setenv(EnvRequireKernel, "")
+	o := outcome(t, missing)
+	assert.True(t, o.skipped)
+	assert.False(t, o.failed)
+	t.Setenv(EnvRequireKernel, "1")
+	o = outcome(t, missing)
+	assert.True(t, o.failed)
+	assert.False(t, o.skipped)
+}
+
+// TestNoNewPrivsAtStart: Main records no_new_privs before the tests; the
+// emulation sets it, so it is true whenever something is emulated, and it
+// is what the process has now (no test here sets it on every thread).
+func TestNoNewPrivsAtStart(t *testing.T) {
+	if Emulated() != "" {
+		assert.True(t, NoNewPrivsAtStart())
+	}
+	assert.Equal(t, kernel.NoNewPrivs(), NoNewPrivsAtStart())
 }

@@ -1,4 +1,4 @@
-package fallback
+package cmdcheck
 
 import (
 	"path/filepath"
@@ -8,11 +8,11 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// FuzzCheckCommand runs CheckCommand on bash -c SCRIPT against a fake policy
+// FuzzCheck runs Check on bash -c SCRIPT against a fake policy
 // allowing only /ws (and /usr read+execute). It must never panic, and when it
 // accepts a script, every absolute path the shell lexer sees as a plain
 // literal word must have been asked about and lie inside the policy.
-func FuzzCheckCommand(f *testing.F) {
+func FuzzCheck(f *testing.F) {
 	for _, s := range []string{
 		"ls",
 		"cat /etc/passwd",
@@ -27,8 +27,8 @@ func FuzzCheckCommand(f *testing.F) {
 	}
 	const root = "/ws"
 	f.Fuzz(func(t *testing.T, script string) {
-		p := &cmdFakePolicy{root: root}
-		err := CheckCommand([]string{"bash", "-c", script}, root+"/a", p.check)
+		p := &fakePolicy{root: root}
+		err := Check([]string{"bash", "-c", script}, root+"/a", p.check)
 		if err != nil {
 			return
 		}
@@ -45,13 +45,13 @@ func FuzzCheckCommand(f *testing.F) {
 				}
 			case *syntax.Word:
 				v, ok := plainLiteral(n)
-				if !ok || !strings.HasPrefix(v, "/") || cmdDevices[v] {
+				if !ok || !strings.HasPrefix(v, "/") || devices[v] {
 					return true
 				}
 				if !p.asked(v, AccessRead) && !p.asked(v, AccessWrite) && !p.asked(v, AccessExecute) {
 					t.Errorf("accepted without asking about %q; calls: %v", v, p.calls)
 				}
-				if c := filepath.Clean(v); !cmdWithin(c, root) && !cmdWithin(c, "/usr") {
+				if c := filepath.Clean(v); !within(c, root) && !within(c, "/usr") {
 					t.Errorf("accepted %q outside the policy", v)
 				}
 			}

@@ -1,0 +1,172 @@
+package cmdcheck
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// devices are allowed without a check: the names commands use for "no file"
+// and for their standard streams.
+var devices = map[string]bool{
+	"/dev/null": true, "/dev/zero": true, "/dev/tty": true,
+	"/dev/stdin": true, "/dev/stdout": true, "/dev/stderr": true,
+	"/dev/fd/0": true, "/dev/fd/1": true, "/dev/fd/2": true,
+}
+
+// path checks p, a name the command uses as a path, for access a, against
+// every directory the command may run in.
+func (c *checker) path(p string, a Access, s *scope, f field) error {
+	if p == "" || devices[p] {
+		return nil
+	}
+	if p[0] == '~' {
+		rest, ok := strings.CutPrefix(p, "~")
+		if ok && rest != "" && rest[0] != '/' {
+			return unverifiable(f, "%q names another user's home directory", p)
+		}
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return unverifiable(f, "home directory for %q: %w", p, err)
+		}
+		p = home + rest
+	}
+	if filepath.IsAbs(p) {
+		if err := c.check(p, a); err != nil {
+			return &Error{Arg: f.arg, Token: f.tok, Err: err}
+		}
+		return nil
+	}
+	for _, d := range s.dirs {
+		if err := c.check(d+"/"+p, a); err != nil {
+			return &Error{Arg: f.arg, Token: f.tok, Err: err}
+		}
+	}
+	return nil
+}
+
+// pathLike reports whether an argument is checked as a path: absolute,
+// starting with "~", or with a ".." component.
+func pathLike(p string) bool {
+	if p == "" {
+		return false
+	}
+	return p[0] == '/' || p[0] == '~' || hasDotDot(p)
+}
+
+func hasDotDot(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "..")
+}
+
+// splitURL reports whether p is a URL rather than a path: "scheme://...",
+// or scp-like "user@host:path". For "file://[host]/x" it returns the path
+// /x instead.
+func splitURL(p string) (path string, isURL bool) {
+	if len(p) >= 7 && strings.EqualFold(p[:7], "file://") {
+		rest := p[7:]
+		if i := strings.IndexByte(rest, '/'); i > 0 {
+			rest = rest[i:] // file://localhost/etc/passwd
+		}
+		return rest, false
+	}
+	if i := strings.Index(p, "://"); i > 0 && isScheme(p[:i]) {
+		return "", true
+	}
+	if at := strings.IndexByte(p, '@'); at > 0 {
+		if colon := strings.IndexByte(p, ':'); colon > at && !strings.ContainsRune(p[:colon], '/') {
+			return "", true
+		}
+	}
+	return p, false
+}
+
+func isScheme(s string) bool {
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// candidates returns the parts of an argument that are checked as paths
+// (see Check).
+func candidates(t string) []string {
+	var out []string
+	add := func(p string) {
+		// A URL with a ".." component is checked anyway: to a tool that
+		// takes it as a local name, x@y:/../../etc is a relative path.
+		if q, isURL := splitURL(p); isURL && !hasDotDot(p) {
+			return
+		} else if !isURL {
+			p = q
+		}
+		if pathLike(p) {
+			out = append(out, p)
+		}
+	}
+	add(t)
+	for i := range len(t) {
+		if t[i] != '=' {
+			continue
+		}
+		v := t[i+1:]
+		add(v)
+		if _, isURL := splitURL(v); strings.Contains(v, ":") && (!isURL || hasDotDot(v)) {
+			for e := range strings.SplitSeq(v, ":") {
+				add(e)
+			}
+		}
+	}
+	if strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") {
+		// -I/usr/include, -xf/etc/x, -L../lib: skip the option letters.
+		i := 1
+		for i < len(t) && isAlnum(t[i]) {
+			i++
+		}
+		add(t[i:])
+		for _, e := range strings.Split(t, ",")[1:] {
+			add(e)
+		}
+	}
+	return out
+}
+
+func isAlnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+// arg checks one argument (not a command name) for Read.
+func (c *checker) arg(f field, s *scope) error {
+	t := f.s
+	if f.glob >= 0 {
+		var err error
+		if t, err = globPrefix(f); err != nil {
+			return err
+		}
+	}
+	for _, p := range candidates(t) {
+		if err := c.path(p, AccessRead, s, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// globPrefix returns the fixed directory in front of a glob ("/etc/" for
+// "/etc/*.conf"), which is what the shell reads to expand it. The matches are
+// names in that directory; a pattern component that could match ".." (one
+// starting with "." or "["), or a ".." after the pattern, would leave it.
+func globPrefix(f field) (string, error) {
+	prefix := f.s[:strings.LastIndexByte(f.s[:f.glob], '/')+1]
+	for comp := range strings.SplitSeq(f.s[len(prefix):], "/") {
+		if comp == ".." || strings.ContainsAny(comp, "*?[") && (comp[0] == '.' || comp[0] == '[') {
+			return "", unverifiable(f, "glob %q may match ..", f.s)
+		}
+	}
+	return prefix, nil
+}
