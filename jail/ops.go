@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -33,7 +34,7 @@ func (w *Workspace) target(op, unsafePath string, followLast bool, a Access) (ta
 	if err != nil {
 		return target{}, err
 	}
-	if err := accessErr(root.Mode, a); err != nil {
+	if err := w.accessErr(canon, root, a); err != nil {
 		return target{}, &fs.PathError{Op: op, Path: unsafePath, Err: err}
 	}
 	rel := "."
@@ -77,7 +78,7 @@ func accessForFlags(flag int) Access {
 // The raw name is what is opened, never the cleaned one ("a/../b" with a
 // symlink a must not silently become "b").
 func (w *Workspace) fastRel(name string, a Access) (string, bool) {
-	if w.sys != nil || w.tracker != nil || w.noHardlinked {
+	if w.sys != nil || w.tracker != nil || w.noHardlinked || w.narrows() {
 		return "", false
 	}
 	if name == "" || len(name) >= pathMax || strings.IndexByte(name, 0) >= 0 {
@@ -200,8 +201,28 @@ func (w *Workspace) openFd(name string, flag int, perm fs.FileMode) (int, error)
 				return -1, err
 			}
 		}
+		keyed := w.keys.matchesEntry(t.canon, t.root.Path)
+		oflag := flag
+		if keyed && a == Write {
+			// O_TRUNC would destroy the content before the fd could be
+			// examined: examine the existing file first, and open
+			// write-only as read-write so the fd can be examined too.
+			if err = w.keyCheck("open", name, t); err != nil {
+				if isRaced(err) {
+					continue
+				}
+				return -1, err
+			}
+			if oflag&(os.O_WRONLY|os.O_RDWR) == os.O_WRONLY {
+				oflag = oflag&^os.O_WRONLY | os.O_RDWR
+			}
+		}
 		var fd int
-		fd, err = t.root.r.OpenFd(t.rel, flag, perm)
+		fd, err = t.root.r.OpenFd(t.rel, oflag, perm)
+		if err == nil && keyed && HoldsPrivateKey(fd) {
+			unix.Close(fd)
+			return -1, &fs.PathError{Op: "open", Path: name, Err: ErrDenied}
+		}
 		if err == nil {
 			if w.tracker != nil && flag&(os.O_WRONLY|os.O_RDWR) == 0 {
 				var st unix.Stat_t
@@ -248,6 +269,9 @@ func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error 
 			return err
 		}
 		if err := w.checkOverwrite("writefile", name, t); err != nil {
+			return err
+		}
+		if err := w.keyCheck("writefile", name, t); err != nil {
 			return err
 		}
 		if err := t.root.r.WriteFile(t.rel, data, perm); err != nil {
@@ -317,6 +341,9 @@ func (w *Workspace) Remove(name string) error {
 		if err != nil {
 			return err
 		}
+		if err := w.keyCheck("remove", name, t); err != nil {
+			return err
+		}
 		if err := t.root.r.Remove(t.rel); err != nil {
 			return err
 		}
@@ -366,6 +393,9 @@ func (w *Workspace) Rename(oldpath, newpath string) error {
 		if err := w.subtreeDenied("rename", oldpath, to); err != nil {
 			return err
 		}
+		if err := w.keyCheck("rename", newpath, tn); err != nil {
+			return err
+		}
 		if err := w.checkOverwrite("rename", newpath, tn); err != nil {
 			return err
 		}
@@ -380,29 +410,54 @@ func (w *Workspace) Rename(oldpath, newpath string) error {
 	})
 }
 
-// subtreeDenied walks the directory at t (fd-relative) and fails with
-// ErrDenied when an entry below matches a deny pattern.
+// subtreeDenied fails with ErrDenied when t, or an entry below the
+// directory at t, is denied (a deny pattern, or a private-key pattern on
+// a file that holds a key), and with ErrReadOnly when t lies above a
+// path made read-only (WithReadOnly, WithProtectedAgentConfig, existing
+// or not): removing or moving a directory must not destroy or expose
+// what the caller may not touch. The walk is fd-relative.
 func (w *Workspace) subtreeDenied(op, name string, t target) error {
-	if w.deny.empty() {
+	if err := w.keyCheck(op, name, t); err != nil {
+		return err
+	}
+	if slices.ContainsFunc(w.agent, func(p string) bool { return within(p, t.canon) }) ||
+		slices.ContainsFunc(w.roPaths, func(p string) bool { return within(p, t.canon) }) ||
+		(w.gitEntry != "" && within(w.gitEntry, t.canon)) {
+		return &fs.PathError{Op: op, Path: name, Err: ErrReadOnly}
+	}
+	if w.deny.empty() && w.ro.empty() && w.keys.empty() {
 		return nil
 	}
 	fi, err := t.root.r.Lstat(t.rel)
 	if err != nil || !fi.IsDir() {
 		return nil
 	}
-	var denied bool
+	var refused error
 	err = fs.WalkDir(t.root.r.FS(), t.rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if w.deny.denied(joinCanon(t.root.Path, p), t.root.Path) {
-			denied = true
+		canon := joinCanon(t.root.Path, p)
+		switch {
+		case w.deny.denied(canon, t.root.Path):
+			refused = ErrDenied
+		case w.ro.denied(canon, t.root.Path):
+			refused = ErrReadOnly
+		case !d.IsDir() && w.keys.matchesEntry(canon, t.root.Path):
+			if err := w.keyCheckRel(op, name, t.root, p); err != nil {
+				if isRaced(err) {
+					return err
+				}
+				refused = ErrDenied
+			}
+		}
+		if refused != nil {
 			return fs.SkipAll
 		}
 		return nil
 	})
-	if denied {
-		return &fs.PathError{Op: op, Path: name, Err: ErrDenied}
+	if refused != nil {
+		return &fs.PathError{Op: op, Path: name, Err: refused}
 	}
 	if err != nil {
 		return rewrap(err, name)
