@@ -133,6 +133,91 @@ func (w *Workspace) Narrowing(canon string) Narrowing {
 	return n
 }
 
+// EntryNarrowing is Narrowing for a walk that starts at a root, follows
+// no symlink and never descends into a denied directory: it matches the
+// patterns against canon as an entry of its already-matched parent (the
+// last-match rule of gitignore(5) at canon's own level), not against
+// every parent again, which is what makes a 1,000,000-entry walk cheap.
+// NarrowReadOnly is reported when canon itself matches; a read-only
+// parent is the walker's to remember (everything below it is read-only).
+// Use Narrowing for the entries directly below a root: their parents,
+// above the root, were never met. Strings only, no file access.
+func (w *Workspace) EntryNarrowing(canon string) Narrowing {
+	root := w.rootOf(canon)
+	if root == nil {
+		return 0
+	}
+	var n Narrowing
+	if w.deny.entryExcluded(canon, root.Path) {
+		n |= NarrowDenied
+	}
+	if w.ro.entryExcluded(canon, root.Path) || slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
+		n |= NarrowReadOnly
+	}
+	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) {
+		n |= NarrowAgentConfig
+	}
+	if w.keys.matchesEntry(canon, root.Path) {
+		n |= NarrowPrivateKey
+	}
+	return n
+}
+
+// entryExcluded is excluded for the last component only, tried as a
+// directory and as a file.
+func (d *denyMatcher) entryExcluded(canon, root string) bool {
+	if d.empty() {
+		return false
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
+	if rel != "" {
+		if dir, file := lastMatchBoth(d.rules, rel); dir || file {
+			return true
+		}
+	}
+	if len(d.abs) > 0 && canon != "/" {
+		dir, file := lastMatchBoth(d.abs, canon[1:])
+		return dir || file
+	}
+	return false
+}
+
+// lastMatchBoth is lastMatch for the "/"-separated path rel read as a
+// directory and as a file, in one pass from the last rule backwards (the
+// last matching rule decides), splitting rel only if an anchored rule
+// needs its components.
+func lastMatchBoth(rules []denyRule, rel string) (dir, file bool) {
+	name := rel[strings.LastIndexByte(rel, '/')+1:]
+	var parts []string
+	dirDone, fileDone := false, false
+	for i := len(rules) - 1; i >= 0 && !(dirDone && fileDone); i-- {
+		r := &rules[i]
+		var m bool
+		if !r.anchored {
+			m = r.comps[0].match(name)
+		} else if last := r.comps[len(r.comps)-1]; last.kind != compDoubleStar && !last.match(name) {
+			// The last component must match the name unless it is
+			// "**": reject without splitting.
+			continue
+		} else {
+			if parts == nil {
+				parts = strings.Split(rel, "/")
+			}
+			m = matchComps(r.comps, parts)
+		}
+		if !m {
+			continue
+		}
+		if !dirDone {
+			dir, dirDone = !r.negate, true
+		}
+		if !fileDone && !r.dirOnly {
+			file, fileDone = !r.negate, true
+		}
+	}
+	return dir, file
+}
+
 // ReadOnlyPaths returns the canonical absolute paths given to
 // WithReadOnly (not the patterns, which ReadOnlyPatterns returns).
 func (w *Workspace) ReadOnlyPaths() []string { return slices.Clone(w.roPaths) }

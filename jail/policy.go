@@ -275,7 +275,9 @@ func WithDenySecrets() Option {
 // ("id_rsa*" covers id_rsa_work, "id_ed25519*" id_ed25519_sk, ...) is
 // denied, public keys "id_*.pub" are re-included; any other "id_*" file
 // is denied when it holds a private key (PrivateKeyPatterns), so source
-// files such as id_generator.go stay readable.
+// files such as id_generator.go stay readable. A pattern with a "/" in
+// the middle is anchored at the root in gitignore(5), so the nested ones
+// start with "**/" (".kube/config" alone would miss home/.kube/config).
 var SecretPatterns = []string{
 	// Environment files; the conventional template stays readable.
 	".env",
@@ -301,26 +303,26 @@ var SecretPatterns = []string{
 	// Cloud CLIs.
 	".aws/",
 	".azure/",
-	".config/gcloud/",
+	"**/.config/gcloud/",
 	"application_default_credentials.json",
 	".vault-token",
-	".kube/config",
-	".docker/config.json",
+	"**/.kube/config",
+	"**/.docker/config.json",
 	// Package managers and forges.
 	".netrc",
 	"_netrc",
 	".npmrc",
 	".pypirc",
-	".gem/credentials",
-	".cargo/credentials",
-	".cargo/credentials.toml",
+	"**/.gem/credentials",
+	"**/.cargo/credentials",
+	"**/.cargo/credentials.toml",
 	".git-credentials",
-	".config/gh/hosts.yml",
+	"**/.config/gh/hosts.yml",
 	// Databases.
 	".pgpass",
 	".my.cnf",
 	// Agents.
-	".claude/.credentials.json",
+	"**/.claude/.credentials.json",
 }
 
 // PrivateKeyPatterns is the content-conditional part of the secrets

@@ -328,9 +328,10 @@ func nestedCarves(roots []Rule) []carve {
 // fail with ErrWalkLimit. The result is sorted by path.
 func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) {
 	var (
-		mu   sync.Mutex
-		out  []carve
-		seen atomic.Int64
+		mu     sync.Mutex
+		out    []carve
+		seen   atomic.Int64
+		roDirs sync.Map // directories met that are read-only, with all below
 	)
 	add := func(c carve) {
 		mu.Lock()
@@ -362,11 +363,24 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 			if typ&fs.ModeSymlink != 0 {
 				return nil
 			}
-			n := ws.Narrowing(p)
+			// Entries of the root get the full match (their parents lie
+			// above the root); deeper ones only their own level, their
+			// parents having been matched when the walk met them.
+			parent := filepath.Dir(p)
+			var n jail.Narrowing
+			if parent == root {
+				n = ws.Narrowing(p)
+			} else {
+				n = ws.EntryNarrowing(p)
+			}
+			_, roParent := roDirs.Load(parent)
+			isDir := typ.IsDir()
+			if isDir && (roParent || n&jail.NarrowReadOnly != 0) {
+				roDirs.Store(p, true)
+			}
 			if n == 0 {
 				return nil
 			}
-			isDir := typ.IsDir()
 			if n&jail.NarrowDenied != 0 {
 				add(carve{path: p, source: SourceDenyPattern, exists: true})
 				if isDir {
@@ -378,7 +392,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 				add(carve{path: p, source: SourcePrivateKey, exists: true})
 				return nil
 			}
-			if n&jail.NarrowReadOnly != 0 && ws.Narrowing(filepath.Dir(p))&jail.NarrowReadOnly == 0 {
+			if n&jail.NarrowReadOnly != 0 && !roParent {
 				add(carve{path: p, access: RightsReadExec, source: SourceReadOnly, exists: true})
 			}
 			return nil
