@@ -398,3 +398,43 @@ func TestCarveOutStrict(t *testing.T) {
 		assert.ErrorIs(t, err, landlock.ErrNotEnforceable, "unrestricted: the whole file system would have to be walked, strict=%v", strict)
 	}
 }
+
+// TestWalkLimitNeverFailsOpen: the reported break. A tree larger than the
+// walk limit with the secret after it: the old Compile returned a
+// Ruleset (best effort, one-line warning) whose child printed the secret.
+// Now Compile refuses in both modes, naming the limit and the flag, and
+// a limit that fits carves the secret out. Unconfined control: the child
+// of a Ruleset compiled with NoCarve reads it.
+func TestWalkLimitNeverFailsOpen(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 3)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "ws")
+	for i := range 50 {
+		tree(t, root, fmt.Sprintf("node_modules/m%02d/index.js", i))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "server"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "server/.env"), []byte("WALK-LIMIT-MARKER\n"), 0o600))
+	ws, err := jail.New(root, jail.WithDenySecrets())
+	require.NoError(t, err)
+	defer ws.Close()
+	for _, strict := range []bool{false, true} {
+		rs, err := landlock.Compile(ws, landlock.Options{System: true, Strict: strict, WalkLimit: 20})
+		if err == nil {
+			out, _ := sh(t, ws, rs, "cat server/.env")
+			rs.Close()
+			assert.NotContains(t, out, "WALK-LIMIT-MARKER", "strict=%v: the secret beyond the walk limit was readable", strict)
+		}
+		require.ErrorIs(t, err, landlock.ErrWalkLimit, "strict=%v", strict)
+		assert.Contains(t, err.Error(), "more than 20 entries")
+		assert.Contains(t, err.Error(), "--walk-limit")
+	}
+	rs := compile(t, ws, landlock.Options{WalkLimit: 200})
+	out, err := sh(t, ws, rs, "cat server/.env")
+	assert.Error(t, err)
+	assert.NotContains(t, out, "WALK-LIMIT-MARKER")
+	ctl := compile(t, ws, landlock.Options{NoCarve: true})
+	out, err = sh(t, ws, ctl, "cat server/.env")
+	require.NoError(t, err, "control: without carve-outs the child reads the secret")
+	assert.Contains(t, out, "WALK-LIMIT-MARKER")
+}
