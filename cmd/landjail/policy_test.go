@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -268,4 +269,29 @@ func TestConfigPolicyReachesWorkspace(t *testing.T) {
 			ws.Close()
 		}
 	})
+}
+
+// TestWalkLimitFlag: --walk-limit reaches Compile, and a tree larger than
+// the limit makes run refuse (before anything runs) with an error naming
+// the limit and the flag, in best-effort mode too.
+func TestWalkLimitFlag(t *testing.T) {
+	o, _, err := parseRun(t, "--walk-limit", "5")
+	require.NoError(t, err)
+	assert.Equal(t, 5, o.LandlockOptions("").WalkLimit)
+	_, _, err = parseRun(t, "--walk-limit", "-1")
+	assert.ErrorContains(t, err, "invalid --walk-limit")
+
+	root := t.TempDir()
+	for i := range 10 {
+		require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d", i)), nil, 0o644))
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, mode := range []string{"--best-effort", "--strict"} {
+		code, out, errOut := runCLI(t, "run", mode, "--workspace", root, "--deny", ".env", "--walk-limit", "3", "--", "/bin/sh", "-c", "touch "+marker)
+		assert.NotEqual(t, 0, code, "%s: %s%s", mode, out, errOut)
+		assert.Contains(t, errOut, "--walk-limit", mode)
+		assert.Contains(t, errOut, "more than 3 entries", mode)
+		_, err := os.Stat(marker)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s: nothing ran", mode)
+	}
 }
