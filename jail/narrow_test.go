@@ -205,7 +205,11 @@ func TestReadOnlyOps(t *testing.T) {
 			op   func(ws *jail.Workspace) error
 		}{
 			{"WriteFile hook", func(ws *jail.Workspace) error { return ws.WriteFile(".git/hooks/pre-commit", []byte("evil"), 0o755) }},
-			{"Create hook", func(ws *jail.Workspace) error { f, err := ws.Create(".git/hooks/post-checkout"); closeIf(f); return err }},
+			{"Create hook", func(ws *jail.Workspace) error {
+				f, err := ws.Create(".git/hooks/post-checkout")
+				closeIf(f)
+				return err
+			}},
 			{"append .git/config", func(ws *jail.Workspace) error {
 				f, err := ws.OpenFile(".git/config", os.O_WRONLY|os.O_APPEND, 0)
 				closeIf(f)

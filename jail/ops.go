@@ -70,15 +70,17 @@ func accessForFlags(flag int) Access {
 // fastRel returns the name to hand straight to the workspace root's
 // openat2 when the policy decision can be made on the name alone:
 // relative (or absolute under the workspace root), valid, and no
-// tracker or hard-link rule that needs the file's state. The decision
-// (root mode for access a, deny patterns) is taken on the lexically
+// tracker or hard-link rule that needs the file's state, and no
+// private-key pattern matching the name (its content is examined on the
+// slow path). The decision (root mode for access a, deny patterns,
+// read-only paths for Write) is taken on the lexically
 // cleaned path; that is the canonical path exactly when the name holds
 // no symlink, which RESOLVE_NO_SYMLINKS then guarantees: an open that
 // meets a symlink, or a ".." climbing out, fails and takes the slow path.
 // The raw name is what is opened, never the cleaned one ("a/../b" with a
 // symlink a must not silently become "b").
 func (w *Workspace) fastRel(name string, a Access) (string, bool) {
-	if w.sys != nil || w.tracker != nil || w.noHardlinked || w.narrows() {
+	if w.sys != nil || w.tracker != nil || w.noHardlinked {
 		return "", false
 	}
 	if name == "" || len(name) >= pathMax || strings.IndexByte(name, 0) >= 0 {
@@ -92,12 +94,13 @@ func (w *Workspace) fastRel(name string, a Access) (string, bool) {
 		}
 		rel = name[len(root)+1:]
 	}
-	if len(w.roots) == 1 && w.deny.empty() {
+	if len(w.roots) == 1 && w.deny.empty() && !w.narrows() {
 		return rel, true // the workspace root allows everything
 	}
 	candidate := filepath.Join(root, rel)
 	r := w.rootOf(candidate)
-	if r == nil || !r.Mode.Allows(a) || w.deny.denied(candidate, r.Path) {
+	if r == nil || !r.Mode.Allows(a) || w.deny.denied(candidate, r.Path) ||
+		(a == Write && w.readOnlyAt(candidate, r)) || w.keys.matchesEntry(candidate, r.Path) {
 		return "", false // the slow path gives the precise answer
 	}
 	return rel, true

@@ -219,6 +219,14 @@ var AgentConfigPaths = []string{
 // created after New is not followed up: Workspace has no operation that
 // creates symlinks, and landlock.Compile freezes the workspace root for
 // children (see landlock's chain directories).
+//
+// For children, landlock.Compile carves the same paths out read-only;
+// their parent directories (the workspace root, .git) become frozen, so
+// a child cannot create, remove or rename entries directly in them: `git
+// add` and `git commit` fail cleanly inside (they create .git/index.lock;
+// measured: EACCES, no lock left behind), while reads, `git status`,
+// writing objects and everything below other directories work. That is
+// why the CLI leaves it off by default (--protect-agent-config).
 func WithProtectedAgentConfig() Option {
 	return func(c *config) error { c.protectAgent = true; return nil }
 }
