@@ -515,5 +515,6 @@ func widenedCarves(rules []Rule, carves []carve) []string {
 var carveNotes = []string{
 	"carve-outs: directories on the way to a carved-out path (chain directories) get read_dir only: a child cannot create, remove or rename entries directly in them (EACCES), and a sibling file replaced by rename (editors, git's index.lock -> index) would lose its rule; files and directories below other entries are fully usable",
 	"carve-outs: patterns are expanded when the ruleset is compiled; a file that starts to match later (created or renamed by another process, or by the child below a sibling directory, which it fully owns) is not carved out",
+	"carve-outs: a file matching a private-key pattern (*.pem, id_*) is carved out when it holds a private key at compile time; one that becomes a key later is not, as every start-time match",
 	"carve-outs: a denied directory can still be listed (read_dir is inherited from its chain), its files cannot be read, written, removed or renamed; hard links to a carved-out file that existed before compile time are the same inode and get the rights of wherever they live",
 }
