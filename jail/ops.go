@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -33,7 +34,7 @@ func (w *Workspace) target(op, unsafePath string, followLast bool, a Access) (ta
 	if err != nil {
 		return target{}, err
 	}
-	if err := accessErr(root.Mode, a); err != nil {
+	if err := w.accessErr(canon, root, a); err != nil {
 		return target{}, &fs.PathError{Op: op, Path: unsafePath, Err: err}
 	}
 	rel := "."
@@ -69,8 +70,10 @@ func accessForFlags(flag int) Access {
 // fastRel returns the name to hand straight to the workspace root's
 // openat2 when the policy decision can be made on the name alone:
 // relative (or absolute under the workspace root), valid, and no
-// tracker or hard-link rule that needs the file's state. The decision
-// (root mode for access a, deny patterns) is taken on the lexically
+// tracker or hard-link rule that needs the file's state, and no
+// private-key pattern matching the name (its content is examined on the
+// slow path). The decision (root mode for access a, deny patterns,
+// read-only paths for Write) is taken on the lexically
 // cleaned path; that is the canonical path exactly when the name holds
 // no symlink, which RESOLVE_NO_SYMLINKS then guarantees: an open that
 // meets a symlink, or a ".." climbing out, fails and takes the slow path.
@@ -91,12 +94,13 @@ func (w *Workspace) fastRel(name string, a Access) (string, bool) {
 		}
 		rel = name[len(root)+1:]
 	}
-	if len(w.roots) == 1 && w.deny.empty() {
+	if len(w.roots) == 1 && w.deny.empty() && !w.narrows() {
 		return rel, true // the workspace root allows everything
 	}
 	candidate := filepath.Join(root, rel)
 	r := w.rootOf(candidate)
-	if r == nil || !r.Mode.Allows(a) || w.deny.denied(candidate, r.Path) {
+	if r == nil || !r.Mode.Allows(a) || w.deny.denied(candidate, r.Path) ||
+		(a == Write && w.readOnlyAt(candidate, r)) || w.keys.matchesEntry(candidate, r.Path) {
 		return "", false // the slow path gives the precise answer
 	}
 	return rel, true
@@ -200,8 +204,28 @@ func (w *Workspace) openFd(name string, flag int, perm fs.FileMode) (int, error)
 				return -1, err
 			}
 		}
+		keyed := w.keys.matchesEntry(t.canon, t.root.Path)
+		oflag := flag
+		if keyed && a == Write {
+			// O_TRUNC would destroy the content before the fd could be
+			// examined: examine the existing file first, and open
+			// write-only as read-write so the fd can be examined too.
+			if err = w.keyCheck("open", name, t); err != nil {
+				if isRaced(err) {
+					continue
+				}
+				return -1, err
+			}
+			if oflag&(os.O_WRONLY|os.O_RDWR) == os.O_WRONLY {
+				oflag = oflag&^os.O_WRONLY | os.O_RDWR
+			}
+		}
 		var fd int
-		fd, err = t.root.r.OpenFd(t.rel, flag, perm)
+		fd, err = t.root.r.OpenFd(t.rel, oflag, perm)
+		if err == nil && keyed && HoldsPrivateKey(fd) {
+			unix.Close(fd)
+			return -1, &fs.PathError{Op: "open", Path: name, Err: ErrDenied}
+		}
 		if err == nil {
 			if w.tracker != nil && flag&(os.O_WRONLY|os.O_RDWR) == 0 {
 				var st unix.Stat_t
@@ -248,6 +272,9 @@ func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error 
 			return err
 		}
 		if err := w.checkOverwrite("writefile", name, t); err != nil {
+			return err
+		}
+		if err := w.keyCheck("writefile", name, t); err != nil {
 			return err
 		}
 		if err := t.root.r.WriteFile(t.rel, data, perm); err != nil {
@@ -317,6 +344,9 @@ func (w *Workspace) Remove(name string) error {
 		if err != nil {
 			return err
 		}
+		if err := w.keyCheck("remove", name, t); err != nil {
+			return err
+		}
 		if err := t.root.r.Remove(t.rel); err != nil {
 			return err
 		}
@@ -366,6 +396,9 @@ func (w *Workspace) Rename(oldpath, newpath string) error {
 		if err := w.subtreeDenied("rename", oldpath, to); err != nil {
 			return err
 		}
+		if err := w.keyCheck("rename", newpath, tn); err != nil {
+			return err
+		}
 		if err := w.checkOverwrite("rename", newpath, tn); err != nil {
 			return err
 		}
@@ -380,29 +413,54 @@ func (w *Workspace) Rename(oldpath, newpath string) error {
 	})
 }
 
-// subtreeDenied walks the directory at t (fd-relative) and fails with
-// ErrDenied when an entry below matches a deny pattern.
+// subtreeDenied fails with ErrDenied when t, or an entry below the
+// directory at t, is denied (a deny pattern, or a private-key pattern on
+// a file that holds a key), and with ErrReadOnly when t lies above a
+// path made read-only (WithReadOnly, WithProtectedAgentConfig, existing
+// or not): removing or moving a directory must not destroy or expose
+// what the caller may not touch. The walk is fd-relative.
 func (w *Workspace) subtreeDenied(op, name string, t target) error {
-	if w.deny.empty() {
+	if err := w.keyCheck(op, name, t); err != nil {
+		return err
+	}
+	if slices.ContainsFunc(w.agent, func(p string) bool { return within(p, t.canon) }) ||
+		slices.ContainsFunc(w.roPaths, func(p string) bool { return within(p, t.canon) }) ||
+		(w.gitEntry != "" && within(w.gitEntry, t.canon)) {
+		return &fs.PathError{Op: op, Path: name, Err: ErrReadOnly}
+	}
+	if w.deny.empty() && w.ro.empty() && w.keys.empty() {
 		return nil
 	}
 	fi, err := t.root.r.Lstat(t.rel)
 	if err != nil || !fi.IsDir() {
 		return nil
 	}
-	var denied bool
+	var refused error
 	err = fs.WalkDir(t.root.r.FS(), t.rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if w.deny.denied(joinCanon(t.root.Path, p), t.root.Path) {
-			denied = true
+		canon := joinCanon(t.root.Path, p)
+		switch {
+		case w.deny.denied(canon, t.root.Path):
+			refused = ErrDenied
+		case w.ro.denied(canon, t.root.Path):
+			refused = ErrReadOnly
+		case !d.IsDir() && w.keys.matchesEntry(canon, t.root.Path):
+			if err := w.keyCheckRel(op, name, t.root, p); err != nil {
+				if isRaced(err) {
+					return err
+				}
+				refused = ErrDenied
+			}
+		}
+		if refused != nil {
 			return fs.SkipAll
 		}
 		return nil
 	})
-	if denied {
-		return &fs.PathError{Op: op, Path: name, Err: ErrDenied}
+	if refused != nil {
+		return &fs.PathError{Op: op, Path: name, Err: refused}
 	}
 	if err != nil {
 		return rewrap(err, name)

@@ -90,6 +90,9 @@ type config struct {
 	tracker        *ReadTracker
 	noXDev         bool
 	noHardlinked   bool
+	readOnly       []string
+	protectAgent   bool
+	keyPatterns    []string
 }
 
 type allowedSpec struct {
@@ -172,33 +175,167 @@ func WithNoHardlinkedWrites() Option {
 	return func(c *config) error { c.noHardlinked = true; return nil }
 }
 
-// SecretPatterns is a preset of deny patterns for common secrets. It is
-// not enabled by default: pass it to WithDeny explicitly
-// (jail.WithDeny(jail.SecretPatterns...)). Sources: seed 004's
-// blocked_patterns, seed 002's daemon-secret list, and the usual
-// credential files of SSH, cloud CLIs, package managers and agents.
+// WithReadOnly makes paths inside writable roots read-only: they can be
+// read (and executed, where the root allows it) but not written,
+// truncated, created, removed, renamed or chmod-ed, and a directory
+// holding one cannot be renamed or removed as a whole. Each entry is an
+// absolute path (canonicalised by New, which fails with an error
+// wrapping fs.ErrNotExist when it does not exist) or a pattern in the
+// syntax of WithDeny ("docs/", "*.lock", "/go.sum"), matched as deny
+// patterns are: against the canonical path relative to the deepest root,
+// and what is below a matching directory is read-only too. Every
+// Workspace operation, Check(p, Write) and Resolve's callers see it as
+// ErrReadOnly; landlock.Compile carves the same paths out of the
+// Landlock rules (Landlock ABI 1; before ABI 3 truncate(2) is not
+// restricted for children).
+func WithReadOnly(pathsOrPatterns ...string) Option {
+	return func(c *config) error {
+		c.readOnly = append(c.readOnly, pathsOrPatterns...)
+		return nil
+	}
+}
+
+// AgentConfigPaths are the entries of the workspace root that
+// WithProtectedAgentConfig makes read-only: files whose modification
+// would run code outside the sandbox the next time the user runs a tool
+// there (git hooks and configuration such as core.hooksPath or
+// core.fsmonitor, shell start-up files, direnv, editor tasks, agent and
+// MCP server configuration). Relative to the workspace root; a trailing
+// "/" marks a directory (everything below it is protected).
+var AgentConfigPaths = []string{
+	".git/hooks/", ".git/config", ".gitmodules",
+	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".envrc",
+	".vscode/", ".idea/", ".mcp.json", ".claude/", ".codex/",
+}
+
+// WithProtectedAgentConfig makes AgentConfigPaths in the workspace root
+// read-only (ErrReadOnly for every write, as WithReadOnly), whether they
+// exist or not: a missing one cannot be created. New also protects, as
+// they are when it runs: the target of an entry that is a symlink into a
+// policy root (".mcp.json -> cfg/mcp.json" protects cfg/mcp.json), and
+// ".git" itself, which can then be neither created, removed, renamed nor,
+// when it is a file ("gitdir: ..." of a worktree or submodule),
+// rewritten to point at another repository's hooks. A symlink or gitfile
+// created after New is not followed up: Workspace has no operation that
+// creates symlinks, and landlock.Compile freezes the workspace root for
+// children (see landlock's chain directories).
+//
+// For children, landlock.Compile carves the same paths out read-only;
+// their parent directories (the workspace root, .git) become frozen, so
+// a child cannot create, remove or rename entries directly in them: `git
+// add` and `git commit` fail cleanly inside (they create .git/index.lock;
+// measured: EACCES, no lock left behind), while reads, `git status`,
+// writing objects and everything below other directories work. That is
+// why the CLI leaves it off by default (--protect-agent-config).
+func WithProtectedAgentConfig() Option {
+	return func(c *config) error { c.protectAgent = true; return nil }
+}
+
+// WithDenyPrivateKeys adds content-conditional deny patterns (WithDeny
+// syntax, matched against the entry itself, not its parents): a
+// non-directory matching one is denied (ErrDenied) when it holds a PEM
+// private key block, a line "-----BEGIN <anything>PRIVATE KEY-----"
+// (RFC 7468 labels "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", and the
+// legacy "RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY",
+// ...). A PEM file holding only certificates (a CA bundle such as
+// certifi's cacert.pem) stays readable. Fail closed: a file that is not
+// a regular file, that cannot be read, or that is larger than
+// MaxKeyScan bytes counts as a private key.
+//
+// The Workspace decides on the file descriptor it opened (the content it
+// examines is the content the caller gets; the path is never re-opened).
+// Operations that do not hand out data (Rename, Remove, RemoveAll,
+// WriteFile's replacement) examine the existing file through an fd
+// opened beneath its root. Resolve and Check examine it by path: their
+// answer is advisory, as always. landlock.Compile decides when it walks
+// the tree: a file that becomes a private key after Compile is not
+// carved out for children, like every start-time match.
+func WithDenyPrivateKeys(patterns ...string) Option {
+	return func(c *config) error {
+		c.keyPatterns = append(c.keyPatterns, patterns...)
+		return nil
+	}
+}
+
+// WithDenySecrets denies the preset of common secrets: WithDeny with
+// SecretPatterns, and WithDenyPrivateKeys with PrivateKeyPatterns. It is
+// what the CLI's --deny-secrets selects.
+func WithDenySecrets() Option {
+	return func(c *config) error {
+		c.deny = append(c.deny, SecretPatterns...)
+		c.keyPatterns = append(c.keyPatterns, PrivateKeyPatterns...)
+		return nil
+	}
+}
+
+// SecretPatterns is the path part of the secrets preset (WithDenySecrets,
+// which also adds PrivateKeyPatterns): deny patterns in gitignore syntax
+// for credential files, denied whatever their content. It is not enabled
+// by default. Sources: seed 004's blocked_patterns, seed 002's
+// daemon-secret list, and the credential files that peers deny by
+// default or document (OpenSSH ssh-keygen(1) FILES, AWS CLI
+// ~/.aws/credentials and config, gcloud's ~/.config/gcloud
+// (credentials.db, application_default_credentials.json), Azure CLI
+// ~/.azure, netrc(5), npmrc(5), .pypirc, Vault's ~/.vault-token, kubectl's
+// ~/.kube/config, git-credential-store(1), Docker's config.json, cargo's
+// credentials.toml, gh's hosts.yml, PostgreSQL's .pgpass, MySQL's
+// .my.cnf). SSH identities: every name ssh-keygen gives a key type
+// ("id_rsa*" covers id_rsa_work, "id_ed25519*" id_ed25519_sk, ...) is
+// denied, public keys "id_*.pub" are re-included; any other "id_*" file
+// is denied when it holds a private key (PrivateKeyPatterns), so source
+// files such as id_generator.go stay readable. A pattern with a "/" in
+// the middle is anchored at the root in gitignore(5), so the nested ones
+// start with "**/" (".kube/config" alone would miss home/.kube/config).
 var SecretPatterns = []string{
+	// Environment files; the conventional template stays readable.
 	".env",
 	".env.*",
+	"*.env",
 	"!.env.example",
-	"*.pem",
+	// SSH and GnuPG: identities anywhere, and the whole directories.
+	"id_rsa*",
+	"id_dsa*",
+	"id_ecdsa*",
+	"id_ed25519*",
+	"id_xmss*",
+	"!id_*.pub",
+	".ssh/",
+	".gnupg/",
+	// Private keys and key stores in their own formats.
 	"*.key",
 	"*.p12",
 	"*.pfx",
-	"id_rsa",
-	"id_dsa",
-	"id_ecdsa",
-	"id_ed25519",
-	".ssh/",
-	".gnupg/",
+	"*.jks",
+	"*.keystore",
+	"*.ppk",
+	// Cloud CLIs.
 	".aws/",
 	".azure/",
-	".config/gcloud/",
-	".kube/config",
-	".docker/config.json",
+	"**/.config/gcloud/",
+	"application_default_credentials.json",
+	".vault-token",
+	"**/.kube/config",
+	"**/.docker/config.json",
+	// Package managers and forges.
 	".netrc",
+	"_netrc",
 	".npmrc",
 	".pypirc",
+	"**/.gem/credentials",
+	"**/.cargo/credentials",
+	"**/.cargo/credentials.toml",
 	".git-credentials",
-	".claude/.credentials.json",
+	"**/.config/gh/hosts.yml",
+	// Databases.
+	".pgpass",
+	".my.cnf",
+	// Agents.
+	"**/.claude/.credentials.json",
 }
+
+// PrivateKeyPatterns is the content-conditional part of the secrets
+// preset (WithDenySecrets): PEM files and other "id_*" files, denied
+// only when they hold a private key block (see WithDenyPrivateKeys), so
+// CA bundles (certifi's cacert.pem) stay readable for TLS clients (pip,
+// requests, curl).
+var PrivateKeyPatterns = []string{"*.pem", "id_*"}

@@ -58,24 +58,50 @@ const (
 // Workspace's own file operations re-open the canonical path with
 // RESOLVE_NO_SYMLINKS, so a swap in between makes them fail, never
 // redirects them.
+//
+// With WithDenyPrivateKeys, an existing file whose name matches is
+// opened (O_NOFOLLOW) and examined: ErrDenied when it holds a private key
+// (see HoldsPrivateKey). This is the one place Resolve opens a file; the
+// Workspace's operations decide on the fd they open instead.
 func (w *Workspace) Resolve(unsafePath string) (string, error) {
-	canon, _, err := w.resolve("resolve", unsafePath, true)
+	canon, root, err := w.resolve("resolve", unsafePath, true)
+	if err == nil && w.keyDeniedPath(canon, root) {
+		return "", &fs.PathError{Op: "resolve", Path: unsafePath, Err: ErrDenied}
+	}
 	return canon, err
 }
 
 // Check is Resolve followed by the policy decision for access a: Write
-// into a ReadOnly or ReadExec root fails with ErrReadOnly, Execute in a
-// ReadOnly root fails with ErrNotExecutable. Read is allowed in every
-// root. It returns the canonical path on success.
+// into a ReadOnly or ReadExec root, or onto a path made read-only by
+// WithReadOnly or WithProtectedAgentConfig, fails with ErrReadOnly;
+// Execute in a ReadOnly root fails with ErrNotExecutable. Read is allowed
+// in every root. It returns the canonical path on success. Its answer is
+// the one every Workspace operation and landlock.Compile's carve-outs
+// give for the same path and access.
 func (w *Workspace) Check(unsafePath string, a Access) (string, error) {
 	canon, root, err := w.resolve("check", unsafePath, true)
 	if err != nil {
 		return "", err
 	}
-	if err := accessErr(root.Mode, a); err != nil {
+	if err := w.accessErr(canon, root, a); err != nil {
 		return "", &fs.PathError{Op: "check", Path: unsafePath, Err: err}
 	}
+	if w.keyDeniedPath(canon, root) {
+		return "", &fs.PathError{Op: "check", Path: unsafePath, Err: ErrDenied}
+	}
 	return canon, nil
+}
+
+// accessErr is the policy decision for access a on canon in root: the
+// root's mode, then the read-only narrowings for Write.
+func (w *Workspace) accessErr(canon string, root *wsRoot, a Access) error {
+	if err := accessErr(root.Mode, a); err != nil {
+		return err
+	}
+	if a == Write && w.readOnlyAt(canon, root) {
+		return ErrReadOnly
+	}
+	return nil
 }
 
 func accessErr(m Mode, a Access) error {

@@ -29,6 +29,12 @@ type Workspace struct {
 	noHardlinked   bool
 	resolveFlags   openat.Flags
 	sys            *wsRoot // "/" as a ReadWrite root, only when unrestricted
+
+	ro       *denyMatcher // WithReadOnly patterns
+	roPaths  []string     // WithReadOnly absolute paths, canonical
+	agent    []string     // WithProtectedAgentConfig: AgentConfigProtected
+	gitEntry string       // WithProtectedAgentConfig: <root>/.git, protected itself
+	keys     *denyMatcher // WithDenyPrivateKeys patterns
 }
 
 type wsRoot struct {
@@ -90,6 +96,35 @@ func New(root string, opts ...Option) (*Workspace, error) {
 		return nil, err
 	}
 	w.deny = d
+	var roPatterns []string
+	for _, p := range c.readOnly {
+		if !filepath.IsAbs(p) {
+			roPatterns = append(roPatterns, p)
+			continue
+		}
+		canon, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			w.Close()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, &fs.PathError{Op: "jail.WithReadOnly", Path: p, Err: err}
+		}
+		w.roPaths = append(w.roPaths, canon)
+	}
+	if w.ro, err = newDenyMatcher(roPatterns); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("jail: WithReadOnly: %w", err)
+	}
+	if w.keys, err = newDenyMatcher(c.keyPatterns); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("jail: WithDenyPrivateKeys: %w", err)
+	}
+	if c.protectAgent {
+		w.agent = w.agentProtected(w.Root())
+		w.gitEntry = filepath.Join(w.Root(), ".git")
+	}
 	return w, nil
 }
 

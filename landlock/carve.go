@@ -9,9 +9,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	"github.com/charlievieth/fastwalk"
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/jail"
 )
@@ -78,32 +82,30 @@ const (
 
 // Carve-out sources, for CarveOut.Source.
 const (
+	// SourceDenyPattern: a deny pattern (jail.WithDeny) matches.
 	SourceDenyPattern = "deny-pattern"
-	SourceReadOnly    = "read-only"
+	// SourcePrivateKey: a private-key pattern (jail.WithDenyPrivateKeys)
+	// matches and the file held a private key when Compile ran.
+	SourcePrivateKey = "private-key"
+	// SourceReadOnly: jail.WithReadOnly.
+	SourceReadOnly = "read-only"
+	// SourceAgentConfig: jail.WithProtectedAgentConfig.
 	SourceAgentConfig = "agent-config"
-	SourceNestedRoot  = "nested-root"
+	// SourceNestedRoot: a read-only root inside a writable one.
+	SourceNestedRoot = "nested-root"
+	// SourceUnlistable: a directory the walk could not list (EACCES),
+	// carved out whole so that no entry of it is reachable by name.
+	SourceUnlistable = "unlistable"
 )
 
-// AgentConfigPaths are the entries of the workspace root that
-// Options.ProtectAgentConfig makes read-only for children: files whose
-// modification would run code outside the sandbox later (git hooks and
-// configuration such as core.hooksPath or core.fsmonitor, shell start-up
-// files, editor tasks, agent and MCP server configuration). Paths are
-// relative to the workspace root; a trailing "/" marks a directory.
-var AgentConfigPaths = []string{
-	".git/hooks/", ".git/config", ".gitmodules",
-	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".envrc",
-	".vscode/", ".idea/", ".mcp.json", ".claude/", ".codex/",
-}
-
-// DefaultWalkLimit is the number of entries Compile visits at most when
-// it expands deny and read-only patterns against the tree, per top-level
-// root (Options.WalkLimit 0). Measured on a shared 2-core VM (Linux 6.18,
-// TestCarveOutScale): a 10,000-file workspace compiles in ~45 ms (100
-// directories of 100 files, 129 rules) to ~85 ms (10,000 files in the
-// workspace root, 10,029 rules); the walk's cost is one lstat per path
-// component per entry (pattern matching through jail.Workspace.Resolve).
-const DefaultWalkLimit = 100_000
+// DefaultWalkLimit is the number of entries Compile visits at most, in
+// all roots, when it expands the policy's patterns against the tree
+// (Options.WalkLimit 0). Measured on a shared 2-core VM (Linux 6.18,
+// BenchmarkCarveWalk1M, warm cache): 1,000,000 entries take well under a
+// second, so the default bounds the walk to seconds before Compile
+// refuses with ErrWalkLimit. It exists so that a policy over a huge tree
+// fails with a clear error instead of hanging, never to drop patterns.
+const DefaultWalkLimit = 10_000_000
 
 // CarveOut is one path carved out of an allowed root, in a Report.
 type CarveOut struct {
@@ -314,78 +316,113 @@ func nestedCarves(roots []Rule) []carve {
 	return out
 }
 
-// expandPatterns walks each top-level root (not following symlinks,
-// visiting at most limit entries per root) and returns the canonical
-// paths that match: denied(p) true. A matching directory is not descended
-// into. Symlinks are never returned (access through them is checked on
-// their target, which is matched where it lives). over lists the roots
-// whose walk stopped at the limit; their matches so far are returned.
-func expandPatterns(roots []string, denied func(string) bool, limit int) (out, over []string, err error) {
-	seen := 0
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		ents, err := listDir(dir)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+// walkCarves walks the top-level roots in parallel (fastwalk; no symlink
+// is followed: access through a link is checked on its target, which is
+// met where it lives) and returns what the policy narrows, as
+// ws.Narrowing says: a denied entry (not descended into), a non-directory
+// matching a private-key pattern whose content holds a key (or cannot be
+// examined), and the topmost entry of each read-only subtree (descended
+// into, so that denied entries below it are carved out too). A directory
+// that cannot be listed is carved out whole, denied (fail closed: its
+// entries would be reachable by name). More than limit entries in all
+// fail with ErrWalkLimit. The result is sorted by path.
+func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) {
+	var (
+		mu     sync.Mutex
+		out    []carve
+		seen   atomic.Int64
+		roDirs sync.Map // directories met that are read-only, with all below
+	)
+	add := func(c carve) {
+		mu.Lock()
+		out = append(out, c)
+		mu.Unlock()
+	}
+	conf := fastwalk.Config{Follow: false}
+	for _, root := range roots {
+		err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				switch {
+				case p == root:
+					return err
+				case errors.Is(err, fs.ErrNotExist):
+					return nil // removed during the walk
+				case errors.Is(err, fs.ErrPermission):
+					add(carve{path: p, source: SourceUnlistable, exists: true})
+					return nil
+				}
+				return err
+			}
+			if p == root {
 				return nil
 			}
-			return err
-		}
-		for _, e := range ents {
-			seen++
-			if seen > limit {
-				return errWalkLimit
+			if seen.Add(1) > int64(limit) {
+				return fmt.Errorf("%w: more than %d entries below %s; a pattern could match beyond them, so nothing is run (raise Options.WalkLimit; landjail: --walk-limit N)", ErrWalkLimit, limit, root)
 			}
-			if e.kind == kindSymlink {
-				continue
+			typ := d.Type()
+			if typ&fs.ModeSymlink != 0 {
+				return nil
 			}
-			p := filepath.Join(dir, e.name)
-			if denied(p) {
-				out = append(out, p)
-				continue
+			// Entries of the root get the full match (their parents lie
+			// above the root); deeper ones only their own level, their
+			// parents having been matched when the walk met them.
+			parent := filepath.Dir(p)
+			var n jail.Narrowing
+			if parent == root {
+				n = ws.Narrowing(p)
+			} else {
+				n = ws.EntryNarrowing(p)
 			}
-			if e.kind == kindDir {
-				if err := walk(p); err != nil {
-					return err
+			_, roParent := roDirs.Load(parent)
+			isDir := typ.IsDir()
+			if isDir && (roParent || n&jail.NarrowReadOnly != 0) {
+				roDirs.Store(p, true)
+			}
+			if n == 0 {
+				return nil
+			}
+			if n&jail.NarrowDenied != 0 {
+				add(carve{path: p, source: SourceDenyPattern, exists: true})
+				if isDir {
+					return fastwalk.SkipDir
 				}
+				return nil
 			}
-		}
-		return nil
-	}
-	for _, r := range roots {
-		seen = 0
-		err := walk(r)
-		if errors.Is(err, errWalkLimit) {
-			over = append(over, r)
-			continue
-		}
+			if n&jail.NarrowPrivateKey != 0 && !isDir && holdsKey(p, typ) {
+				add(carve{path: p, source: SourcePrivateKey, exists: true})
+				return nil
+			}
+			if n&jail.NarrowReadOnly != 0 && !roParent {
+				add(carve{path: p, access: RightsReadExec, source: SourceReadOnly, exists: true})
+			}
+			return nil
+		})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return out, over, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
 }
 
-var errWalkLimit = errors.New("walk limit reached")
-
-// matcher builds a Workspace with ws's roots and the given patterns as
-// deny patterns, so that a path matches exactly as jail's deny patterns
-// do (relative to the deepest root). The caller closes it.
-func matcher(ws *jail.Workspace, patterns []string) (*jail.Workspace, error) {
-	roots := ws.Roots()
-	var opts []jail.Option
-	for _, r := range roots[1:] {
-		opts = append(opts, jail.WithAllowed(r.Path, r.Mode))
+// holdsKey examines the file at p (met by the walk, so canonical) for a
+// private key, opening it without following a symlink. Only regular
+// files are opened: a FIFO or device matching the pattern counts as a
+// key (fail closed, and no open with side effects). A file that vanished
+// holds nothing.
+func holdsKey(p string, typ fs.FileMode) bool {
+	if !typ.IsRegular() {
+		return true
 	}
-	opts = append(opts, jail.WithDeny(patterns...))
-	return jail.New(roots[0].Path, opts...)
-}
-
-func matches(m *jail.Workspace) func(string) bool {
-	return func(p string) bool {
-		_, err := m.Resolve(p)
-		return errors.Is(err, jail.ErrDenied)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err == unix.ENOENT {
+		return false
 	}
+	if err != nil {
+		return true
+	}
+	defer unix.Close(fd)
+	return jail.HoldsPrivateKey(fd)
 }
 
 // topRoots returns the policy roots that lie inside no other policy root.
@@ -405,95 +442,54 @@ func topRoots(roots []Rule) []string {
 	return out
 }
 
-// collectCarves gathers every carve of ws and opt: deny patterns and
-// Options.ReadOnly patterns expanded against the tree, absolute
-// Options.ReadOnly paths, the agent-config preset and nested roots.
-// A failure to expand patterns (walk limit, unrestricted policy) is
-// returned as a reason string for the report, not an error.
-func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) (carves []carve, dropped string, err error) {
-	carves = nestedCarves(roots)
+// collectCarves gathers every carve of ws: nested read-only roots, what
+// the walk of the top roots finds (deny, private-key and read-only
+// patterns, absolute read-only paths), the absolute read-only paths and
+// the agent-config paths whether they exist or not (a missing one makes
+// its parent a chain directory, so it cannot be created). Patterns that
+// cannot be expanded are an error, never a dropped feature.
+func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, error) {
+	carves := nestedCarves(roots)
 	limit := opt.WalkLimit
 	if limit <= 0 {
 		limit = DefaultWalkLimit
 	}
-	readRights := RightsReadExec
-	expand := func(patterns []string, access golandlock.AccessFSSet, source string) error {
-		if len(patterns) == 0 {
-			return nil
+	patterns := len(ws.DenyPatterns()) > 0 || len(ws.ReadOnlyPatterns()) > 0 || len(ws.PrivateKeyPatterns()) > 0
+	if patterns && ws.Unrestricted() {
+		if opt.NoCarve {
+			return carves, nil
 		}
-		if ws.Unrestricted() {
-			dropped = "the policy is unrestricted: expanding patterns would walk the whole file system"
-			return nil
-		}
-		m, err := matcher(ws, patterns)
+		return nil, fmt.Errorf("%w: the policy is unrestricted: carving its patterns out would walk the whole file system (Options.NoCarve compiles without them, reported as dropped)", ErrNotEnforceable)
+	}
+	if patterns || len(ws.ReadOnlyPaths()) > 0 {
+		found, err := walkCarves(ws, topRoots(roots), limit)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer m.Close()
-		paths, over, err := expandPatterns(topRoots(roots), matches(m), limit)
-		if err != nil {
-			return err
-		}
-		if len(over) > 0 {
-			dropped = fmt.Sprintf("more than %d entries below %s (Options.WalkLimit)", limit, strings.Join(over, ", "))
-		}
-		for _, p := range paths {
-			carves = append(carves, carve{path: p, access: access, source: source, exists: true})
-		}
-		return nil
+		carves = append(carves, found...)
 	}
-	if err := expand(ws.DenyPatterns(), 0, SourceDenyPattern); err != nil {
-		return nil, "", err
+	for _, p := range ws.ReadOnlyPaths() {
+		carves = append(carves, carve{path: p, access: RightsReadExec, source: SourceReadOnly, exists: true})
 	}
-	var roPatterns []string
-	for _, p := range opt.ReadOnly {
-		if filepath.IsAbs(p) {
-			c, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				return nil, "", fmt.Errorf("landlock: Options.ReadOnly: %w", err)
-			}
-			carves = append(carves, carve{path: c, access: readRights, source: SourceReadOnly, exists: true})
-			continue
-		}
-		roPatterns = append(roPatterns, p)
-	}
-	if err := expand(roPatterns, readRights, SourceReadOnly); err != nil {
-		return nil, "", err
-	}
-	if opt.ProtectAgentConfig {
-		carves = append(carves, agentCarves(ws.Root())...)
-	}
-	return carves, dropped, nil
-}
-
-// agentCarves returns the agent-config preset below root: existing entries
-// at their canonical path, missing ones as names whose parent becomes a
-// chain directory. An entry that is a symlink is protected where it
-// points (if that is inside the workspace; elsewhere it is as the policy
-// says) and at its own name.
-//
-// A .git that is a file (a worktree's or submodule's "gitdir: ..." link)
-// is itself protected: pointed elsewhere, it would select another
-// repository's hooks and configuration.
-func agentCarves(root string) []carve {
-	var out []carve
-	if fi, err := os.Lstat(filepath.Join(root, ".git")); err == nil && !fi.IsDir() {
-		out = append(out, carve{path: filepath.Join(root, ".git"), access: RightsReadExec, source: SourceAgentConfig, exists: true})
-	}
-	for _, rel := range AgentConfigPaths {
-		p := filepath.Join(root, strings.TrimSuffix(rel, "/"))
+	for _, p := range ws.AgentConfigProtected() {
 		_, err := os.Lstat(p)
-		c := carve{path: p, access: RightsReadExec, source: SourceAgentConfig, exists: err == nil}
-		out = append(out, c)
-		if err != nil {
-			continue
-		}
-		if t, err := filepath.EvalSymlinks(p); err == nil && t != p && within(t, root) {
-			c.path = t
+		carves = append(carves, carve{path: p, access: RightsReadExec, source: SourceAgentConfig, exists: err == nil})
+	}
+	// One carve per path and access (the walk meets absolute read-only
+	// paths too).
+	type key struct {
+		path   string
+		access golandlock.AccessFSSet
+	}
+	seen := map[key]bool{}
+	out := carves[:0]
+	for _, c := range carves {
+		if k := (key{c.path, c.access}); !seen[k] {
+			seen[k] = true
 			out = append(out, c)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // widenedCarves names carve-outs that a rule outside the carving (TmpDir,
@@ -519,5 +515,6 @@ func widenedCarves(rules []Rule, carves []carve) []string {
 var carveNotes = []string{
 	"carve-outs: directories on the way to a carved-out path (chain directories) get read_dir only: a child cannot create, remove or rename entries directly in them (EACCES), and a sibling file replaced by rename (editors, git's index.lock -> index) would lose its rule; files and directories below other entries are fully usable",
 	"carve-outs: patterns are expanded when the ruleset is compiled; a file that starts to match later (created or renamed by another process, or by the child below a sibling directory, which it fully owns) is not carved out",
+	"carve-outs: a file matching a private-key pattern (*.pem, id_*) is carved out when it holds a private key at compile time; one that becomes a key later is not, as every start-time match",
 	"carve-outs: a denied directory can still be listed (read_dir is inherited from its chain), its files cannot be read, written, removed or renamed; hard links to a carved-out file that existed before compile time are the same inode and get the rights of wherever they live",
 }

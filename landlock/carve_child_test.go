@@ -176,17 +176,18 @@ func TestCarveOutChainDirsFrozen(t *testing.T) {
 	}
 }
 
-// TestCarveOutReadOnly: Options.ReadOnly paths and patterns, and a
+// TestCarveOutReadOnly: jail.WithReadOnly paths and patterns, and a
 // read-only root nested in the workspace, are readable, not writable.
 func TestCarveOutReadOnly(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 3)
 	ws := newWS(t)
 	vendor := filepath.Join(ws.Root(), "vendor")
 	ws.Close()
-	ws, err := jail.New(ws.Root(), jail.WithAllowed(vendor, jail.ReadOnly))
+	ws, err := jail.New(ws.Root(), jail.WithAllowed(vendor, jail.ReadOnly),
+		jail.WithReadOnly("docs/", filepath.Join(ws.Root(), "a.txt")))
 	require.NoError(t, err)
 	defer ws.Close()
-	rs := compile(t, ws, landlock.Options{ReadOnly: []string{"docs/", filepath.Join(ws.Root(), "a.txt")}})
+	rs := compile(t, ws, landlock.Options{})
 	modes := map[string]string{}
 	for _, c := range rs.Report().CarveOuts {
 		modes[strings.TrimPrefix(c.Path, ws.Root()+"/")] = c.Mode + " " + c.Source
@@ -233,7 +234,11 @@ func TestCarveOutAgentConfig(t *testing.T) {
 	git("add", "a.txt")
 	git("commit", "-q", "-m", "one")
 	tree(t, root, ".vscode/settings.json", ".bashrc", "cfg/mcp.json", ".mcp.json => cfg/mcp.json")
-	rs := compile(t, ws, landlock.Options{ProtectAgentConfig: true})
+	ws.Close()
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	rs := compile(t, ws, landlock.Options{})
 	got := map[string]bool{}
 	for _, c := range rs.Report().CarveOuts {
 		assert.Equal(t, landlock.CarveReadOnly, c.Mode)
@@ -272,7 +277,7 @@ func TestCarveOutAgentConfig(t *testing.T) {
 		// .git: refused, and nothing is left behind.
 		{gitc + "add src/blob.txt", false},
 	})
-	_, err := os.Lstat(filepath.Join(root, ".git/index.lock"))
+	_, err = os.Lstat(filepath.Join(root, ".git/index.lock"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no stale index.lock after the refused git add")
 	// Outside the sandbox git still works.
 	git("status", "--short")
@@ -374,12 +379,10 @@ func TestCarveOutStrict(t *testing.T) {
 	require.NoError(t, err, "deny patterns are enforceable by carving")
 	rs.Close()
 
-	_, err = landlock.Compile(ws, landlock.Options{Strict: true, WalkLimit: 3})
-	assert.ErrorIs(t, err, landlock.ErrNotEnforceable, "tree larger than the walk limit")
-	rs, err = landlock.Compile(ws, landlock.Options{WalkLimit: 3})
-	require.NoError(t, err)
-	assert.Contains(t, names(rs.Report().Dropped), "carve-outs")
-	rs.Close()
+	for _, strict := range []bool{true, false} {
+		_, err = landlock.Compile(ws, landlock.Options{Strict: strict, WalkLimit: 3})
+		assert.ErrorIs(t, err, landlock.ErrWalkLimit, "tree larger than the walk limit, strict=%v", strict)
+	}
 
 	_, err = landlock.Compile(ws, landlock.Options{Strict: true, NoCarve: true})
 	assert.ErrorIs(t, err, landlock.ErrNotEnforceable)
@@ -390,6 +393,48 @@ func TestCarveOutStrict(t *testing.T) {
 	un, err := jail.New(ws.Root(), jail.Unrestricted(), jail.WithDeny(".env"))
 	require.NoError(t, err)
 	defer un.Close()
-	_, err = landlock.Compile(un, landlock.Options{Strict: true})
-	assert.ErrorIs(t, err, landlock.ErrNotEnforceable, "unrestricted: the whole file system would have to be walked")
+	for _, strict := range []bool{true, false} {
+		_, err = landlock.Compile(un, landlock.Options{Strict: strict})
+		assert.ErrorIs(t, err, landlock.ErrNotEnforceable, "unrestricted: the whole file system would have to be walked, strict=%v", strict)
+	}
+}
+
+// TestWalkLimitNeverFailsOpen: the reported break. A tree larger than the
+// walk limit with the secret after it: the old Compile returned a
+// Ruleset (best effort, one-line warning) whose child printed the secret.
+// Now Compile refuses in both modes, naming the limit and the flag, and
+// a limit that fits carves the secret out. Unconfined control: the child
+// of a Ruleset compiled with NoCarve reads it.
+func TestWalkLimitNeverFailsOpen(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 3)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "ws")
+	for i := range 50 {
+		tree(t, root, fmt.Sprintf("node_modules/m%02d/index.js", i))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "server"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "server/.env"), []byte("WALK-LIMIT-MARKER\n"), 0o600))
+	ws, err := jail.New(root, jail.WithDenySecrets())
+	require.NoError(t, err)
+	defer ws.Close()
+	for _, strict := range []bool{false, true} {
+		rs, err := landlock.Compile(ws, landlock.Options{System: true, Strict: strict, WalkLimit: 20})
+		if err == nil {
+			out, _ := sh(t, ws, rs, "cat server/.env")
+			rs.Close()
+			assert.NotContains(t, out, "WALK-LIMIT-MARKER", "strict=%v: the secret beyond the walk limit was readable", strict)
+		}
+		require.ErrorIs(t, err, landlock.ErrWalkLimit, "strict=%v", strict)
+		assert.Contains(t, err.Error(), "more than 20 entries")
+		assert.Contains(t, err.Error(), "--walk-limit")
+	}
+	rs := compile(t, ws, landlock.Options{WalkLimit: 200})
+	out, err := sh(t, ws, rs, "cat server/.env")
+	assert.Error(t, err)
+	assert.NotContains(t, out, "WALK-LIMIT-MARKER")
+	ctl := compile(t, ws, landlock.Options{NoCarve: true})
+	out, err = sh(t, ws, ctl, "cat server/.env")
+	require.NoError(t, err, "control: without carve-outs the child reads the secret")
+	assert.Contains(t, out, "WALK-LIMIT-MARKER")
 }

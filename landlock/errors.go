@@ -11,12 +11,20 @@ var (
 	// RestrictSelf returns it; callers fall back to path checks.
 	ErrNotEnforced = errors.New("landlock: ruleset is not enforced by the kernel")
 
-	// ErrNotEnforceable: Strict was set and the policy asks for something
-	// Landlock cannot express at all, whatever the ABI: a carve-out that
-	// cannot be compiled (patterns of an unrestricted policy, a tree
-	// larger than Options.WalkLimit, Options.NoCarve) or that another
-	// rule widens again (see Options.Strict).
+	// ErrNotEnforceable: the policy asks for something Landlock cannot
+	// express at all, whatever the ABI. Always for deny, read-only or
+	// private-key patterns of an unrestricted policy (carving them would
+	// walk the whole file system; a deny pattern never fails open). With
+	// Strict also for Options.NoCarve with something to carve, and for a
+	// carve-out that another rule widens again (see Options.Strict).
 	ErrNotEnforceable = errors.New("landlock: policy cannot be enforced by Landlock")
+
+	// ErrWalkLimit: expanding the policy's patterns would visit more than
+	// Options.WalkLimit entries. Compile refuses in every mode, strict or
+	// best effort, rather than leave the matches beyond the limit
+	// reachable for children; the error names the limit, the root, and
+	// how to raise it (Options.WalkLimit; the CLI's --walk-limit).
+	ErrWalkLimit = errors.New("landlock: walk limit reached while expanding the policy's patterns")
 
 	// ErrClosed: the Ruleset was used after Close.
 	ErrClosed = errors.New("landlock: ruleset is closed")

@@ -10,9 +10,9 @@
 // of the process.
 //
 // Landlock rules only allow, and rights are unions along the directory
-// tree. So that the policy's deny patterns, Options.ReadOnly, the
-// agent-config preset and read-only roots nested in a read-write root hold
-// for children too, Compile carves those paths out of the allowed roots
+// tree. So that the policy's deny patterns (and private keys), its
+// read-only paths (jail.WithReadOnly, jail.WithProtectedAgentConfig) and
+// read-only roots nested in a read-write root hold for children too, Compile carves those paths out of the allowed roots
 // (see chainRights in carve.go and Report.CarveOuts): each directory on
 // the way to a carved-out path gets read_dir only, each other entry of
 // those directories its full rights, the carved-out path nothing or
@@ -76,50 +76,26 @@ type Options struct {
 
 	// Strict makes Compile fail instead of dropping anything: an
 	// *ABIError naming every missing right when the kernel's ABI is too
-	// old (including no Landlock at all), ErrNotEnforceable when a
-	// carve-out cannot be compiled (patterns of an unrestricted policy,
-	// more than WalkLimit entries to walk, NoCarve with something to
-	// carve) or is widened again by another rule (TmpDir, Extra, system
-	// preset on or above a carved path). Missing optional paths (system
-	// preset) never fail. Strict does not refuse what no compile-time
+	// old (including no Landlock at all), ErrNotEnforceable for NoCarve
+	// with something to carve or a carve-out widened again by another
+	// rule (TmpDir, Extra, system preset on or above a carved path).
+	// Patterns that cannot be expanded (an unrestricted policy, more than
+	// WalkLimit entries) fail Compile whether Strict is set or not.
+	// Missing optional paths (system preset) never fail. Strict does not refuse what no compile-time
 	// check can see: a path that starts to match a deny pattern after
 	// Compile (listed in Report.Notes).
 	Strict bool
 
-	// ReadOnly lists paths inside writable roots that children may read
-	// (and execute, where the root allows it) but not write, create,
-	// remove or rename: absolute paths (symlinks resolved), or patterns
-	// in the syntax of jail.WithDeny ("docs/", "*.lock", "/go.sum"),
-	// matched as deny patterns are. Patterns are expanded against the
-	// tree at Compile time. Landlock ABI 1 (before ABI 3 truncate(2) is
-	// not restricted, so a read-only file can still be truncated).
-	ReadOnly []string
-
-	// ProtectAgentConfig makes AgentConfigPaths in the workspace root
-	// read-only for children (files whose modification would run code
-	// outside the sandbox later: .git/hooks/, .git/config, shell rc
-	// files, .vscode/, .mcp.json, ...). Names that do not exist cannot be
-	// created either: their parent directory (the workspace root, .git)
-	// becomes a chain directory. Consequence: a child cannot create,
-	// remove or rename entries directly in the workspace root or in
-	// .git, so `git add` and `git commit` fail cleanly (they create
-	// .git/index.lock; measured: refused with EACCES, no lock left
-	// behind); reads, `git log`/`status`, writing objects and everything
-	// below other directories are unaffected. For that reason the CLI
-	// should leave it off by default for `run` and offer it as
-	// --protect-agent-config: on by default it would break the most common
-	// agent workflow (edit, git commit) in every workspace.
-	ProtectAgentConfig bool
-
-	// WalkLimit bounds how many entries Compile visits when it expands
-	// deny and read-only patterns (0: DefaultWalkLimit). Beyond it the
-	// patterns are not enforced for children (reported as dropped;
-	// Strict fails).
+	// WalkLimit bounds how many entries Compile visits in all when it
+	// expands the policy's deny, read-only and private-key patterns
+	// against the tree (0: DefaultWalkLimit). Reaching it is an error
+	// wrapping ErrWalkLimit in every mode: a pattern never fails open.
 	WalkLimit int
 
 	// NoCarve compiles every root whole, as if nothing were carved out:
-	// deny patterns, ReadOnly, ProtectAgentConfig and read-only roots
-	// nested in writable ones are then not enforced for children
+	// the policy's deny patterns, read-only paths (jail.WithReadOnly,
+	// jail.WithProtectedAgentConfig) and read-only roots nested in
+	// writable ones are then not enforced for children
 	// (reported as the dropped feature "carve-outs"; Strict fails). For
 	// workloads that must create files in the workspace root.
 	NoCarve bool
@@ -271,8 +247,8 @@ type Report struct {
 	// CarveOuts are the paths carved out of allowed roots; CarveRules is
 	// how many rules compiling them took in total (siblings, chain
 	// directories, read-only carve-outs) and ChainDirs how many
-	// directories are frozen (see Options.ProtectAgentConfig). Empty
-	// when nothing was carved or carving was dropped.
+	// directories are frozen (see chainRights in carve.go). Empty when
+	// nothing was carved or carving was dropped (Options.NoCarve).
 	CarveOuts  []CarveOut `json:"carve_outs,omitempty"`
 	CarveRules int        `json:"carve_rules,omitempty"`
 	ChainDirs  int        `json:"chain_dirs,omitempty"`
@@ -371,17 +347,20 @@ func (r *Ruleset) Close() error { return r.close() }
 // for a required rule path that cannot be opened; errno errors from the
 // Landlock syscalls (wrapped with %w).
 //
-// When something is carved out (deny patterns, Options.ReadOnly,
-// ProtectAgentConfig, read-only roots inside writable ones), Compile
-// walks the roots once (not following symlinks, at most WalkLimit
-// entries) to expand the patterns, and lists every chain directory; the
+// The carve-outs come from ws alone, so the Workspace's own operations,
+// Workspace.Check and children agree on every path: when ws narrows
+// anything (deny and private-key patterns, jail.WithReadOnly,
+// jail.WithProtectedAgentConfig, read-only roots inside writable ones),
+// Compile walks the roots once in parallel (fastwalk, following no
+// symlink, at most WalkLimit entries, else ErrWalkLimit) asking
+// ws.Narrowing of every entry, reads the files a private-key pattern
+// matches (jail.HoldsPrivateKey), and lists every chain directory; the
 // rule count then grows with the number of entries in chain directories
-// (measured: a 10,000-file workspace with .env and certs/x.pem carved
-// out, see BenchmarkCompileCarve).
+// (see BenchmarkCompileCarve and BenchmarkCarveWalk1M). A directory the
+// walk cannot list (EACCES) is carved out whole (fail closed).
 //
-// Compile reads ws only through Roots, Root, DenyPatterns and
-// Unrestricted (it builds a private Workspace over the same roots to
-// match patterns); ws may be closed afterwards. Minimum: Landlock ABI 1 (Linux 5.13); see
+// Compile reads ws through Roots, Unrestricted, Narrowing,
+// ReadOnlyPaths and AgentConfigProtected; ws may be closed afterwards. Minimum: Landlock ABI 1 (Linux 5.13); see
 // Report for what each ABI adds.
 func Compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	return compile(ws, opt)

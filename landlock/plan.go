@@ -76,10 +76,8 @@ type request struct {
 	// the ones carves are compiled out of.
 	policyRoots int
 	carves      []carve
-	// carveDropped says why patterns could not be expanded ("" if they
-	// were, or there were none); noCarve is Options.NoCarve.
-	carveDropped string
-	noCarve      bool
+	// noCarve is Options.NoCarve.
+	noCarve bool
 }
 
 func newRequest(ws *jail.Workspace, opt Options) (request, error) {
@@ -103,7 +101,7 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 	}
 	req.policyRoots = len(req.rules)
 	var err error
-	req.carves, req.carveDropped, err = collectCarves(ws, opt, req.rules)
+	req.carves, err = collectCarves(ws, opt, req.rules)
 	if err != nil {
 		return req, err
 	}
@@ -218,22 +216,12 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 			}
 		}
 	}
-	// A walk that hit its limit still carves what it found (and the
-	// other roots); the feature is reported dropped all the same.
 	carving := len(req.carves) > 0 && !req.noCarve
-	if len(req.carves) > 0 || req.carveDropped != "" {
+	if len(req.carves) > 0 {
 		f := Feature{Name: "carve-outs", ABI: 1, Required: true}
-		switch {
-		case req.noCarve, req.carveDropped != "":
+		if req.noCarve {
 			f.ABI = 0 // no ABI helps: Strict reports ErrNotEnforceable
-		}
-		switch {
-		case req.noCarve:
 			f.Reason = "Options.NoCarve: deny patterns and read-only paths below allowed roots stay reachable for children"
-		case req.carveDropped != "":
-			f.Reason = fmt.Sprintf("patterns not fully expanded: %s; matching paths there may stay reachable for children", req.carveDropped)
-		}
-		if f.Reason != "" {
 			rep.Dropped = append(rep.Dropped, f)
 		} else {
 			c.classify(f, abi > 0)

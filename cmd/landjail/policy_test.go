@@ -2,15 +2,21 @@ package main
 
 import (
 	"context"
-	"github.com/landjail/landjail/internal/cliopts"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/urfave/cli/v3"
+
+	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/internal/carvetest"
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/jail"
 )
 
 // parseRun parses args as "landjail run" would and returns the options.
@@ -167,5 +173,125 @@ func TestHelpDocumentsExitCodes(t *testing.T) {
 	_, out, _ := runCLI(t, "run", "--help")
 	for _, s := range []string{"126", "127", "128+N"} {
 		assert.Contains(t, out, s)
+	}
+}
+
+// TestResolveCarveOutTable runs testdata/carveouts.toml through landjail
+// resolve --access (in process, the policy given as flags): the reason
+// word is the verdict the Workspace and Landlock give, and no output ever
+// holds a secret's marker. Old code: --read-only and
+// --protect-agent-config were not resolve flags at all, and resolve
+// answered "ok" for every id_*_sk, .vault-token and private-key case.
+func TestResolveCarveOutTable(t *testing.T) {
+	for _, c := range carvetest.Load(t, "../../testdata/carveouts.toml") {
+		t.Run(c.Name, func(t *testing.T) {
+			root := carvetest.Build(t, &c)
+			access := "write"
+			if c.Access == carvetest.Read {
+				access = "read"
+			}
+			args := append([]string{"resolve"}, c.Policy.Flags(root)...)
+			args = append(args, "--access", access, c.Path)
+			code, out, errOut := runCLI(t, args...)
+			assert.NotContains(t, out+errOut, carvetest.Marker)
+			switch want := c.WantFor("resolve"); want {
+			case carvetest.OK:
+				assert.Equal(t, 0, code, "%s%s", out, errOut)
+				assert.True(t, strings.HasPrefix(out, "ok\t"), out)
+			default:
+				assert.Equal(t, exitRefused, code, "%s%s", out, errOut)
+				f := strings.Split(strings.TrimSuffix(out, "\n"), "\t")
+				require.Len(t, f, 4, "%q %s", out, errOut)
+				assert.Equal(t, want, f[2], out)
+			}
+		})
+	}
+}
+
+// TestConfigPolicyReachesWorkspace: read_only and protect_agent_config in
+// a --config file reach the Workspace that the MCP file tools use
+// (cliopts.Options.Policy), not only the Landlock carve-outs for bash.
+// The reported break: with both set, bash was refused but write_file
+// .git/hooks/pre-commit, edit_file .git/config, write_file .bashrc and
+// edit_file of a read-only file all succeeded. Unconfined control: the
+// same writes through a Workspace without the config succeed.
+func TestConfigPolicyReachesWorkspace(t *testing.T) {
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
+		base, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		root := filepath.Join(base, "ws")
+		for _, d := range []string{".git/hooks", "docs"} {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git/config"), []byte("[core]\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "docs/spec.md"), []byte("spec\n"), 0o644))
+		cfg := writeConfig(t, "workspace = \""+root+"\"\nread_only = [\"docs/\"]\nprotect_agent_config = true\n")
+		writes := []struct {
+			name  string
+			write func(ws *jail.Workspace) error
+		}{
+			{"write_file .git/hooks/pre-commit", func(ws *jail.Workspace) error {
+				return ws.WriteFile(".git/hooks/pre-commit", []byte("#!/bin/sh\ntouch /tmp/pwned\n"), 0o755)
+			}},
+			{"edit_file .git/config", func(ws *jail.Workspace) error {
+				return ws.WriteFile(".git/config", []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o644)
+			}},
+			{"write_file .bashrc", func(ws *jail.Workspace) error { return ws.WriteFile(".bashrc", []byte("evil\n"), 0o644) }},
+			{"edit_file docs/spec.md", func(ws *jail.Workspace) error { return ws.WriteFile("docs/spec.md", []byte("changed\n"), 0o644) }},
+			{"open docs/spec.md for append", func(ws *jail.Workspace) error {
+				f, err := ws.OpenFile("docs/spec.md", os.O_WRONLY|os.O_APPEND, 0)
+				if err == nil {
+					f.Close()
+				}
+				return err
+			}},
+			{"rename .git away", func(ws *jail.Workspace) error { return ws.Rename(".git", "git-old") }},
+			{"remove docs", func(ws *jail.Workspace) error { return ws.RemoveAll("docs") }},
+		}
+		for _, w := range writes {
+			o, _, err := parseRun(t, "--config", cfg)
+			require.NoError(t, err)
+			ws, err := o.Policy()
+			require.NoError(t, err)
+			assert.ErrorIs(t, w.write(ws), jail.ErrReadOnly, w.name)
+			ws.Close()
+		}
+		b, err := os.ReadFile(filepath.Join(root, ".git/config"))
+		require.NoError(t, err)
+		assert.Equal(t, "[core]\n", string(b))
+		_, err = os.Lstat(filepath.Join(root, ".git/hooks/pre-commit"))
+		assert.ErrorIs(t, err, os.ErrNotExist)
+		// Unconfined control: without the config every write succeeds.
+		for _, w := range writes {
+			ws, err := jail.New(root)
+			require.NoError(t, err)
+			assert.NoError(t, w.write(ws), "control: %s", w.name)
+			ws.Close()
+		}
+	})
+}
+
+// TestWalkLimitFlag: --walk-limit reaches Compile, and a tree larger than
+// the limit makes run refuse (before anything runs) with an error naming
+// the limit and the flag, in best-effort mode too.
+func TestWalkLimitFlag(t *testing.T) {
+	o, _, err := parseRun(t, "--walk-limit", "5")
+	require.NoError(t, err)
+	assert.Equal(t, 5, o.LandlockOptions("").WalkLimit)
+	_, _, err = parseRun(t, "--walk-limit", "-1")
+	assert.ErrorContains(t, err, "invalid --walk-limit")
+
+	root := t.TempDir()
+	for i := range 10 {
+		require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d", i)), nil, 0o644))
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, mode := range []string{"--best-effort", "--strict"} {
+		code, out, errOut := runCLI(t, "run", mode, "--workspace", root, "--deny", ".env", "--walk-limit", "3", "--", "/bin/sh", "-c", "touch "+marker)
+		assert.NotEqual(t, 0, code, "%s: %s%s", mode, out, errOut)
+		assert.Contains(t, errOut, "--walk-limit", mode)
+		assert.Contains(t, errOut, "more than 3 entries", mode)
+		_, err := os.Stat(marker)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s: nothing ran", mode)
 	}
 }

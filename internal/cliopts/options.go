@@ -52,6 +52,7 @@ type Options struct {
 	ReadOnly           []string `toml:"read_only"`
 	ProtectAgentConfig bool     `toml:"protect_agent_config"`
 	NoCarve            bool     `toml:"no_carve"`
+	WalkLimit          int      `toml:"walk_limit"`
 	NoScope            bool     `toml:"no_scope"`
 
 	NoSeccomp             bool `toml:"no_seccomp"`
@@ -98,6 +99,7 @@ const (
 	flagReadOnly           = "read-only"
 	flagProtectAgentConfig = "protect-agent-config"
 	flagNoCarve            = "no-carve"
+	flagWalkLimit          = "walk-limit"
 	flagNoScope            = "no-scope"
 
 	flagNoSeccomp        = "no-seccomp"
@@ -117,10 +119,18 @@ func PolicyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: flagROX, Usage: "allow `DIR` read and execute (repeatable)"},
 		&cli.StringSliceFlag{Name: flagRW, Usage: "allow `DIR` read-write (repeatable)"},
 		&cli.StringSliceFlag{Name: flagDeny, Usage: "deny paths matching gitignore `PATTERN` (repeatable; in-process checks, the path-check fallback, and for children Landlock carve-outs of the files matching when the command starts)"},
-		&cli.BoolFlag{Name: flagDenySecrets, Usage: "deny the usual secret files (.env, *.pem, id_*, .ssh/, .aws/, ...)"},
+		&cli.BoolFlag{Name: flagDenySecrets, Usage: "deny the usual secret files: .env*, id_rsa*/id_ed25519*/... (not id_*.pub), .ssh/, .gnupg/, *.key, *.p12, .aws/, .config/gcloud/, .azure/, .kube/config, .docker/config.json, .netrc, .npmrc, .pypirc, .git-credentials, .vault-token, ... and *.pem or other id_* files that hold a private key (\"-----BEGIN ... PRIVATE KEY-----\"; certificate-only .pem such as CA bundles stay readable)"},
+		&cli.StringSliceFlag{Name: flagReadOnly, Usage: "`PATH_OR_PATTERN` inside a writable root may be read but not written, created, removed or renamed (repeatable; absolute path or gitignore pattern; landjail's own file operations and resolve refuse it, children get a Landlock carve-out)"},
+		&cli.BoolFlag{Name: flagProtectAgentConfig, Usage: "write-protect files whose change would run code outside the sandbox later (.git/hooks, .git/config, .git itself, .gitmodules, shell rc files, .envrc, .vscode, .idea, .mcp.json, .claude, .codex), for landjail's own file operations and for children; for children it freezes their parent directories, so git commit fails inside"},
 		&cli.BoolFlag{Name: flagNoHardlink, Usage: "landjail's own writes (the MCP file tools) refuse regular files with more than one hard link: a link made before the policy may alias a file outside it"},
 		&cli.BoolFlag{Name: flagNoXDev, Usage: "in-process lookups never cross a mount point (RESOLVE_NO_XDEV): a bind mount inside the workspace is refused (landjail's own file operations and resolve; Landlock rules for children follow the paths)"},
 	}
+}
+
+// walkLimitFlag is --walk-limit, for the commands that compile a
+// Landlock ruleset (run, mcp).
+func walkLimitFlag() cli.Flag {
+	return &cli.IntFlag{Name: flagWalkLimit, Usage: fmt.Sprintf("visit at most `N` entries when expanding deny and read-only patterns for children (default %d); more is an error, never a dropped pattern", landlock.DefaultWalkLimit)}
 }
 
 // RunFlags returns new flag values for run: the policy flags and the
@@ -138,8 +148,7 @@ func RunFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset (/usr, /bin, /lib*, a few /etc files, /dev/null, ...) nor a private TMPDIR"},
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
 		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
-		&cli.StringSliceFlag{Name: flagReadOnly, Usage: "children may read but not write `PATH_OR_PATTERN` inside a writable root (repeatable; carved out with Landlock)"},
-		&cli.BoolFlag{Name: flagProtectAgentConfig, Usage: "write-protect files whose change would run code outside the sandbox later (.git/hooks, .git/config, .gitmodules, shell rc files, .vscode, .idea, .mcp.json, .claude, .codex); freezes their parent directories, so git commit fails inside"},
+		walkLimitFlag(),
 		&cli.BoolFlag{Name: flagNoCarve, Usage: "do not carve deny patterns and read-only paths out of writable roots for children (with --strict: refuse such policies)"},
 		&cli.BoolFlag{Name: flagNoScope, Usage: "do not scope signals and abstract UNIX sockets to the sandbox (Landlock ABI 6)"},
 		&cli.BoolFlag{Name: flagNoSeccomp, Usage: "do not add the seccomp layer (UNIX sockets below Landlock ABI 9, UDP/raw/MPTCP sockets, TIOCSTI, io_uring, keyctl, bpf, user namespaces, ...)"},
@@ -182,9 +191,10 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagTimeout, func() { o.Timeout = Duration(cmd.Duration(flagTimeout)) })
 	set(flagNoSystem, func() { o.NoSystem = cmd.Bool(flagNoSystem) })
 	set(flagReport, func() { o.Report = absOrSelf(cmd.String(flagReport)) })
+	set(flagReadOnly, func() { o.ReadOnly = cmd.StringSlice(flagReadOnly) })
+	set(flagProtectAgentConfig, func() { o.ProtectAgentConfig = cmd.Bool(flagProtectAgentConfig) })
+	set(flagWalkLimit, func() { o.WalkLimit = cmd.Int(flagWalkLimit) })
 	if cmd.Name == "run" {
-		set(flagReadOnly, func() { o.ReadOnly = cmd.StringSlice(flagReadOnly) })
-		set(flagProtectAgentConfig, func() { o.ProtectAgentConfig = cmd.Bool(flagProtectAgentConfig) })
 		set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
 		set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
 		set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
@@ -257,6 +267,9 @@ func (o *Options) validate() error {
 	default:
 		return fmt.Errorf("invalid --net %q (want \"host\")", o.Net)
 	}
+	if o.WalkLimit < 0 {
+		return fmt.Errorf("invalid --walk-limit %d (want a positive number of entries, 0 for the default %d)", o.WalkLimit, landlock.DefaultWalkLimit)
+	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("invalid --timeout %s", time.Duration(o.Timeout))
 	}
@@ -291,7 +304,10 @@ func (o *Options) Credential() (*syscall.Credential, error) {
 }
 
 // Policy builds the jail policy: the workspace (default: the current
-// directory) read-write, the extra roots, the deny patterns.
+// directory) read-write, the extra roots, the deny patterns, the
+// read-only paths and the agent-config protection. It is the one policy
+// every layer uses: landjail's own file operations, resolve, and (through
+// landlock.Compile) the carve-outs for children.
 func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	root := o.Workspace
 	if root == "" {
@@ -310,12 +326,17 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 			opts = append(opts, jail.WithAllowed(absOrSelf(p), r.mode))
 		}
 	}
-	deny := o.Deny
-	if o.DenySecrets {
-		deny = append(append([]string{}, deny...), jail.SecretPatterns...)
+	if len(o.Deny) > 0 {
+		opts = append(opts, jail.WithDeny(o.Deny...))
 	}
-	if len(deny) > 0 {
-		opts = append(opts, jail.WithDeny(deny...))
+	if o.DenySecrets {
+		opts = append(opts, jail.WithDenySecrets())
+	}
+	if len(o.ReadOnly) > 0 {
+		opts = append(opts, jail.WithReadOnly(o.ReadOnly...))
+	}
+	if o.ProtectAgentConfig {
+		opts = append(opts, jail.WithProtectedAgentConfig())
 	}
 	if o.NoXDev {
 		opts = append(opts, jail.WithNoXDev())
@@ -353,10 +374,9 @@ func (o *Options) LandlockOptions(tmp string) landlock.Options {
 		NetHost:    o.Net == "host",
 		Strict:     o.Strict,
 
-		ReadOnly:           o.ReadOnly,
-		ProtectAgentConfig: o.ProtectAgentConfig,
-		NoCarve:            o.NoCarve,
-		NoScope:            o.NoScope,
+		WalkLimit: o.WalkLimit,
+		NoCarve:   o.NoCarve,
+		NoScope:   o.NoScope,
 	}
 }
 
@@ -413,6 +433,7 @@ func MCPFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagStrict, Usage: "refuse to start if anything requested cannot be enforced"},
 		&cli.BoolFlag{Name: flagBestEffort, Usage: "drop what the kernel cannot enforce, with a warning on stderr (default)"},
 		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset nor a private TMPDIR (bash will hardly run)"},
+		walkLimitFlag(),
 		&cli.BoolFlag{Name: "ignore-roots", Usage: "never ask the client for its roots"},
 	)
 }

@@ -1,0 +1,199 @@
+// Package carvetest loads testdata/carveouts.toml, the one table of
+// carve-out cases that every layer runs: the jail.Workspace operations,
+// landjail resolve, and a Landlock-confined child. Each case is a tree, a
+// policy (in the keys of a landjail --config file), one path, one access
+// and the expected verdict, so the layers cannot drift apart.
+package carvetest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/cliopts"
+)
+
+// Marker is in the content of every secret of the table ("@secret" and
+// "@key" files); no layer may ever print it when it refuses access.
+const Marker = "LANDJAIL-SECRET-MARKER"
+
+// Verdicts, for Case.Want.
+const (
+	OK       = "ok"
+	Denied   = "denied"
+	ReadOnly = "read-only"
+)
+
+// Accesses, for Case.Access.
+const (
+	Read   = "read"   // read the file (cat)
+	Write  = "write"  // append to it, creating it if missing (>>)
+	Remove = "remove" // unlink it (rm)
+)
+
+// Policy is a case's policy, in the keys of a landjail --config file. ro
+// lists roots relative to the workspace; "{ws}" in read_only is replaced
+// by the workspace's canonical path.
+type Policy struct {
+	Deny               []string `toml:"deny"`
+	DenySecrets        bool     `toml:"deny_secrets"`
+	ReadOnly           []string `toml:"read_only"`
+	ProtectAgentConfig bool     `toml:"protect_agent_config"`
+	RO                 []string `toml:"ro"`
+}
+
+// Case is one row of the table.
+type Case struct {
+	Name string `toml:"name"`
+	// Tree is the tree spec: "d/" a directory, "f" a file holding its
+	// own name, "a => b" a symlink, "f = CONTENT" a file holding
+	// CONTENT, where "@secret" is a line with the Marker, "@key" a PEM
+	// private key holding the Marker, "@cert" a PEM certificate.
+	Tree   []string `toml:"tree"`
+	Policy Policy   `toml:"policy"`
+	Path   string   `toml:"path"`
+	Access string   `toml:"access"`
+	Want   string   `toml:"want"`
+	// LandlockWant overrides Want for the Landlock layer, where Landlock
+	// is stricter than the Workspace by design (Why says why).
+	LandlockWant string `toml:"landlock_want"`
+	Why          string `toml:"why"`
+}
+
+// WantFor returns the verdict expected from layer "landlock" or any other.
+func (c *Case) WantFor(layer string) string {
+	if layer == "landlock" && c.LandlockWant != "" {
+		return c.LandlockWant
+	}
+	return c.Want
+}
+
+// Load reads the table at path (testdata/carveouts.toml).
+func Load(t testing.TB, path string) []Case {
+	t.Helper()
+	var f struct {
+		Case []Case `toml:"case"`
+	}
+	md, err := toml.DecodeFile(path, &f)
+	require.NoError(t, err)
+	require.Empty(t, md.Undecoded(), "unknown keys in %s", path)
+	require.NotEmpty(t, f.Case)
+	for _, c := range f.Case {
+		require.Contains(t, []string{Read, Write, Remove}, c.Access, c.Name)
+		require.Contains(t, []string{OK, Denied, ReadOnly}, c.Want, c.Name)
+	}
+	return f.Case
+}
+
+// Key is a PEM private key block holding the Marker (not a real key: the
+// rule is on the block's label, RFC 7468).
+const Key = "-----BEGIN PRIVATE KEY-----\n" + Marker + "\n-----END PRIVATE KEY-----\n"
+
+// Cert is a PEM certificate block (a CA bundle entry).
+const Cert = "-----BEGIN CERTIFICATE-----\nMIIBcert\n-----END CERTIFICATE-----\n"
+
+// Content returns the content the tree spec gives a file.
+func Content(spec string) (name, content string) {
+	name, content, ok := strings.Cut(spec, " = ")
+	if !ok {
+		return spec, spec + "\n"
+	}
+	switch content {
+	case "@secret":
+		return name, Marker + " " + name + "\n"
+	case "@key":
+		return name, Key
+	case "@cert":
+		return name, Cert
+	}
+	return name, content + "\n"
+}
+
+// Build creates the case's tree in a fresh workspace directory and
+// returns its canonical path.
+func Build(t testing.TB, c *Case) string {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "ws")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	for _, s := range c.Tree {
+		switch {
+		case strings.Contains(s, " => "):
+			l, target, _ := strings.Cut(s, " => ")
+			p := filepath.Join(root, l)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.Symlink(target, p))
+		case strings.HasSuffix(s, "/"):
+			require.NoError(t, os.MkdirAll(filepath.Join(root, s), 0o755))
+		default:
+			name, content := Content(s)
+			p := filepath.Join(root, name)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		}
+	}
+	return root
+}
+
+// Options returns the case's policy as the CLI would build it.
+func (p Policy) Options(root string) *cliopts.Options {
+	o := &cliopts.Options{
+		Workspace:          root,
+		Deny:               p.Deny,
+		DenySecrets:        p.DenySecrets,
+		ProtectAgentConfig: p.ProtectAgentConfig,
+	}
+	for _, r := range p.RO {
+		o.RO = append(o.RO, filepath.Join(root, r))
+	}
+	for _, r := range p.ReadOnly {
+		o.ReadOnly = append(o.ReadOnly, strings.ReplaceAll(r, "{ws}", root))
+	}
+	return o
+}
+
+// Flags returns the case's policy as landjail flags.
+func (p Policy) Flags(root string) []string {
+	o := p.Options(root)
+	args := []string{"--workspace", root}
+	for _, r := range o.RO {
+		args = append(args, "--ro", r)
+	}
+	for _, d := range o.Deny {
+		args = append(args, "--deny", d)
+	}
+	for _, r := range o.ReadOnly {
+		args = append(args, "--read-only", r)
+	}
+	if o.DenySecrets {
+		args = append(args, "--deny-secrets")
+	}
+	if o.ProtectAgentConfig {
+		args = append(args, "--protect-agent-config")
+	}
+	return args
+}
+
+// Expected returns the content a successful read of the case's path
+// returns, following symlinks in the tree spec ("" if unknown).
+func Expected(c *Case) string {
+	want := c.Path
+	for range 8 {
+		for _, s := range c.Tree {
+			if l, t, ok := strings.Cut(s, " => "); ok && l == want {
+				want = filepath.Clean(filepath.Join(filepath.Dir(l), t))
+			}
+		}
+	}
+	for _, s := range c.Tree {
+		if name, content := Content(s); name == want && !strings.Contains(s, " => ") {
+			return content
+		}
+	}
+	return ""
+}

@@ -1,0 +1,69 @@
+package jail_test
+
+import (
+	"io"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/internal/carvetest"
+	"github.com/landjail/landjail/jail"
+)
+
+// TestCarveOutTable runs testdata/carveouts.toml through the Workspace's
+// operations, with both lookup mechanisms: the verdict is the sentinel
+// (ErrDenied, ErrReadOnly), a refused read never returns the marker, a
+// refused write or remove leaves the file as it was. The same table runs
+// through landjail resolve (cmd/landjail) and a Landlock-confined child
+// (landlock). Before the policy moved into jail, every read-only and
+// agent-config case was writable here, and the id_*_sk, .vault-token,
+// CA-bundle and id_* cases disagreed with their doc.
+func TestCarveOutTable(t *testing.T) {
+	cases := carvetest.Load(t, "../testdata/carveouts.toml")
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
+		for _, c := range cases {
+			t.Run(c.Name, func(t *testing.T) {
+				root := carvetest.Build(t, &c)
+				ws, err := c.Policy.Options(root).Policy()
+				require.NoError(t, err)
+				defer ws.Close()
+				before, _ := os.ReadFile(root + "/" + c.Path)
+				var got []byte
+				switch c.Access {
+				case carvetest.Read:
+					got, err = ws.ReadFile(c.Path)
+				case carvetest.Write:
+					var f *os.File
+					f, err = ws.OpenFile(c.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+					if err == nil {
+						_, err = io.WriteString(f, "x")
+						f.Close()
+					}
+				case carvetest.Remove:
+					err = ws.Remove(c.Path)
+				}
+				switch c.WantFor("jail") {
+				case carvetest.OK:
+					require.NoError(t, err)
+					if c.Access == carvetest.Read {
+						assert.Equal(t, carvetest.Expected(&c), string(got))
+					}
+					return
+				case carvetest.Denied:
+					assert.ErrorIs(t, err, jail.ErrDenied)
+				case carvetest.ReadOnly:
+					assert.ErrorIs(t, err, jail.ErrReadOnly)
+				}
+				assert.NotContains(t, string(got), carvetest.Marker)
+				if err != nil {
+					assert.NotContains(t, err.Error(), carvetest.Marker)
+				}
+				after, _ := os.ReadFile(root + "/" + c.Path)
+				assert.Equal(t, string(before), string(after), "a refused access changes nothing")
+			})
+		}
+	})
+}
