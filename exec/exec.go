@@ -117,6 +117,14 @@ type Cmd struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	ExtraFiles     []*os.File
+	// Setctty makes the terminal on the child's descriptor Ctty (0, 1 or
+	// 2: one of Stdin, Stdout, Stderr, which must then be that terminal
+	// as an *os.File) the controlling terminal of the child's new session
+	// (TIOCSCTTY after setsid, as syscall.SysProcAttr.Setctty; tty_ioctl(4)).
+	// For a pseudo-terminal the caller relays: job control and ^C then
+	// work inside it. Ignored by Exec.
+	Setctty bool
+	Ctty    int
 
 	// Workspace is the policy (required). Ruleset is the compiled policy;
 	// nil means no Landlock: path-check only, against Workspace alone.

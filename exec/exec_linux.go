@@ -141,7 +141,7 @@ func (c *Cmd) start() error {
 	inner.WaitDelay = st.grace
 	// No Pdeathsig: it fires when the forking THREAD exits, and the
 	// confined thread exits right after Start.
-	inner.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: c.Credential}
+	inner.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: c.Setctty, Ctty: c.Ctty, Credential: c.Credential}
 	inner.Cancel = func() error {
 		st.mu.Lock()
 		st.canceled = true

@@ -9,7 +9,10 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -107,7 +110,12 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	out := newHeadTail(lim.BashOutput)
 	c.Stdout, c.Stderr = out, out
 	start := time.Now()
-	err := c.Run()
+	err := c.Start()
+	if err == nil {
+		stop := killOrphansOnExit(c.Process.Pid)
+		err = c.Wait()
+		stop()
+	}
 	r := &BashResult{
 		Command:     a.Command,
 		Confinement: k.Ruleset.Report().Level,
@@ -128,6 +136,47 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	r.TimedOut = errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	r.Output, r.OutputBytes, r.Truncated = out.result()
 	return r, nil
+}
+
+// killOrphansOnExit kills what the bash process pid leaves behind in its
+// session as soon as it exits (its exit makes its pidfd readable, before
+// Wait reaps it), so that a background job neither outlives the call nor
+// holds the output pipe open until WaitDelay. Attribution is by session:
+// exec starts bash with setsid, so its session id is pid, which the kernel
+// does not recycle while a member remains, and only bash's descendants can
+// be in that session (reaper.KillSession). A descendant that called setsid
+// itself cannot be attributed to this call safely (it is re-parented to
+// the server, which cannot tell which call it came from); it is killed
+// when the server exits (landjail-mcp is a child subreaper). The returned
+// func waits for the kill to finish; call it after Wait.
+func killOrphansOnExit(pid int) (wait func()) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		// No pidfd (Linux < 5.3): kill once Wait has returned instead.
+		return func() { reaper.KillSession(pid) }
+	}
+	done := make(chan struct{})
+	exited := false
+	go func() {
+		defer close(done)
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		var err error
+		for {
+			if _, err = unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		if exited = err == nil; exited {
+			reaper.KillSession(pid)
+		}
+	}()
+	return func() {
+		<-done
+		if !exited { // poll failed (cannot happen): bash is gone now
+			reaper.KillSession(pid)
+		}
+	}
 }
 
 // headTail keeps the first and last max/2 bytes written to it and counts

@@ -17,14 +17,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/mcpserver"
@@ -57,7 +60,12 @@ Register it in a client's MCP configuration, for example:
 Exit codes: 0 when the session ended, 125 on landjail's own error.`
 
 func main() {
-	if err := newApp(os.Stdin, os.Stdout, os.Stderr).Run(context.Background(), os.Args); err != nil {
+	// SIGTERM, SIGINT and SIGHUP end the session like EOF does, so that
+	// serve's deferred cleanup (killing every descendant) runs.
+	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	err := newApp(os.Stdin, os.Stdout, os.Stderr).Run(ctx, os.Args)
+	stop()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "landjail mcp: %v\n", err)
 		os.Exit(125)
 	}
@@ -93,6 +101,15 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if o.User != "" || o.Report != "" {
 		return errors.New("the user and report settings apply to run only")
 	}
+	if err := o.CheckImplicitWorkspace(cmd.Root().ErrWriter); err != nil {
+		return err
+	}
+	// Nothing bash starts may outlive the server: orphans, setsid'd or
+	// not, are re-parented to it and killed when it exits (a finished
+	// call's own session is killed at once, see tools.Bash).
+	if err := reaper.Become(); err != nil {
+		return err
+	}
 	// The policy exactly as run builds it, plus the read tracker the
 	// write tools need.
 	tracker := jail.NewReadTracker()
@@ -116,6 +133,12 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer rs.Close()
 	defer exec.Release(rs)
+	// Registered last, so it runs first: before the TMPDIR is removed.
+	defer func() {
+		if _, err := reaper.KillDescendants(); err != nil {
+			fmt.Fprintf(cmd.Root().ErrWriter, "landjail mcp: %v\n", err)
+		}
+	}()
 	stderr := cmd.Root().ErrWriter
 	cliopts.WarnDropped(stderr, rs.Report())
 

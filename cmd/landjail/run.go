@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/landjail/landjail/internal/cliopts"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +15,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/ptyrelay"
+	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -32,14 +30,22 @@ TMPDIR. TCP bind/connect is denied except --connect-tcp/--bind-tcp ports
 (ABI 6). The child gets only PATH, HOME (the workspace), LANG, TERM, TZ and
 --env variables, no capabilities, and its working directory is the workspace.
 
-Without --timeout and --report (and, with the network restricted, without
---bind-tcp and UNIX sockets, whose listen(2) landjail checks from outside),
-landjail confines itself and execve's CMD: no
+Without --timeout, --report or a terminal on stdin, stdout or stderr (and,
+with the network restricted, without --bind-tcp and UNIX sockets, whose
+listen(2) landjail checks from outside), landjail leaves the caller's session
+(setsid), confines itself and execve's CMD: no
 extra process (fit for a container ENTRYPOINT); the private TMPDIR is then one
 per workspace and user ($TMPDIR/landjail-UID-HASH, mode 0700, kept between
-runs; pass --env TMPDIR=DIR to use your own). With --timeout or --report it supervises CMD in its own session and
-process group, forwards SIGINT, SIGTERM and SIGHUP to that group, kills the
-group on timeout (SIGTERM, SIGKILL 2s later), reaps it and removes the TMPDIR.
+runs; pass --env TMPDIR=DIR to use your own). Otherwise it supervises CMD in
+its own session and process group. When the caller has a terminal, CMD gets a
+pseudo-terminal of its own, relayed by landjail (the caller's terminal is in
+raw mode meanwhile and restored afterwards, window size changes are passed
+on): CMD never holds the caller's terminal. landjail forwards SIGINT, SIGTERM,
+SIGHUP and SIGQUIT to CMD's group, kills the group on timeout (SIGTERM, SIGKILL
+2s later), and when CMD exits kills every process it left behind (landjail is
+a child subreaper), then removes the TMPDIR. The --report file is opened
+before CMD starts (no symlink in its path, a regular file with one link) and
+written through that descriptor.
 
 Best effort (the default) drops what the kernel cannot enforce with a one-line
 warning on stderr; --strict refuses to run instead (exit 125). Without any
@@ -81,9 +87,22 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	if len(argv) == 0 && !printRules {
 		return errors.New("run: no command given (landjail run [flags] -- CMD [ARG...])")
 	}
+	stderr := cmd.Root().ErrWriter
+	if err := o.CheckImplicitWorkspace(stderr); err != nil {
+		return err
+	}
 	cred, err := o.Credential()
 	if err != nil {
 		return err
+	}
+	// The report file is opened now, before anything the child could
+	// change exists, and written through this descriptor at the end.
+	var report *reportFile
+	if o.Report != "" && !printRules {
+		if report, err = openReport(o.Report); err != nil {
+			return err
+		}
+		defer report.close()
 	}
 	ws, err := o.Policy()
 	if err != nil {
@@ -92,36 +111,34 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	defer ws.Close()
 	env := exec.DefaultEnv(ws, o.Env)
 
+	filter, filterErr := o.SeccompFilter()
+	stdio := stdioFiles(cmd.Root().Reader, cmd.Root().Writer, stderr)
+	supervise := false
+	if !printRules {
+		supervise, _ = needsSupervisor(o, filter.Supervised(), stdio, leaveTerminal)
+	}
+
 	// A private TMPDIR, unless the caller chose one or wants no preset:
 	// per run when supervised (removed afterwards), per workspace when
-	// landjail execve's (nothing is left to remove it).
-	filter, filterErr := o.SeccompFilter()
-	// A supervised filter (listen checked by landjail: --bind-tcp or UNIX
-	// sockets with the network restricted) needs landjail alive: no execve.
-	supervise := o.Timeout > 0 || o.Report != "" || filter.Supervised()
-	tmp := ""
+	// landjail execve's (nothing is left to remove it). Owned by the
+	// user the command runs as.
+	var tmp *privateTmp
 	if !o.NoSystem && !printRules && !cliopts.HasEnv(env, "TMPDIR") {
-		if supervise {
-			tmp, err = os.MkdirTemp("", "landjail-")
-		} else {
-			tmp, err = workspaceTmp(ws.Root())
-		}
-		if err != nil {
+		if tmp, err = newPrivateTmp(ws.Root(), supervise, cred); err != nil {
 			return err
 		}
 	}
 	removeTmp := func() {
-		if tmp != "" && supervise {
-			os.RemoveAll(tmp)
+		if supervise {
+			tmp.remove()
 		}
 	}
-	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp))
+	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp.path()))
 	if err != nil {
 		removeTmp()
 		return fmt.Errorf("run: %w", err)
 	}
 	defer rs.Close()
-	stderr := cmd.Root().ErrWriter
 	if printRules {
 		w := cmd.Root().Writer
 		for _, r := range rs.Rules() {
@@ -133,6 +150,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 
 	if err := filterErr; err != nil {
 		if o.Strict {
+			removeTmp()
 			return fmt.Errorf("run: seccomp: %w", err)
 		}
 		fmt.Fprintf(stderr, "landjail: warning: best effort dropped the seccomp layer: %v\n", err)
@@ -149,30 +167,130 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return &startError{c.Exec()}
 	}
 	defer removeTmp()
-	return supervised(c, o, argv, cmd.Root().Reader, cmd.Root().Writer, stderr)
+	return supervised(c, o, argv, stdio, report, stderr)
 }
 
-// supervised runs c to completion: signals forwarded to its process group,
-// the exit status returned as an exitStatus, the report written.
-func supervised(c *exec.Cmd, o *options, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
+// stdioSet is the caller's standard streams, and which are terminals.
+type stdioSet struct {
+	in     io.Reader
+	out    io.Writer
+	errw   io.Writer
+	files  [3]*os.File // nil where the stream is not an *os.File
+	isTerm [3]bool
+}
+
+func stdioFiles(in io.Reader, out, errw io.Writer) stdioSet {
+	s := stdioSet{in: in, out: out, errw: errw}
+	for i, v := range []any{in, out, errw} {
+		if f, ok := v.(*os.File); ok {
+			s.files[i] = f
+			s.isTerm[i] = ptyrelay.IsTerminal(f)
+		}
+	}
+	return s
+}
+
+func (s stdioSet) anyTerminal() bool { return s.isTerm[0] || s.isTerm[1] || s.isTerm[2] }
+
+// needsSupervisor is run's one decision between supervising the command
+// (a child in its own session, waited for, its descendants killed) and
+// execve'ing it (no extra process). It returns true and the reason when
+// run must supervise. leave is called last, and only when nothing else
+// requires supervision: it tries to take landjail out of the caller's
+// session (see leaveTerminal) and reports whether the command can then
+// no longer reach the caller's terminal. Add a condition as one more case.
+func needsSupervisor(o *options, supervisedFilter bool, stdio stdioSet, leave func() bool) (bool, string) {
+	switch {
+	case o.Timeout > 0:
+		return true, "--timeout"
+	case o.Report != "":
+		return true, "--report"
+	case supervisedFilter:
+		// The seccomp filter hands listen(2) to landjail (--bind-tcp, or
+		// UNIX sockets with the network restricted): it must stay alive.
+		return true, "listen(2) checked by landjail (--bind-tcp or UNIX sockets)"
+	case stdio.anyTerminal():
+		// The command must not hold the caller's terminal: it gets a
+		// pseudo-terminal of its own, relayed by landjail.
+		return true, "a terminal on stdin, stdout or stderr"
+	case !leave():
+		return true, "landjail cannot leave the session of its controlling terminal"
+	}
+	return false, ""
+}
+
+// leaveTerminal calls setsid(2) so that the execve'd command has no
+// controlling terminal (it could otherwise open /dev/tty and read what the
+// user types next). setsid fails when landjail already leads a process
+// group (a job started by an interactive shell): then it reports whether
+// landjail has no controlling terminal anyway (open("/dev/tty") fails with
+// ENXIO, tty(4)).
+func leaveTerminal() bool {
+	if _, err := unix.Setsid(); err == nil {
+		return true
+	}
+	fd, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return errors.Is(err, unix.ENXIO)
+	}
+	unix.Close(fd)
+	return false
+}
+
+// drainTime bounds how long the pseudo-terminal's output is read after
+// the command and its descendants are gone (it normally ends at once, with
+// EIO; only a process outside the tree holding the slave delays it).
+const drainTime = 2 * time.Second
+
+// supervised runs c to completion: in its own session (on a relayed
+// pseudo-terminal when the caller has a terminal), signals forwarded to
+// its process group, every descendant killed when it exits (landjail is
+// a child subreaper), the exit status returned as an exitStatus, the
+// report written.
+func supervised(c *exec.Cmd, o *options, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer) (err error) {
+	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
 	if c.Seccomp != nil {
 		rep.Seccomp = c.Seccomp.Rules()
 	}
 	rep.Hygiene = hygieneOf(c)
+	fail := func(err error) error {
+		code, _ := exitCode(err)
+		rep.ExitCode, rep.Error = code, err.Error()
+		return errors.Join(err, report.write(&rep, stderr))
+	}
+
+	// Orphans, setsid'd or not, are re-parented to landjail, which kills
+	// them all when the command exits.
+	if err := reaper.Become(); err != nil {
+		return fail(fmt.Errorf("run: %w", err))
+	}
+	rep.Hygiene.Descendants = "killed when the command exits (landjail is a child subreaper; /proc/self/task/*/children, pidfd_send_signal)"
+
+	var relay *ptyrelay.Relay
+	if stdio.anyTerminal() {
+		relay, err = ptyrelay.Open(stdio.files[0], stdio.files[1], stdio.files[2])
+		if err != nil {
+			return fail(fmt.Errorf("run: pseudo-terminal: %w", err))
+		}
+		defer relay.Finish(0)
+		in, out, errf := relay.Stdio()
+		c.Stdin, c.Stdout, c.Stderr = in, out, errf
+		c.Setctty, c.Ctty = true, relay.Ctty()
+		rep.Hygiene.Session = "own session on a pseudo-terminal relayed by landjail (the caller's terminal is never passed to the command)"
+	}
 
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
 	defer signal.Stop(sigs)
 
 	start := time.Now()
 	if err := c.Start(); err != nil {
-		err = &startError{err}
-		code, _ := exitCode(err)
-		rep.ExitCode, rep.Error = code, err.Error()
-		return errors.Join(err, writeReport(o.Report, &rep))
+		return fail(&startError{err})
+	}
+	if relay != nil {
+		relay.Start()
 	}
 	pid := c.Process.Pid
 	done := make(chan struct{})
@@ -189,11 +307,18 @@ func supervised(c *exec.Cmd, o *options, argv []string, stdin io.Reader, stdout,
 	waitErr := c.Wait()
 	close(done)
 	elapsed := time.Since(start)
+	if n, err := reaper.KillDescendants(); err != nil {
+		fmt.Fprintf(stderr, "landjail: %v\n", err)
+	} else if n > 0 {
+		rep.KilledDescendants = n
+	}
+	if relay != nil && !relay.Finish(drainTime) {
+		fmt.Fprintf(stderr, "landjail: the pseudo-terminal was still held open %s after %s exited; output dropped\n", drainTime, argv[0])
+	}
 
 	ps := c.ProcessState
 	if ps == nil {
-		rep.ExitCode, rep.Error = exitUsage, fmt.Sprint(waitErr)
-		return errors.Join(fmt.Errorf("run: %w", waitErr), writeReport(o.Report, &rep))
+		return fail(fmt.Errorf("run: %w", waitErr))
 	}
 	rep.ExitCode = ps.ExitCode()
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -205,7 +330,7 @@ func supervised(c *exec.Cmd, o *options, argv []string, stdin io.Reader, stdout,
 		fmt.Fprintf(stderr, "landjail: %s timed out after %s\n", argv[0], c.Timeout)
 	}
 	rep.DurationMS = float64(elapsed.Microseconds()) / 1000
-	if err := writeReport(o.Report, &rep); err != nil {
+	if err := report.write(&rep, stderr); err != nil {
 		return err
 	}
 	if rep.ExitCode != 0 {
@@ -221,6 +346,7 @@ type hygiene struct {
 	FileDescriptors string   `json:"file_descriptors"`
 	Environment     []string `json:"environment"` // names only, never values
 	Session         string   `json:"session"`
+	Descendants     string   `json:"descendants,omitempty"`
 	SelfTest        bool     `json:"self_test"`
 }
 
@@ -252,39 +378,7 @@ type runReport struct {
 	TimedOut   bool             `json:"timed_out,omitempty"`
 	DurationMS float64          `json:"duration_ms"`
 	Error      string           `json:"error,omitempty"`
-}
-
-func writeReport(path string, r *runReport) error {
-	if path == "" {
-		return nil
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-// workspaceTmp returns the private temporary directory of the workspace
-// root for runs that execve (and so cannot remove a per-run directory):
-// $TMPDIR/landjail-UID-HASH, HASH from the canonical root, created 0700.
-// An existing one is used only if it is a real directory (not a symlink)
-// owned by this user with mode 0700, which nobody else can arrange in a
-// sticky /tmp; otherwise a fresh per-run directory is made instead.
-func workspaceTmp(root string) (string, error) {
-	sum := sha256.Sum256([]byte(root))
-	uid := os.Geteuid()
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("landjail-%d-%x", uid, sum[:6]))
-	err := os.Mkdir(dir, 0o700)
-	if err == nil {
-		return dir, nil
-	}
-	if errors.Is(err, fs.ErrExist) {
-		var st unix.Stat_t
-		if unix.Lstat(dir, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
-			int(st.Uid) == uid && st.Mode&0o7777 == 0o700 {
-			return dir, nil
-		}
-	}
-	return os.MkdirTemp("", "landjail-")
+	// KilledDescendants counts the processes the command left behind
+	// that landjail killed after it exited.
+	KilledDescendants int `json:"killed_descendants,omitempty"`
 }

@@ -303,15 +303,55 @@ func (o *Options) Credential() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
+// ErrImplicitRoot: no --workspace was given and the current directory is
+// "/", which would make the whole file system the workspace.
+var ErrImplicitRoot = errors.New("the current directory is /: refusing it as the implicit workspace (give --workspace DIR)")
+
+// implicitWorkspace is the workspace when none is given: the current
+// directory, except "/" (ErrImplicitRoot).
+func implicitWorkspace() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil && real == "/" || wd == "/" {
+		return "", ErrImplicitRoot
+	}
+	return wd, nil
+}
+
+// CheckImplicitWorkspace checks the workspace default before anything
+// runs: with no --workspace, it returns ErrImplicitRoot when the current
+// directory is "/", and prints a warning to w when it is the user's home
+// directory ($HOME; every file of the user is then writable by the
+// command). With --workspace it does nothing.
+func (o *Options) CheckImplicitWorkspace(w io.Writer) error {
+	if o.Workspace != "" {
+		return nil
+	}
+	wd, err := implicitWorkspace()
+	if err != nil {
+		return err
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		h, err1 := filepath.EvalSymlinks(home)
+		d, err2 := filepath.EvalSymlinks(wd)
+		if err1 == nil && err2 == nil && h == d {
+			fmt.Fprintf(w, "landjail: warning: the workspace is your home directory %s (no --workspace given): the command can change every file in it\n", h)
+		}
+	}
+	return nil
+}
+
 // Policy builds the jail policy: the workspace (default: the current
-// directory) read-write, the extra roots, the deny patterns, the
+// directory, not "/") read-write, the extra roots, the deny patterns, the
 // read-only paths and the agent-config protection. It is the one policy
 // every layer uses: landjail's own file operations, resolve, and (through
 // landlock.Compile) the carve-outs for children.
 func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	root := o.Workspace
 	if root == "" {
-		wd, err := os.Getwd()
+		wd, err := implicitWorkspace()
 		if err != nil {
 			return nil, err
 		}

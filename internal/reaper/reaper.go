@@ -1,0 +1,270 @@
+// Package reaper makes sure that nothing a supervisor started outlives it.
+//
+// Become makes the calling process a child subreaper
+// (prctl(PR_SET_CHILD_SUBREAPER), Linux ≥ 3.4; prctl(2)): a descendant
+// orphaned by the death of its parent, even one that called setsid(2) or
+// double-forked, is re-parented to this process instead of init, so that
+// it can still be found in /proc/self/task/*/children (Linux ≥ 3.5 with
+// CONFIG_PROC_CHILDREN, proc(5)). KillDescendants kills and reaps every
+// such child until none is left. KillSession kills the members of one
+// session, wherever they are parented.
+//
+// Every kill goes through a pidfd (pidfd_open(2), Linux ≥ 5.3;
+// pidfd_send_signal(2)), re-checked after it is opened, so a pid that was
+// recycled between the listing and the kill is never signalled. On older
+// kernels (ENOSYS) KillDescendants falls back to kill(2) on its own
+// unreaped children, whose pids cannot be recycled before it reaps them.
+//
+// Mechanism: /proc and pidfds, not a cgroup: cgroup v2 delegation is not
+// available everywhere landjail runs (hybrid hierarchies, containers), and
+// a subreaper needs no privilege. Limits: a descendant that escapes the
+// process tree (re-parented to another subreaper closer to it, or started
+// by a daemon it talked to) is not found, and if the supervisor itself is
+// SIGKILLed its orphans go to the next subreaper up (or init) and survive.
+package reaper
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrSurvivors is returned (wrapped) when processes were still alive after
+// the kill rounds' time bound: a process in uninterruptible sleep, or a
+// tree that grew faster than it was killed.
+var ErrSurvivors = errors.New("reaper: processes survived the kill")
+
+// maxKillTime bounds KillDescendants and KillSession: a SIGKILLed process
+// normally dies within microseconds; only one in uninterruptible sleep (D
+// state, for example on a hung NFS mount) takes longer.
+const maxKillTime = 5 * time.Second
+
+// Become makes the calling process a child subreaper. Errors: the errno of
+// prctl (EINVAL before Linux 3.4).
+func Become() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("reaper: prctl(PR_SET_CHILD_SUBREAPER): %w", err)
+	}
+	return nil
+}
+
+// Children returns the pids of the calling process's children, living or
+// zombie, from /proc/self/task/*/children (each thread's children: a child
+// belongs to the thread that forked it). Errors: reading /proc (ENOENT when
+// the kernel lacks CONFIG_PROC_CHILDREN).
+func Children() ([]int, error) {
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		return nil, err
+	}
+	if len(tasks) == 0 {
+		return nil, &os.PathError{Op: "open", Path: "/proc/self/task/*/children", Err: unix.ENOENT}
+	}
+	var pids []int
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) { // the thread exited meanwhile
+				continue
+			}
+			return nil, err
+		}
+		for _, s := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(s); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, nil
+}
+
+// KillDescendants sends SIGKILL to every child of the calling process and
+// reaps it, then does the same to the children re-parented to it by those
+// deaths (with Become, every descendant ends up a child), until it has no
+// child left. It returns how many processes it killed. Call it only when
+// no other goroutine waits for a child of this process (it would reap
+// that child first). Errors: Children's, ErrSurvivors after maxKillTime,
+// pidfd errors other than ESRCH.
+func KillDescendants() (int, error) {
+	killed := 0
+	deadline := time.Now().Add(maxKillTime)
+	for {
+		pids, err := Children()
+		if err != nil {
+			return killed, err
+		}
+		if len(pids) == 0 {
+			return killed, nil
+		}
+		if time.Now().After(deadline) {
+			return killed, fmt.Errorf("%w: children %v", ErrSurvivors, pids)
+		}
+		for _, pid := range pids {
+			ok, err := killChild(pid)
+			if err != nil {
+				return killed, err
+			}
+			if ok {
+				killed++
+			}
+		}
+	}
+}
+
+// killChild kills and reaps the child pid; false if it was already gone.
+func killChild(pid int) (bool, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return false, nil
+	case errors.Is(err, unix.ENOSYS):
+		// Before Linux 5.3. pid is our child and unreaped (Children
+		// listed it, and only we reap our children here), so it cannot
+		// have been recycled: kill(2) and wait4(2) by pid are safe.
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err != nil && !errors.Is(err, unix.ECHILD) {
+			return false, fmt.Errorf("reaper: wait4(%d): %w", pid, err)
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("reaper: pidfd_open(%d): %w", pid, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return false, fmt.Errorf("reaper: pidfd_send_signal(%d): %w", pid, err)
+	}
+	// P_PIDFD: Linux ≥ 5.4; the pid is still ours to reap either way.
+	var info unix.Siginfo
+	err = unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED, nil)
+	if errors.Is(err, unix.EINVAL) {
+		var ws unix.WaitStatus
+		_, err = unix.Wait4(pid, &ws, 0, nil)
+	}
+	if err != nil && !errors.Is(err, unix.ECHILD) {
+		return false, fmt.Errorf("reaper: waitid(%d): %w", pid, err)
+	}
+	return true, nil
+}
+
+// KillSession sends SIGKILL to every living process of session sid except
+// its leader (pid sid itself, left to whoever waits for it), until none is
+// left, and reaps those that are children of the calling process (with
+// Become, orphans of the session are). A session id is a pid that the
+// kernel does not recycle while any process still has it as session id,
+// and only descendants of the leader can be in its session (setsid(2)
+// creates one, setpgid(2) only joins groups of the caller's own session),
+// so every process found belongs to the leader's tree. A process that
+// left the session with setsid is not found. Each is opened as a pidfd and
+// its session re-checked before the kill. It returns how many processes
+// it killed. Errors: reading /proc, ErrSurvivors after maxKillTime.
+func KillSession(sid int) (int, error) {
+	if sid <= 1 {
+		return 0, fmt.Errorf("reaper: KillSession(%d): not a session of a child (cannot happen)", sid)
+	}
+	self := os.Getpid()
+	killed := 0
+	deadline := time.Now().Add(maxKillTime)
+	for {
+		members, err := sessionMembers(sid, self)
+		if err != nil {
+			return killed, err
+		}
+		if len(members) == 0 {
+			return killed, nil
+		}
+		if time.Now().After(deadline) {
+			return killed, fmt.Errorf("%w: session %d: %v", ErrSurvivors, sid, members)
+		}
+		for _, pid := range members {
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				if errors.Is(err, unix.ESRCH) {
+					continue
+				}
+				return killed, fmt.Errorf("reaper: pidfd_open(%d): %w", pid, err)
+			}
+			// The pidfd pins the process: if pid now names another
+			// process, its session is not sid (see above).
+			st, err := readStat(pid)
+			if err == nil && st.session == sid {
+				if st.state != 'Z' && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+					killed++
+				}
+				if st.ppid == self {
+					var info unix.Siginfo
+					unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED, nil)
+				}
+			}
+			unix.Close(fd)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// sessionMembers lists the processes of session sid other than its leader
+// that are alive, or zombies whose parent is self (to reap).
+func sessionMembers(sid, self int) ([]int, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == sid {
+			continue
+		}
+		st, err := readStat(pid)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if st.session == sid && (st.state != 'Z' || st.ppid == self) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+type procStat struct {
+	state   byte
+	ppid    int
+	session int
+}
+
+// readStat parses state, ppid and session from /proc/PID/stat (proc(5):
+// fields 3, 4 and 6; the command name, field 2, may hold spaces and
+// parentheses, so fields are counted after its last ')').
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("reaper: /proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 4 {
+		return procStat{}, fmt.Errorf("reaper: /proc/%d/stat: unexpected format", pid)
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	sess, err2 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || len(f[0]) != 1 {
+		return procStat{}, fmt.Errorf("reaper: /proc/%d/stat: unexpected format", pid)
+	}
+	return procStat{state: f[0][0], ppid: ppid, session: sess}, nil
+}
