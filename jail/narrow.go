@@ -3,7 +3,6 @@ package jail
 import (
 	"bytes"
 	"errors"
-	"github.com/landjail/landjail/internal/gitignore"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/gitignore"
 )
 
 // Narrowing says how the policy narrows a canonical path that lies in one
