@@ -53,10 +53,7 @@ type rule struct {
 // "." for the top). Errors: *PatternError wrapping path.ErrBadPattern for
 // a malformed bracket class.
 func New(base string, patterns []string) (*Matcher, error) {
-	m := &Matcher{patterns: append([]string(nil), patterns...)}
-	if base != "" && base != "." {
-		m.base = strings.Split(strings.Trim(base, "/"), "/")
-	}
+	m := &Matcher{base: splitBase(base), patterns: append([]string(nil), patterns...)}
 	for _, p := range patterns {
 		rs, err := parseRule(p)
 		if err != nil {
@@ -65,6 +62,27 @@ func New(base string, patterns []string) (*Matcher, error) {
 		m.rules = append(m.rules, rs...)
 	}
 	return m, nil
+}
+
+// NewSkippingInvalid is New for a file read from disk: a pattern New
+// would refuse is dropped (git's pattern matches nothing either) and
+// Patterns does not return it.
+func NewSkippingInvalid(base string, patterns []string) *Matcher {
+	m := &Matcher{base: splitBase(base)}
+	for _, p := range patterns {
+		if rs, err := parseRule(p); err == nil {
+			m.patterns = append(m.patterns, p)
+			m.rules = append(m.rules, rs...)
+		}
+	}
+	return m
+}
+
+func splitBase(base string) []string {
+	if base = strings.Trim(base, "/"); base == "" || base == "." {
+		return nil
+	}
+	return strings.Split(base, "/")
 }
 
 // Patterns returns the patterns given to New.

@@ -80,9 +80,9 @@ func TestMatch(t *testing.T) {
 		{"", []string{`\#x`}, "#x", false, gitignore.Excluded},
 		{"", []string{`x\*`}, "xy", false, gitignore.NoMatch}, // escaped "*" is literal
 		{"", []string{`x\*`}, "x*", false, gitignore.Excluded},
-		{"", []string{"x  "}, "x", false, gitignore.Excluded},     // trailing spaces dropped
-		{"", []string{`x\ `}, "x ", false, gitignore.Excluded},    // unless escaped
-		{"", []string{"[!a]b"}, "ab", false, gitignore.NoMatch},   // git's negated class
+		{"", []string{"x  "}, "x", false, gitignore.Excluded},   // trailing spaces dropped
+		{"", []string{`x\ `}, "x ", false, gitignore.Excluded},  // unless escaped
+		{"", []string{"[!a]b"}, "ab", false, gitignore.NoMatch}, // git's negated class
 		{"", []string{"[!a]b"}, "cb", false, gitignore.Excluded},
 		{"", []string{"# c", "", "x"}, "x", false, gitignore.Excluded},
 		{"sub", []string{"x"}, "sub/y/x", false, gitignore.Excluded},
