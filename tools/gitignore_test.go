@@ -1,8 +1,10 @@
 package tools_test
 
 import (
+	"fmt"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/tools"
 )
 
@@ -67,5 +70,38 @@ func TestGrepNestedGitignore(t *testing.T) {
 			slices.Sort(got)
 			assert.Equal(t, want, got)
 		})
+	}
+}
+
+// BenchmarkGrepGitignore: the .gitignore matching itself: 2000 one-line
+// files in 100 directories, a 20-pattern .gitignore at the top and a
+// 5-pattern one in every directory; 1000 files are ignored.
+func BenchmarkGrepGitignore(b *testing.B) {
+	root, err := filepath.EvalSymlinks(b.TempDir())
+	require.NoError(b, err)
+	top := "*.o\n*.a\n/build\nnode_modules/\n*.tmp\n.cache/\n**/gen/*.pb.go\n!keep.o\ndist/\n*.swp\n"
+	top += "*.pyc\n__pycache__/\ncoverage/\n*.out\n/vendor\n*.log\n!important.log\ntarget/\n*.class\n*.skip\n"
+	require.NoError(b, os.WriteFile(filepath.Join(root, ".gitignore"), []byte(top), 0o644))
+	for d := range 100 {
+		dir := filepath.Join(root, fmt.Sprintf("d%d", d))
+		require.NoError(b, os.MkdirAll(dir, 0o755))
+		require.NoError(b, os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.bak\n/local\n!x.bak\ntmp*/\n*.gen.go\n"), 0o644))
+		for f := range 20 {
+			name := fmt.Sprintf("f%d.go", f)
+			if f%2 == 1 {
+				name = fmt.Sprintf("f%d.skip", f)
+			}
+			require.NoError(b, os.WriteFile(filepath.Join(dir, name), []byte("needle\n"), 0o644))
+		}
+	}
+	ws, err := jail.New(root)
+	require.NoError(b, err)
+	b.Cleanup(func() { ws.Close() })
+	k := &tools.Toolkit{WS: ws, Limits: tools.Limits{GrepMatches: 5000}}
+	for b.Loop() {
+		r, err := k.Grep(tools.GrepArgs{Pattern: "needle"})
+		if err != nil || len(r.Matches) != 1000 {
+			b.Fatal(err, len(r.Matches))
+		}
 	}
 }
