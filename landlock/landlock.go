@@ -322,7 +322,7 @@ type Ruleset struct {
 // the confined thread. Each call adds a layer; a thread holds at most 16
 // (E2BIG), so use a fresh thread per confinement.
 //
-// Errors: ErrNotEnforced when the Ruleset has no Landlock domain
+// Errors: ErrUnavailable when the Ruleset has no Landlock domain
 // (LevelPathCheck), ErrClosed after Close, otherwise the errno of the
 // failing syscall. On error the thread may already carry no_new_privs.
 func (r *Ruleset) RestrictSelf() error { return r.restrictSelf() }

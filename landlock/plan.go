@@ -338,17 +338,17 @@ func (c *compiled) classify(f Feature, ok bool) bool {
 }
 
 func strictError(abi int, dropped []Feature) error {
-	var names []string
+	var missing FeatureList
 	want := 0
 	for _, f := range dropped {
 		if !f.Required || f.ABI == 0 {
 			continue
 		}
-		names = append(names, fmt.Sprintf("%s (ABI %d)", f.Name, f.ABI))
+		missing = append(missing, f)
 		want = max(want, f.ABI)
 	}
-	if len(names) > 0 {
-		return &ABIError{Have: abi, Want: want, Missing: strings.Join(names, ", ")}
+	if len(missing) > 0 {
+		return &ABIError{Have: abi, Want: want, Missing: missing}
 	}
 	for _, f := range dropped {
 		if f.Required {
