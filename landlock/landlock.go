@@ -166,20 +166,12 @@ func (r *Rule) UnmarshalJSON(b []byte) error {
 }
 
 func rightByName(name string) (golandlock.AccessFSSet, bool) {
-	for bit := golandlock.AccessFSSet(1); bit&RightsAll != 0; bit <<= 1 {
-		if accessNames(bit)[0] == name {
-			return bit, true
+	for _, n := range fsRightNames {
+		if n.name == name && n.bit&RightsAll != 0 {
+			return n.bit, true
 		}
 	}
 	return 0, false
-}
-
-func accessNames(a golandlock.AccessFSSet) []string {
-	s := strings.Trim(a.String(), "{}∅")
-	if s == "" {
-		return []string{}
-	}
-	return strings.Split(s, ",")
 }
 
 // Levels of confinement a Report can state.
