@@ -96,7 +96,7 @@ func denyInput(rawPattern, rawPath string) (lines []string, rel string, ok bool)
 // gives them. Regenerate (after changing seeds or cases) with
 //
 //	go test ./jail -run 'Deny' -update-deny-answers
-const denyAnswersFile = "testdata/deny_git_answers.txt"
+const denyAnswersFile = "../internal/gitignore/testdata/git_answers.txt"
 
 var updateDenyAnswers = flag.Bool("update-deny-answers", false, "rewrite "+denyAnswersFile+" with git's answers to the deny-matcher tests' queries")
 

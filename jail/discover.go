@@ -1,15 +1,10 @@
 package jail
 
 import (
-	"errors"
 	"io/fs"
 	"strings"
 	"syscall"
 )
-
-// ErrNotRegular: Discover met a FIFO, socket or device where it expects a
-// regular file or a directory (a loader reading a FIFO would block).
-var ErrNotRegular = errors.New("not a regular file or directory")
 
 // DiscoveredEntry is an entry of a registry directory that Discover keeps.
 type DiscoveredEntry struct {

@@ -24,7 +24,8 @@ var (
 	ErrNotExecutable = errors.New("path is not in an executable root")
 
 	// ErrAbsolutePath: the policy was built with RejectAbsolute and the
-	// caller supplied an absolute path (seed 003).
+	// caller supplied an absolute path (a mode for agent tools whose
+	// callers must name files relative to the workspace).
 	ErrAbsolutePath = errors.New("absolute paths are not allowed")
 
 	// ErrInvalidPath: the path is empty, contains a NUL byte or is longer
@@ -32,7 +33,8 @@ var (
 	ErrInvalidPath = errors.New("invalid path")
 
 	// ErrNotRead: with a ReadTracker, an existing file was about to be
-	// overwritten or edited before the workspace read it (seed 000).
+	// overwritten or edited before the workspace read it (an agent must
+	// see a file before it replaces it).
 	ErrNotRead = errors.New("file has not been read before writing")
 
 	// ErrStale: with a ReadTracker, the file changed on disk (size,
@@ -43,6 +45,11 @@ var (
 	// be written has more than one link (st_nlink > 1), so it may be an
 	// alias of a file outside the policy.
 	ErrHardlinked = errors.New("file has more than one hard link")
+
+	// ErrNotRegular: Discover met a FIFO, socket or device where it
+	// expects a regular file or a directory (a loader reading a FIFO
+	// would block).
+	ErrNotRegular = errors.New("not a regular file or directory")
 )
 
 // Errors from New about the workspace root or an allowed root.

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/gitignore"
 )
 
 // Narrowing says how the policy narrows a canonical path that lies in one
@@ -171,51 +173,15 @@ func (d *denyMatcher) entryExcluded(canon, root string) bool {
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
 	if rel != "" {
-		if dir, file := lastMatchBoth(d.rules, rel); dir || file {
+		if dir, file := d.all.ExcludedBoth(rel); dir || file {
 			return true
 		}
 	}
-	if len(d.abs) > 0 && canon != "/" {
-		dir, file := lastMatchBoth(d.abs, canon[1:])
+	if !d.abs.Empty() && canon != "/" {
+		dir, file := d.abs.ExcludedBoth(canon[1:])
 		return dir || file
 	}
 	return false
-}
-
-// lastMatchBoth is lastMatch for the "/"-separated path rel read as a
-// directory and as a file, in one pass from the last rule backwards (the
-// last matching rule decides), splitting rel only if an anchored rule
-// needs its components.
-func lastMatchBoth(rules []denyRule, rel string) (dir, file bool) {
-	name := rel[strings.LastIndexByte(rel, '/')+1:]
-	var parts []string
-	dirDone, fileDone := false, false
-	for i := len(rules) - 1; i >= 0 && !(dirDone && fileDone); i-- {
-		r := &rules[i]
-		var m bool
-		if !r.anchored {
-			m = r.comps[0].match(name)
-		} else if last := r.comps[len(r.comps)-1]; last.kind != compDoubleStar && !last.match(name) {
-			// The last component must match the name unless it is
-			// "**": reject without splitting.
-			continue
-		} else {
-			if parts == nil {
-				parts = strings.Split(rel, "/")
-			}
-			m = matchComps(r.comps, parts)
-		}
-		if !m {
-			continue
-		}
-		if !dirDone {
-			dir, dirDone = !r.negate, true
-		}
-		if !fileDone && !r.dirOnly {
-			file, fileDone = !r.negate, true
-		}
-	}
-	return dir, file
 }
 
 // ReadOnlyPaths returns the canonical absolute paths given to
@@ -223,10 +189,10 @@ func lastMatchBoth(rules []denyRule, rel string) (dir, file bool) {
 func (w *Workspace) ReadOnlyPaths() []string { return slices.Clone(w.roPaths) }
 
 // ReadOnlyPatterns returns the patterns given to WithReadOnly.
-func (w *Workspace) ReadOnlyPatterns() []string { return slices.Clone(w.ro.patterns) }
+func (w *Workspace) ReadOnlyPatterns() []string { return w.ro.patterns() }
 
 // PrivateKeyPatterns returns the patterns given to WithDenyPrivateKeys.
-func (w *Workspace) PrivateKeyPatterns() []string { return slices.Clone(w.keys.patterns) }
+func (w *Workspace) PrivateKeyPatterns() []string { return w.keys.patterns() }
 
 // AgentConfigProtected returns the canonical absolute paths that
 // WithProtectedAgentConfig protects (nil without it): each of
@@ -314,11 +280,11 @@ func (d *denyMatcher) matchesEntry(canon, root string) bool {
 		return false
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
-	if rel != "" && lastMatch(d.rules, strings.Split(rel, "/"), false) {
+	if rel != "" && d.all.Match(strings.Split(rel, "/"), false) == gitignore.Excluded {
 		return true
 	}
-	if len(d.abs) > 0 && canon != "/" {
-		return lastMatch(d.abs, strings.Split(strings.TrimPrefix(canon, "/"), "/"), false)
+	if !d.abs.Empty() && canon != "/" {
+		return d.abs.Match(strings.Split(strings.TrimPrefix(canon, "/"), "/"), false) == gitignore.Excluded
 	}
 	return false
 }

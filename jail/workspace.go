@@ -168,7 +168,7 @@ func (w *Workspace) Roots() []AllowedRoot {
 }
 
 // DenyPatterns returns the always-denied patterns as given to WithDeny.
-func (w *Workspace) DenyPatterns() []string { return slices.Clone(w.deny.patterns) }
+func (w *Workspace) DenyPatterns() []string { return w.deny.patterns() }
 
 // Unrestricted reports whether the policy was built with Unrestricted.
 func (w *Workspace) Unrestricted() bool { return w.unrestricted }

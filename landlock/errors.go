@@ -3,13 +3,23 @@ package landlock
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"strings"
 )
 
 var (
-	// ErrNotEnforced: the Ruleset has no Landlock domain to apply (the
+	// ErrUnavailable: the Ruleset has no Landlock domain to apply (the
 	// kernel has no usable Landlock: Report().Level is "path-check only").
-	// RestrictSelf returns it; callers fall back to path checks.
-	ErrNotEnforced = errors.New("landlock: ruleset is not enforced by the kernel")
+	// RestrictSelf returns it; callers fall back to path checks. (Not to
+	// be confused with exec.ErrNotEnforced: a domain that was applied but
+	// that the self-test saw not enforce.)
+	ErrUnavailable = errors.New("landlock: no usable Landlock: the ruleset has no domain to apply")
+
+	// ErrNotEnforced is the former name of ErrUnavailable, the same
+	// value, kept only until package exec (edited in parallel) uses the
+	// new name; then it goes. Not exec.ErrNotEnforced, which is a domain
+	// applied but not enforced.
+	ErrNotEnforced = ErrUnavailable
 
 	// ErrNotEnforceable: the policy asks for something Landlock cannot
 	// express at all, whatever the ABI. Always for deny, read-only or
@@ -26,20 +36,21 @@ var (
 	// how to raise it (Options.WalkLimit; the CLI's --walk-limit).
 	ErrWalkLimit = errors.New("landlock: walk limit reached while expanding the policy's patterns")
 
-	// ErrClosed: the Ruleset was used after Close.
-	ErrClosed = errors.New("landlock: ruleset is closed")
+	// ErrClosed: the Ruleset was used after Close. It wraps fs.ErrClosed,
+	// so errors.Is(err, fs.ErrClosed) holds, as for os.File and os.Root.
+	ErrClosed = fmt.Errorf("landlock: ruleset is closed: %w", fs.ErrClosed)
 )
 
 // ABIError is returned by Compile in Strict mode when the running kernel's
 // Landlock ABI (Have) is below the one the requested rights need (Want).
-// Missing names every right or feature that would have been dropped,
-// comma-separated, each with the ABI it needs, for example
-// "net.bind_tcp (ABI 4), scope.signal (ABI 6)".
+// Missing lists every required right or feature that would have been
+// dropped, each with the ABI it needs; its String method reads, for
+// example, "net.bind_tcp (ABI 4), scope.signal (ABI 6)".
 //
 // errors.Is(err, errors.ErrUnsupported) is true for an *ABIError.
 type ABIError struct {
 	Have, Want int
-	Missing    string
+	Missing    FeatureList
 }
 
 func (e *ABIError) Error() string {
@@ -51,3 +62,25 @@ func (e *ABIError) Error() string {
 
 // Is makes errors.Is(err, errors.ErrUnsupported) true.
 func (e *ABIError) Is(target error) bool { return target == errors.ErrUnsupported }
+
+// FeatureList is a list of Landlock features (ABIError.Missing).
+type FeatureList []Feature
+
+// String names each feature with the ABI it needs, comma-separated:
+// "net.bind_tcp (ABI 4), scope.signal (ABI 6)".
+func (l FeatureList) String() string {
+	names := make([]string, len(l))
+	for i, f := range l {
+		names[i] = fmt.Sprintf("%s (ABI %d)", f.Name, f.ABI)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Names returns the features' names ("net.bind_tcp", "scope.signal").
+func (l FeatureList) Names() []string {
+	names := make([]string, len(l))
+	for i, f := range l {
+		names[i] = f.Name
+	}
+	return names
+}

@@ -166,20 +166,12 @@ func (r *Rule) UnmarshalJSON(b []byte) error {
 }
 
 func rightByName(name string) (golandlock.AccessFSSet, bool) {
-	for bit := golandlock.AccessFSSet(1); bit&RightsAll != 0; bit <<= 1 {
-		if accessNames(bit)[0] == name {
-			return bit, true
+	for _, n := range fsRightNames {
+		if n.name == name && n.bit&RightsAll != 0 {
+			return n.bit, true
 		}
 	}
 	return 0, false
-}
-
-func accessNames(a golandlock.AccessFSSet) []string {
-	s := strings.Trim(a.String(), "{}∅")
-	if s == "" {
-		return []string{}
-	}
-	return strings.Split(s, ",")
 }
 
 // Levels of confinement a Report can state.
@@ -322,7 +314,7 @@ type Ruleset struct {
 // the confined thread. Each call adds a layer; a thread holds at most 16
 // (E2BIG), so use a fresh thread per confinement.
 //
-// Errors: ErrNotEnforced when the Ruleset has no Landlock domain
+// Errors: ErrUnavailable when the Ruleset has no Landlock domain
 // (LevelPathCheck), ErrClosed after Close, otherwise the errno of the
 // failing syscall. On error the thread may already carry no_new_privs.
 func (r *Ruleset) RestrictSelf() error { return r.restrictSelf() }

@@ -3,6 +3,7 @@ package landlock
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -96,6 +97,7 @@ func TestCompileReport(t *testing.T) {
 	require.NoError(t, rs.Close())
 	require.NoError(t, rs.Close(), "idempotent")
 	assert.ErrorIs(t, rs.RestrictSelf(), ErrClosed)
+	assert.ErrorIs(t, rs.RestrictSelf(), fs.ErrClosed, "ErrClosed wraps fs.ErrClosed")
 }
 
 func TestCompileStrictOnThisKernel(t *testing.T) {
@@ -191,7 +193,7 @@ func TestCompileWithoutLandlock(t *testing.T) {
 			defer rs.Close()
 			assert.Equal(t, LevelPathCheck, rs.Report().Level)
 			assert.False(t, rs.Enforced())
-			assert.ErrorIs(t, rs.RestrictSelf(), ErrNotEnforced)
+			assert.ErrorIs(t, rs.RestrictSelf(), ErrUnavailable)
 			assert.True(t, rs.Allows("/usr/bin/sh", RightsReadExec), "rules keep their requested rights for the path check")
 
 			_, err = Compile(f.ws, Options{Strict: true})

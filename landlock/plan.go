@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -177,9 +176,12 @@ type compiled struct {
 // whether each rule path is a directory, list for the entries of chain
 // directories when something is carved out. In Strict mode it fails with
 // an *ABIError or ErrNotEnforceable rather than drop a required feature.
+//
+// Four steps, one function each: classifyFeatures (what the kernel
+// enforces, what it drops), carveRules (carve-outs into rules),
+// fitRules (rights fitted to the ABI and to the kind of file), and
+// planNotes (what the report says about the result).
 func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error) {
-	cfg := abiConfig(abi)
-	latest := abiConfig(latestKnownABI)
 	c := &compiled{}
 	rep := &c.report
 	rep.ABI = abi
@@ -189,34 +191,107 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 		rep.Level = LevelPathCheck
 	}
 
-	handledFS := cfg.HandledAccessFS
-	var handledNet golandlock.AccessNetSet
-	var scoped golandlock.ScopedSet
+	h := classifyFeatures(req, abi, rep)
+	if req.strict {
+		if err := strictError(abi, rep.Dropped); err != nil {
+			return nil, err
+		}
+	}
 
-	// Requested features, in ABI order.
-	for bit := golandlock.AccessFSSet(1); bit != 0 && bit&latest.HandledAccessFS != 0; bit <<= 1 {
-		f := Feature{Name: "fs." + strings.Trim(bit.String(), "{}"), ABI: minABIFS(bit)}
-		f.Required = bit&ll.AccessFSResolveUnix == 0
-		c.classify(f, bit&handledFS != 0)
+	rules := req.rules
+	carving := len(req.carves) > 0 && !req.noCarve
+	if carving {
+		var err error
+		rules, err = c.carveRules(req, list)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// Without Landlock keep the requested rights (the path-check fallback
+	// consults them); otherwise fit them to the handled set.
+	c.fit = h.fs
+	if abi == 0 {
+		c.fit = abiConfig(latestKnownABI).HandledAccessFS
+	}
+	var err error
+	c.rules, rep.Skipped, err = fitRules(rules, c.fit, c.kinds, stat)
+	if err != nil {
+		return nil, err
+	}
+	rep.Rules = c.rules
+
+	var widened []string
+	if carving {
+		widened = widenedCarves(c.rules, req.carves)
+		if len(widened) > 0 && req.strict {
+			return nil, fmt.Errorf("%w: %s", ErrNotEnforceable, widened[0])
+		}
+	}
+	rep.Notes = planNotes(req, abi, c.rules, h.net, widened, carving)
+	if h.net != 0 {
+		rep.ConnectTCP = sortedPorts(req.connect)
+		rep.BindTCP = sortedPorts(req.bind)
+	}
+
+	if abi > 0 {
+		c.attr = ll.RulesetAttr{
+			HandledAccessFS:  uint64(h.fs),
+			HandledAccessNet: uint64(h.net),
+			Scoped:           uint64(h.scoped),
+		}
+		rep.HandledFS = accessNames(h.fs)
+		rep.HandledNet = namesOf(h.net, netRightNames)
+		rep.Scoped = namesOf(h.scoped, scopeNames)
+	}
+	return c, nil
+}
+
+// handled is what a ruleset handles at one ABI.
+type handled struct {
+	fs     golandlock.AccessFSSet
+	net    golandlock.AccessNetSet
+	scoped golandlock.ScopedSet
+}
+
+// classifyFeatures files every feature req asks for (filesystem rights,
+// network rights unless the host network is kept, scopes unless
+// Options.NoScope, carve-outs when there are any), in ABI order, under
+// rep.Enforced or rep.Dropped, and returns what the ruleset handles at
+// abi.
+func classifyFeatures(req request, abi int, rep *Report) handled {
+	cfg := abiConfig(abi)
+	latest := abiConfig(latestKnownABI)
+	h := handled{fs: cfg.HandledAccessFS}
+	for _, n := range fsRightNames {
+		if n.bit&latest.HandledAccessFS == 0 {
+			continue
+		}
+		f := Feature{Name: "fs." + n.name, ABI: minABIFS(n.bit), Required: n.bit&ll.AccessFSResolveUnix == 0}
+		classify(rep, f, n.bit&h.fs != 0)
 	}
 	if req.net {
-		for bit := golandlock.AccessNetSet(1); bit != 0 && bit&latest.HandledAccessNet != 0; bit <<= 1 {
-			f := Feature{Name: "net." + strings.Trim(bit.String(), "{}"), ABI: minABINet(bit)}
-			f.Required = bit&(ll.AccessNetBindTCP|ll.AccessNetConnectTCP) != 0
-			if c.classify(f, bit&cfg.HandledAccessNet != 0) {
-				handledNet |= bit
+		for _, n := range netRightNames {
+			if n.bit&latest.HandledAccessNet == 0 {
+				continue
+			}
+			f := Feature{Name: "net." + n.name, ABI: minABINet(n.bit), Required: n.bit&(ll.AccessNetBindTCP|ll.AccessNetConnectTCP) != 0}
+			if classify(rep, f, n.bit&cfg.HandledAccessNet != 0) {
+				h.net |= n.bit
 			}
 		}
 	}
 	if req.scope {
-		for bit := golandlock.ScopedSet(1); bit != 0 && bit&latest.Scoped != 0; bit <<= 1 {
-			f := Feature{Name: "scope." + strings.Trim(bit.String(), "{}"), ABI: minABIScope(bit), Required: true}
-			if c.classify(f, bit&cfg.Scoped != 0) {
-				scoped |= bit
+		for _, n := range scopeNames {
+			if n.bit&latest.Scoped == 0 {
+				continue
+			}
+			f := Feature{Name: "scope." + n.name, ABI: minABIScope(n.bit), Required: true}
+			if classify(rep, f, n.bit&cfg.Scoped != 0) {
+				h.scoped |= n.bit
 			}
 		}
 	}
-	carving := len(req.carves) > 0 && !req.noCarve
 	if len(req.carves) > 0 {
 		f := Feature{Name: "carve-outs", ABI: 1, Required: true}
 		if req.noCarve {
@@ -224,131 +299,121 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 			f.Reason = "Options.NoCarve: deny patterns and read-only paths below allowed roots stay reachable for children"
 			rep.Dropped = append(rep.Dropped, f)
 		} else {
-			c.classify(f, abi > 0)
+			classify(rep, f, abi > 0)
 		}
 	}
+	return h
+}
 
-	if req.strict {
-		if err := strictError(abi, rep.Dropped); err != nil {
-			return nil, err
-		}
+// carveRules returns req's rules with the carve-outs compiled out of the
+// policy's roots (carveAll), recording the rules carving made in
+// c.kinds and the carve-outs in the report.
+func (c *compiled) carveRules(req request, list listFunc) ([]Rule, error) {
+	rep := &c.report
+	rules, chainDirs, kinds, err := carveAll(req.rules, req.policyRoots, req.carves, list)
+	if err != nil {
+		return nil, err
 	}
+	rep.ChainDirs, c.kinds = chainDirs, kinds
+	rep.CarveRules = len(kinds)
+	for _, cv := range req.carves {
+		mode := CarveReadOnly
+		if cv.access == 0 {
+			mode = CarveDeny
+		}
+		rep.CarveOuts = append(rep.CarveOuts, CarveOut{Path: cv.path, Mode: mode, Source: cv.source, Exists: cv.exists})
+	}
+	return rules, nil
+}
 
-	// Rules. Without Landlock keep the requested rights (the path-check
-	// fallback consults them); otherwise fit them to the handled set.
-	fit := handledFS
-	if abi == 0 {
-		fit = latest.HandledAccessFS
-	}
-	c.fit = fit
-	rules := req.rules
-	if carving {
-		var err error
-		rules, rep.ChainDirs, c.kinds, err = carveAll(rules, req.policyRoots, req.carves, list)
-		if err != nil {
-			return nil, err
-		}
-		rep.CarveRules = len(c.kinds)
-		for _, cv := range req.carves {
-			mode := CarveReadOnly
-			if cv.access == 0 {
-				mode = CarveDeny
-			}
-			rep.CarveOuts = append(rep.CarveOuts, CarveOut{Path: cv.path, Mode: mode, Source: cv.source, Exists: cv.exists})
-		}
-	}
+// fitRules narrows each rule's rights to fit, and to the rights a
+// non-directory may carry (fileRights) when the path is not a directory
+// (kinds, for the rules carving made, else stat). A rule left with no
+// right, or an optional one whose path stat fails on, is skipped; stat
+// failing on a required rule is the error.
+func fitRules(rules []Rule, fit golandlock.AccessFSSet, kinds map[string]bool, stat statFunc) ([]Rule, []Skipped, error) {
+	var out []Rule
+	var skipped []Skipped
 	for _, r := range rules {
-		isDir, known := c.kinds[r.Path]
+		isDir, known := kinds[r.Path]
 		var err error
 		if !known {
 			isDir, err = stat(r.Path)
 		}
 		if err != nil {
 			if r.Optional {
-				rep.Skipped = append(rep.Skipped, Skipped{Path: r.Path, Reason: err.Error()})
+				skipped = append(skipped, Skipped{Path: r.Path, Reason: err.Error()})
 				continue
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		r.Access &= fit
 		if !isDir {
 			r.Access &= fileRights
 		}
 		if r.Access == 0 {
-			rep.Skipped = append(rep.Skipped, Skipped{Path: r.Path, Reason: "no right left at this ABI"})
+			skipped = append(skipped, Skipped{Path: r.Path, Reason: "no right left at this ABI"})
 			continue
 		}
-		c.rules = append(c.rules, r)
+		out = append(out, r)
 	}
-	rep.Rules = c.rules
-	rep.Notes = nestedNotes(c.rules)
-	if carving {
-		widened := widenedCarves(c.rules, req.carves)
-		if len(widened) > 0 && req.strict {
-			return nil, fmt.Errorf("%w: %s", ErrNotEnforceable, widened[0])
-		}
-		rep.Notes = append(rep.Notes, widened...)
-		rep.Notes = append(rep.Notes, carveNotes...)
-	}
-
-	if handledNet != 0 {
-		rep.ConnectTCP = sortedPorts(req.connect)
-		rep.BindTCP = sortedPorts(req.bind)
-		rep.Notes = append(rep.Notes, "TCP rules do not cover MPTCP sockets (socket(..., IPPROTO_MPTCP), Go's net.Listen default): a child can bind and connect with MPTCP unless a seccomp filter refuses it")
-		if len(rep.ConnectTCP) == 0 && len(rep.BindTCP) == 0 {
-			rep.Notes = append(rep.Notes, "TCP: no port allowed")
-		}
-	} else if req.net && (len(req.connect) > 0 || len(req.bind) > 0) && abi > 0 {
-		rep.Notes = append(rep.Notes, "TCP port rules unused: the network is not restricted at this ABI")
-	}
-	if !req.net {
-		rep.Notes = append(rep.Notes, "network not restricted (host network)")
-	}
-	if handledNet&(ll.AccessNetBindUDP|ll.AccessNetConnectSendUDP) != 0 {
-		rep.Notes = append(rep.Notes, "UDP: all ports denied (DNS over UDP included)")
-	}
-
-	if abi > 0 {
-		c.attr = ll.RulesetAttr{
-			HandledAccessFS:  uint64(handledFS),
-			HandledAccessNet: uint64(handledNet),
-			Scoped:           uint64(scoped),
-		}
-		rep.HandledFS = accessNames(handledFS)
-		rep.HandledNet = splitNames(handledNet.String())
-		rep.Scoped = splitNames(scoped.String())
-	}
-	return c, nil
+	return out, skipped, nil
 }
 
-// classify files f under Enforced or Dropped and reports whether it is
-// enforced.
-func (c *compiled) classify(f Feature, ok bool) bool {
+// planNotes returns the report's notes, in this order: rules widened by
+// a rule above them, carve-outs widened again (widened) and what carving
+// does not cover, then the network.
+func planNotes(req request, abi int, rules []Rule, handledNet golandlock.AccessNetSet, widened []string, carving bool) []string {
+	notes := nestedNotes(rules)
+	if carving {
+		notes = append(notes, widened...)
+		notes = append(notes, carveNotes...)
+	}
+	if handledNet != 0 {
+		notes = append(notes, "TCP rules do not cover MPTCP sockets (socket(..., IPPROTO_MPTCP), Go's net.Listen default): a child can bind and connect with MPTCP unless a seccomp filter refuses it")
+		if len(req.connect) == 0 && len(req.bind) == 0 {
+			notes = append(notes, "TCP: no port allowed")
+		}
+	} else if req.net && (len(req.connect) > 0 || len(req.bind) > 0) && abi > 0 {
+		notes = append(notes, "TCP port rules unused: the network is not restricted at this ABI")
+	}
+	if !req.net {
+		notes = append(notes, "network not restricted (host network)")
+	}
+	if handledNet&(ll.AccessNetBindUDP|ll.AccessNetConnectSendUDP) != 0 {
+		notes = append(notes, "UDP: all ports denied (DNS over UDP included)")
+	}
+	return notes
+}
+
+// classify files f under rep.Enforced or rep.Dropped and reports whether
+// it is enforced.
+func classify(rep *Report, f Feature, ok bool) bool {
 	if ok {
-		c.report.Enforced = append(c.report.Enforced, f)
+		rep.Enforced = append(rep.Enforced, f)
 		return true
 	}
-	if c.report.ABI == 0 {
+	if rep.ABI == 0 {
 		f.Reason = "no usable Landlock"
 	} else {
-		f.Reason = fmt.Sprintf("needs Landlock ABI %d, kernel has %d", f.ABI, c.report.ABI)
+		f.Reason = fmt.Sprintf("needs Landlock ABI %d, kernel has %d", f.ABI, rep.ABI)
 	}
-	c.report.Dropped = append(c.report.Dropped, f)
+	rep.Dropped = append(rep.Dropped, f)
 	return false
 }
 
 func strictError(abi int, dropped []Feature) error {
-	var names []string
+	var missing FeatureList
 	want := 0
 	for _, f := range dropped {
 		if !f.Required || f.ABI == 0 {
 			continue
 		}
-		names = append(names, fmt.Sprintf("%s (ABI %d)", f.Name, f.ABI))
+		missing = append(missing, f)
 		want = max(want, f.ABI)
 	}
-	if len(names) > 0 {
-		return &ABIError{Have: abi, Want: want, Missing: strings.Join(names, ", ")}
+	if len(missing) > 0 {
+		return &ABIError{Have: abi, Want: want, Missing: missing}
 	}
 	for _, f := range dropped {
 		if f.Required {
@@ -368,14 +433,6 @@ func minABINet(bit golandlock.AccessNetSet) int {
 
 func minABIScope(bit golandlock.ScopedSet) int {
 	return slices.IndexFunc(abiConfigs, func(c golandlock.Config) bool { return c.Scoped&bit != 0 })
-}
-
-func splitNames(s string) []string {
-	s = strings.Trim(s, "{}∅")
-	if s == "" {
-		return []string{}
-	}
-	return strings.Split(s, ",")
 }
 
 func sortedPorts(p []uint16) []uint16 {

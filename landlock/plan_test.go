@@ -120,9 +120,15 @@ func TestPlanStrict(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, 3, ae.Have)
 	assert.Equal(t, 6, ae.Want)
-	assert.Contains(t, ae.Missing, "net.connect_tcp (ABI 4)")
-	assert.Contains(t, ae.Missing, "scope.signal (ABI 6)")
-	assert.NotContains(t, ae.Missing, "resolve_unix", "optional hardening never fails strict mode")
+	assert.Contains(t, ae.Missing.Names(), "net.connect_tcp")
+	assert.Contains(t, ae.Missing.Names(), "scope.signal")
+	assert.Contains(t, ae.Missing.String(), "net.connect_tcp (ABI 4)")
+	assert.Contains(t, ae.Missing.String(), "scope.signal (ABI 6)")
+	assert.NotContains(t, ae.Missing.Names(), "fs.resolve_unix", "optional hardening never fails strict mode")
+	for _, f := range ae.Missing {
+		assert.True(t, f.Required, f.Name)
+		assert.Greater(t, f.ABI, 3, f.Name)
+	}
 	assert.ErrorIs(t, err, errors.ErrUnsupported)
 
 	_, err = plan(req, 0, planFS, nil)
@@ -136,7 +142,8 @@ func TestPlanStrict(t *testing.T) {
 	req.net, req.scope = false, false
 	_, err = plan(req, 3, planFS, nil)
 	require.ErrorAs(t, err, &ae)
-	assert.Equal(t, "fs.ioctl_dev (ABI 5)", ae.Missing)
+	assert.Equal(t, "fs.ioctl_dev (ABI 5)", ae.Missing.String())
+	assert.Equal(t, []string{"fs.ioctl_dev"}, ae.Missing.Names())
 	_, err = plan(req, 5, planFS, nil)
 	assert.NoError(t, err, "without network and scope restrictions ABI 5 is enough")
 

@@ -170,7 +170,7 @@ func (r *Ruleset) restrictSelf() error {
 		return ErrClosed
 	}
 	if r.fd < 0 {
-		return ErrNotEnforced
+		return ErrUnavailable
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)

@@ -16,7 +16,7 @@ import (
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/landjail/landjail/internal/gitignore"
 )
 
 // dirFS is an fs.FS over one directory of the policy (base, a name for
@@ -420,21 +420,24 @@ func (k *Toolkit) openQuiet(name string) (*os.File, func(), error) {
 	return f, done, nil
 }
 
-// ignorer holds the .gitignore patterns met so far, per directory
-// (slash-separated, relative to the walk's base), with the domain of each
-// pattern relative to the top (the workspace root when base is inside
-// it, else base).
+// ignorer holds the .gitignore files met so far, per directory
+// (slash-separated, relative to the walk's base): for each, the stack of
+// matchers in force there, outermost first, each with its own directory
+// as base relative to the top (the workspace root when base is inside
+// it, else base). As in git, a pattern is relative to the directory of
+// its .gitignore, and a deeper file's verdict overrides a shallower
+// one's (gitignore(5), "PATTERN FORMAT").
 type ignorer struct {
 	k      *Toolkit
 	base   string   // Workspace name of the walk's base
 	prefix []string // base's components relative to the top
-	dirs   map[string][]gitignore.Pattern
+	dirs   map[string][]*gitignore.Matcher
 }
 
 // ignores loads the .gitignore files from the top down to base.
 func (k *Toolkit) ignores(base string) *ignorer {
-	ig := &ignorer{k: k, base: base, dirs: map[string][]gitignore.Pattern{}}
-	var pats []gitignore.Pattern
+	ig := &ignorer{k: k, base: base, dirs: map[string][]*gitignore.Matcher{}}
+	var stack []*gitignore.Matcher
 	if canon, err := k.WS.Resolve(base); err == nil && within(canon, k.WS.Root()) {
 		rel, _ := filepath.Rel(k.WS.Root(), canon)
 		if rel != "." {
@@ -445,23 +448,21 @@ func (k *Toolkit) ignores(base string) *ignorer {
 			if dir == "" {
 				dir = "."
 			}
-			pats = append(pats, k.readIgnore(path.Join(dir, ".gitignore"), ig.prefix[:i])...)
+			stack = k.pushIgnore(stack, path.Join(dir, ".gitignore"), ig.prefix[:i])
 		}
 	}
-	pats = append(pats, k.readIgnore(path.Join(base, ".gitignore"), ig.prefix)...)
-	ig.dirs["."] = pats
+	ig.dirs["."] = k.pushIgnore(stack, path.Join(base, ".gitignore"), ig.prefix)
 	return ig
 }
 
-// load adds dir's .gitignore (dir relative to base) to the patterns in
+// load adds dir's .gitignore (dir relative to base) to the matchers in
 // force below it. The base itself was loaded by ignores.
 func (ig *ignorer) load(dir string) {
 	if dir == "." {
 		return
 	}
 	parent := ig.dirs[path.Dir(dir)]
-	own := ig.k.readIgnore(path.Join(ig.base, dir, ".gitignore"), ig.domain(dir))
-	ig.dirs[dir] = append(slices.Clip(parent), own...)
+	ig.dirs[dir] = ig.k.pushIgnore(slices.Clip(parent), path.Join(ig.base, dir, ".gitignore"), ig.domain(dir))
 }
 
 func (ig *ignorer) domain(p string) []string {
@@ -472,35 +473,49 @@ func (ig *ignorer) domain(p string) []string {
 	return d
 }
 
-// match reports whether p (relative to base) is ignored by the patterns
-// of its directory.
+// match reports whether p (relative to base) is ignored by the
+// .gitignore files of its directory and above: the deepest one with a
+// matching pattern decides. Parents are not checked: the walk does not
+// enter an ignored directory.
 func (ig *ignorer) match(p string, isDir bool) bool {
-	pats := ig.dirs[path.Dir(p)]
-	if len(pats) == 0 {
+	stack := ig.dirs[path.Dir(p)]
+	if len(stack) == 0 {
 		return false
 	}
-	return gitignore.NewMatcher(pats).Match(ig.domain(p), isDir)
+	parts := ig.domain(p)
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch stack[i].Match(parts, isDir) {
+		case gitignore.Excluded:
+			return true
+		case gitignore.Included:
+			return false
+		}
+	}
+	return false
 }
 
-// readIgnore parses one .gitignore file read through the Workspace (a
-// missing or unreadable one holds no pattern).
-func (k *Toolkit) readIgnore(name string, domain []string) []gitignore.Pattern {
+// pushIgnore returns stack with the matcher of the .gitignore file name
+// (read through the Workspace, at most 1 MiB) appended, dir being its
+// directory's components relative to the top; stack unchanged when the
+// file is missing, unreadable or holds no pattern. A malformed pattern
+// is dropped, as git drops it.
+func (k *Toolkit) pushIgnore(stack []*gitignore.Matcher, name string, dir []string) []*gitignore.Matcher {
 	f, done, err := k.openQuiet(name)
 	if err != nil {
-		return nil
+		return stack
 	}
 	defer done()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil
+		return stack
 	}
-	var pats []gitignore.Pattern
+	var pats []string
 	s := bufio.NewScanner(io.LimitReader(f, 1<<20))
 	for s.Scan() {
-		l := strings.TrimSuffix(s.Text(), "\r")
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
-			continue
-		}
-		pats = append(pats, gitignore.ParsePattern(l, slices.Clone(domain)))
+		pats = append(pats, strings.TrimSuffix(s.Text(), "\r"))
 	}
-	return pats
+	m := gitignore.NewSkippingInvalid(strings.Join(dir, "/"), pats)
+	if m.Empty() {
+		return stack
+	}
+	return append(stack, m)
 }
