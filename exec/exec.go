@@ -277,7 +277,7 @@ func Release(rs *landlock.Ruleset) { release(rs) }
 //     by the same path as Start (a pooled spawner thread), which also
 //     checks that the spawn path applies the domain.
 //
-// Errors: landlock.ErrNotEnforced (wrapped) when rs has no Landlock
+// Errors: landlock.ErrUnavailable (wrapped) when rs has no Landlock
 // domain at all (nothing to test); ErrNotEnforced when the probe could be
 // read; ErrSelfTestFailed (wrapping the cause) when no verdict was
 // possible (no probe location outside the policy, the workspace root

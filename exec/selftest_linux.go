@@ -59,7 +59,7 @@ func selfTest(ws *jail.Workspace, rs *landlock.Ruleset) error {
 		return ErrNoWorkspace
 	}
 	if !rs.Enforced() {
-		return fmt.Errorf("exec: self-test: %w", landlock.ErrNotEnforced)
+		return fmt.Errorf("exec: self-test: %w", landlock.ErrUnavailable)
 	}
 	dir, err := makeProbeDir(ws, rs)
 	if err != nil {

@@ -15,12 +15,6 @@ var (
 	// that the self-test saw not enforce.)
 	ErrUnavailable = errors.New("landlock: no usable Landlock: the ruleset has no domain to apply")
 
-	// ErrNotEnforced is the former name of ErrUnavailable, the same
-	// value, kept only until package exec (edited in parallel) uses the
-	// new name; then it goes. Not exec.ErrNotEnforced, which is a domain
-	// applied but not enforced.
-	ErrNotEnforced = ErrUnavailable
-
 	// ErrNotEnforceable: the policy asks for something Landlock cannot
 	// express at all, whatever the ABI. Always for deny, read-only or
 	// private-key patterns of an unrestricted policy (carving them would
