@@ -299,10 +299,8 @@ func Env(addr string) []string {
 	return append(env, "NO_PROXY=", "no_proxy=")
 }
 
-func (p *Proxy) refuse(host string, port uint16, reason string) {
-	if len(host) > 255 {
-		host = host[:255]
-	}
+func (p *Proxy) refuse(unsafeHost string, port uint16, reason string) {
+	host := printable(unsafeHost)
 	p.mu.Lock()
 	k := refusalKey{host, port, reason}
 	if _, ok := p.refused[k]; !ok && len(p.refused) >= maxRefusalKinds {
@@ -311,6 +309,22 @@ func (p *Proxy) refuse(host string, port uint16, reason string) {
 	p.refused[k]++
 	p.mu.Unlock()
 	p.log.Info("landjail proxy refused", "host", host, "port", port, "reason", reason)
+}
+
+// printable returns at most 255 bytes of s with every byte outside
+// printable ASCII replaced by '?', so a child's request cannot put
+// terminal escapes or newlines into the parent's report or log.
+func printable(s string) string {
+	if len(s) > 255 {
+		s = s[:255]
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '?'
+		}
+	}
+	return string(b)
 }
 
 // decision is what the check produced: the addresses to dial.
