@@ -12,9 +12,8 @@ var (
 	// ErrClosed is returned by [Proxy.Serve] after [Proxy.Close].
 	ErrClosed = errors.New("netproxy: proxy closed")
 
-	// ErrRefused is wrapped by the error the proxy's dialer returns when a
-	// dial was attempted without a prior allowlist decision (a bug, never
-	// expected), and by [Decide]'s callers' errors; see [Refusal] for the
-	// reasons recorded.
+	// ErrRefused is wrapped by [ParseTarget] for a destination that does
+	// not parse, and by the proxy's internal dialer if it is ever asked to
+	// dial without a prior allowlist decision (cannot happen; fail closed).
 	ErrRefused = errors.New("netproxy: destination refused")
 )

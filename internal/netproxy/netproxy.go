@@ -339,12 +339,13 @@ func (p *Proxy) decide(ctx context.Context, t Target) (*decision, string) {
 	allowed, exact := Match(p.rules, t)
 	if !allowed {
 		// Distinguish a listed host on a wrong port for the report.
-		probe := t
-		for _, port := range []uint16{80, 443} {
-			probe.Port = port
-			if ok, _ := Match(p.rules, probe); ok {
-				return nil, ReasonPort
-			}
+		anyPort := make([]Rule, len(p.rules))
+		for i, r := range p.rules {
+			r.Ports = nil
+			anyPort[i] = r
+		}
+		if ok, _ := Match(anyPort, t); ok {
+			return nil, ReasonPort
 		}
 		return nil, ReasonNotListed
 	}

@@ -48,12 +48,12 @@ func newResolver(answers map[string][]string) *fakeResolver {
 func (r *fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	i := r.calls[host]
+	r.calls[host]++
 	seq, ok := r.answers[host]
 	if !ok {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
-	i := r.calls[host]
-	r.calls[host]++
 	if i >= len(seq) {
 		i = len(seq) - 1
 	}
@@ -544,3 +544,15 @@ func TestRefusalsBounded(t *testing.T) {
 }
 
 var errDeadlineExceeded = os.ErrDeadlineExceeded
+
+func TestRefusedUnresolvable(t *testing.T) {
+	res := newResolver(map[string][]string{})
+	p, addr := startProxy(t, Config{Allow: []string{"nx.test:8443"}, Resolver: res})
+	assert.Contains(t, rawRequest(t, addr, "GET http://nx.test:8443/ HTTP/1.1\r\nHost: nx.test:8443\r\n\r\n"), " 403 ")
+	assert.Contains(t, rawRequest(t, addr, "CONNECT nx.test:443 HTTP/1.1\r\nHost: nx.test:443\r\n\r\n"), " 403 ")
+	assert.Equal(t, []Refusal{
+		{Host: "nx.test", Port: 443, Reason: ReasonPort, Count: 1},
+		{Host: "nx.test", Port: 8443, Reason: ReasonResolve, Count: 1},
+	}, p.Refused())
+	assert.Equal(t, 1, res.count("nx.test"), "resolved a name on a port it does not list")
+}
