@@ -83,8 +83,9 @@ type Config struct {
 	// Dialer dials checked addresses; nil means a net.Dialer with
 	// DefaultDialTimeout.
 	Dialer Dialer
-	// Log receives one Info record per refused request and Debug records
-	// from goproxy; nil discards.
+	// Log receives an Info record the first time each (host, port,
+	// reason) is refused (at most 1025 records; repeats are only counted,
+	// see [Proxy.Refused]) and Debug records from goproxy; nil discards.
 	Log *slog.Logger
 	// MaxConns, IdleTimeout: zero means the Default* constant.
 	MaxConns    int
@@ -307,8 +308,11 @@ func (p *Proxy) refuse(unsafeHost string, port uint16, reason string) {
 		k = refusalKey{"*", 0, ReasonTooMany}
 	}
 	p.refused[k]++
+	first := p.refused[k] == 1
 	p.mu.Unlock()
-	p.log.Info("landjail proxy refused", "host", host, "port", port, "reason", reason)
+	if first { // repeats are counted, not logged: a child cannot flood the log
+		p.log.Info("landjail proxy refused", "host", host, "port", port, "reason", reason)
+	}
 }
 
 // printable returns at most 255 bytes of s with every byte outside

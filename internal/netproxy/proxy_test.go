@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -555,4 +556,56 @@ func TestRefusedUnresolvable(t *testing.T) {
 		{Host: "nx.test", Port: 8443, Reason: ReasonResolve, Count: 1},
 	}, p.Refused())
 	assert.Equal(t, 1, res.count("nx.test"), "resolved a name on a port it does not list")
+}
+
+// TestPipelinedRequestsCheckedEach: on one kept-alive client connection an
+// allowed request followed by a refused one; the second is refused, not
+// waved through on the strength of the first.
+func TestPipelinedRequestsCheckedEach(t *testing.T) {
+	up := newCountingServer(t, false)
+	res := newResolver(map[string][]string{"registry.test": {"127.0.0.1"}, "evil.test": {"127.0.0.1"}})
+	_, addr := startProxy(t, Config{Allow: []string{"registry.test:*"}, Resolver: res})
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+	_, err = fmt.Fprintf(c, "GET http://registry.test:%[1]s/ HTTP/1.1\r\nHost: registry.test:%[1]s\r\n\r\n"+
+		"GET http://evil.test:%[1]s/ HTTP/1.1\r\nHost: registry.test:%[1]s\r\n\r\n", up.port())
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	var codes []int
+	for range 2 {
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+	assert.Equal(t, []int{http.StatusOK, http.StatusForbidden}, codes)
+	assert.EqualValues(t, 1, up.hits.Load())
+}
+
+func TestRefusalLoggedOnce(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
+	p, addr := startProxy(t, Config{Allow: []string{"registry.test"}, Log: log})
+	for range 5 {
+		assert.Contains(t, rawRequest(t, addr, "CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test\r\n\r\n"), " 403 ")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 1, strings.Count(buf.String(), "host=evil.test"), buf.String())
+	assert.Equal(t, 5, p.Refused()[0].Count)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
