@@ -99,6 +99,7 @@ const (
 	ReasonBadHost      = "unparseable host"
 	ReasonResolve      = "name did not resolve"
 	ReasonSpecial      = "resolves to a loopback/private/special address and is not listed exactly"
+	ReasonLocal        = "resolves to an address of this host and is not listed exactly"
 	ReasonScheme       = "only http:// is forwarded; use CONNECT for https"
 	ReasonNotProxyForm = "not a proxy request"
 	ReasonTooMany      = "too many distinct refusals; counted together"
@@ -123,7 +124,8 @@ type refusalKey struct {
 //
 // For each request it: parses the target; refuses it unless an allowlist
 // rule matches the host and port; for a name, resolves it once and
-// refuses it if any address is special ([IsSpecial]) unless the name is
+// refuses it if any address is special ([IsSpecial]) or belongs to one of
+// the host's own interfaces (snapshot taken by New) unless the name is
 // listed exactly (not through a wildcard); then dials one of exactly the
 // addresses it checked, never resolving again (a DNS answer that changes
 // between check and dial, "rebinding", cannot redirect the connection).
@@ -148,6 +150,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	closed   bool
 	refused  map[refusalKey]int
+	local    map[netip.Addr]bool // the host's own interface addresses at New
 	upstream map[*idleConn]struct{}
 }
 
@@ -184,6 +187,7 @@ func New(cfg Config) (*Proxy, error) {
 	if p.idle <= 0 {
 		p.idle = DefaultIdleTimeout
 	}
+	p.local = localAddrs()
 
 	gp := goproxy.NewProxyHttpServer()
 	gp.Logger = slogPrintf{p.log}
@@ -315,6 +319,28 @@ func (p *Proxy) refuse(unsafeHost string, port uint16, reason string) {
 	}
 }
 
+// localAddrs returns the addresses of the host's network interfaces
+// (those of the calling thread's network namespace: call New from an
+// ordinary goroutine). A name resolving to one of them would reach
+// services the host binds to 0.0.0.0 through a public address that
+// [IsSpecial] does not flag. Interfaces added after New are not seen. A
+// variable so tests can stand in a public address.
+var localAddrs = func() map[netip.Addr]bool {
+	m := map[netip.Addr]bool{}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return m
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				m[ip.Unmap()] = true
+			}
+		}
+	}
+	return m
+}
+
 // printable returns at most 255 bytes of s with every byte outside
 // printable ASCII replaced by '?', so a child's request cannot put
 // terminal escapes or newlines into the parent's report or log.
@@ -367,6 +393,9 @@ func (p *Proxy) decide(ctx context.Context, t Target) (*decision, string) {
 		a = a.Unmap()
 		if !exact && IsSpecial(a) {
 			return nil, ReasonSpecial
+		}
+		if !exact && p.local[a] {
+			return nil, ReasonLocal
 		}
 		checked = append(checked, a)
 	}

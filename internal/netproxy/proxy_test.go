@@ -609,3 +609,21 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(b)
 }
+
+// TestHostOwnAddressRefused: a wildcard name resolving to one of the
+// host's own interface addresses (here publicAddr stands in for the
+// host's public IP) is refused; TestWildcardPublic is the control where
+// the same address is not the host's.
+func TestHostOwnAddressRefused(t *testing.T) {
+	saved := localAddrs
+	localAddrs = func() map[netip.Addr]bool { return map[netip.Addr]bool{netip.MustParseAddr(publicAddr): true} }
+	defer func() { localAddrs = saved }()
+	up := newCountingServer(t, false)
+	res := newResolver(map[string][]string{"a.cdn.test": {publicAddr}})
+	d := &recordingDialer{redirect: up.Listener.Addr().String()}
+	p, addr := startProxy(t, Config{Allow: []string{"*.cdn.test:*"}, Resolver: res, Dialer: d})
+	code, body := get(t, proxyClient(addr, nil, true), "http://a.cdn.test:"+up.port()+"/")
+	assert.Equal(t, http.StatusForbidden, code, body)
+	assert.Empty(t, d.addrs())
+	assert.Equal(t, ReasonLocal, p.Refused()[0].Reason)
+}
