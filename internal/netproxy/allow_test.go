@@ -1,0 +1,141 @@
+package netproxy
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseAllowRejects(t *testing.T) {
+	for _, e := range []string{
+		"", " ", "*.com", "a.*.example.com", "*", "exa mple.com", "example.com:0",
+		"example.com:70000", "example.com:http", "under_score.com", "127.1",
+		"2130706433", "0x7f.1", "fe80::1%eth0", "a..b", ".", "*.",
+	} {
+		_, err := ParseAllow([]string{e})
+		assert.ErrorIs(t, err, ErrBadAllowEntry, "entry %q", e)
+	}
+}
+
+func TestParseAllowForms(t *testing.T) {
+	for _, tc := range []struct {
+		entry string
+		want  Rule
+	}{
+		{"Registry.NPMjs.org.", Rule{Name: "registry.npmjs.org", Ports: portsDefault}},
+		{"registry.npmjs.org:8443", Rule{Name: "registry.npmjs.org", Ports: []uint16{8443}}},
+		{"registry.npmjs.org:*", Rule{Name: "registry.npmjs.org"}},
+		{"*.Example.com", Rule{Name: "example.com", Wildcard: true, Ports: portsDefault}},
+		{"bücher.example", Rule{Name: "xn--bcher-kva.example", Ports: portsDefault}},
+		{"192.0.2.7", Rule{IP: netip.MustParseAddr("192.0.2.7"), Ports: portsDefault}},
+		{"[2001:db8::1]:22", Rule{IP: netip.MustParseAddr("2001:db8::1"), Ports: []uint16{22}}},
+		{"2001:db8::1", Rule{IP: netip.MustParseAddr("2001:db8::1"), Ports: portsDefault}},
+		{"::ffff:192.0.2.7", Rule{IP: netip.MustParseAddr("192.0.2.7"), Ports: portsDefault}},
+	} {
+		rules, err := ParseAllow([]string{tc.entry})
+		require.NoError(t, err, tc.entry)
+		assert.Equal(t, tc.want, rules[0], tc.entry)
+	}
+}
+
+func TestMatch(t *testing.T) {
+	rules, err := ParseAllow([]string{
+		"registry.npmjs.org", "*.githubusercontent.com", "git.example:9418",
+		"any.example:*", "192.0.2.7", "[2001:db8::1]:8080",
+	})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		hostPort       string
+		allowed, exact bool
+	}{
+		{"registry.npmjs.org:443", true, true},
+		{"REGISTRY.npmjs.org.:80", true, true},
+		{"registry.npmjs.org:22", false, false},       // bare name: 80/443 only
+		{"evil-registry.npmjs.org:443", false, false}, // not a wildcard
+		{"registry.npmjs.org.evil.com:443", false, false},
+		{"npmjs.org:443", false, false},
+		{"raw.githubusercontent.com:443", true, false},
+		{"a.b.githubusercontent.com:443", true, false}, // any depth
+		{"githubusercontent.com:443", false, false},    // wildcard excludes the apex
+		{"xgithubusercontent.com:443", false, false},
+		{"git.example:9418", true, true},
+		{"git.example:443", false, false}, // an explicit port replaces 80/443
+		{"any.example:22", true, true},
+		{"192.0.2.7:443", true, true},
+		{"[::ffff:192.0.2.7]:443", true, true}, // mapped form of a listed IP
+		{"192.0.2.8:443", false, false},
+		{"[2001:db8::1]:8080", true, true},
+		{"[2001:db8::1]:443", false, false},
+		{"xn--bcher-kva.example:443", false, false},
+	} {
+		tg, err := ParseTarget(tc.hostPort, 0)
+		require.NoError(t, err, tc.hostPort)
+		allowed, exact := Match(rules, tg)
+		assert.Equal(t, tc.allowed, allowed, "allowed %s", tc.hostPort)
+		assert.Equal(t, tc.exact, exact, "exact %s", tc.hostPort)
+	}
+}
+
+func TestMatchIDNA(t *testing.T) {
+	rules, err := ParseAllow([]string{"bücher.example"})
+	require.NoError(t, err)
+	for _, hp := range []string{"xn--bcher-kva.example:443", "BÜCHER.example:443", "bücher.example.:443"} {
+		tg, err := ParseTarget(hp, 0)
+		require.NoError(t, err, hp)
+		ok, _ := Match(rules, tg)
+		assert.True(t, ok, hp)
+	}
+}
+
+func TestParseTargetRefuses(t *testing.T) {
+	for _, hp := range []string{
+		"", ":443", "host:0", "host:99999", "ho st:443", "127.1:80", "2130706433:80",
+		"[fe80::1%25eth0]:80", "a..b:80", "a\x00b:80",
+	} {
+		_, err := ParseTarget(hp, 80)
+		assert.ErrorIs(t, err, ErrRefused, "%q", hp)
+	}
+}
+
+func TestIsSpecial(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		special bool
+	}{
+		{"127.0.0.1", true}, {"127.255.255.254", true}, {"0.0.0.0", true},
+		{"10.1.2.3", true}, {"172.16.0.1", true}, {"172.31.255.255", true},
+		{"192.168.1.1", true}, {"169.254.169.254", true}, {"100.64.0.1", true},
+		{"224.0.0.1", true}, {"255.255.255.255", true}, {"240.0.0.1", true},
+		{"198.18.0.1", true}, {"192.0.0.170", true},
+		{"::", true}, {"::1", true}, {"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true},
+		{"::127.0.0.1", true}, {"fe80::1", true}, {"fc00::1", true}, {"fd12:3456::1", true},
+		{"ff02::1", true}, {"fec0::1", true}, {"2001:db8::1", true}, {"2001:0:4136:e378::1", true},
+		{"64:ff9b::7f00:1", true}, {"64:ff9b::a00:1", true}, {"64:ff9b:1::1", true},
+		{"2002:7f00:1::1", true}, {"2002:c0a8:101::1", true}, {"100::1", true},
+		{"fe80::1%eth0", true},
+		// public
+		{"1.1.1.1", false}, {"104.16.0.1", false}, {"172.32.0.1", false}, {"100.128.0.1", false},
+		{"::ffff:1.1.1.1", false}, {"2606:4700::1111", false}, {"64:ff9b::101:101", false},
+		{"2002:101:101::1", false},
+	} {
+		assert.Equal(t, tc.special, IsSpecial(netip.MustParseAddr(tc.addr)), tc.addr)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	assert.Equal(t, []string{
+		"HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
+		"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+		"ALL_PROXY=http://127.0.0.1:3128", "all_proxy=http://127.0.0.1:3128",
+		"NO_PROXY=", "no_proxy=",
+	}, Env("127.0.0.1:3128"))
+}
+
+func TestPrintable(t *testing.T) {
+	assert.Equal(t, "a?[31mb??", printable("a\x1b[31mb\r\n"))
+	assert.Equal(t, "??", printable("é"))
+	assert.Len(t, printable(strings.Repeat("x", 1000)), 255)
+}
