@@ -119,7 +119,8 @@ const (
 // its script from a pipe or from data of the enclosing script; when a brace
 // expansion yields more than 4096 words; when argv is empty.
 //
-// It does not protect against (seed 002's "what's NOT enforced", and more):
+// It does not protect against (what any pre-check of a command line misses:
+// command substitution, variable expansion, and more):
 // what a program does at run time, since only the command line is seen:
 // which arguments a tool writes to (every argument is checked for Read
 // only), scripts read from files or standard input (sh script.sh,

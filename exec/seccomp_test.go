@@ -293,7 +293,7 @@ func runNetAttack(t *testing.T, f *fixture, rs *landlock.Ruleset, filter *seccom
 }
 
 // TestSeccompNetBypasses: each route around Landlock's network rules
-// (issue 9: MSG_FASTOPEN, listen's autobind, a datagram socketpair, netlink
+// (MSG_FASTOPEN, listen's autobind, a datagram socketpair, netlink
 // SOCK_DIAG) reaches its target in the test process when unconfined and
 // under Landlock alone, and not with the seccomp filter, on both spawn
 // paths, IPv4 and IPv6.

@@ -33,7 +33,8 @@ type SkippedEntry struct {
 // Discover scans the registry directory dir (a skills or agents directory
 // such as ".claude/skills" or ".agents"; resolved through the policy like
 // any other name) and sorts its entries into those that may be registered
-// and those that may not: seed 004's discovery-time containment (layer 1),
+// and those that may not: discovery-time containment (the first of two layers: registration,
+// then every read),
 // equivalent to
 //
 //	for _, e := range os.ReadDir(dir) {
@@ -56,8 +57,8 @@ type SkippedEntry struct {
 //   - it cannot be looked up, stat'ed or (for a directory) listed: the
 //     errno (ENOENT for a dangling symlink, ELOOP, EACCES);
 //   - it is a directory and any entry directly inside it (SKILL.md,
-//     README.md, scripts/) fails one of the checks above: seed 004's
-//     skills/evil-skill/README.md => /etc/passwd. The Reason then names
+//     README.md, scripts/) fails one of the checks above (the classic
+//     skills/evil-skill/README.md => /etc/passwd). The Reason then names
 //     that inner path.
 //
 // found and skipped are sorted by Name. Entries whose own name matches a

@@ -4,7 +4,7 @@ import "io/fs"
 
 // FS returns an fs.FS over the workspace root whose every operation goes
 // through the Workspace (Resolve, deny patterns, openat2), so fs.WalkDir
-// and fs.Glob stay inside the policy (seed 003's glob and list tools).
+// and fs.Glob stay inside the policy (the glob and list_directory tools).
 // It implements fs.StatFS, fs.ReadFileFS and fs.ReadDirFS. Names follow
 // fs.ValidPath and are relative to the workspace root; symlinks inside
 // the policy are followed, others fail with ErrOutsideWorkspace.

@@ -19,8 +19,9 @@ const (
 )
 
 // Resolve returns the canonical absolute path that unsafePath names under
-// the policy, or an error. It is the choke point of seed 000, with the
-// seed's unsafe steps replaced:
+// the policy, or an error. It is the path-containment choke point
+// (join, Clean, EvalSymlinks of the deepest existing ancestor, Rel), with
+// that design's unsafe steps replaced:
 //
 //   - A relative path is joined to the workspace root; an absolute path
 //     is accepted when it resolves inside an allowed root (with

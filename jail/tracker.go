@@ -6,9 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReadTracker records which files were read in a session (seed 000's
-// ReadTracker), keyed by canonical absolute path so a symlink or a
-// "dir/../file" spelling cannot stand for another key. Beyond the seed,
+// ReadTracker records which files were read in a session (a read-before-edit
+// tracker), keyed by canonical absolute path so a symlink or a
+// "dir/../file" spelling cannot stand for another key. Beyond a set of paths,
 // it keeps the file's identity and version when it was read (inode,
 // device, size, modification time) so a Workspace can refuse to
 // overwrite a file that changed on disk since (ErrStale).

@@ -24,7 +24,7 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// TestFileSizeCap: issue 9 item 9. `truncate -s 50G f; edit_file f` drove
+// TestFileSizeCap: `truncate -s 50G f; edit_file f` drove
 // the unconfined MCP server to 24 GB and the OOM killer (edit_file read
 // the whole file with io.ReadAll). Sparse files stand in for big ones:
 // every row must be refused (or, for grep, skipped) with ErrFileTooLarge

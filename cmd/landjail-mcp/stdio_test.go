@@ -29,7 +29,7 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// TestBinaryStdioSurvivesGarbage: issue 9, MCP parse-error item. The
+// TestBinaryStdioSurvivesGarbage: a malformed line used to end the server. The
 // built landjail-mcp, over its real stdin and stdout: a line that is not
 // JSON, one nested 100k deep, and one longer than 16 MiB are each
 // answered with a JSON-RPC parse error (-32700, id null), and the session

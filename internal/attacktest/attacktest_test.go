@@ -13,7 +13,7 @@ const corpus = "../../testdata/attacks.toml"
 
 func TestCorpusLoadsAndBuilds(t *testing.T) {
 	cases := Load(t, corpus)
-	assert.GreaterOrEqual(t, len(cases), 60, "issue 2 asks for at least 50 cases, the brief for 60")
+	assert.GreaterOrEqual(t, len(cases), 60, "the corpus must keep at least 60 cases")
 	for i := range cases {
 		c := &cases[i]
 		if len(c.Mounts) > 0 {

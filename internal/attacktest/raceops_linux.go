@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The race and fault tests of issue 4 for every operation that takes two
+// The race and fault tests for every operation that takes two
 // paths or a parent plus a leaf: Remove, RemoveAll, MkdirAll, Rename and
 // WriteFile (temporary file + rename). While an attacker exchanges the
 // directory $ROOT/d with the symlink $ROOT/dlink => $OUT as fast as it can

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// RaceOpens is the number of victim opens per race run (issue 2: at least
-// 100,000; 10,000 with -short).
+// RaceOpens is the number of victim opens per race run (at least 100,000,
+// so a 1-in-10,000 window is hit; 10,000 with -short).
 func RaceOpens() int {
 	if testing.Short() {
 		return 10_000

@@ -1,6 +1,6 @@
 // Package kerneltest is the test harness every landjail package uses to run
 // its tests on this kernel as if it were an older or more locked-down one
-// (the kernel-emulation matrix of issue 4), and to skip or fail tests that
+// (the kernel-emulation matrix .ci/run runs), and to skip or fail tests that
 // need a kernel feature.
 //
 // Every package's tests start with

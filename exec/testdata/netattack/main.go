@@ -1,5 +1,5 @@
 // Command netattack is the child side of exec's tests of the network routes
-// around Landlock (issue 9). One attack per invocation; exit status 0 if the
+// around Landlock. One attack per invocation; exit status 0 if the
 // syscalls succeeded, 1 (with the error on stderr) if one was refused. The
 // test decides from what reached its own listener, not from the status.
 //
