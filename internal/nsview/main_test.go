@@ -26,8 +26,19 @@ func TestMain(m *testing.M) {
 		fmt.Print(helperOp(os.Args[1:]))
 		os.Exit(0)
 	}
+	// Children run the test binary through this descriptor
+	// (/proc/self/fd/3), so they find it in views where its directory
+	// (under the host's /tmp) is invisible.
+	f, err := os.Open(os.Args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	helperBin = f
 	kerneltest.Main(m)
 }
+
+var helperBin *os.File
 
 // helperOp runs args[0] on args[1:] and returns "ok", the file's content,
 // or the errno name (EROFS, EBUSY...).

@@ -100,7 +100,8 @@ func (tr tree) run(argv []string, vars map[string]string) (string, error) {
 	if args[0] == "sh" {
 		cmd = osexec.Command("/bin/sh", "-c", args[1])
 	} else {
-		cmd = osexec.Command(os.Args[0], args...)
+		cmd = osexec.Command("/proc/self/fd/3", args...)
+		cmd.ExtraFiles = []*os.File{helperBin}
 		cmd.Env = append(os.Environ(), envHelper+"=1")
 	}
 	cmd.Dir = tr.ws
