@@ -26,6 +26,7 @@ func TestViewPrivateTmp(t *testing.T) {
 	require.NoError(t, marker.Close())
 	t.Cleanup(func() { os.Remove(marker.Name()) })
 	shmName := "/dev/shm/nsview-test-" + filepath.Base(marker.Name())
+	tmpName := marker.Name() + "-x"
 	t.Cleanup(func() { os.Remove(shmName) })
 	python, _ := osexec.LookPath("python3")
 
@@ -33,7 +34,7 @@ func TestViewPrivateTmp(t *testing.T) {
 		{name: "host /tmp file invisible", argv: []string{"read", "$MARKER"}, view: "ENOENT", control: "MARK"},
 		{name: "/tmp holds only the way to the workspace", argv: []string{"readdir", "/tmp"}, view: "$TOP"},
 		{name: "/tmp is sticky 1777", argv: []string{"mode", "/tmp"}, view: "1777"},
-		{name: "/tmp writable", argv: []string{"create", "/tmp/x"}, view: "ok", control: "ok"},
+		{name: "/tmp writable", argv: []string{"create", "$TMPX"}, view: "ok", control: "ok"},
 		{name: "/dev/shm writable and private", argv: []string{"create", "$SHM"}, view: "ok", control: "ok"},
 		{name: "/dev/shm is sticky 1777", argv: []string{"mode", "/dev/shm"}, view: "1777"},
 		{name: "masked file under private /tmp", argv: []string{"read", ".env"}, view: "", control: "SECRET"},
@@ -47,7 +48,7 @@ func TestViewPrivateTmp(t *testing.T) {
 				t.Skip("no python3 on this machine")
 			}
 			tr := newTree(t)
-			vars := map[string]string{"$MARKER": marker.Name(), "$SHM": shmName}
+			vars := map[string]string{"$MARKER": marker.Name(), "$SHM": shmName, "$TMPX": tmpName}
 			top := strings.Split(strings.TrimPrefix(tr.ws, "/tmp/"), "/")[0]
 			var got string
 			require.NoError(t, inView(tr.view().PrivateTmp(), func() (err error) {
@@ -61,7 +62,7 @@ func TestViewPrivateTmp(t *testing.T) {
 			}
 			_, err := os.Stat(shmName)
 			assert.ErrorIs(t, err, os.ErrNotExist, "host /dev/shm touched")
-			_, err = os.Stat("/tmp/x")
+			_, err = os.Stat(tmpName)
 			assert.ErrorIs(t, err, os.ErrNotExist, "host /tmp touched")
 			if tc.control == "" {
 				return
@@ -71,7 +72,7 @@ func TestViewPrivateTmp(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.control, got, "control (no view)")
 			os.Remove(shmName)
-			os.Remove("/tmp/x")
+			os.Remove(tmpName)
 		})
 	}
 }
