@@ -135,8 +135,8 @@ func (v View) Enter() error { return enter(v) }
 // Probe reports whether Enter can work in this process: nil, or an error
 // wrapping ErrUnavailable that says why (not root / no CAP_SYS_ADMIN,
 // unshare refused by a seccomp profile, kernel without mount_setattr),
-// plus, for the future unprivileged stage, whether user namespaces are
-// disabled (user.max_user_namespaces = 0) or restricted by AppArmor
+// plus, when not root, what would stop the future unprivileged stage:
+// user namespaces disabled (user.max_user_namespaces = 0) or restricted by AppArmor
 // (kernel.apparmor_restrict_unprivileged_userns = 1). It tries once, on a
 // throwaway locked thread, and caches the result (the facts it tests do
 // not change during a run, except a seccomp filter added later, which
