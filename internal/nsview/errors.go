@@ -1,0 +1,31 @@
+package nsview
+
+import "errors"
+
+var (
+	// ErrUnavailable: this process cannot build a namespace view at all:
+	// unshare(CLONE_NEWNS) or one of the new mount syscalls failed with
+	// EPERM (no CAP_SYS_ADMIN, a container seccomp profile such as
+	// Docker's default), ENOSYS (kernel without the new mount API, < 5.12
+	// for mount_setattr) or EINVAL. The error also wraps the errno and
+	// says which step failed. Callers fall back to Landlock carve-outs
+	// and report why.
+	ErrUnavailable = errors.New("nsview: mount namespaces unavailable")
+
+	// ErrInvalidPath: a path given to View is not absolute and clean
+	// (filepath.Clean), is "/" where "/" makes no sense (a mask, a
+	// writable root), or a writable root conflicts with PrivateTmp
+	// (it is /tmp or /dev/shm itself).
+	ErrInvalidPath = errors.New("nsview: invalid path")
+
+	// ErrMainThread: Enter was called on the process's main thread,
+	// which Go never lets die; the namespace would leak to every
+	// goroutine scheduled there later.
+	ErrMainThread = errors.New("nsview: Enter called on the main thread")
+)
+
+// ErrChanged: a writable root found again in the view (after the tree was
+// made read-only) is not the directory or file that was cloned: a
+// concurrent process renamed something on the way while the view was
+// being built. Nothing was attached there; retry on a fresh thread.
+var ErrChanged = errors.New("nsview: path changed while the view was built")

@@ -1,0 +1,228 @@
+// Package nsview builds a private mount (and optionally network) namespace
+// view on the calling OS thread, to sit UNDER Landlock: everything outside
+// the writable roots is read-only, denied files and directories are covered
+// by empty read-only ones, /tmp and /dev/shm are fresh, and the network can
+// be cut off entirely. Children forked from that thread inherit the view;
+// the rest of the process and the host are unaffected.
+//
+// Why: Landlock only grants. It cannot say "this tree except .env" without
+// freezing every directory on the way (landlock/carve.go), and it does not
+// mediate metadata (chmod, chown, utime, setxattr) at all. A mount namespace
+// does both: a bind mount over the denied file, a read-only mount for the
+// rest. Bubblewrap builds the same kind of view; nsview builds it on one
+// locked thread of the calling Go process so that the pooled spawner
+// threads of package exec can keep theirs.
+//
+// Usage, on a spawner thread, before Landlock and seccomp:
+//
+//	runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+//	v := nsview.New().Writable(ws, tmpdir).Mask(ws+"/.env").PrivateTmp()
+//	if err := v.Enter(); err != nil { ... } // ErrUnavailable: fall back
+//	// drop capabilities, landlock_restrict_self, seccomp, then fork.
+//
+// Landlock refuses mount(2), umount(2) and pivot_root(2) to a sandboxed
+// thread, so a view entered before landlock_restrict_self cannot be undone
+// from inside it.
+//
+// The view does NOT protect against: a child that keeps CAP_SYS_ADMIN and
+// is not under Landlock (it could unmount the masks); hard links to a
+// denied file made, outside the view, under another name (the mask covers
+// one name); denied files created after Enter (the mask list is fixed when
+// the view is built); reading the underlying data of a masked file through
+// a file descriptor opened before Enter. Only the root case is built: an
+// unprivileged caller needs a user namespace, which needs a
+// single-threaded (re-executed) stage; Enter then returns ErrUnavailable.
+//
+// Linux only, 5.12 or later (mount_setattr(2)); elsewhere every function
+// returns an error wrapping errors.ErrUnsupported.
+package nsview
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// View describes a namespace view. It is a value: every method returns a
+// modified copy, so a View can be shared and extended safely. The zero
+// value (same as New()) makes the whole tree read-only and nothing else.
+type View struct {
+	writable   []string
+	masks      []string
+	privateTmp bool
+	noNetwork  bool
+}
+
+// New returns an empty View: the whole file tree read-only, no mask, the
+// host's /tmp, /dev/shm and network.
+func New() View { return View{} }
+
+// Writable returns a copy of v in which each path (absolute, clean, not
+// "/"), with everything mounted beneath it, keeps the write access the
+// host gives it. Everything else becomes read-only. A path may be a
+// directory or a file. Each path is opened without following any
+// symbolic link in any component; pass paths with symlinks resolved.
+func (v View) Writable(paths ...string) View {
+	v.writable = append(slices.Clone(v.writable), paths...)
+	return v
+}
+
+// Mask returns a copy of v in which each path (absolute, clean, not "/")
+// is covered: a directory by an empty read-only directory (mode 0555), any
+// other file by an empty read-only regular file (mode 0444), both owned by
+// root on a private tmpfs. Reads see an empty file or directory, so tools
+// that walk the tree (cp -r, grep -r, git add -A) keep working and learn
+// nothing but the name, which the parent directory shows anyway; writes,
+// rename, unlink and link of the masked name fail (EROFS or EBUSY). A path
+// that does not exist when the view is built makes Enter fail (the
+// caller's deny list is stale), except under a private /tmp or /dev/shm
+// and outside every writable root, where it is unreachable anyway.
+func (v View) Mask(paths ...string) View {
+	v.masks = append(slices.Clone(v.masks), paths...)
+	return v
+}
+
+// PrivateTmp returns a copy of v with a fresh tmpfs (mode 1777, nosuid,
+// nodev) on /tmp and on /dev/shm, so the host's /tmp is invisible and
+// POSIX shared memory and semaphores (Python multiprocessing) work. A
+// writable root below /tmp or /dev/shm is re-attached inside the fresh
+// tmpfs at the same path (its missing parents are created, mode 0755); a
+// writable root equal to /tmp or /dev/shm is an ErrInvalidPath conflict.
+func (v View) PrivateTmp() View {
+	v.privateTmp = true
+	return v
+}
+
+// NoNetwork returns a copy of v in which the thread also gets a new,
+// empty network namespace (CLONE_NEWNET) with only the loopback
+// interface, brought up: no route to anything, not even the host's
+// loopback listeners.
+func (v View) NoNetwork() View {
+	v.noNetwork = true
+	return v
+}
+
+// Enter builds the view and moves the calling OS thread into it:
+// unshare(CLONE_FS|CLONE_NEWNS[|CLONE_NEWNET]); mount propagation of every
+// mount set to private (nothing reaches the host); a recursive clone of
+// each writable root (open_tree OPEN_TREE_CLONE|AT_RECURSIVE) taken;
+// everything made read-only (mount_setattr MOUNT_ATTR_RDONLY,
+// AT_RECURSIVE); the clones attached back; private /tmp and /dev/shm;
+// masks; loopback up. Every target is reached by a component-by-component
+// O_PATH|O_NOFOLLOW walk from "/" and every mount is attached through that
+// descriptor (move_mount MOVE_MOUNT_T_EMPTY_PATH), so a path swapped for a
+// symbolic link by a concurrent process makes Enter fail rather than
+// mount outside.
+//
+// The caller must have called runtime.LockOSThread and must never unlock
+// the thread: the thread is in the view for the rest of its life, and
+// exits when its goroutine returns. Enter refuses the main thread
+// (ErrMainThread). On any error the thread may be in a partly built
+// namespace: do not spawn from it; return from the goroutine so that the
+// thread dies.
+//
+// Errors: ErrInvalidPath (a bad path; nothing done); ErrUnavailable,
+// wrapping the errno, when the kernel or the process cannot do it (EPERM,
+// ENOSYS, EINVAL from unshare or the first use of a new mount syscall);
+// otherwise an *fs.PathError whose Op is the failing syscall, Path the
+// view path and Err the errno (ELOOP: a symbolic link on the way; ENOENT:
+// a missing writable root or mask). Concurrency: affects only the calling
+// thread. Needs CAP_SYS_ADMIN and Linux >= 5.12.
+func (v View) Enter() error { return enter(v) }
+
+// Probe reports whether Enter can work in this process: nil, or an error
+// wrapping ErrUnavailable that says why (not root / no CAP_SYS_ADMIN,
+// unshare refused by a seccomp profile, kernel without mount_setattr),
+// plus, when not root, what would stop the future unprivileged stage:
+// user namespaces disabled (user.max_user_namespaces = 0) or restricted by AppArmor
+// (kernel.apparmor_restrict_unprivileged_userns = 1). It tries once, on a
+// throwaway locked thread, and caches the result (the facts it tests do
+// not change during a run, except a seccomp filter added later, which
+// Enter then reports itself as ErrUnavailable).
+func Probe() error { return probe() }
+
+// plan is what Enter does, in order.
+type plan struct {
+	early  []string // writable roots attached before the private tmpfs
+	late   []string // writable roots below /tmp or /dev/shm, attached inside the private tmpfs
+	masks  []string // in order; the others were dropped as unreachable
+	tmpfs  []string // private tmpfs mount points
+	netns  bool
+	ndrops int // masks dropped as unreachable (for tests)
+}
+
+// privateDirs are the directories PrivateTmp replaces.
+var privateDirs = []string{"/tmp", "/dev/shm"}
+
+// under reports whether p is dir or lies beneath it. It only compares
+// strings (both clean and absolute).
+func under(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+func checkPath(kind, p string) error {
+	if p == "" || !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+		return &fs.PathError{Op: kind, Path: p, Err: fmt.Errorf("%w: must be absolute, clean and not /", ErrInvalidPath)}
+	}
+	return nil
+}
+
+// compile checks v and orders its mounts. It is pure: tested without a
+// kernel. Writable roots are attached shallowest first (a nested root
+// lands on top of its parent's clone), masks last (on top of everything).
+func (v View) compile() (plan, error) {
+	var p plan
+	byDepth := func(a, b string) int {
+		if d := strings.Count(a, "/") - strings.Count(b, "/"); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	}
+	ws := slices.Clone(v.writable)
+	for _, w := range ws {
+		if err := checkPath("writable", w); err != nil {
+			return plan{}, err
+		}
+		if v.privateTmp && slices.Contains(privateDirs, w) {
+			return plan{}, &fs.PathError{Op: "writable", Path: w, Err: fmt.Errorf("%w: conflicts with PrivateTmp", ErrInvalidPath)}
+		}
+	}
+	slices.SortFunc(ws, byDepth)
+	ws = slices.Compact(ws)
+	for _, w := range ws {
+		if v.privateTmp && slices.ContainsFunc(privateDirs, func(d string) bool { return under(w, d) }) {
+			p.late = append(p.late, w)
+		} else {
+			p.early = append(p.early, w)
+		}
+	}
+	ms := slices.Clone(v.masks)
+	for _, m := range ms {
+		if err := checkPath("mask", m); err != nil {
+			return plan{}, err
+		}
+	}
+	slices.SortFunc(ms, byDepth)
+	ms = slices.Compact(ms)
+	for _, m := range ms {
+		hidden := v.privateTmp && slices.ContainsFunc(privateDirs, func(d string) bool { return under(m, d) })
+		if hidden && !slices.ContainsFunc(p.late, func(w string) bool { return under(m, w) }) {
+			p.ndrops++
+			continue
+		}
+		// Below another mask: that one can only be a directory, now
+		// empty, so there is nothing left to cover.
+		if slices.ContainsFunc(p.masks, func(o string) bool { return under(m, o) }) {
+			p.ndrops++
+			continue
+		}
+		p.masks = append(p.masks, m)
+	}
+	if v.privateTmp {
+		p.tmpfs = privateDirs
+	}
+	p.netns = v.noNetwork
+	return p, nil
+}

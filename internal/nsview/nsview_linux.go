@@ -1,0 +1,333 @@
+package nsview
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Mount attributes of the private tmpfs mounts and of the masks.
+const (
+	tmpAttrs  = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	maskAttrs = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC
+)
+
+// Names of the mask sources on the private mask tmpfs.
+const (
+	maskDir  = "d" // mode 0555: reads as an empty directory
+	maskFile = "f" // mode 0444: reads as an empty file
+)
+
+// sysErr wraps a syscall failure on path: EPERM and ENOSYS from the mount
+// syscalls mean the process cannot build views at all (a seccomp profile,
+// an LSM, no CAP_SYS_ADMIN, an old kernel), so they wrap ErrUnavailable
+// for the caller's fallback; anything else is a *fs.PathError.
+func sysErr(op, path string, err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
+		return fmt.Errorf("%w: %s %s: %w", ErrUnavailable, op, path, err)
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
+func enter(v View) error {
+	p, err := v.compile()
+	if err != nil {
+		return err
+	}
+	if unix.Gettid() == unix.Getpid() {
+		return ErrMainThread
+	}
+	flags := unix.CLONE_FS | unix.CLONE_NEWNS
+	if p.netns {
+		flags |= unix.CLONE_NEWNET
+	}
+	if err := unix.Unshare(flags); err != nil {
+		if errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("%w: unshare: %w", ErrUnavailable, err)
+		}
+		return sysErr("unshare", "/", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return sysErr("mount(MS_REC|MS_PRIVATE)", "/", err)
+	}
+
+	// Clone every writable root while the tree is still as the host has
+	// it: the clones keep the host's flags (a read-only submount stays
+	// read-only) and are detached, so the read-only switch below does not
+	// touch them.
+	type clone struct {
+		path   string
+		fd     int
+		st     unix.Stat_t
+		inTmpf bool
+	}
+	var clones []clone
+	defer func() {
+		for _, c := range clones {
+			unix.Close(c.fd)
+		}
+	}()
+	for i, w := range append(p.early[:len(p.early):len(p.early)], p.late...) {
+		c := clone{path: w, inTmpf: i >= len(p.early)}
+		src, err := walk(w, false)
+		if err != nil {
+			return err
+		}
+		err = unix.Fstat(src, &c.st)
+		if err == nil {
+			c.fd, err = unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+		}
+		unix.Close(src)
+		if err != nil {
+			return sysErr("open_tree", w, err)
+		}
+		clones = append(clones, c)
+	}
+
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return sysErr("open", "/", err)
+	}
+	err = unix.MountSetattr(root, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+	unix.Close(root)
+	if err != nil {
+		return sysErr("mount_setattr(MOUNT_ATTR_RDONLY)", "/", err)
+	}
+
+	attach := func(c clone) error {
+		dst, err := walkCreate(c.path, c.inTmpf, c.st.Mode&unix.S_IFMT == unix.S_IFDIR)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(dst)
+		if !c.inTmpf {
+			// The clone goes back exactly where it came from.
+			var st unix.Stat_t
+			if err := unix.Fstat(dst, &st); err != nil {
+				return sysErr("fstat", c.path, err)
+			}
+			if st.Dev != c.st.Dev || st.Ino != c.st.Ino {
+				return &fs.PathError{Op: "move_mount", Path: c.path, Err: ErrChanged}
+			}
+		}
+		if err := unix.MoveMount(c.fd, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+			return sysErr("move_mount", c.path, err)
+		}
+		return nil
+	}
+	for _, c := range clones {
+		if !c.inTmpf {
+			if err := attach(c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range p.tmpfs {
+		if err := mountTmpfs(d); err != nil {
+			return err
+		}
+	}
+	for _, c := range clones {
+		if c.inTmpf {
+			if err := attach(c); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.masks) > 0 {
+		if err := applyMasks(p.masks); err != nil {
+			return err
+		}
+	}
+	if p.netns {
+		if err := loopbackUp(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walk opens path (absolute, clean) with O_PATH, one component at a time
+// from "/", each with O_NOFOLLOW: a symbolic link anywhere fails with
+// ELOOP, whatever a concurrent process does, and the result is the object
+// the literal path names at that moment. With create, a missing component
+// is created (a directory, or an empty file for the last component when
+// the clone it receives is not a directory: see walkCreate): only used
+// inside a private tmpfs. Mount points are crossed as by any lookup.
+// openat2 is not needed (and so works where a seccomp profile refuses
+// it); the cost is one openat and one fstat per component.
+func walk(path string, create bool) (int, error) {
+	return walkCreate(path, create, true)
+}
+
+func walkCreate(path string, create, lastDir bool) (int, error) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, sysErr("open", "/", err)
+	}
+	comps := strings.Split(path[1:], "/")
+	for i, c := range comps {
+		last := i == len(comps)-1
+		prefix := "/" + strings.Join(comps[:i+1], "/")
+		nfd, err := unix.Openat(fd, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) && create {
+			if last && !lastDir {
+				var f int
+				if f, err = unix.Openat(fd, c, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644); err == nil {
+					unix.Close(f)
+				}
+			} else {
+				err = unix.Mkdirat(fd, c, 0o755)
+			}
+			if err == nil {
+				nfd, err = unix.Openat(fd, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, sysErr("openat", prefix, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(nfd, &st); err != nil {
+			unix.Close(nfd)
+			return -1, sysErr("fstat", prefix, err)
+		}
+		switch {
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+			unix.Close(nfd)
+			return -1, &fs.PathError{Op: "openat", Path: prefix, Err: unix.ELOOP}
+		case !last && st.Mode&unix.S_IFMT != unix.S_IFDIR:
+			unix.Close(nfd)
+			return -1, &fs.PathError{Op: "openat", Path: prefix, Err: unix.ENOTDIR}
+		}
+		fd = nfd
+	}
+	return fd, nil
+}
+
+// newTmpfs returns a detached tmpfs mount (fsopen, fsconfig, fsmount)
+// with options (key=value pairs) and attrs.
+func newTmpfs(what string, attrs int, options ...string) (int, error) {
+	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, sysErr("fsopen(tmpfs)", what, err)
+	}
+	defer unix.Close(fsfd)
+	for _, o := range options {
+		k, v, _ := strings.Cut(o, "=")
+		if err := unix.FsconfigSetString(fsfd, k, v); err != nil {
+			return -1, sysErr("fsconfig("+o+")", what, err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, sysErr("fsconfig(FSCONFIG_CMD_CREATE)", what, err)
+	}
+	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, attrs)
+	if err != nil {
+		return -1, sysErr("fsmount", what, err)
+	}
+	return mfd, nil
+}
+
+// mountTmpfs mounts a fresh tmpfs, mode 1777, nosuid, nodev, on dir.
+func mountTmpfs(dir string) error {
+	mfd, err := newTmpfs(dir, tmpAttrs, "mode=1777")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(mfd)
+	dst, err := walk(dir, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	if err := unix.MoveMount(mfd, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return sysErr("move_mount", dir, err)
+	}
+	return nil
+}
+
+// applyMasks covers each path with a read-only bind of an empty directory
+// (mode 0555) or an empty file (mode 0444) from one private tmpfs that is
+// never attached anywhere itself.
+func applyMasks(paths []string) error {
+	mfd, err := newTmpfs("(masks)", maskAttrs&^unix.MOUNT_ATTR_RDONLY, "mode=0555", "size=4k", "nr_inodes=8")
+	if err != nil {
+		return err
+	}
+	defer unix.Close(mfd)
+	if err := unix.Mkdirat(mfd, maskDir, 0o555); err != nil {
+		return sysErr("mkdirat", "(masks)/"+maskDir, err)
+	}
+	f, err := unix.Openat(mfd, maskFile, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return sysErr("openat", "(masks)/"+maskFile, err)
+	}
+	unix.Close(f)
+	// The umask may have cleared bits: set the modes exactly.
+	for name, mode := range map[string]uint32{maskDir: 0o555, maskFile: 0o444} {
+		if err := unix.Fchmodat(mfd, name, mode, 0); err != nil {
+			return sysErr("fchmodat", "(masks)/"+name, err)
+		}
+	}
+	for _, m := range paths {
+		if err := applyMask(mfd, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyMask(mfd int, path string) error {
+	dst, err := walk(path, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dst)
+	var st unix.Stat_t
+	if err := unix.Fstat(dst, &st); err != nil {
+		return sysErr("fstat", path, err)
+	}
+	src := maskFile
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		src = maskDir
+	}
+	cfd, err := unix.OpenTree(mfd, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return sysErr("open_tree", path, err)
+	}
+	defer unix.Close(cfd)
+	if err := unix.MountSetattr(cfd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: maskAttrs}); err != nil {
+		return sysErr("mount_setattr", path, err)
+	}
+	if err := unix.MoveMount(cfd, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return sysErr("move_mount", path, err)
+	}
+	return nil
+}
+
+// loopbackUp sets IFF_UP on "lo" in the calling thread's network
+// namespace (netdevice(7) SIOCGIFFLAGS/SIOCSIFFLAGS; the socket belongs
+// to the namespace of the thread that creates it).
+func loopbackUp() error {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return sysErr("socket", "lo", err)
+	}
+	defer unix.Close(s)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return &fs.PathError{Op: "ifreq", Path: "lo", Err: err}
+	}
+	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return sysErr("ioctl(SIOCGIFFLAGS)", "lo", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return sysErr("ioctl(SIOCSIFFLAGS)", "lo", err)
+	}
+	return nil
+}

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package nsview
+
+import (
+	"errors"
+	"fmt"
+)
+
+func enter(View) error {
+	return fmt.Errorf("%w: %w (Linux only)", ErrUnavailable, errors.ErrUnsupported)
+}
+
+func probe() error { return enter(View{}) }
