@@ -68,6 +68,26 @@ var definitions = []Definition{
 		PathArgs: []string{"path"},
 	},
 	{
+		Name: ToolPatch,
+		Description: "Apply a unified diff (git diff format: diff --git or ---/+++ headers, @@ hunks; several files, " +
+			"creations from /dev/null, deletions, renames, copies, mode 100644/100755) to the workspace, all files or none. " +
+			"Names are taken as git apply -p1 does: the first component (a/, b/) is dropped. Every file it modifies, " +
+			"deletes or renames must have been read with read_file in this session and be unchanged since; files it " +
+			"creates must not exist. Hunks must match at their @@ line numbers (no fuzz); a hunk that does not is " +
+			"reported with the differing line and the nearest matching line, and nothing is written. Refused: paths " +
+			"outside the workspace or with .., absolute paths, denied or read-only paths, symlinks, submodules, binary " +
+			"patches, setuid bits, files larger than the size cap.",
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "patch": {"type": "string", "description": "The unified diff, e.g. from git diff."}
+  },
+  "required": ["patch"],
+  "additionalProperties": false
+}`),
+		Access: jail.Write,
+	},
+	{
 		Name: ToolListDirectory,
 		Description: "List a directory of the workspace: one entry per line with a type marker " +
 			"(d directory, f file with its size in bytes, l symlink, ? other), sorted by name.",
