@@ -1,16 +1,20 @@
 package tools_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/tools"
 )
 
@@ -92,4 +96,71 @@ func TestPatchRollback(t *testing.T) {
 	// The restored file is usable again: the tracker knows its version.
 	_, err = k.Patch(tools.PatchArgs{Patch: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"})
 	require.NoError(t, err)
+}
+
+// TestPatchNaiveControl is the unconfined control: the same diffs
+// applied naively (go-gitdiff, the name joined to the root, os.ReadFile
+// and os.WriteFile) do change the file outside the workspace, so the
+// refusals of TestPatchAttacks are landjail's doing.
+func TestPatchNaiveControl(t *testing.T) {
+	for _, c := range attacktest.LoadPatchCases(t, "../testdata/patch_attacks.toml") {
+		switch c.Name {
+		case "dotdot_traditional", "dotdot_git_header", "symlink_target_outside":
+		default:
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			e := c.Build(t)
+			files, _, err := gitdiff.Parse(strings.NewReader(c.Diff(e)))
+			require.NoError(t, err)
+			require.Len(t, files, 1)
+			name := files[0].NewName
+			if n, ok := strings.CutPrefix(name, "b/"); ok {
+				name = n
+			}
+			p := filepath.Join(e.Root, name)
+			old, err := os.ReadFile(p)
+			require.NoError(t, err)
+			var out bytes.Buffer
+			require.NoError(t, gitdiff.Apply(&out, bytes.NewReader(old), files[0]))
+			require.NoError(t, os.WriteFile(p, out.Bytes(), 0o644))
+			got, err := os.ReadFile(filepath.Join(e.Out, "secret"))
+			require.NoError(t, err)
+			assert.Equal(t, "PWNED\n", string(got), "the naive applier did not escape: the control is broken")
+		})
+	}
+}
+
+// TestPatchStale: a file read, then changed on disk by someone else, is
+// refused (jail.ErrStale) and keeps the other writer's content.
+func TestPatchStale(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.txt")
+	require.NoError(t, os.WriteFile(p, []byte("one\n"), 0o644))
+	k := &tools.Toolkit{WS: (&attacktest.PatchCase{}).Workspace(t, &attacktest.Env{Root: dir})}
+	_, err := k.ReadFile(tools.ReadFileArgs{Path: "a.txt"})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, []byte("one\nmore\n"), 0o644))
+	_, err = k.Patch(tools.PatchArgs{Patch: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"})
+	assert.ErrorIs(t, err, jail.ErrStale)
+	got, _ := os.ReadFile(p)
+	assert.Equal(t, "one\nmore\n", string(got))
+}
+
+// TestPatchModes: mode lines set 0755 / 0644 on created and existing
+// files (the only two modes patch writes).
+func TestPatchModes(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.sh"), []byte("echo\n"), 0o644))
+	k := &tools.Toolkit{WS: (&attacktest.PatchCase{}).Workspace(t, &attacktest.Env{Root: dir})}
+	_, err := k.ReadFile(tools.ReadFileArgs{Path: "run.sh"})
+	require.NoError(t, err)
+	_, err = k.Patch(tools.PatchArgs{Patch: "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n" +
+		"diff --git a/new.sh b/new.sh\nnew file mode 100755\n--- /dev/null\n+++ b/new.sh\n@@ -0,0 +1 @@\n+echo\n"})
+	require.NoError(t, err)
+	for _, n := range []string{"run.sh", "new.sh"} {
+		fi, err := os.Stat(filepath.Join(dir, n))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), n)
+	}
 }

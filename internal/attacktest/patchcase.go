@@ -26,6 +26,8 @@ type PatchCase struct {
 	ReadOnly    []string `toml:"read_only"`
 	AgentConfig bool     `toml:"agent_config"`
 	NoTracker   bool     `toml:"no_tracker"`
+	// PrivateKeys: jail.WithDenyPrivateKeys(jail.PrivateKeyPatterns...).
+	PrivateKeys bool `toml:"private_keys"`
 	// Read lists the files read_file reads before the patch.
 	Read []string `toml:"read"`
 	// Patch is the diff (placeholders substituted); PatchRepeat, when
@@ -82,6 +84,9 @@ func (c *PatchCase) Workspace(t testing.TB, e *Env) *jail.Workspace {
 	}
 	if len(c.ReadOnly) > 0 {
 		opts = append(opts, jail.WithReadOnly(c.ReadOnly...))
+	}
+	if c.PrivateKeys {
+		opts = append(opts, jail.WithDenyPrivateKeys(jail.PrivateKeyPatterns...))
 	}
 	if c.AgentConfig {
 		opts = append(opts, jail.WithProtectedAgentConfig())
