@@ -217,6 +217,17 @@ func parsePatch(diff string) ([]patchFile, error) {
 	if strings.IndexByte(diff, 0) >= 0 {
 		return nil, fmt.Errorf("%w: the patch contains a NUL byte (binary data is not supported)", ErrPatchUnsupported)
 	}
+	// Check the bounds on the text before parsing: go-gitdiff keeps every
+	// parsed line (a 10 MiB diff of tiny hunks allocated 160 MiB before
+	// this check). Lines starting "@@ -" and "+++ " are counted; an added
+	// line whose text starts with "++ " counts too, so the file count is
+	// an upper bound (such a diff is refused only past 256 of them).
+	if n := strings.Count("\n"+diff, "\n@@ -"); n > maxPatchHunks {
+		return nil, fmt.Errorf("%w: the patch has more than %d hunks; split it", ErrInvalidArgs, maxPatchHunks)
+	}
+	if n := strings.Count("\n"+diff, "\n+++ "); n > maxPatchFiles {
+		return nil, fmt.Errorf("%w: the patch touches more than %d files; split it", ErrInvalidArgs, maxPatchFiles)
+	}
 	var parts []string
 	start := 0
 	for i := 0; i < len(diff); {
