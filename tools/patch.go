@@ -431,9 +431,21 @@ func (k *Toolkit) planPatch(pf patchFile, limit int64) (*patchOp, error) {
 			op.res.Mode = op.perm
 			op.chmod = !f.IsNew
 		}
-	} else if err := checkHunks(pf, old); err != nil {
-		// A deletion's hunk holds the whole old content: it must match.
-		return nil, k.fail(tool, pf.display(), err)
+	} else {
+		// A deletion's hunks hold the whole old content: they must match
+		// and leave nothing, or the file holds lines the model never saw
+		// in the diff.
+		if err := checkHunks(pf, old); err != nil {
+			return nil, k.fail(tool, pf.display(), err)
+		}
+		var buf bytes.Buffer
+		err := gitdiff.Apply(&cappedWriter{w: &buf, left: limit}, bytes.NewReader(old), f)
+		if err == nil && buf.Len() > 0 {
+			err = fmt.Errorf("%d bytes would remain", buf.Len())
+		}
+		if err != nil {
+			return nil, k.fail(tool, pf.display(), fmt.Errorf("%w: %s: the deletion does not remove the whole file (%v); read_file it and list every line", ErrPatchConflict, pf.display(), err))
+		}
 	}
 	for _, fr := range f.TextFragments {
 		op.res.Added += int(fr.LinesAdded)
