@@ -139,7 +139,7 @@ func annotations(d tools.Definition) *mcp.ToolAnnotations {
 	switch d.Name {
 	case tools.ToolReadFile, tools.ToolListDirectory, tools.ToolGlob, tools.ToolGrep:
 		return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
-	case tools.ToolWriteFile, tools.ToolEditFile:
+	case tools.ToolWriteFile, tools.ToolEditFile, tools.ToolPatch:
 		return &mcp.ToolAnnotations{DestructiveHint: &t, IdempotentHint: d.Name == tools.ToolWriteFile, OpenWorldHint: &f}
 	}
 	return &mcp.ToolAnnotations{DestructiveHint: &t}

@@ -130,7 +130,7 @@ func TestListTools(t *testing.T) {
 		assert.Equal(t, "object", schema["type"])
 		assert.NotEmpty(t, tool.Description)
 	}
-	assert.ElementsMatch(t, []string{"read_file", "write_file", "edit_file", "list_directory", "glob", "grep", "bash"}, names)
+	assert.ElementsMatch(t, []string{"read_file", "write_file", "edit_file", "list_directory", "glob", "grep", "bash", "patch"}, names)
 	assert.Contains(t, cs.InitializeResult().Instructions, "workspace")
 }
 
@@ -318,7 +318,7 @@ func TestStdio(t *testing.T) {
 	defer cs.Close()
 	res, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Len(t, res.Tools, 7)
+	assert.Len(t, res.Tools, 8)
 	text, isErr := call(t, cs, "read_file", map[string]any{"path": "a/f.txt"})
 	require.False(t, isErr, text)
 	assert.Contains(t, text, "     1\talpha")

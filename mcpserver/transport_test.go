@@ -142,7 +142,7 @@ func checkSurvives(t *testing.T, c *rawClient) {
 	c.t = t
 	list := c.call(2, "tools/list", "")
 	require.NotNil(t, list)
-	assert.Len(t, list["result"].(map[string]any)["tools"], 7)
+	assert.Len(t, list["result"].(map[string]any)["tools"], 8)
 }
 
 // TestGuardedTransportStdio: over the real stdio of a server process

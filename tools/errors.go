@@ -38,6 +38,14 @@ var (
 	// arrives inside a *fs.PathError whose message gives the size, the
 	// cap and the --max-file-size flag that sets it.
 	ErrFileTooLarge = errors.New("file is larger than the tools' size cap")
+	// ErrPatchConflict: a hunk of patch's diff does not match the file
+	// at its stated line numbers (the message names the file, the hunk,
+	// the differing line and the nearest matching position).
+	ErrPatchConflict = errors.New("patch does not apply")
+	// ErrPatchUnsupported: patch's diff holds what patch refuses to
+	// write: binary data, a symlink (mode 120000), a submodule (160000),
+	// a mode other than 100644 or 100755.
+	ErrPatchUnsupported = errors.New("patch holds an unsupported change")
 )
 
 // Error is the error every tool returns: the tool, the path (or pattern,

@@ -203,6 +203,10 @@ type GrepResult struct {
 	// only up to Limits.GrepFileBytes because reading returned more than
 	// their size said (a file growing, a /proc file).
 	SkippedBinary, SkippedLarge, CutLarge int
+	// SkippedIgnoredDirs counts directories not searched because a
+	// .gitignore ignores them or they are .git; the result says so, so
+	// the model knows to grep such a directory by path.
+	SkippedIgnoredDirs int
 	// Truncated: the cap was reached, more matches may exist.
 	Truncated bool `json:"truncated"`
 }
@@ -219,6 +223,9 @@ func (r *GrepResult) String() string {
 	}
 	if r.SkippedLarge > 0 {
 		fmt.Fprintf(&b, "; %d files skipped as larger than the size cap (--max-file-size)", r.SkippedLarge)
+	}
+	if r.SkippedIgnoredDirs > 0 {
+		fmt.Fprintf(&b, "; %d ignored directories skipped (.git, .gitignore'd; grep one by path to search it)", r.SkippedIgnoredDirs)
 	}
 	if r.CutLarge > 0 {
 		fmt.Fprintf(&b, "; %d files searched only up to the size cap (--max-file-size) because they grew while read", r.CutLarge)
@@ -294,6 +301,7 @@ func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
 		}
 		if d.IsDir() {
 			if p != "." && (d.Name() == ".git" || ign.match(p, true)) {
+				r.SkippedIgnoredDirs++
 				return fs.SkipDir
 			}
 			ign.load(p)

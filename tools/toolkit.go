@@ -1,6 +1,6 @@
 // Package tools is the set of file and shell tools every coding agent
 // exposes (seed 003's tool table: read_file, write_file, edit_file,
-// list_directory, glob, grep, bash), each going through one
+// list_directory, glob, grep, bash, patch), each going through one
 // *jail.Workspace, the single choke point for the paths an agent supplies,
 // and each returning text shaped for a language model: line numbers,
 // byte and line counts, truncation markers, and errors that say what was
@@ -15,7 +15,7 @@
 //
 // The read-before-write protocol (seed 000's ReadTracker) needs a
 // Workspace built with jail.WithReadTracker: read_file marks a file read,
-// write_file and edit_file refuse to overwrite an existing file that was
+// write_file, edit_file and patch refuse to overwrite an existing file that was
 // not read (jail.ErrNotRead) or that changed on disk since
 // (jail.ErrStale). Without a tracker, writes are not checked.
 //
@@ -290,6 +290,7 @@ const (
 	ToolGlob          = "glob"
 	ToolGrep          = "grep"
 	ToolBash          = "bash"
+	ToolPatch         = "patch"
 )
 
 // Definitions returns the tools' definitions, in a fixed order. The
@@ -321,6 +322,8 @@ func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (
 		return call(k, name, args, k.Glob)
 	case ToolGrep:
 		return call(k, name, args, k.Grep)
+	case ToolPatch:
+		return call(k, name, args, k.Patch)
 	case ToolBash:
 		return call(k, name, args, func(a BashArgs) (*BashResult, error) { return k.Bash(ctx, a) })
 	}

@@ -390,7 +390,7 @@ func TestCallAndDefinitions(t *testing.T) {
 			assert.Equal(t, "path", props[p].(map[string]any)["format"], "%s.%s", d.Name, p)
 		}
 	}
-	assert.Equal(t, []string{"read_file", "write_file", "edit_file", "list_directory", "glob", "grep", "bash"}, names)
+	assert.Equal(t, []string{"read_file", "write_file", "edit_file", "patch", "list_directory", "glob", "grep", "bash"}, names)
 
 	ctx := context.Background()
 	r, err := e.k.Call(ctx, "read_file", json.RawMessage(`{"path":"f"}`))
