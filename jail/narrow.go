@@ -87,7 +87,8 @@ func HoldsPrivateKey(fd int) bool {
 var pemBegin = []byte("-----BEGIN ")
 
 // pemPrivateKey reports whether b holds a "-----BEGIN ...PRIVATE KEY-----"
-// line.
+// line, or OpenPGP's armored "-----BEGIN PGP PRIVATE KEY BLOCK-----"
+// (RFC 4880 section 6.2).
 func pemPrivateKey(b []byte) bool {
 	for {
 		i := bytes.Index(b, pemBegin)
@@ -100,7 +101,8 @@ func pemPrivateKey(b []byte) bool {
 			return false
 		}
 		label := b[:j]
-		if !bytes.ContainsAny(label, "\r\n") && bytes.HasSuffix(label, []byte("PRIVATE KEY")) {
+		if !bytes.ContainsAny(label, "\r\n") &&
+			(bytes.HasSuffix(label, []byte("PRIVATE KEY")) || bytes.HasSuffix(label, []byte("PRIVATE KEY BLOCK"))) {
 			return true
 		}
 	}

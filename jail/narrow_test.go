@@ -76,6 +76,8 @@ func TestHoldsPrivateKey(t *testing.T) {
 		{"cert then key", "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n-----BEGIN EC PRIVATE KEY-----\n", true},
 		{"certificate only", "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n", false},
 		{"public key", "-----BEGIN PUBLIC KEY-----\nx\n", false},
+		{"pgp private key block", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQ\n", true},
+		{"pgp public key block", "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQ\n", false},
 		{"label split by a newline", "-----BEGIN X\nPRIVATE KEY-----\n", false},
 		{"empty", "", false},
 		{"oversized", strings.Repeat("a", jail.MaxKeyScan+1), true},

@@ -203,14 +203,46 @@ func WithReadOnly(pathsOrPatterns ...string) Option {
 // MCP server configuration). Relative to the workspace root; a trailing
 // "/" marks a directory (everything below it is protected).
 var AgentConfigPaths = []string{
-	".git/hooks/", ".git/config", ".gitmodules",
-	".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".envrc",
-	".vscode/", ".idea/", ".mcp.json", ".claude/", ".codex/",
+	// git: hooks and configuration (core.hooksPath, core.fsmonitor,
+	// filter and diff drivers), and the files that make git read them
+	// from elsewhere: commondir points the repository's config and hooks
+	// at another directory, config.worktree adds configuration.
+	".git/hooks/", ".git/config", ".git/config.worktree", ".git/commondir", ".gitmodules",
+	// Hook managers whose scripts git runs once core.hooksPath points
+	// at them.
+	".husky/", ".githooks/", ".lefthook/", "lefthook.yml", ".lefthook.yml", ".pre-commit-config.yaml",
+	// Shell start-up files (the workspace may be a home directory) and
+	// direnv.
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".envrc",
+	".gitconfig", ".config/git/",
+	// Editors and tool-version managers that run code from the project.
+	".vscode/", ".idea/", ".zed/", ".exrc", ".nvimrc", ".nvim.lua", ".mise.toml", ".devcontainer/",
+	// Agents and their MCP server configuration.
+	".mcp.json", ".claude/", ".codex/", ".cursor/", ".gemini/",
+}
+
+// AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
+// relative to the workspace root) that WithProtectedAgentConfig adds for
+// the repositories nested in .git: each submodule's git directory
+// (.git/modules/NAME, nested ones below it) and each linked worktree's
+// administrative directory (.git/worktrees/NAME) has its own config,
+// hooks and commondir/gitdir pointers, and git runs what they name the
+// next time the user works in that submodule or worktree (a
+// core.fsmonitor written into .git/modules/sub/config runs on `git
+// status`). For children, the existing ones are carved out read-only, so
+// their directories are frozen and no new pointer can be created there.
+var AgentConfigPatterns = []string{
+	".git/modules/**/config", ".git/modules/**/config.worktree", ".git/modules/**/hooks/",
+	".git/modules/**/commondir", ".git/modules/**/gitdir",
+	".git/worktrees/*/config", ".git/worktrees/*/config.worktree", ".git/worktrees/*/hooks/",
+	".git/worktrees/*/commondir", ".git/worktrees/*/gitdir",
 }
 
 // WithProtectedAgentConfig makes AgentConfigPaths in the workspace root
 // read-only (ErrReadOnly for every write, as WithReadOnly), whether they
-// exist or not: a missing one cannot be created. New also protects, as
+// exist or not: a missing one cannot be created; and AgentConfigPatterns
+// (the git metadata of submodules and linked worktrees) likewise. New also protects, as
 // they are when it runs: the target of an entry that is a symlink into a
 // policy root (".mcp.json -> cfg/mcp.json" protects cfg/mcp.json), and
 // ".git" itself, which can then be neither created, removed, renamed nor,
@@ -235,6 +267,7 @@ func WithProtectedAgentConfig() Option {
 // syntax, matched against the entry itself, not its parents): a
 // non-directory matching one is denied (ErrDenied) when it holds a PEM
 // private key block, a line "-----BEGIN <anything>PRIVATE KEY-----"
+// or OpenPGP's "-----BEGIN PGP PRIVATE KEY BLOCK-----"
 // (RFC 7468 labels "PRIVATE KEY", "ENCRYPTED PRIVATE KEY", and the
 // legacy "RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY",
 // ...). A PEM file holding only certificates (a CA bundle such as
@@ -326,6 +359,15 @@ var SecretPatterns = []string{
 	"**/.cargo/credentials.toml",
 	".git-credentials",
 	"**/.config/gh/hosts.yml",
+	// Other cloud and storage tools' credentials; Terraform state holds
+	// every secret of the resources it manages.
+	".boto",
+	".s3cfg",
+	"**/.config/rclone/rclone.conf",
+	"**/.oci/config",
+	"**/.terraform.d/credentials.tfrc.json",
+	"*.tfstate",
+	"*.tfstate.backup",
 	// Databases.
 	".pgpass",
 	".my.cnf",
@@ -334,8 +376,9 @@ var SecretPatterns = []string{
 }
 
 // PrivateKeyPatterns is the content-conditional part of the secrets
-// preset (WithDenySecrets): PEM files and other "id_*" files, denied
+// preset (WithDenySecrets): PEM files (*.pem, *.crt, *.cer), ASCII-armored
+// OpenPGP files (*.asc) and other "id_*" files, denied
 // only when they hold a private key block (see WithDenyPrivateKeys), so
 // CA bundles (certifi's cacert.pem) stay readable for TLS clients (pip,
 // requests, curl).
-var PrivateKeyPatterns = []string{"*.pem", "id_*"}
+var PrivateKeyPatterns = []string{"*.pem", "id_*", "*.crt", "*.cer", "*.asc"}

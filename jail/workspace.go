@@ -97,7 +97,11 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	}
 	w.deny = d
 	var roPatterns []string
-	for _, p := range c.readOnly {
+	readOnly := c.readOnly
+	if c.protectAgent {
+		readOnly = append(slices.Clone(AgentConfigPatterns), readOnly...)
+	}
+	for _, p := range readOnly {
 		if !filepath.IsAbs(p) {
 			roPatterns = append(roPatterns, p)
 			continue
