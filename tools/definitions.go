@@ -35,7 +35,8 @@ var definitions = []Definition{
 		Name: ToolWriteFile,
 		Description: "Write a file in the workspace, atomically (readers see the old or the new content). " +
 			"Creates missing parent directories. Overwriting an existing file is refused unless it was " +
-			"read with read_file in this session and has not changed since. Paths outside the workspace are refused.",
+			"read with read_file in this session and has not changed since. Content larger than the size cap " +
+			"(10 MiB by default) is refused. Paths outside the workspace are refused.",
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {

@@ -41,6 +41,7 @@ func TestDescriptionsMatchEnforcement(t *testing.T) {
 		{tools.ToolEditFile, "needs-read", []string{"read with read_file in this session"}, `{"path":"f","old_string":"one","new_string":"x"}`, jail.ErrNotRead, "", ""},
 		{tools.ToolPatch, "needs-read", []string{"read with read_file in this session"}, `{"patch":"--- a/f\n+++ b/f\n@@ -1 +1 @@\n-one\n+x\n"}`, jail.ErrNotRead, "", ""},
 		{tools.ToolReadFile, "size-cap", []string{"larger than the size cap"}, `{"path":"big"}`, tools.ErrFileTooLarge, "", ""},
+		{tools.ToolWriteFile, "size-cap", []string{"larger than the size cap"}, `{"path":"new","content":"` + big + `"}`, tools.ErrFileTooLarge, "", ""},
 		{tools.ToolEditFile, "size-cap", []string{"larger than the size cap"}, `{"path":"big","old_string":"x","new_string":"y"}`, tools.ErrFileTooLarge, "", "big"},
 		{tools.ToolPatch, "size-cap", []string{"larger than the size cap"}, `{"patch":"--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+` + big + `\n"}`, tools.ErrFileTooLarge, "", ""},
 		{tools.ToolGrep, "size-cap", []string{"larger than the size cap"}, `{"pattern":"x"}`, nil, "1 files skipped as larger than the size cap", ""},

@@ -324,6 +324,9 @@ func (k *Toolkit) WriteFile(a WriteFileArgs) (*WriteFileResult, error) {
 	if err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
+	if limit := k.limits().FileBytes; int64(len(a.Content)) > limit {
+		return nil, k.fail(tool, a.Path, &fs.PathError{Op: "write", Path: a.Path, Err: fmt.Errorf("%w: the content is %d bytes, more than the cap of %d bytes (landjail-mcp --max-file-size, tools.Limits.FileBytes)", ErrFileTooLarge, len(a.Content), limit)})
+	}
 	if _, err := k.WS.Check(name, jail.Write); err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}

@@ -170,3 +170,19 @@ func TestEditResultCap(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteContentCap: write_file accepted content larger than the cap
+// (12 MiB with the 10 MiB default, found by the red-team review); the
+// content is now refused before anything is written, and content at the
+// cap is written.
+func TestWriteContentCap(t *testing.T) {
+	e := newEnv(t, []string{"keep.txt=old"})
+	e.k.Limits.FileBytes = 1 << 20
+	_, err := e.k.WriteFile(tools.WriteFileArgs{Path: "big.txt", Content: strings.Repeat("x", 1<<20+1)})
+	assertToolErr(t, err, tools.ErrFileTooLarge, "the content is", "--max-file-size")
+	_, statErr := os.Stat(filepath.Join(e.root, "big.txt"))
+	assert.ErrorIs(t, statErr, os.ErrNotExist, "nothing written")
+	_, err = e.k.WriteFile(tools.WriteFileArgs{Path: "big.txt", Content: strings.Repeat("x", 1<<20)})
+	require.NoError(t, err)
+	assert.Len(t, e.read(t, "big.txt"), 1<<20)
+}

@@ -88,8 +88,8 @@ type Limits struct {
 	GlobResults int
 	// GrepMatches caps grep's matching lines.
 	GrepMatches int
-	// FileBytes caps the size of a file read_file or edit_file reads
-	// (bytes): a larger file is refused with ErrFileTooLarge before any
+	// FileBytes caps the size of a file read_file or edit_file reads,
+	// and of the content write_file writes (bytes): a larger file is refused with ErrFileTooLarge before any
 	// of it is read (fstat on the opened file), and the read itself stops
 	// at FileBytes+1 bytes, so a file that grows, or reports size 0 (a
 	// /proc file), cannot make the tool allocate more. edit_file holds
