@@ -101,9 +101,19 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		}
 		dir = k.wsName(k.scope[0], k.scope[0])
 	}
+	rs := k.Ruleset
+	if k.Compile != nil {
+		fresh, err := k.Compile()
+		if err != nil {
+			return nil, k.fail(tool, "", err)
+		}
+		defer fresh.Close()
+		defer exec.Release(fresh)
+		rs = fresh
+	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := exec.CommandContext(runCtx, k.WS, k.Ruleset, "bash", "-c", a.Command)
+	c := exec.CommandContext(runCtx, k.WS, rs, "bash", "-c", a.Command)
 	c.Seccomp = k.Seccomp
 	c.Env = k.Env
 	c.Dir = dir
@@ -118,7 +128,7 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	}
 	r := &BashResult{
 		Command:     a.Command,
-		Confinement: k.Ruleset.Report().Level,
+		Confinement: rs.Report().Level,
 		Duration:    time.Since(start),
 		ExitCode:    -1,
 	}

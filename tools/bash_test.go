@@ -131,3 +131,35 @@ func TestBashPathCheckOnly(t *testing.T) {
 	_, err = os.Stat(filepath.Join(e.out, "pwn"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestBashCarveOutsFollowTheTree: carve-outs are computed when a Ruleset
+// is compiled. With one Ruleset compiled when the server starts, a secret
+// created later (sub/.env under a ".env" deny pattern) was readable by
+// bash while read_file refused it (red-team finding). With
+// Toolkit.Compile each call gets carve-outs for the tree as it is then.
+// The control is the same call with the start-time Ruleset only.
+func TestBashCarveOutsFollowTheTree(t *testing.T) {
+	const marker = "LATE-SECRET-4d1c"
+	e := newEnv(t, []string{"sub/main.go=package sub\n"}, jail.WithDeny(".env"))
+	rs := withRuleset(t, e)
+	if !rs.Enforced() {
+		kerneltest.RequireLandlockABI(t, 1)
+		return
+	}
+	ctx := context.Background()
+	require.NoError(t, os.WriteFile(filepath.Join(e.root, "sub", ".env"), []byte(marker+"\n"), 0o644))
+	_, err := e.k.ReadFile(tools.ReadFileArgs{Path: "sub/.env"})
+	require.ErrorIs(t, err, jail.ErrDenied, "the userspace layer refuses it")
+
+	// Control: the start-time Ruleset did not carve the new file.
+	r, err := e.k.Bash(ctx, tools.BashArgs{Command: "cat sub/.env"})
+	require.NoError(t, err)
+	require.Contains(t, r.Output, marker, "control: a start-time Ruleset leaves a later secret readable")
+
+	e.k.Compile = func() (*landlock.Ruleset, error) { return landlock.Compile(e.ws, landlock.Options{System: true}) }
+	r, err = e.k.Bash(ctx, tools.BashArgs{Command: "cat sub/.env; cat sub/main.go"})
+	require.NoError(t, err)
+	assert.NotContains(t, r.Output, marker)
+	assert.Contains(t, r.Output, "Permission denied")
+	assert.Contains(t, r.Output, "package sub", "the sibling stays readable")
+}

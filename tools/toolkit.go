@@ -53,6 +53,15 @@ type Toolkit struct {
 	// does not confine it, and the result says so; with nil, bash itself
 	// (/usr/bin/bash) is outside the policy, so every command is refused.
 	Ruleset *landlock.Ruleset
+	// Compile, when not nil, replaces Ruleset for each bash call: it is
+	// called before the call and its Ruleset used for that call only
+	// (then released and closed). Carve-outs are computed when a Ruleset
+	// is compiled, so a long-lived server whose Ruleset was compiled at
+	// its start would otherwise let bash read a secret (a .env, a key)
+	// created after it started; landjail-mcp sets it to
+	// landlock.Compile of the same Workspace and options. An error fails
+	// the call (fail closed).
+	Compile func() (*landlock.Ruleset, error)
 	// Tracker, when it is the tracker WS was built with
 	// (jail.WithReadTracker), lets grep leave the tracker as it was:
 	// without it every file grep opens counts as read, so write_file

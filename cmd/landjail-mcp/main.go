@@ -150,6 +150,10 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(stderr, "landjail: warning: best effort dropped the seccomp layer: %v\n", err)
 	}
 	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env, Seccomp: filter}
+	// Carve-outs follow the tree as it is at each bash call, not as it
+	// was when the server started (a .env created mid-session is denied).
+	lopts := o.LandlockOptions(tmp)
+	k.Compile = func() (*landlock.Ruleset, error) { return landlock.Compile(ws, lopts) }
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	maxFile, err := parseSize(cmd.String(flagMaxFileSize))
 	if err != nil {
