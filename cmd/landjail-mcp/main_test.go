@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/tools"
+
 	"github.com/landjail/landjail/internal/kerneltest"
 )
 
@@ -38,7 +40,7 @@ func TestServe(t *testing.T) {
 	require.NoError(t, err)
 	res, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
-	assert.Len(t, res.Tools, 7)
+	assert.Len(t, res.Tools, len((&tools.Toolkit{}).Definitions()))
 	text := func(r *mcp.CallToolResult) string { return r.Content[0].(*mcp.TextContent).Text }
 	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "src/a.txt"}})
 	require.NoError(t, err)
