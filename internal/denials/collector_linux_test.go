@@ -39,7 +39,7 @@ func TestHelperProcess(t *testing.T) {
 	}
 	if os.Getenv(envSelf) == "1" {
 		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine's process
-		restrictThread(t, os.Args[0], ll.FlagRestrictSelfLogSameExecOff^ll.FlagRestrictSelfLogSameExecOff)
+		restrictThread(t, os.Args[0], 0) // default: logs its own denials
 	}
 	_, err := os.ReadFile(os.Getenv(envFile))
 	fmt.Printf("open: %v\n", err)
@@ -191,4 +191,98 @@ func TestCollectorLive(t *testing.T) {
 			assert.Equal(t, 1, netHit, "%+v", got)
 		})
 	}
+}
+
+// startDisabled sets audit to enabled=0 for the test and restores the
+// state found at the end; it skips when audit is locked.
+func startDisabled(t *testing.T) {
+	t.Helper()
+	before := auditEnabled(t)
+	if before == auditLocked {
+		t.Skip("audit is locked (enabled=2): cannot set the initial state")
+	}
+	c, err := netlink.Dial(netlinkAudit, nil)
+	require.NoError(t, err)
+	require.NoError(t, setEnabled(c, 0))
+	t.Cleanup(func() { _ = setEnabled(c, before); c.Close() })
+}
+
+// TestCollectorForeignDomainAndSecondReader: a second Collector reading at
+// the same time does not take records from the first, audit stays enabled
+// until the last one stops, and denials of a domain this process did not
+// create (a child that confined itself) are filtered out although their
+// records were read.
+func TestCollectorForeignDomainAndSecondReader(t *testing.T) {
+	requireAudit(t)
+	startDisabled(t)
+	foreignFile, port := setup(t)
+	ourFile := filepath.Join(filepath.Dir(foreignFile), "ours")
+	require.NoError(t, os.WriteFile(ourFile, []byte("s"), 0o600))
+
+	ours := Filter{CreatorPIDs: []int{os.Getpid()}}
+	first, err := Start(context.Background(), ours)
+	require.NoError(t, err)
+	second, err := Start(context.Background(), ours)
+	require.NoError(t, err)
+
+	out := confinedRun(t, 0, true, foreignFile, port)
+	assert.Contains(t, out, "open: open "+foreignFile+": permission denied")
+	out = confinedRun(t, ll.FlagRestrictSelfLogNewExecOn, false, ourFile, port)
+	assert.Contains(t, out, "open: open "+ourFile+": permission denied")
+
+	check := func(name string, got []Denial) {
+		t.Helper()
+		var paths []string
+		for _, d := range got {
+			paths = append(paths, d.Path)
+			assert.NotEqual(t, foreignFile, d.Path, "%s reported a foreign domain's denial", name)
+		}
+		assert.Contains(t, paths, ourFile, name)
+		assert.Len(t, got, 2, "%s: %+v", name, got) // our read_file and our connect_tcp
+	}
+	got2, err := second.Stop()
+	require.NoError(t, err)
+	check("second", got2)
+	assert.Equal(t, uint32(1), auditEnabled(t), "the first collector still runs: audit stays on")
+
+	got1, err := first.Stop()
+	require.NoError(t, err)
+	check("first", got1)
+	assert.Equal(t, uint32(0), auditEnabled(t), "the last Stop restores enabled=0")
+
+	var sawForeign bool
+	for _, r := range first.Records() {
+		sawForeign = sawForeign || (r.Type == TypeLandlockAccess && r.Fields["path"] == foreignFile)
+	}
+	assert.True(t, sawForeign, "the foreign domain's records were read, so the filter is what dropped them")
+	unfiltered := Dedup(first.Records(), Filter{})
+	assert.Len(t, unfiltered, 3, "both domains' connect_tcp to one port are one denial: %+v", unfiltered)
+
+	_, err = first.Stop()
+	assert.ErrorIs(t, err, ErrStopped)
+}
+
+// TestLogNewExecOnIsNeeded: without LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
+// the denials of a child exec'd from the confined thread are not logged,
+// which is why landjail must pass the flag (ABI 7) when --explain is on.
+func TestLogNewExecOnIsNeeded(t *testing.T) {
+	requireAudit(t)
+	file, port := setup(t)
+	col, err := Start(context.Background(), Filter{CreatorPIDs: []int{os.Getpid()}})
+	require.NoError(t, err)
+	out := confinedRun(t, 0, false, file, port)
+	assert.Contains(t, out, "open: open "+file+": permission denied", "the child is confined")
+	got, err := col.Stop()
+	require.NoError(t, err)
+	assert.Empty(t, got, "denials after execve are not logged without LOG_NEW_EXEC_ON")
+}
+
+// TestStartUnavailable: in an emulation that blocks Landlock, or without
+// audit, Start fails closed with ErrUnavailable and changes nothing.
+func TestStartUnavailable(t *testing.T) {
+	if ok, _ := Available(); ok {
+		t.Skip("audit is available here; nothing to refuse")
+	}
+	_, err := Start(context.Background(), Filter{})
+	assert.ErrorIs(t, err, ErrUnavailable)
 }

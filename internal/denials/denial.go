@@ -9,7 +9,7 @@ import (
 // Denial is one distinct access Landlock denied, aggregated over the
 // records that share its key (Blockers, Path, Dev, Ino, Addr, Port, OPID).
 type Denial struct {
-	Domain   string   // Landlock domain id, hex as the kernel prints it
+	Domain   string   // Landlock domain id (hex, as printed) of the first record with this key
 	Blockers []string // e.g. ["fs.read_file"]; see Blocker for their meaning
 	// Filesystem denials (blockers fs.*): the path as the kernel resolved
 	// it (absolute, or relative to the mount for a detached tree), the
