@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/mdlayher/netlink"
@@ -38,7 +39,7 @@ func TestHelperProcess(t *testing.T) {
 		t.Skip("helper process only")
 	}
 	if os.Getenv(envSelf) == "1" {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine's process
+		runtime.LockOSThread()           // never unlocked: the thread dies with the goroutine's process
 		restrictThread(t, os.Args[0], 0) // default: logs its own denials
 	}
 	_, err := os.ReadFile(os.Getenv(envFile))
@@ -285,4 +286,33 @@ func TestStartUnavailable(t *testing.T) {
 	}
 	_, err := Start(context.Background(), Filter{})
 	assert.ErrorIs(t, err, ErrUnavailable)
+}
+
+const envSignal = "LANDJAIL_DENIALS_SIGNAL" // "1": TestRestoreOnSignal's child body
+
+// TestRestoreOnSignal: a process killed by SIGTERM while collecting (audit
+// was disabled, the collector enabled it) dies of SIGTERM as it would have,
+// and audit is disabled again. SIGKILL cannot be handled: see Start.
+func TestRestoreOnSignal(t *testing.T) {
+	if os.Getenv(envSignal) == "1" {
+		_, err := Start(context.Background(), Filter{})
+		if err != nil {
+			fmt.Println("start:", err)
+			os.Exit(3)
+		}
+		fmt.Println("collecting")
+		_ = unix.Kill(os.Getpid(), unix.SIGTERM)
+		select {} // the re-raised SIGTERM ends the process
+	}
+	requireAudit(t)
+	startDisabled(t)
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestRestoreOnSignal$", "-test.v=true")
+	cmd.Env = append(os.Environ(), envSignal+"=1")
+	out, err := cmd.CombinedOutput()
+	require.Contains(t, string(out), "collecting")
+	var ee *osexec.ExitError
+	require.ErrorAs(t, err, &ee, string(out))
+	ws := ee.Sys().(syscall.WaitStatus)
+	assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGTERM, "child must die of SIGTERM, got %v", ws)
+	assert.Equal(t, uint32(0), auditEnabled(t), "the signal handler restored enabled=0")
 }
