@@ -112,6 +112,8 @@ type Collector struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	records []Record
+	access  map[uint64]bool // serials of the Landlock access records kept
+	dropped int             // records not kept because of maxRecords
 	errs    []error
 	stopped bool
 	sigCh   chan os.Signal
@@ -152,7 +154,7 @@ func Start(ctx context.Context, filter Filter) (*Collector, error) {
 		conn.Close()
 		return nil, fmt.Errorf("%w: audit control socket: %w", ErrUnavailable, err)
 	}
-	c := &Collector{conn: conn, ctl: ctl, filter: filter, done: make(chan struct{})}
+	c := &Collector{conn: conn, ctl: ctl, filter: filter, done: make(chan struct{}), access: map[uint64]bool{}}
 	if err := c.acquire(); err != nil {
 		conn.Close()
 		ctl.Close()
@@ -238,15 +240,31 @@ func (c *Collector) read() {
 			}
 			r, err := ParseRecord(t, string(m.Data))
 			c.mu.Lock()
-			if err != nil {
+			switch {
+			case err != nil:
 				c.errs = append(c.errs, err)
-			} else {
+			case t == typeSyscall && !c.access[r.Serial]:
+				// not a Landlock event: with auditd rules loaded the host
+				// emits many of these; keep only those that name the
+				// process of a Landlock denial (they follow it in the event)
+			case len(c.records) >= maxRecords:
+				c.dropped++
+			default:
+				if t == TypeLandlockAccess {
+					c.access[r.Serial] = true
+				}
 				c.records = append(c.records, r)
 			}
 			c.mu.Unlock()
 		}
 	}
 }
+
+// maxRecords bounds the memory a Collector uses when the host (other
+// sandboxes included) produces many denials: 1<<16 records of a few hundred
+// bytes each, about 20 MiB. Records beyond it are counted and reported by
+// Stop as an error wrapping ErrTruncated.
+const maxRecords = 1 << 16
 
 // settle is how long Stop keeps reading after it is called: the kernel
 // queues records to the kauditd thread, which sends them asynchronously.
@@ -277,6 +295,9 @@ func (c *Collector) Stop() ([]Denial, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	errs = append(errs, c.errs...)
+	if c.dropped > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d records beyond %d not kept", ErrTruncated, c.dropped, maxRecords))
+	}
 	return Dedup(c.records, c.filter), errors.Join(errs...)
 }
 

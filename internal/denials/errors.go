@@ -10,6 +10,9 @@ var (
 	ErrUnavailable = errors.New("denials: Landlock audit records unavailable")
 	// ErrMalformed: a record's text is not "audit(SEC.MSEC:SERIAL): key=value ...".
 	ErrMalformed = errors.New("denials: malformed audit record")
+	// ErrTruncated: Stop's denials are incomplete because more records
+	// arrived than a Collector keeps (the kernel's own losses show as ENOBUFS).
+	ErrTruncated = errors.New("denials: too many audit records, some not kept")
 	// ErrStopped: Stop was called twice.
 	ErrStopped = errors.New("denials: collector already stopped")
 )
