@@ -179,6 +179,8 @@ func TestCollectorLive(t *testing.T) {
 				switch {
 				case d.Path == file:
 					assert.Equal(t, []string{"fs.read_file"}, d.Blockers)
+					assert.NotZero(t, d.PID, "the event's SYSCALL record names the denied process")
+					assert.NotEqual(t, os.Getpid(), d.PID, "the child was denied, not this process")
 					fsHit++
 				case d.Port == uint16(port):
 					assert.Equal(t, []string{"net.connect_tcp"}, d.Blockers)
