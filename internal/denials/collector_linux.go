@@ -1,0 +1,320 @@
+package denials
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kernel"
+)
+
+// Audit netlink constants (include/uapi/linux/audit.h, netlink.h).
+const (
+	netlinkAudit      = unix.NETLINK_AUDIT // 9
+	auditGet          = 1000               // AUDIT_GET
+	auditSet          = 1001               // AUDIT_SET
+	auditNlgrpReadlog = 1                  // AUDIT_NLGRP_READLOG
+	auditStatusEnable = 0x1                // AUDIT_STATUS_ENABLED
+	auditLocked       = 2                  // enabled=2: AUDIT_LOCKED
+	statusSize        = 11 * 4             // struct audit_status up to backlog_wait_time_actual
+)
+
+// status is the part of struct audit_status this package reads.
+type status struct{ Enabled, Pid uint32 }
+
+func getStatus(c *netlink.Conn) (status, error) {
+	msgs, err := c.Execute(netlink.Message{Header: netlink.Header{Type: auditGet, Flags: netlink.Request}})
+	if err != nil {
+		return status{}, fmt.Errorf("AUDIT_GET: %w", err)
+	}
+	for _, m := range msgs {
+		if m.Header.Type == auditGet && len(m.Data) >= 16 {
+			return status{Enabled: binary.NativeEndian.Uint32(m.Data[4:]), Pid: binary.NativeEndian.Uint32(m.Data[12:])}, nil
+		}
+	}
+	return status{}, errors.New("AUDIT_GET: no status in reply (cannot happen)")
+}
+
+// setEnabled sends AUDIT_SET with only AUDIT_STATUS_ENABLED in the mask, so
+// the audit pid, backlog and rate limits are left as they are.
+func setEnabled(c *netlink.Conn, enabled uint32) error {
+	b := make([]byte, statusSize)
+	binary.NativeEndian.PutUint32(b[0:], auditStatusEnable)
+	binary.NativeEndian.PutUint32(b[4:], enabled)
+	_, err := c.Execute(netlink.Message{Header: netlink.Header{Type: auditSet, Flags: netlink.Request | netlink.Acknowledge}, Data: b})
+	if err != nil {
+		return fmt.Errorf("AUDIT_SET enabled=%d: %w", enabled, err)
+	}
+	return nil
+}
+
+// enableMu and enableRefs make concurrent Collectors in one process share
+// one enable/restore: the first enables, the last restores.
+var (
+	enableMu   sync.Mutex
+	enableRefs int
+	enablePrev uint32
+	enabledBy  bool // whether enablePrev must be restored
+)
+
+// Available reports whether Start can work here, and if not, why: it needs
+// Landlock ABI >= 7 (audit logging), a kernel with audit (the
+// NETLINK_AUDIT socket), CAP_AUDIT_READ to join AUDIT_NLGRP_READLOG, and
+// audit either enabled, or disabled but not locked (enabled=2 locks it;
+// locked and enabled works, locked and disabled cannot be changed). It
+// opens and closes a netlink socket; it changes nothing.
+func Available() (ok bool, why string) {
+	if abi := kernel.LandlockABI(); abi < 7 {
+		return false, fmt.Sprintf("Landlock ABI %d < 7 (audit logging needs Linux >= 6.15)", abi)
+	}
+	g, err := netlink.Dial(netlinkAudit, &netlink.Config{Groups: auditNlgrpReadlog})
+	if err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return false, "joining the audit read-log group needs CAP_AUDIT_READ (run as root)"
+		}
+		return false, fmt.Sprintf("no audit netlink socket (kernel without CONFIG_AUDIT?): %v", err)
+	}
+	g.Close()
+	// The status is read on a unicast socket: the group socket also
+	// receives every record, which would interleave with the reply.
+	c, err := netlink.Dial(netlinkAudit, nil)
+	if err != nil {
+		return false, fmt.Sprintf("audit control socket: %v", err)
+	}
+	defer c.Close()
+	st, err := getStatus(c)
+	if err != nil {
+		return false, fmt.Sprintf("cannot read audit status: %v", err)
+	}
+	if st.Enabled == 0 && !hasCap(unix.CAP_AUDIT_CONTROL) {
+		return false, "audit is disabled and enabling it needs CAP_AUDIT_CONTROL (run as root)"
+	}
+	return true, ""
+}
+
+// Collector reads Landlock audit records from AUDIT_NLGRP_READLOG until
+// Stop. It never sets the audit daemon pid nor changes the backlog or rate
+// limits, so a running auditd keeps receiving every record; the records are
+// copies delivered to the multicast group.
+type Collector struct {
+	conn    *netlink.Conn
+	ctl     *netlink.Conn // unicast socket for AUDIT_GET/AUDIT_SET
+	filter  Filter
+	done    chan struct{}
+	mu      sync.Mutex
+	records []Record
+	access  map[uint64]bool // serials of the Landlock access records kept
+	dropped int             // records not kept because of maxRecords
+	errs    []error
+	stopped bool
+	sigCh   chan os.Signal
+	release sync.Once
+}
+
+// Start joins AUDIT_NLGRP_READLOG (needs CAP_AUDIT_READ) and, if audit is
+// disabled (enabled=0), enables it (AUDIT_SET, needs CAP_AUDIT_CONTROL);
+// with enabled=2 (locked) it only reads. Denials of the domains filter
+// accepts are returned by Stop (see Filter; the zero Filter accepts every
+// domain on the host).
+//
+// Restoring the previous enabled state: Stop restores it; so does a
+// SIGINT, SIGTERM or SIGHUP received while collecting (the handler restores,
+// stops listening and re-raises the signal so the process dies as it would
+// have; a caller that itself listens for these signals receives them
+// twice). A caller that may panic should `defer c.Stop()`. SIGKILL (or a
+// crash in cgo) cannot be caught: audit then stays enabled (records then go
+// to the kernel log via printk when no auditd runs) until someone runs
+// AUDIT_SET enabled=0 (`auditctl -e 0`). Several Collectors in one process
+// share one enable and the last Stop restores; collectors in different
+// processes do not coordinate, so one that enabled audit may turn it off
+// under another's feet.
+//
+// ctx cancels reading early (Stop still returns what was read). Errors
+// wrap ErrUnavailable.
+func Start(ctx context.Context, filter Filter) (*Collector, error) {
+	if ok, why := Available(); !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, why)
+	}
+	conn, err := netlink.Dial(netlinkAudit, &netlink.Config{Groups: auditNlgrpReadlog})
+	if err != nil {
+		return nil, fmt.Errorf("%w: joining AUDIT_NLGRP_READLOG: %w", ErrUnavailable, err)
+	}
+	_ = conn.SetReadBuffer(4 << 20) // best effort; records lost on overflow are reported by Stop
+	ctl, err := netlink.Dial(netlinkAudit, nil)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%w: audit control socket: %w", ErrUnavailable, err)
+	}
+	c := &Collector{conn: conn, ctl: ctl, filter: filter, done: make(chan struct{}), access: map[uint64]bool{}}
+	if err := c.acquire(); err != nil {
+		conn.Close()
+		ctl.Close()
+		return nil, err
+	}
+	c.sigCh = make(chan os.Signal, 1)
+	signal.Notify(c.sigCh, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go c.onSignal()
+	go c.read()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = c.conn.SetReadDeadline(time.Now())
+		case <-c.done:
+		}
+	}()
+	return c, nil
+}
+
+func (c *Collector) acquire() error {
+	enableMu.Lock()
+	defer enableMu.Unlock()
+	if enableRefs == 0 {
+		st, err := getStatus(c.ctl)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		enabledBy = false
+		if st.Enabled == 0 {
+			if err := setEnabled(c.ctl, 1); err != nil {
+				return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			}
+			enablePrev, enabledBy = 0, true
+		}
+	}
+	enableRefs++
+	return nil
+}
+
+// restore gives back this Collector's reference; the last one restores the
+// enabled state found by the first. Idempotent per Collector.
+func (c *Collector) restore() (err error) {
+	c.release.Do(func() {
+		enableMu.Lock()
+		defer enableMu.Unlock()
+		enableRefs--
+		if enableRefs == 0 && enabledBy {
+			err = setEnabled(c.ctl, enablePrev)
+			enabledBy = false
+		}
+	})
+	return err
+}
+
+func (c *Collector) onSignal() {
+	select {
+	case sig := <-c.sigCh:
+		_ = c.restore()
+		signal.Stop(c.sigCh)
+		_ = unix.Kill(os.Getpid(), sig.(syscall.Signal))
+	case <-c.done:
+	}
+}
+
+func (c *Collector) read() {
+	for {
+		msgs, err := c.conn.Receive()
+		if err != nil {
+			c.mu.Lock()
+			if !c.stopped && !errors.Is(err, os.ErrDeadlineExceeded) {
+				c.errs = append(c.errs, fmt.Errorf("reading audit records: %w", err))
+			}
+			c.mu.Unlock()
+			if errors.Is(err, unix.ENOBUFS) {
+				continue // records lost to a full socket buffer; keep reading
+			}
+			return
+		}
+		for _, m := range msgs {
+			t := uint16(m.Header.Type)
+			if t != TypeLandlockAccess && t != TypeLandlockDomain && t != typeSyscall {
+				continue
+			}
+			r, err := ParseRecord(t, string(m.Data))
+			c.mu.Lock()
+			switch {
+			case err != nil:
+				c.errs = append(c.errs, err)
+			case t == typeSyscall && !c.access[r.Serial]:
+				// not a Landlock event: with auditd rules loaded the host
+				// emits many of these; keep only those that name the
+				// process of a Landlock denial (they follow it in the event)
+			case len(c.records) >= maxRecords:
+				c.dropped++
+			default:
+				if t == TypeLandlockAccess {
+					c.access[r.Serial] = true
+				}
+				c.records = append(c.records, r)
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// maxRecords bounds the memory a Collector uses when the host (other
+// sandboxes included) produces many denials: 1<<16 records of a few hundred
+// bytes each, about 20 MiB. Records beyond it are counted and reported by
+// Stop as an error wrapping ErrTruncated.
+const maxRecords = 1 << 16
+
+// settle is how long Stop keeps reading after it is called: the kernel
+// queues records to the kauditd thread, which sends them asynchronously.
+const settle = 200 * time.Millisecond
+
+// Stop waits briefly for records still queued in the kernel, stops reading,
+// restores the audit enabled state (see Start) and returns the distinct
+// denials of the accepted domains (see Dedup). The error joins read and
+// parse errors (ENOBUFS means records were lost) and a failed restore;
+// the denials are returned even then. A second Stop returns ErrStopped.
+func (c *Collector) Stop() ([]Denial, error) {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return nil, ErrStopped
+	}
+	c.mu.Unlock()
+	time.Sleep(settle)
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
+	close(c.done)
+	signal.Stop(c.sigCh)
+	_ = c.conn.SetReadDeadline(time.Now())
+	_ = c.conn.Close()
+	errs := []error{c.restore()}
+	_ = c.ctl.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	errs = append(errs, c.errs...)
+	if c.dropped > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d records beyond %d not kept", ErrTruncated, c.dropped, maxRecords))
+	}
+	return Dedup(c.records, c.filter), errors.Join(errs...)
+}
+
+// Records returns a copy of the raw records read so far (all Landlock and
+// SYSCALL records on the host, unfiltered), for --report and debugging.
+func (c *Collector) Records() []Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Record(nil), c.records...)
+}
+
+// hasCap reports whether the calling thread has capability cap effective.
+func hasCap(cap int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[cap/32].Effective&(1<<(uint(cap)%32)) != 0
+}

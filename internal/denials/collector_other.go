@@ -1,0 +1,26 @@
+//go:build !linux
+
+package denials
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Available reports false: Landlock exists only on Linux.
+func Available() (ok bool, why string) { return false, "Landlock audit needs Linux" }
+
+// Collector is not available on this OS.
+type Collector struct{}
+
+// Start returns an error wrapping ErrUnavailable and errors.ErrUnsupported.
+func Start(ctx context.Context, filter Filter) (*Collector, error) {
+	return nil, fmt.Errorf("%w: %w", ErrUnavailable, errors.ErrUnsupported)
+}
+
+// Stop returns ErrStopped.
+func (c *Collector) Stop() ([]Denial, error) { return nil, ErrStopped }
+
+// Records returns nil.
+func (c *Collector) Records() []Record { return nil }
