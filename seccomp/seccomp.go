@@ -189,7 +189,7 @@ type Rule struct {
 // concurrent use; Install may be called on many threads.
 type Filter struct {
 	rules []Rule
-	prog  []sockFilter
+	prog  []sockFilter // struct sock_filter on Linux
 	// supervised: the program returns SECCOMP_RET_USER_NOTIF for listen,
 	// so Install starts a supervisor answering it.
 	supervised bool
@@ -197,14 +197,6 @@ type Filter struct {
 	// anyPort when 0 is among them.
 	bindTCP map[uint16]bool
 	anyPort bool
-}
-
-// sockFilter is struct sock_filter.
-type sockFilter struct {
-	Code uint16
-	Jt   uint8
-	Jf   uint8
-	K    uint32
 }
 
 // Build compiles the filter for opt and the running architecture.

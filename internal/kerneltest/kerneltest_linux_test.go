@@ -1,7 +1,6 @@
 package kerneltest
 
 import (
-	"encoding/binary"
 	"os"
 	"runtime"
 	"strings"
@@ -11,9 +10,9 @@ import (
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/bpfprog"
 	"github.com/landjail/landjail/internal/kernel"
 )
 
@@ -48,43 +47,58 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
-// TestFilterProgram runs the assembled program in x/net/bpf's VM on
-// hand-made seccomp_data, without a kernel.
+// TestFilterProgram runs the compiled program in x/net/bpf's VM on
+// synthetic seccomp_data, without a kernel: table of syscall → action.
 func TestFilterProgram(t *testing.T) {
-	const arch = unix.AUDIT_ARCH_X86_64
-	e, err := parseSpec("openat2=ENOSYS,landlock=EPERM")
-	require.NoError(t, err)
-	filter, err := filterProgram(e, arch)
-	require.NoError(t, err)
-	raw := make([]bpf.Instruction, len(filter))
-	for i, f := range filter {
-		raw[i] = bpf.RawInstruction{Op: f.Code, Jt: f.Jt, Jf: f.Jf, K: f.K}.Disassemble()
-	}
-	vm, err := bpf.NewVM(raw)
-	require.NoError(t, err)
-	run := func(nr, arch uint32) uint32 {
-		data := make([]byte, 64) // sizeof(struct seccomp_data)
-		binary.NativeEndian.PutUint32(data[0:], nr)
-		binary.NativeEndian.PutUint32(data[4:], arch)
-		// x/net/bpf loads big-endian; seccomp loads native-endian words.
-		// Present the words as the kernel would see them.
-		if binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1 {
-			for i := 0; i < 8; i += 4 {
-				data[i], data[i+1], data[i+2], data[i+3] = data[i+3], data[i+2], data[i+1], data[i]
-			}
+	const (
+		x86 = bpfprog.ArchX86_64
+		arm = bpfprog.ArchAArch64
+		x32 = bpfprog.X32SyscallBit
+	)
+	errno := bpfprog.Errno
+	allow := bpfprog.Allow
+	for _, tc := range []struct {
+		spec  string
+		arch  bpfprog.Arch
+		calls []struct {
+			in   bpfprog.Data
+			want bpfprog.Action
 		}
-		ret, err := vm.Run(data)
+	}{
+		{spec: "openat2=ENOSYS,landlock=EPERM", arch: x86, calls: []struct {
+			in   bpfprog.Data
+			want bpfprog.Action
+		}{
+			{bpfprog.Call(x86, unix.SYS_OPENAT2), errno(unix.ENOSYS)},
+			{bpfprog.Call(x86, unix.SYS_OPENAT2|x32), errno(unix.ENOSYS)},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_CREATE_RULESET), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_ADD_RULE|x32), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_RESTRICT_SELF), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_OPENAT), allow},
+			{bpfprog.Call(x86, unix.SYS_OPENAT|x32), allow},
+			{bpfprog.Call(arm, unix.SYS_OPENAT2), allow}, // other arch is allowed
+		}},
+		{spec: "landlock=ENOSYS", arch: arm, calls: []struct {
+			in   bpfprog.Data
+			want bpfprog.Action
+		}{
+			{bpfprog.Call(arm, unix.SYS_LANDLOCK_CREATE_RULESET), errno(unix.ENOSYS)},
+			{bpfprog.Call(arm, unix.SYS_OPENAT2), allow},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_CREATE_RULESET), allow},
+		}},
+	} {
+		e, err := parseSpec(tc.spec)
 		require.NoError(t, err)
-		return uint32(ret)
+		prog, err := filterProgram(e, tc.arch).Compile()
+		require.NoError(t, err)
+		vm, err := bpfprog.NewVM(prog)
+		require.NoError(t, err)
+		for _, c := range tc.calls {
+			got, err := vm.Run(c.in)
+			require.NoError(t, err)
+			assert.Equal(t, c.want.String(), got.String(), "%s: %+v", tc.spec, c.in)
+		}
 	}
-	errno := func(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
-	assert.Equal(t, errno(unix.ENOSYS), run(unix.SYS_OPENAT2, arch))
-	assert.Equal(t, errno(unix.ENOSYS), run(unix.SYS_OPENAT2|x32Bit, arch))
-	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_CREATE_RULESET, arch))
-	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_ADD_RULE, arch))
-	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_RESTRICT_SELF, arch))
-	assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), run(unix.SYS_OPENAT, arch))
-	assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), run(unix.SYS_OPENAT2, unix.AUDIT_ARCH_AARCH64), "other arch is allowed")
 }
 
 func rawOpenat2() error {

@@ -4,20 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
-)
 
-// Offsets in struct seccomp_data (include/uapi/linux/seccomp.h).
-const (
-	seccompDataNr   = 0
-	seccompDataArch = 4
-	// x32Bit marks x32 system calls on x86_64 (__X32_SYSCALL_BIT); they
-	// share AUDIT_ARCH_X86_64, so the filter blocks both numbers.
-	x32Bit = 0x40000000
+	"github.com/landjail/landjail/internal/bpfprog"
 )
 
 // syscallsOf lists the syscall numbers of each feature.
@@ -30,56 +21,26 @@ var syscallsOf = map[string][]uint32{
 	},
 }
 
-func auditArch() (uint32, error) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return unix.AUDIT_ARCH_X86_64, nil
-	case "arm64":
-		return unix.AUDIT_ARCH_AARCH64, nil
-	}
-	return 0, fmt.Errorf("kernel emulation on GOARCH %s: %w", runtime.GOARCH, errors.ErrUnsupported)
-}
-
-// filterProgram assembles the classic-BPF seccomp program for e: a syscall
-// of a blocked feature returns SECCOMP_RET_ERRNO|errno, everything else,
-// including any syscall made under another architecture's ABI, is allowed
-// (killing on an arch mismatch would be right for a sandbox but too harsh
-// for a test harness).
-func filterProgram(e emulation, arch uint32) ([]unix.SockFilter, error) {
-	prog := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: seccompDataArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: arch, SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
-		bpf.LoadAbsolute{Off: seccompDataNr, Size: 4},
-	}
+// filterProgram builds the seccomp program for e: a syscall of a blocked
+// feature, under its native or (x86_64) x32 number, returns its errno;
+// everything else, including any syscall made under another
+// architecture's ABI, is allowed (killing on an arch mismatch would be
+// right for a sandbox but too harsh for a test harness).
+func filterProgram(e emulation, arch bpfprog.Arch) bpfprog.Program {
+	p := bpfprog.Program{Arch: arch, ForeignArch: bpfprog.Allow, PassX32: true, Default: bpfprog.Allow}
 	for _, feat := range []string{FeatureOpenat2, FeatureLandlock} {
 		errno, ok := e[feat]
 		if !ok {
 			continue
 		}
 		for _, nr := range syscallsOf[feat] {
-			nrs := []uint32{nr}
-			if arch == unix.AUDIT_ARCH_X86_64 {
-				nrs = append(nrs, nr|x32Bit)
-			}
-			for _, n := range nrs {
-				prog = append(prog,
-					bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: 1},
-					bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | (uint32(errno) & unix.SECCOMP_RET_DATA)},
-				)
+			p.Rules = append(p.Rules, bpfprog.Rule{Nr: nr, Action: bpfprog.Errno(errno)})
+			if arch.HasX32() {
+				p.Rules = append(p.Rules, bpfprog.Rule{Nr: nr | bpfprog.X32SyscallBit, Action: bpfprog.Errno(errno)})
 			}
 		}
 	}
-	prog = append(prog, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		out[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	return out, nil
+	return p
 }
 
 // install sets no_new_privs and installs the filter on every thread.
@@ -90,12 +51,8 @@ func install(filter []unix.SockFilter) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
-	runtime.KeepAlive(filter)
-	if errno != 0 {
-		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, TSYNC): %w", errno)
+	if _, err := bpfprog.SetModeFilter(filter, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, TSYNC): %w", err)
 	}
 	return nil
 }
@@ -129,11 +86,11 @@ func setup(spec string) error {
 		active = e
 		return nil
 	}
-	arch, err := auditArch()
+	arch, err := bpfprog.NativeArch()
 	if err != nil {
-		return err
+		return fmt.Errorf("kernel emulation: %w", err)
 	}
-	filter, err := filterProgram(e, arch)
+	filter, err := filterProgram(e, arch).Compile()
 	if err != nil {
 		return err
 	}
