@@ -307,19 +307,6 @@ func TestRules(t *testing.T) {
 	assert.Equal(t, actEPERM, m["pidfd_getfd"].Action)
 }
 
-func TestResolveRejectsLongJumps(t *testing.T) {
-	var a asm
-	far := a.label()
-	a.jumpIf(bpf.JumpEqual, 1, far, next)
-	for range 300 {
-		a.emit(bpf.RetConstant{Val: 0})
-	}
-	a.bind(far)
-	a.emit(bpf.RetConstant{Val: 0})
-	_, err := a.resolve()
-	assert.Error(t, err)
-}
-
 func BenchmarkBuild(b *testing.B) {
 	opt := Options{LandlockABI: 7, NetRestricted: true}
 	var f *Filter

@@ -82,7 +82,7 @@ func TestProgramDecisions(t *testing.T) {
 		check(t, vm, append(common(x86),
 			decision{"foreign arch", bpfprog.Call(arm, 10, 1), bpfprog.KillProcess},
 			decision{"i386", bpfprog.Call(unix.AUDIT_ARCH_I386, 0), bpfprog.KillProcess},
-			decision{"x32", bpfprog.Call(x86, bpfprog.X32SyscallBit|0), eperm},
+			decision{"x32", bpfprog.Call(x86, bpfprog.X32SyscallBit), eperm},
 			decision{"x32 of a listed number", bpfprog.Call(x86, bpfprog.X32SyscallBit|11), eperm},
 		))
 	})
@@ -90,7 +90,7 @@ func TestProgramDecisions(t *testing.T) {
 		vm := vmOf(t, bpfprog.Program{Arch: arm, ForeignArch: eperm, X32: bpfprog.KillProcess, Rules: rules, Default: bpfprog.Allow})
 		check(t, vm, append(common(arm),
 			decision{"foreign arch", bpfprog.Call(x86, 10, 1), eperm},
-			decision{"no x32 on arm64: bit 30 is just a number", bpfprog.Call(arm, bpfprog.X32SyscallBit|0), bpfprog.Allow},
+			decision{"no x32 on arm64: bit 30 is just a number", bpfprog.Call(arm, bpfprog.X32SyscallBit), bpfprog.Allow},
 		))
 	})
 	t.Run("PassX32", func(t *testing.T) {
@@ -230,7 +230,7 @@ func TestLongJumpsLive(t *testing.T) {
 	prog, err := p.Compile()
 	require.NoError(t, err)
 	type result struct {
-		install             error
+		install              error
 		inList, out, getppid error
 	}
 	res := make(chan result, 1)
