@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"unsafe"
 
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -11,7 +12,8 @@ import (
 	"github.com/landjail/landjail/internal/bpfprog"
 )
 
-// syscallsOf lists the syscall numbers of each feature.
+// syscallsOf lists the syscall numbers of each feature that fail
+// whatever their arguments.
 var syscallsOf = map[string][]uint32{
 	FeatureOpenat2: {unix.SYS_OPENAT2},
 	FeatureLandlock: {
@@ -19,6 +21,35 @@ var syscallsOf = map[string][]uint32{
 		unix.SYS_LANDLOCK_ADD_RULE,
 		unix.SYS_LANDLOCK_RESTRICT_SELF,
 	},
+	FeatureNamespaces: {
+		unix.SYS_SETNS,
+		unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT,
+		unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
+		unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE, unix.SYS_MOUNT_SETATTR,
+	},
+}
+
+const (
+	// cloneNewFlags are the CLONE_NEW* flags clone(2) takes (Docker's
+	// default profile refuses the same set, 0x7E020000).
+	cloneNewFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS |
+		unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+	// unshareNewFlags adds CLONE_NEWTIME (0x80), which only unshare and
+	// clone3 take: in clone(2)'s flags that bit belongs to the exit signal.
+	unshareNewFlags = cloneNewFlags | unix.CLONE_NEWTIME
+)
+
+// nsRules returns the rules of FeatureNamespaces with errno.
+func nsRules(errno unix.Errno) []bpfprog.Rule {
+	rs := []bpfprog.Rule{
+		{Nr: unix.SYS_UNSHARE, Conds: []bpfprog.Cond{bpfprog.ArgAnyBits(0, unshareNewFlags)}, Action: bpfprog.Errno(errno)},
+		{Nr: unix.SYS_CLONE, Conds: []bpfprog.Cond{bpfprog.ArgAnyBits(0, cloneNewFlags)}, Action: bpfprog.Errno(errno)},
+		{Nr: unix.SYS_CLONE3, Action: bpfprog.Errno(unix.ENOSYS)},
+	}
+	for _, nr := range syscallsOf[FeatureNamespaces] {
+		rs = append(rs, bpfprog.Rule{Nr: nr, Action: bpfprog.Errno(errno)})
+	}
+	return rs
 }
 
 // filterProgram builds the seccomp program for e: a syscall of a blocked
@@ -28,15 +59,24 @@ var syscallsOf = map[string][]uint32{
 // right for a sandbox but too harsh for a test harness).
 func filterProgram(e emulation, arch bpfprog.Arch) bpfprog.Program {
 	p := bpfprog.Program{Arch: arch, ForeignArch: bpfprog.Allow, PassX32: true, Default: bpfprog.Allow}
-	for _, feat := range []string{FeatureOpenat2, FeatureLandlock} {
+	for _, feat := range []string{FeatureOpenat2, FeatureLandlock, FeatureNamespaces} {
 		errno, ok := e[feat]
 		if !ok {
 			continue
 		}
-		for _, nr := range syscallsOf[feat] {
-			p.Rules = append(p.Rules, bpfprog.Rule{Nr: nr, Action: bpfprog.Errno(errno)})
+		var rs []bpfprog.Rule
+		if feat == FeatureNamespaces {
+			rs = nsRules(errno)
+		} else {
+			for _, nr := range syscallsOf[feat] {
+				rs = append(rs, bpfprog.Rule{Nr: nr, Action: bpfprog.Errno(errno)})
+			}
+		}
+		for _, r := range rs {
+			p.Rules = append(p.Rules, r)
 			if arch.HasX32() {
-				p.Rules = append(p.Rules, bpfprog.Rule{Nr: nr | bpfprog.X32SyscallBit, Action: bpfprog.Errno(errno)})
+				r.Nr |= bpfprog.X32SyscallBit
+				p.Rules = append(p.Rules, r)
 			}
 		}
 	}
@@ -74,7 +114,49 @@ func verify(e emulation) error {
 			return fmt.Errorf("after installing the filter landlock_create_ruleset returned %v, want %v", err, want)
 		}
 	}
+	if want, ok := e[FeatureNamespaces]; ok {
+		// Each probe is harmless if the filter did not bite: invalid
+		// arguments make the kernel refuse before doing anything.
+		if err := rawSetns(); !errors.Is(err, want) {
+			return fmt.Errorf("after installing the filter setns returned %v, want %v", err, want)
+		}
+		if err := rawUnshareInvalid(); !errors.Is(err, want) {
+			return fmt.Errorf("after installing the filter unshare(CLONE_NEWNS|invalid) returned %v, want %v", err, want)
+		}
+		if err := rawFsopenInvalid(); !errors.Is(err, want) {
+			return fmt.Errorf("after installing the filter fsopen returned %v, want %v", err, want)
+		}
+		if err := rawClone3Invalid(); !errors.Is(err, unix.ENOSYS) {
+			return fmt.Errorf("after installing the filter clone3 returned %v, want ENOSYS", err)
+		}
+	}
 	return nil
+}
+
+// rawSetns calls setns(-1, 0): EBADF natively.
+func rawSetns() error { return errnoErr(unix.Syscall(unix.SYS_SETNS, ^uintptr(0), 0, 0)) }
+
+// rawUnshareInvalid calls unshare(CLONE_NEWNS|CSIGNAL bit): EINVAL
+// natively, before any namespace is made.
+func rawUnshareInvalid() error {
+	return errnoErr(unix.Syscall(unix.SYS_UNSHARE, unix.CLONE_NEWNS|0x1, 0, 0))
+}
+
+// rawFsopenInvalid calls fsopen("tmpfs", invalid flags): EINVAL natively.
+func rawFsopenInvalid() error {
+	name, _ := unix.BytePtrFromString("tmpfs")
+	return errnoErr(unix.Syscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(name)), 0xffff, 0))
+}
+
+// rawClone3Invalid calls clone3(NULL, 0): EINVAL natively (size too
+// small), before anything is cloned.
+func rawClone3Invalid() error { return errnoErr(unix.Syscall(unix.SYS_CLONE3, 0, 0, 0)) }
+
+func errnoErr(_, _ uintptr, e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
 }
 
 func setup(spec string) error {
