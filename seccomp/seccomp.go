@@ -5,8 +5,10 @@
 // UNIX sockets and signals (ABI 6 scopes) and, since ABI 1, ptrace and mount
 // changes. It does not see which sockets a process creates, terminal ioctls,
 // io_uring, or the kernel's attack-surface syscalls. This package closes those
-// gaps with a classic-BPF program assembled with golang.org/x/net/bpf (its VM
-// runs the same program in kernel-free tests).
+// gaps with a classic-BPF program built by internal/bpfprog, the builder
+// the exec guard and the test harness share (assembled with
+// golang.org/x/net/bpf, whose VM runs the same program in kernel-free
+// tests; jumps beyond 255 instructions go through BPF_JA, never wrap).
 //
 // # Rules
 //

@@ -51,6 +51,12 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
+// call is a syscall and the action the emulation filter must return.
+type call struct {
+	in   bpfprog.Data
+	want bpfprog.Action
+}
+
 // TestFilterProgram runs the compiled program in x/net/bpf's VM on
 // synthetic seccomp_data, without a kernel: table of syscall → action.
 func TestFilterProgram(t *testing.T) {
@@ -64,15 +70,9 @@ func TestFilterProgram(t *testing.T) {
 	for _, tc := range []struct {
 		spec  string
 		arch  bpfprog.Arch
-		calls []struct {
-			in   bpfprog.Data
-			want bpfprog.Action
-		}
+		calls []call
 	}{
-		{spec: "openat2=ENOSYS,landlock=EPERM", arch: x86, calls: []struct {
-			in   bpfprog.Data
-			want bpfprog.Action
-		}{
+		{spec: "openat2=ENOSYS,landlock=EPERM", arch: x86, calls: []call{
 			{bpfprog.Call(x86, unix.SYS_OPENAT2), errno(unix.ENOSYS)},
 			{bpfprog.Call(x86, unix.SYS_OPENAT2|x32), errno(unix.ENOSYS)},
 			{bpfprog.Call(x86, unix.SYS_LANDLOCK_CREATE_RULESET), errno(unix.EPERM)},
@@ -82,10 +82,7 @@ func TestFilterProgram(t *testing.T) {
 			{bpfprog.Call(x86, unix.SYS_OPENAT|x32), allow},
 			{bpfprog.Call(arm, unix.SYS_OPENAT2), allow}, // other arch is allowed
 		}},
-		{spec: "ns=EPERM", arch: x86, calls: []struct {
-			in   bpfprog.Data
-			want bpfprog.Action
-		}{
+		{spec: "ns=EPERM", arch: x86, calls: []call{
 			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_NEWNS), errno(unix.EPERM)},
 			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_NEWUSER|unix.CLONE_FS), errno(unix.EPERM)},
 			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_NEWTIME), errno(unix.EPERM)},
@@ -113,20 +110,14 @@ func TestFilterProgram(t *testing.T) {
 			{bpfprog.Call(x86, unix.SYS_OPENAT2), allow},
 			{bpfprog.Call(x86, unix.SYS_LANDLOCK_CREATE_RULESET), allow},
 		}},
-		{spec: "ns=ENOSYS,openat2=EACCES", arch: arm, calls: []struct {
-			in   bpfprog.Data
-			want bpfprog.Action
-		}{
+		{spec: "ns=ENOSYS,openat2=EACCES", arch: arm, calls: []call{
 			{bpfprog.Call(arm, unix.SYS_UNSHARE, unix.CLONE_NEWNS), errno(unix.ENOSYS)},
 			{bpfprog.Call(arm, unix.SYS_OPEN_TREE), errno(unix.ENOSYS)},
 			{bpfprog.Call(arm, unix.SYS_CLONE3), errno(unix.ENOSYS)},
 			{bpfprog.Call(arm, unix.SYS_OPENAT2), errno(unix.EACCES)},
 			{bpfprog.Call(arm, unix.SYS_UNSHARE, 0), allow},
 		}},
-		{spec: "landlock=ENOSYS", arch: arm, calls: []struct {
-			in   bpfprog.Data
-			want bpfprog.Action
-		}{
+		{spec: "landlock=ENOSYS", arch: arm, calls: []call{
 			{bpfprog.Call(arm, unix.SYS_LANDLOCK_CREATE_RULESET), errno(unix.ENOSYS)},
 			{bpfprog.Call(arm, unix.SYS_OPENAT2), allow},
 			{bpfprog.Call(x86, unix.SYS_LANDLOCK_CREATE_RULESET), allow},
