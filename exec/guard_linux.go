@@ -1,14 +1,12 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
-	"unsafe"
 
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/bpfprog"
 )
 
 // Why a pooled worker needs a guard: a child shares its worker thread's
@@ -22,19 +20,6 @@ import (
 // filter installed on the worker thread only (no TSYNC) and inherited by
 // every child it forks; it refuses with EPERM each system call that
 // targets a task by id when that id is the worker's thread id.
-
-// seccomp_data offsets (include/uapi/linux/seccomp.h); args are 64-bit,
-// and the kernel reads pid arguments as int, i.e. the low 32 bits, which
-// come first on the little-endian architectures supported here.
-const (
-	seccompDataNr   = 0
-	seccompDataArch = 4
-	seccompDataArg0 = 16
-	// x32SyscallBit marks x32 system calls on x86_64
-	// (__X32_SYSCALL_BIT); they share AUDIT_ARCH_X86_64 but use other
-	// numbers, so the guard refuses them all.
-	x32SyscallBit = 0x40000000
-)
 
 // guardTargets maps each system call that names a target task to the
 // indexes of its arguments that hold a pid or tid.
@@ -63,75 +48,36 @@ var guardTargets = []struct {
 // from under us, never give it back.
 var guardUnavailable atomic.Bool
 
-func guardArch() (uint32, error) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return unix.AUDIT_ARCH_X86_64, nil
-	case "arm64":
-		return unix.AUDIT_ARCH_AARCH64, nil
-	}
-	return 0, fmt.Errorf("exec: spawner guard on GOARCH %s: %w", runtime.GOARCH, errors.ErrUnsupported)
-}
-
-// guardProgram assembles the filter for worker thread tid. System calls
-// under another architecture's ABI (i386 or arm32 compat, x32) are
-// refused with EPERM: their numbers differ and would bypass the checks.
-// So a child of a pooled worker cannot run 32-bit programs; FreshThread
-// can.
-func guardProgram(arch, tid uint32) ([]unix.SockFilter, error) {
-	deny := bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}
-	allow := bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW}
-	prog := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: seccompDataArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: arch, SkipTrue: 1},
-		deny,
-		bpf.LoadAbsolute{Off: seccompDataNr, Size: 4},
-	}
-	if arch == unix.AUDIT_ARCH_X86_64 {
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: x32SyscallBit, SkipFalse: 1}, deny)
-	}
+// guardProgram builds the filter for worker thread tid: each call in
+// guardTargets whose pid argument (read as an int, the low word) is tid
+// fails with EPERM. System calls under another architecture's ABI (i386
+// or arm32 compat, x32) are refused with EPERM: their numbers differ and
+// would bypass the checks. So a child of a pooled worker cannot run
+// 32-bit programs; FreshThread can.
+func guardProgram(arch bpfprog.Arch, tid uint32) bpfprog.Program {
+	deny := bpfprog.Errno(unix.EPERM)
+	p := bpfprog.Program{Arch: arch, ForeignArch: deny, X32: deny, Default: bpfprog.Allow}
 	for _, t := range guardTargets {
-		// if nr == t.nr { for each arg: if low32(arg) == tid { deny } ; allow }
-		block := make([]bpf.Instruction, 0, 3*len(t.args)+1)
 		for _, a := range t.args {
-			block = append(block,
-				bpf.LoadAbsolute{Off: uint32(seccompDataArg0 + 8*a), Size: 4},
-				bpf.JumpIf{Cond: bpf.JumpEqual, Val: tid, SkipFalse: 1},
-				deny,
-			)
+			p.Rules = append(p.Rules, bpfprog.Rule{Nr: t.nr, Conds: []bpfprog.Cond{bpfprog.ArgIn(a, tid)}, Action: deny})
 		}
-		block = append(block, allow)
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: t.nr, SkipFalse: uint8(len(block))})
-		prog = append(prog, block...)
 	}
-	prog = append(prog, allow)
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return nil, fmt.Errorf("exec: assembling the spawner guard (cannot happen): %w", err)
-	}
-	out := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		out[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	return out, nil
+	return p
 }
 
 // installGuard installs the guard for the calling thread on the calling
 // thread only. The thread must be locked and carry no_new_privs.
 func installGuard() error {
-	arch, err := guardArch()
+	arch, err := bpfprog.NativeArch()
 	if err != nil {
-		return err
+		return fmt.Errorf("exec: spawner guard: %w", err)
 	}
-	filter, err := guardProgram(arch, uint32(unix.Gettid()))
+	prog, err := guardProgram(arch, uint32(unix.Gettid())).Compile()
 	if err != nil {
-		return err
+		return fmt.Errorf("exec: building the spawner guard (cannot happen): %w", err)
 	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog)))
-	runtime.KeepAlive(filter)
-	if errno != 0 {
-		return fmt.Errorf("exec: seccomp(SECCOMP_SET_MODE_FILTER) for the spawner guard: %w", errno)
+	if _, err := bpfprog.SetModeFilter(prog, 0); err != nil {
+		return fmt.Errorf("exec: seccomp(SECCOMP_SET_MODE_FILTER) for the spawner guard: %w", err)
 	}
 	return nil
 }

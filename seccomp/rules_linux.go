@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/bpfprog"
 )
 
 // Actions as reported in Rule.Action.
@@ -23,8 +25,6 @@ const (
 	// masks socket's type with it after checking the SOCK_NONBLOCK and
 	// SOCK_CLOEXEC flags.
 	sockTypeMask = 0xf
-	// x32SyscallBit is __X32_SYSCALL_BIT (arch/x86/include/uapi/asm/unistd.h).
-	x32SyscallBit = 0x40000000
 	// landlockABIUnixSockets is the first Landlock ABI that restricts
 	// connecting to pathname UNIX sockets.
 	landlockABIUnixSockets = 9
@@ -32,31 +32,16 @@ const (
 	landlockABITCP = 4
 )
 
-// op is how a cond compares an argument.
-type op int
-
-const (
-	opIn      op = iota // the masked argument equals one of vals
-	opNotIn             // the masked argument equals none of vals
-	opBitsSet           // the argument has every bit of vals[0] set
-)
-
-// cond is one condition on the low 32 bits of a syscall argument. Every
-// argument the rules look at is an int or unsigned int in the kernel (or, for
-// clone and unshare, flags whose checked bits are in the low half and whose
-// high half the kernel ignores or rejects), so the high 32 bits never decide.
-type cond struct {
-	arg  int    // argument index, 0..5
-	mask uint32 // ANDed with the argument before comparing; 0 for none
-	op   op
-	vals []uint32
-}
+// Conditions are on the low 32 bits of a syscall argument. Every argument
+// the rules look at is an int or unsigned int in the kernel (or, for clone
+// and unshare, flags whose checked bits are in the low half and whose high
+// half the kernel ignores or rejects), so the high 32 bits never decide.
 
 // entry is one compiled decision: if every cond holds for syscall, return ret.
 type entry struct {
 	syscall string
-	conds   []cond
-	ret     uint32
+	conds   []bpfprog.Cond
+	ret     bpfprog.Action
 }
 
 // rule is a reported Rule and the entries that implement it (none for a rule
@@ -100,28 +85,26 @@ var syscallNumbers = map[string]uint32{
 	"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
 }
 
-func errnoRet(e unix.Errno) uint32 {
-	return unix.SECCOMP_RET_ERRNO | (uint32(e) & unix.SECCOMP_RET_DATA)
-}
-
-func in(arg int, mask uint32, vals ...uint32) cond {
-	return cond{arg: arg, mask: mask, op: opIn, vals: vals}
+// in is the condition "argument arg, ANDed with mask (0: none), is one of
+// vals".
+func in(arg int, mask uint32, vals ...uint32) bpfprog.Cond {
+	return bpfprog.ArgIn(arg, vals...).Masked(mask)
 }
 
 // deny is a rule that returns errno for syscall when every cond holds.
-func deny(name, syscall, args string, e unix.Errno, reason string, conds ...cond) rule {
+func deny(name, syscall, args string, e unix.Errno, reason string, conds ...bpfprog.Cond) rule {
 	return rule{
 		Rule:    Rule{Name: name, Syscall: syscall, Args: args, Action: "errno " + unix.ErrnoName(e), Reason: reason},
-		entries: []entry{{syscall: syscall, conds: conds, ret: errnoRet(e)}},
+		entries: []entry{{syscall: syscall, conds: conds, ret: bpfprog.Errno(e)}},
 	}
 }
 
 // allow is a rule reported as deliberately allowed; conds, if any, make it an
 // exception that must be evaluated before a later deny on the same syscall.
-func allow(name, syscall, args, reason string, conds ...cond) rule {
+func allow(name, syscall, args, reason string, conds ...bpfprog.Cond) rule {
 	r := rule{Rule: Rule{Name: name, Syscall: syscall, Args: args, Action: actAllow, Reason: reason}}
 	if len(conds) > 0 {
-		r.entries = []entry{{syscall: syscall, conds: conds, ret: unix.SECCOMP_RET_ALLOW}}
+		r.entries = []entry{{syscall: syscall, conds: conds, ret: bpfprog.Allow}}
 	}
 	return r
 }
@@ -178,7 +161,7 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		rs = append(rs, deny("net-family", "socket",
 			"domain ∉ {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK}", unix.EPERM,
 			"families outside Landlock's network model: AF_PACKET (raw frames), AF_VSOCK (hypervisor host), AF_XDP, AF_BLUETOOTH, AF_TIPC, ...",
-			cond{arg: 0, op: opNotIn, vals: []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}}))
+			bpfprog.ArgNotIn(0, unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK)))
 		rs = append(rs,
 			allow("netlink-route", "socket", "domain == AF_NETLINK, protocol == NETLINK_ROUTE",
 				"getifaddrs and Go's net.Interfaces need it, glibc's getaddrinfo uses it for AI_ADDRCONFIG; it shows the host's interfaces, addresses, routes and neighbours (ip addr works), not its sockets, and changing them needs CAP_NET_ADMIN, which the child lacks",
@@ -237,9 +220,9 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	} else {
 		rs = append(rs,
 			deny("unshare-newuser", "unshare", "flags & CLONE_NEWUSER", unix.EPERM, userns,
-				cond{arg: 0, op: opBitsSet, vals: []uint32{unix.CLONE_NEWUSER}}),
+				bpfprog.ArgAnyBits(0, unix.CLONE_NEWUSER)),
 			deny("clone-newuser", "clone", "flags & CLONE_NEWUSER", unix.EPERM, userns,
-				cond{arg: 0, op: opBitsSet, vals: []uint32{unix.CLONE_NEWUSER}}),
+				bpfprog.ArgAnyBits(0, unix.CLONE_NEWUSER)),
 			deny("clone3", "clone3", "", unix.ENOSYS,
 				"clone3's flags are behind a pointer seccomp cannot read; ENOSYS makes libc and the Go runtime fall back to clone(2), whose flags are checked"))
 	}
@@ -272,7 +255,7 @@ func socketpairRules(opt Options, unixRestricted bool) []rule {
 	if opt.NetRestricted {
 		rs = append(rs, deny("socketpair-family", "socketpair", "domain != AF_UNIX", unix.EPERM,
 			"only AF_UNIX pairs are connected to nothing else; other families' pairs (AF_TIPC) are outside Landlock's network model, as for socket()",
-			cond{arg: 0, op: opNotIn, vals: []uint32{unix.AF_UNIX}}))
+			bpfprog.ArgNotIn(0, unix.AF_UNIX)))
 	}
 	const stayPaired = "type&SOCK_TYPE_MASK ∈ {SOCK_STREAM, SOCK_SEQPACKET}"
 	switch {
@@ -307,7 +290,7 @@ func fastOpenRules() []rule {
 	}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
 		rs = append(rs, deny("fastopen-"+sc.name, sc.name, "flags & MSG_FASTOPEN", unix.EPERM,
 			fmt.Sprintf(reason, sc.name),
-			cond{arg: sc.arg, op: opBitsSet, vals: []uint32{unix.MSG_FASTOPEN}}))
+			bpfprog.ArgAnyBits(sc.arg, unix.MSG_FASTOPEN)))
 	}
 	return rs
 }
@@ -338,7 +321,7 @@ func listenRule(opt Options, unixRestricted bool) rule {
 		portList(opt.BindTCP) + ", and answers EACCES for anything else; without a live supervisor (Cmd.Exec, the parent exited) listen fails with ENOSYS"
 	return rule{
 		Rule:    Rule{Name: "listen", Syscall: "listen", Action: actNotify, Reason: reason},
-		entries: []entry{{syscall: "listen", ret: unix.SECCOMP_RET_USER_NOTIF}},
+		entries: []entry{{syscall: "listen", ret: bpfprog.UserNotif}},
 	}
 }
 

@@ -5,8 +5,10 @@
 // UNIX sockets and signals (ABI 6 scopes) and, since ABI 1, ptrace and mount
 // changes. It does not see which sockets a process creates, terminal ioctls,
 // io_uring, or the kernel's attack-surface syscalls. This package closes those
-// gaps with a classic-BPF program assembled with golang.org/x/net/bpf (its VM
-// runs the same program in kernel-free tests).
+// gaps with a classic-BPF program built by internal/bpfprog, the builder
+// the exec guard and the test harness share (assembled with
+// golang.org/x/net/bpf, whose VM runs the same program in kernel-free
+// tests; jumps beyond 255 instructions go through BPF_JA, never wrap).
 //
 // # Rules
 //
@@ -189,7 +191,7 @@ type Rule struct {
 // concurrent use; Install may be called on many threads.
 type Filter struct {
 	rules []Rule
-	prog  []sockFilter
+	prog  []sockFilter // struct sock_filter on Linux
 	// supervised: the program returns SECCOMP_RET_USER_NOTIF for listen,
 	// so Install starts a supervisor answering it.
 	supervised bool
@@ -197,14 +199,6 @@ type Filter struct {
 	// anyPort when 0 is among them.
 	bindTCP map[uint16]bool
 	anyPort bool
-}
-
-// sockFilter is struct sock_filter.
-type sockFilter struct {
-	Code uint16
-	Jt   uint8
-	Jf   uint8
-	K    uint32
 }
 
 // Build compiles the filter for opt and the running architecture.

@@ -15,3 +15,6 @@ func build(Options) (*Filter, error) {
 func (f *Filter) install() error {
 	return fmt.Errorf("seccomp: install on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
+
+// sockFilter stands for struct sock_filter, which only Linux has.
+type sockFilter struct{}

@@ -12,7 +12,15 @@
 // thread of the test process before any test runs, so openat2(2) fails with
 // ENOSYS exactly as on Linux < 5.6; LANDJAIL_EMULATE=all=EPERM makes openat2
 // and the three Landlock syscalls fail with EPERM as a container seccomp
-// profile does. The filter is inherited by every child process and cannot be
+// profile does. LANDJAIL_EMULATE=ns=EPERM takes namespaces and mounts away
+// as Docker's default seccomp profile does without CAP_SYS_ADMIN: unshare
+// and clone with any CLONE_NEW* flag, setns, and the mount syscalls (mount,
+// umount2, pivot_root, fsopen, fsconfig, fsmount, fspick, move_mount,
+// open_tree, mount_setattr) fail with EPERM, and clone3, whose flags sit
+// behind a pointer the filter cannot read, fails with ENOSYS whatever the
+// chosen errno (as under Docker: libc and the Go runtime then fall back to
+// clone(2)); ns=ENOSYS is the same with ENOSYS, as on a kernel without
+// those syscalls. The filter is inherited by every child process and cannot be
 // removed, which is why a test that needs a different mode re-executes
 // itself with RunInSubprocess.
 //
@@ -37,7 +45,9 @@ import (
 const (
 	// EnvEmulate selects the emulated kernel: empty for native, else a
 	// comma-separated list of feature=ERRNO items, features "openat2",
-	// "landlock" or "all", errnos ENOSYS, EPERM or EACCES.
+	// "landlock", "ns" or "all" (openat2 and landlock, not ns, so the CI
+	// matrix mode all=EPERM keeps its meaning), errnos ENOSYS, EPERM or
+	// EACCES.
 	EnvEmulate = "LANDJAIL_EMULATE"
 	// EnvRequireKernel, when "1", turns a skip for a missing feature into a
 	// failure, unless Blocked reports the feature as blocked on purpose.
@@ -50,6 +60,10 @@ const (
 const (
 	FeatureOpenat2  = "openat2"
 	FeatureLandlock = "landlock"
+	// FeatureNamespaces is namespaces and mounts: unshare and clone with a
+	// CLONE_NEW* flag, setns, the mount syscalls, and clone3 (always
+	// ENOSYS); see the package doc.
+	FeatureNamespaces = "ns"
 )
 
 var (
@@ -106,7 +120,9 @@ func Install(spec string) error {
 func Emulated() string { return active.String() }
 
 // Blocked reports whether Main's seccomp filter makes the syscalls of
-// feature (FeatureOpenat2 or FeatureLandlock) fail, and with which errno.
+// feature (FeatureOpenat2, FeatureLandlock or FeatureNamespaces) fail, and
+// with which errno (for FeatureNamespaces, clone3 fails with ENOSYS
+// whatever errno says).
 func Blocked(feature string) (errno unix.Errno, ok bool) {
 	errno, ok = active[feature]
 	return errno, ok

@@ -1,8 +1,8 @@
 package kerneltest
 
 import (
-	"encoding/binary"
 	"os"
+	osexec "os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,9 +11,9 @@ import (
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/bpfprog"
 	"github.com/landjail/landjail/internal/kernel"
 )
 
@@ -34,6 +34,9 @@ func TestParseSpec(t *testing.T) {
 		{spec: "all=EPERM", want: "landlock=EPERM,openat2=EPERM"},
 		{spec: "landlock=ENOSYS,openat2=EPERM", want: "landlock=ENOSYS,openat2=EPERM"},
 		{spec: "all=EPERM,openat2=ENOSYS", want: "landlock=EPERM,openat2=ENOSYS"},
+		{spec: "ns=EPERM", want: "ns=EPERM"},
+		{spec: "NS=enosys", want: "ns=ENOSYS"},
+		{spec: "all=EPERM,ns=ENOSYS", want: "landlock=EPERM,ns=ENOSYS,openat2=EPERM"},
 		{spec: "openat2", err: true},
 		{spec: "openat2=EINVAL", err: true},
 		{spec: "mount=EPERM", err: true},
@@ -48,43 +51,90 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
-// TestFilterProgram runs the assembled program in x/net/bpf's VM on
-// hand-made seccomp_data, without a kernel.
+// call is a syscall and the action the emulation filter must return.
+type call struct {
+	in   bpfprog.Data
+	want bpfprog.Action
+}
+
+// TestFilterProgram runs the compiled program in x/net/bpf's VM on
+// synthetic seccomp_data, without a kernel: table of syscall → action.
 func TestFilterProgram(t *testing.T) {
-	const arch = unix.AUDIT_ARCH_X86_64
-	e, err := parseSpec("openat2=ENOSYS,landlock=EPERM")
-	require.NoError(t, err)
-	filter, err := filterProgram(e, arch)
-	require.NoError(t, err)
-	raw := make([]bpf.Instruction, len(filter))
-	for i, f := range filter {
-		raw[i] = bpf.RawInstruction{Op: f.Code, Jt: f.Jt, Jf: f.Jf, K: f.K}.Disassemble()
-	}
-	vm, err := bpf.NewVM(raw)
-	require.NoError(t, err)
-	run := func(nr, arch uint32) uint32 {
-		data := make([]byte, 64) // sizeof(struct seccomp_data)
-		binary.NativeEndian.PutUint32(data[0:], nr)
-		binary.NativeEndian.PutUint32(data[4:], arch)
-		// x/net/bpf loads big-endian; seccomp loads native-endian words.
-		// Present the words as the kernel would see them.
-		if binary.NativeEndian.Uint32([]byte{1, 0, 0, 0}) == 1 {
-			for i := 0; i < 8; i += 4 {
-				data[i], data[i+1], data[i+2], data[i+3] = data[i+3], data[i+2], data[i+1], data[i]
-			}
-		}
-		ret, err := vm.Run(data)
+	const (
+		x86 = bpfprog.ArchX86_64
+		arm = bpfprog.ArchAArch64
+		x32 = bpfprog.X32SyscallBit
+	)
+	errno := bpfprog.Errno
+	allow := bpfprog.Allow
+	for _, tc := range []struct {
+		spec  string
+		arch  bpfprog.Arch
+		calls []call
+	}{
+		{spec: "openat2=ENOSYS,landlock=EPERM", arch: x86, calls: []call{
+			{bpfprog.Call(x86, unix.SYS_OPENAT2), errno(unix.ENOSYS)},
+			{bpfprog.Call(x86, unix.SYS_OPENAT2|x32), errno(unix.ENOSYS)},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_CREATE_RULESET), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_ADD_RULE|x32), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_RESTRICT_SELF), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_OPENAT), allow},
+			{bpfprog.Call(x86, unix.SYS_OPENAT|x32), allow},
+			{bpfprog.Call(arm, unix.SYS_OPENAT2), allow}, // other arch is allowed
+		}},
+		{spec: "ns=EPERM", arch: x86, calls: []call{
+			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_NEWNS), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_NEWUSER|unix.CLONE_FS), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_NEWTIME), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_UNSHARE|x32, unix.CLONE_NEWNET), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_FS|unix.CLONE_FILES), allow},
+			{bpfprog.Call(x86, unix.SYS_CLONE, unix.CLONE_NEWPID|uint64(unix.SIGCHLD)), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_CLONE, unix.CLONE_NEWCGROUP), errno(unix.EPERM)},
+			// 0x80 is CLONE_NEWTIME for unshare but part of the exit
+			// signal for clone: SIGCHLD|0x80 is not a namespace.
+			{bpfprog.Call(x86, unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_VFORK|uint64(unix.SIGCHLD)), allow},
+			{bpfprog.Call(x86, unix.SYS_CLONE, 0x80|uint64(unix.SIGCHLD)), allow},
+			{bpfprog.Call(x86, unix.SYS_CLONE3), errno(unix.ENOSYS)},
+			{bpfprog.Call(x86, unix.SYS_CLONE3|x32), errno(unix.ENOSYS)},
+			{bpfprog.Call(x86, unix.SYS_SETNS, 3, 0), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_MOUNT), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_UMOUNT2), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_PIVOT_ROOT), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_FSOPEN), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_FSCONFIG), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_FSMOUNT), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_FSPICK), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_MOVE_MOUNT), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_OPEN_TREE), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_MOUNT_SETATTR|x32), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_OPENAT2), allow},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_CREATE_RULESET), allow},
+		}},
+		{spec: "ns=ENOSYS,openat2=EACCES", arch: arm, calls: []call{
+			{bpfprog.Call(arm, unix.SYS_UNSHARE, unix.CLONE_NEWNS), errno(unix.ENOSYS)},
+			{bpfprog.Call(arm, unix.SYS_OPEN_TREE), errno(unix.ENOSYS)},
+			{bpfprog.Call(arm, unix.SYS_CLONE3), errno(unix.ENOSYS)},
+			{bpfprog.Call(arm, unix.SYS_OPENAT2), errno(unix.EACCES)},
+			{bpfprog.Call(arm, unix.SYS_UNSHARE, 0), allow},
+		}},
+		{spec: "landlock=ENOSYS", arch: arm, calls: []call{
+			{bpfprog.Call(arm, unix.SYS_LANDLOCK_CREATE_RULESET), errno(unix.ENOSYS)},
+			{bpfprog.Call(arm, unix.SYS_OPENAT2), allow},
+			{bpfprog.Call(x86, unix.SYS_LANDLOCK_CREATE_RULESET), allow},
+		}},
+	} {
+		e, err := parseSpec(tc.spec)
 		require.NoError(t, err)
-		return uint32(ret)
+		prog, err := filterProgram(e, tc.arch).Compile()
+		require.NoError(t, err)
+		vm, err := bpfprog.NewVM(prog)
+		require.NoError(t, err)
+		for _, c := range tc.calls {
+			got, err := vm.Run(c.in)
+			require.NoError(t, err)
+			assert.Equal(t, c.want.String(), got.String(), "%s: %+v", tc.spec, c.in)
+		}
 	}
-	errno := func(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
-	assert.Equal(t, errno(unix.ENOSYS), run(unix.SYS_OPENAT2, arch))
-	assert.Equal(t, errno(unix.ENOSYS), run(unix.SYS_OPENAT2|x32Bit, arch))
-	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_CREATE_RULESET, arch))
-	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_ADD_RULE, arch))
-	assert.Equal(t, errno(unix.EPERM), run(unix.SYS_LANDLOCK_RESTRICT_SELF, arch))
-	assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), run(unix.SYS_OPENAT, arch))
-	assert.Equal(t, uint32(unix.SECCOMP_RET_ALLOW), run(unix.SYS_OPENAT2, unix.AUDIT_ARCH_AARCH64), "other arch is allowed")
 }
 
 func rawOpenat2() error {
@@ -114,7 +164,7 @@ func answers() string {
 		}
 		return err.Error()
 	}
-	return "openat2=" + name(rawOpenat2()) + ",landlock=" + name(rawLandlock())
+	return "openat2=" + name(rawOpenat2()) + ",landlock=" + name(rawLandlock()) + ",ns=" + name(rawSetns())
 }
 
 // assertUnblockedAsParent checks, in a child, that every feature the
@@ -134,7 +184,7 @@ func assertUnblockedAsParent(t *testing.T) {
 		f, a, _ := strings.Cut(item, "=")
 		got[f] = a
 	}
-	for _, f := range []string{FeatureOpenat2, FeatureLandlock} {
+	for _, f := range []string{FeatureOpenat2, FeatureLandlock, FeatureNamespaces} {
 		if _, blocked := Blocked(f); !blocked {
 			assert.Equal(t, want[f], got[f], "%s is not blocked here, so it answers as in the parent", f)
 		}
@@ -145,8 +195,8 @@ func assertUnblockedAsParent(t *testing.T) {
 // the raw syscalls, the kernel probes and Blocked all agree.
 func TestEmulation(t *testing.T) {
 	for _, tc := range []struct {
-		spec             string
-		openat2, landlck unix.Errno // 0: not blocked
+		spec                 string
+		openat2, landlck, ns unix.Errno // 0: not blocked
 	}{
 		{spec: "openat2=ENOSYS", openat2: unix.ENOSYS},
 		{spec: "openat2=EPERM", openat2: unix.EPERM},
@@ -154,6 +204,8 @@ func TestEmulation(t *testing.T) {
 		{spec: "landlock=EPERM", landlck: unix.EPERM},
 		{spec: "all=ENOSYS", openat2: unix.ENOSYS, landlck: unix.ENOSYS},
 		{spec: "all=EPERM", openat2: unix.EPERM, landlck: unix.EPERM},
+		{spec: "ns=EPERM", ns: unix.EPERM},
+		{spec: "ns=ENOSYS", ns: unix.ENOSYS},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			if !RunInSubprocess(t, EnvEmulate+"="+tc.spec, envParentAnswers+"="+answers()) {
@@ -193,9 +245,49 @@ func TestEmulation(t *testing.T) {
 				assert.Equal(t, 0, kernel.LandlockABI())
 				assert.ErrorIs(t, kernel.LandlockErr(), errno)
 			}
+			errno, ok = Blocked(FeatureNamespaces)
+			if tc.ns != 0 {
+				assert.True(t, ok)
+				assert.Equal(t, tc.ns, errno)
+			}
+			if ok {
+				assertNamespacesBlocked(t, errno)
+			}
 			assertUnblockedAsParent(t)
 		})
 	}
+}
+
+// assertNamespacesBlocked checks the ns emulation with real syscalls, on a
+// thread that dies afterwards (an unshare that got through would change
+// only it): unshare with a namespace flag, setns, the mount API and clone3
+// fail, unshare without one and fork/exec still work.
+func assertNamespacesBlocked(t *testing.T, errno unix.Errno) {
+	t.Helper()
+	type result struct{ unshareNS, unshareNone, setns, fsopen, openTree, mount, clone3 error }
+	res := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the runtime retires the thread
+		var r result
+		r.unshareNS = unix.Unshare(unix.CLONE_NEWNS)
+		r.unshareNone = unix.Unshare(0)
+		r.setns = unix.Setns(0, unix.CLONE_NEWNET)
+		_, r.fsopen = unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+		_, r.openTree = unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE)
+		r.mount = unix.Mount("none", "/nonexistent-landjail", "tmpfs", 0, "")
+		r.clone3 = rawClone3Invalid()
+		res <- r
+	}()
+	r := <-res
+	assert.ErrorIs(t, r.unshareNS, errno, "unshare(CLONE_NEWNS)")
+	assert.NoError(t, r.unshareNone, "unshare(0)")
+	assert.ErrorIs(t, r.setns, errno, "setns")
+	assert.ErrorIs(t, r.fsopen, errno, "fsopen")
+	assert.ErrorIs(t, r.openTree, errno, "open_tree")
+	assert.ErrorIs(t, r.mount, errno, "mount")
+	assert.ErrorIs(t, r.clone3, unix.ENOSYS, "clone3")
+	// clone(2) without namespace flags: os/exec forks and execs.
+	assert.NoError(t, osexec.Command("/bin/true").Run())
 }
 
 // TestNative checks that without emulation nothing is blocked.

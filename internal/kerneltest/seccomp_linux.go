@@ -7,20 +7,13 @@ import (
 	"unsafe"
 
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/bpfprog"
 )
 
-// Offsets in struct seccomp_data (include/uapi/linux/seccomp.h).
-const (
-	seccompDataNr   = 0
-	seccompDataArch = 4
-	// x32Bit marks x32 system calls on x86_64 (__X32_SYSCALL_BIT); they
-	// share AUDIT_ARCH_X86_64, so the filter blocks both numbers.
-	x32Bit = 0x40000000
-)
-
-// syscallsOf lists the syscall numbers of each feature.
+// syscallsOf lists the syscall numbers of each feature that fail
+// whatever their arguments.
 var syscallsOf = map[string][]uint32{
 	FeatureOpenat2: {unix.SYS_OPENAT2},
 	FeatureLandlock: {
@@ -28,58 +21,66 @@ var syscallsOf = map[string][]uint32{
 		unix.SYS_LANDLOCK_ADD_RULE,
 		unix.SYS_LANDLOCK_RESTRICT_SELF,
 	},
+	FeatureNamespaces: {
+		unix.SYS_SETNS,
+		unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT,
+		unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
+		unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE, unix.SYS_MOUNT_SETATTR,
+	},
 }
 
-func auditArch() (uint32, error) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return unix.AUDIT_ARCH_X86_64, nil
-	case "arm64":
-		return unix.AUDIT_ARCH_AARCH64, nil
+const (
+	// cloneNewFlags are the CLONE_NEW* flags clone(2) takes (Docker's
+	// default profile refuses the same set, 0x7E020000).
+	cloneNewFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS |
+		unix.CLONE_NEWIPC | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+	// unshareNewFlags adds CLONE_NEWTIME (0x80), which only unshare and
+	// clone3 take: in clone(2)'s flags that bit belongs to the exit signal.
+	unshareNewFlags = cloneNewFlags | unix.CLONE_NEWTIME
+)
+
+// nsRules returns the rules of FeatureNamespaces with errno.
+func nsRules(errno unix.Errno) []bpfprog.Rule {
+	rs := []bpfprog.Rule{
+		{Nr: unix.SYS_UNSHARE, Conds: []bpfprog.Cond{bpfprog.ArgAnyBits(0, unshareNewFlags)}, Action: bpfprog.Errno(errno)},
+		{Nr: unix.SYS_CLONE, Conds: []bpfprog.Cond{bpfprog.ArgAnyBits(0, cloneNewFlags)}, Action: bpfprog.Errno(errno)},
+		{Nr: unix.SYS_CLONE3, Action: bpfprog.Errno(unix.ENOSYS)},
 	}
-	return 0, fmt.Errorf("kernel emulation on GOARCH %s: %w", runtime.GOARCH, errors.ErrUnsupported)
+	for _, nr := range syscallsOf[FeatureNamespaces] {
+		rs = append(rs, bpfprog.Rule{Nr: nr, Action: bpfprog.Errno(errno)})
+	}
+	return rs
 }
 
-// filterProgram assembles the classic-BPF seccomp program for e: a syscall
-// of a blocked feature returns SECCOMP_RET_ERRNO|errno, everything else,
-// including any syscall made under another architecture's ABI, is allowed
-// (killing on an arch mismatch would be right for a sandbox but too harsh
-// for a test harness).
-func filterProgram(e emulation, arch uint32) ([]unix.SockFilter, error) {
-	prog := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: seccompDataArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: arch, SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
-		bpf.LoadAbsolute{Off: seccompDataNr, Size: 4},
-	}
-	for _, feat := range []string{FeatureOpenat2, FeatureLandlock} {
+// filterProgram builds the seccomp program for e: a syscall of a blocked
+// feature, under its native or (x86_64) x32 number, returns its errno;
+// everything else, including any syscall made under another
+// architecture's ABI, is allowed (killing on an arch mismatch would be
+// right for a sandbox but too harsh for a test harness).
+func filterProgram(e emulation, arch bpfprog.Arch) bpfprog.Program {
+	p := bpfprog.Program{Arch: arch, ForeignArch: bpfprog.Allow, PassX32: true, Default: bpfprog.Allow}
+	for _, feat := range []string{FeatureOpenat2, FeatureLandlock, FeatureNamespaces} {
 		errno, ok := e[feat]
 		if !ok {
 			continue
 		}
-		for _, nr := range syscallsOf[feat] {
-			nrs := []uint32{nr}
-			if arch == unix.AUDIT_ARCH_X86_64 {
-				nrs = append(nrs, nr|x32Bit)
+		var rs []bpfprog.Rule
+		if feat == FeatureNamespaces {
+			rs = nsRules(errno)
+		} else {
+			for _, nr := range syscallsOf[feat] {
+				rs = append(rs, bpfprog.Rule{Nr: nr, Action: bpfprog.Errno(errno)})
 			}
-			for _, n := range nrs {
-				prog = append(prog,
-					bpf.JumpIf{Cond: bpf.JumpEqual, Val: n, SkipFalse: 1},
-					bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | (uint32(errno) & unix.SECCOMP_RET_DATA)},
-				)
+		}
+		for _, r := range rs {
+			p.Rules = append(p.Rules, r)
+			if arch.HasX32() {
+				r.Nr |= bpfprog.X32SyscallBit
+				p.Rules = append(p.Rules, r)
 			}
 		}
 	}
-	prog = append(prog, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		out[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	return out, nil
+	return p
 }
 
 // install sets no_new_privs and installs the filter on every thread.
@@ -90,12 +91,8 @@ func install(filter []unix.SockFilter) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
-	runtime.KeepAlive(filter)
-	if errno != 0 {
-		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, TSYNC): %w", errno)
+	if _, err := bpfprog.SetModeFilter(filter, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, TSYNC): %w", err)
 	}
 	return nil
 }
@@ -117,7 +114,49 @@ func verify(e emulation) error {
 			return fmt.Errorf("after installing the filter landlock_create_ruleset returned %v, want %v", err, want)
 		}
 	}
+	if want, ok := e[FeatureNamespaces]; ok {
+		// Each probe is harmless if the filter did not bite: invalid
+		// arguments make the kernel refuse before doing anything.
+		if err := rawSetns(); !errors.Is(err, want) {
+			return fmt.Errorf("after installing the filter setns returned %v, want %v", err, want)
+		}
+		if err := rawUnshareInvalid(); !errors.Is(err, want) {
+			return fmt.Errorf("after installing the filter unshare(CLONE_NEWNS|invalid) returned %v, want %v", err, want)
+		}
+		if err := rawFsopenInvalid(); !errors.Is(err, want) {
+			return fmt.Errorf("after installing the filter fsopen returned %v, want %v", err, want)
+		}
+		if err := rawClone3Invalid(); !errors.Is(err, unix.ENOSYS) {
+			return fmt.Errorf("after installing the filter clone3 returned %v, want ENOSYS", err)
+		}
+	}
 	return nil
+}
+
+// rawSetns calls setns(-1, 0): EBADF natively.
+func rawSetns() error { return errnoErr(unix.Syscall(unix.SYS_SETNS, ^uintptr(0), 0, 0)) }
+
+// rawUnshareInvalid calls unshare(CLONE_NEWNS|CSIGNAL bit): EINVAL
+// natively, before any namespace is made.
+func rawUnshareInvalid() error {
+	return errnoErr(unix.Syscall(unix.SYS_UNSHARE, unix.CLONE_NEWNS|0x1, 0, 0))
+}
+
+// rawFsopenInvalid calls fsopen("tmpfs", invalid flags): EINVAL natively.
+func rawFsopenInvalid() error {
+	name, _ := unix.BytePtrFromString("tmpfs")
+	return errnoErr(unix.Syscall(unix.SYS_FSOPEN, uintptr(unsafe.Pointer(name)), 0xffff, 0))
+}
+
+// rawClone3Invalid calls clone3(NULL, 0): EINVAL natively (size too
+// small), before anything is cloned.
+func rawClone3Invalid() error { return errnoErr(unix.Syscall(unix.SYS_CLONE3, 0, 0, 0)) }
+
+func errnoErr(_, _ uintptr, e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
 }
 
 func setup(spec string) error {
@@ -129,11 +168,11 @@ func setup(spec string) error {
 		active = e
 		return nil
 	}
-	arch, err := auditArch()
+	arch, err := bpfprog.NativeArch()
 	if err != nil {
-		return err
+		return fmt.Errorf("kernel emulation: %w", err)
 	}
-	filter, err := filterProgram(e, arch)
+	filter, err := filterProgram(e, arch).Compile()
 	if err != nil {
 		return err
 	}
