@@ -73,6 +73,14 @@ type Options struct {
 	// default (ABI 6) a child can neither signal nor connect to an
 	// abstract socket of a process outside its Landlock domain.
 	NoScope bool
+	// LogDenials restricts with LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
+	// (Landlock ABI 7, Linux 6.15): the kernel then writes an audit
+	// record (AUDIT_LANDLOCK_ACCESS) for each access the domain denies
+	// after the spawner execs the command, which it does not by default.
+	// What `landjail run --explain` reads. Ignored below ABI 7 (the
+	// report's notes say so). Audit must be enabled for records to be
+	// emitted; see Documentation/admin-guide/LSM/landlock.rst.
+	LogDenials bool
 
 	// Strict makes Compile fail instead of dropping anything: an
 	// *ABIError naming every missing right when the kernel's ABI is too
@@ -300,6 +308,9 @@ type Ruleset struct {
 	report Report
 	tmpDir string
 	fit    golandlock.AccessFSSet // rights the rules were fitted to
+	// restrictFlags are landlock_restrict_self's flags
+	// (LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON with Options.LogDenials).
+	restrictFlags uint32
 }
 
 // RestrictSelf confines the CALLING OS THREAD (not the process): it sets
@@ -307,7 +318,8 @@ type Ruleset struct {
 // Landlock for unprivileged callers) and applies the ruleset with
 // landlock_restrict_self(fd, 0). Equivalent to golandlock's
 // Config.RestrictPaths, but safe to use in a multi-threaded server because
-// it never touches other threads.
+// it never touches other threads. With Options.LogDenials (ABI >= 7) the
+// flags are LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON instead of 0.
 //
 // The caller must have called runtime.LockOSThread and must never unlock
 // it: the goroutine has to exit while locked so that the runtime destroys

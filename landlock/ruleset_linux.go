@@ -57,6 +57,9 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		return nil, err
 	}
 	rs := &Ruleset{fd: -1, report: c.report, tmpDir: opt.TmpDir, fit: c.fit}
+	if opt.LogDenials && c.report.ABI >= 7 {
+		rs.restrictFlags = ll.FlagRestrictSelfLogNewExecOn
+	}
 	if abi == 0 {
 		return rs, nil
 	}
@@ -175,7 +178,7 @@ func (r *Ruleset) restrictSelf() error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	if err := ll.LandlockRestrictSelf(r.fd, 0); err != nil {
+	if err := ll.LandlockRestrictSelf(r.fd, r.restrictFlags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	return nil
