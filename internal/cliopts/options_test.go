@@ -3,6 +3,8 @@ package cliopts
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -88,4 +90,54 @@ func FuzzReadConfig(f *testing.F) {
 			assert.NotEmpty(t, err.Error())
 		}
 	})
+}
+
+// tomlKeys returns the toml keys of Options.
+func tomlKeys(t *testing.T) []string {
+	t.Helper()
+	var keys []string
+	ty := reflect.TypeOf(Options{})
+	for i := range ty.NumField() {
+		k := ty.Field(i).Tag.Get("toml")
+		require.NotEmpty(t, k, "field %s has no toml key", ty.Field(i).Name)
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestConfigKeysMatchFlags: the keys a help lists (ConfigKeys of run's
+// and mcp's flags) are exactly the TOML keys of Options, so every flag
+// can be set in a --config file and every key has a flag; and ReadConfig
+// accepts a file setting every key.
+func TestConfigKeysMatchFlags(t *testing.T) {
+	keys := tomlKeys(t)
+	assert.Equal(t, keys, ConfigKeys(RunFlags()), "run's flags and Options' keys")
+	// mcp: every child flag applies to its bash tool; only run's own
+	// flags (user, report) are missing.
+	mcp := ConfigKeys(MCPFlags())
+	for _, k := range keys {
+		if k == "user" || k == "report" {
+			continue
+		}
+		assert.Contains(t, mcp, k, "mcp lacks the flag of key %s", k)
+	}
+	for _, f := range ChildFlags() {
+		assert.Contains(t, mcp, strings.ReplaceAll(f.Names()[0], "-", "_"))
+	}
+
+	// A file setting every key, with a value of the field's type.
+	var buf strings.Builder
+	ty := reflect.TypeOf(Options{})
+	for i := range ty.NumField() {
+		f := ty.Field(i)
+		v := map[reflect.Kind]string{reflect.String: `""`, reflect.Bool: "false", reflect.Slice: "[]", reflect.Int: "0"}[f.Type.Kind()]
+		if f.Type == reflect.TypeOf(Duration(0)) {
+			v = `"1s"`
+		}
+		require.NotEmpty(t, v, "no test value for %s", f.Name)
+		buf.WriteString(f.Tag.Get("toml") + " = " + v + "\n")
+	}
+	_, err := ReadConfig(writeConfig(t, buf.String()))
+	require.NoError(t, err, "%s", buf.String())
 }
