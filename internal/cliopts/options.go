@@ -151,8 +151,6 @@ func ChildFlags() []cli.Flag {
 		&cli.IntSliceFlag{Name: flagBindTCP, Usage: "allow TCP bind on `PORT` (repeatable; Landlock ABI 4)"},
 		&cli.StringFlag{Name: flagNet, Usage: "`MODE` \"host\" leaves the network unrestricted; \"none\" is the default: TCP denied but for the ports above, UDP denied unless --allow-dns"},
 		&cli.StringSliceFlag{Name: flagEnv, Usage: "pass `NAME` from the environment, or set NAME=VALUE (repeatable; default only PATH, HOME, LANG, TERM, TZ)"},
-		&cli.StringFlag{Name: flagHome, Usage: "HOME of the command: `DIR` (created 0700 if missing, read-write for the command), or \"workspace\" for the workspace root (default: a private directory per workspace, kept between runs, in your cache directory: $XDG_CACHE_HOME/landjail/home/HASH)"},
-		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (git config user.name and user.email) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
 		&cli.BoolFlag{Name: flagStrict, Usage: "refuse to run if anything requested cannot be enforced"},
 		&cli.BoolFlag{Name: flagBestEffort, Usage: "drop what the kernel cannot enforce, with a one-line warning (default)"},
 		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset (/usr, /bin, /lib*, a few /etc files, /dev/null, ...) nor a private TMPDIR and HOME"},
@@ -168,11 +166,15 @@ func ChildFlags() []cli.Flag {
 }
 
 // RunFlags returns new flag values for run: the policy flags, the child
-// flags and run's own.
+// flags and run's own (user, home, git-identity, timeout, report,
+// print-rules; landjail-mcp refuses the settings user, report, home and
+// git_identity).
 func RunFlags() []cli.Flag {
 	f := append(PolicyFlags(), ChildFlags()...)
 	return append(f,
 		&cli.StringFlag{Name: flagUser, Usage: "run as `UID[:GID]` (numeric; GID defaults to UID; needs root)"},
+		&cli.StringFlag{Name: flagHome, Usage: "HOME of the command: `DIR` (created 0700 if missing, read-write for the command), or \"workspace\" for the workspace root (default: a private directory per workspace, kept between runs, in your cache directory: $XDG_CACHE_HOME/landjail/home/HASH)"},
+		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (git config user.name and user.email) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
 		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
 		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},

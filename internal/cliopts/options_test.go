@@ -114,10 +114,10 @@ func TestConfigKeysMatchFlags(t *testing.T) {
 	keys := tomlKeys(t)
 	assert.Equal(t, keys, ConfigKeys(RunFlags()), "run's flags and Options' keys")
 	// mcp: every child flag applies to its bash tool; only run's own
-	// flags (user, report) are missing.
+	// flags (user, report, home, git_identity) are missing.
 	mcp := ConfigKeys(MCPFlags())
 	for _, k := range keys {
-		if k == "user" || k == "report" {
+		if k == "user" || k == "report" || k == "home" || k == "git_identity" {
 			continue
 		}
 		assert.Contains(t, mcp, k, "mcp lacks the flag of key %s", k)
