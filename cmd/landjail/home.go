@@ -50,6 +50,19 @@ func commandHome(o *cliopts.Options, wsRoot string, cred *syscall.Credential) (d
 		cache, cerr := os.UserCacheDir()
 		if cerr == nil && uid == os.Geteuid() {
 			parent, name = filepath.Join(cache, "landjail", "home"), hash
+			// Fast path, every run after the first: the directory is
+			// there (O_NOFOLLOW: not a link in its place; the parents
+			// are the caller's own cache directory, which no command
+			// is granted).
+			dir = filepath.Join(parent, name)
+			if fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+				var st unix.Stat_t
+				err := unix.Fstat(fd, &st)
+				unix.Close(fd)
+				if err == nil && int(st.Uid) == uid && st.Mode&0o022 == 0 {
+					return dir, true, nil
+				}
+			}
 			if err := os.MkdirAll(parent, 0o700); err != nil {
 				return "", false, fmt.Errorf("--home: %w", err)
 			}

@@ -1,6 +1,7 @@
 package cliopts
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/internal/kerneltest"
 )
@@ -140,4 +142,24 @@ func TestConfigKeysMatchFlags(t *testing.T) {
 	}
 	_, err := ReadConfig(writeConfig(t, buf.String()))
 	require.NoError(t, err, "%s", buf.String())
+}
+
+// TestMCPFlagsApplied: mcp's flags for its bash tool reach Options as
+// run's do (Load applied the seccomp, carve and scope flags for run only).
+func TestMCPFlagsApplied(t *testing.T) {
+	var o *Options
+	cmd := &cli.Command{
+		Name:  "landjail-mcp",
+		Flags: MCPFlags(),
+		Action: func(_ context.Context, cmd *cli.Command) (err error) {
+			o, err = Load(cmd)
+			return err
+		},
+	}
+	require.NoError(t, cmd.Run(context.Background(), []string{"landjail-mcp", "--workspace", t.TempDir(),
+		"--no-carve", "--no-scope", "--no-seccomp", "--allow-unix-sockets", "--allow-dns",
+		"--allow-dangerous-syscalls", "--self-test", "--net", "none", "--connect-tcp", "443"}))
+	assert.True(t, o.NoCarve && o.NoScope && o.NoSeccomp && o.AllowUnixSockets && o.AllowDNS && o.AllowDangerousSyscall && o.SelfTest, "%+v", o)
+	assert.Equal(t, []int64{443}, o.ConnectTCP)
+	assert.Equal(t, "", o.Net, "none is the default")
 }
