@@ -184,6 +184,13 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp.path(), home))
 	if err != nil {
 		removeTmp()
+		if errors.Is(err, landlock.ErrWalkLimit) {
+			limit := o.WalkLimit
+			if limit == 0 {
+				limit = landlock.DefaultWalkLimit
+			}
+			return &wordedError{fmt.Sprintf("run: expanding the --deny and --read-only patterns (--deny-secrets, --protect-agent-config included) visits more than %d entries (--walk-limit %d); nothing was run (raise --walk-limit N, or narrow the workspace)", limit, limit), err}
+		}
 		return fmt.Errorf("run: %w", err)
 	}
 	defer rs.Close()
@@ -217,6 +224,16 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	defer removeTmp()
 	return supervised(c, o, argv, stdio, report, stderr)
 }
+
+// wordedError is err told in the words of the command line: Error is msg
+// (flags and paths, no Go identifiers), errors.Is and As see err.
+type wordedError struct {
+	msg string
+	err error
+}
+
+func (e *wordedError) Error() string { return e.msg }
+func (e *wordedError) Unwrap() error { return e.err }
 
 // setsEnv reports whether the --env entries pass or set name.
 func setsEnv(env []string, name string) bool {

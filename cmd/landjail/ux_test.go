@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/kerneltest"
@@ -203,10 +206,14 @@ func TestBadInvocations(t *testing.T) {
 	ws := wsDir(t)
 	file := filepath.Join(ws, "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for i := range 5 {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, fmt.Sprint("f", i)), nil, 0o644))
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"run", "--workspace", ws, "--walk-limit", "2", "--deny", "*.x", "--", "true"}, "--walk-limit 2"},
 		{[]string{"run", "--deny", "[", "--", "true"}, `--deny "["`},
 		{[]string{"run", "--read-only", "[", "--", "true"}, `--read-only "["`},
 		{[]string{"resolve", "--deny", "[", "x"}, `--deny "["`},
@@ -338,4 +345,37 @@ func TestResolveAgreesWithRun(t *testing.T) {
 	// allowed by both (the table is not all one answer).
 	code, _, _ := runCLI(t, "resolve", "--workspace", ws, "--access", "execute", "/usr/bin/env")
 	assert.Equal(t, 0, code, "the system preset is in resolve's view")
+}
+
+// TestRunUserHome: with --user, the private HOME belongs to that user (in
+// TMPDIR: the caller's cache directory is not traversable by another
+// user), mode 0700, and the command can write to it.
+func TestRunUserHome(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("--user needs root") // not a kernel feature: no kerneltest skip
+	}
+	kerneltest.RequireLandlockABI(t, 1) // the path check refuses a script with $HOME
+	ws := wsDir(t)
+	for d := ws; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	sum := sha256.Sum256([]byte(ws))
+	home := filepath.Join(os.TempDir(), fmt.Sprintf("landjail-home-65534-%x", sum[:8]))
+	t.Cleanup(func() { os.RemoveAll(home) })
+	code, out, stderr := runCLI(t, "run", "--timeout", "1m", "--user", "65534", "--workspace", ws, "--", "sh", "-c", `echo "$HOME"; echo ok > "$HOME/probe" && id -u`)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, home+"\n65534\n", out)
+	var st unix.Stat_t
+	require.NoError(t, unix.Lstat(home, &st))
+	assert.EqualValues(t, 65534, st.Uid)
+	assert.EqualValues(t, 0o700, st.Mode&0o7777)
+	assert.FileExists(t, filepath.Join(home, "probe"))
+
+	// Another user's directory planted under that name is refused.
+	require.NoError(t, os.RemoveAll(home))
+	require.NoError(t, os.Mkdir(home, 0o777))
+	require.NoError(t, os.Chmod(home, 0o777))
+	code, _, stderr = runCLI(t, "run", "--timeout", "1m", "--user", "65534", "--workspace", ws, "--", "true")
+	assert.Equal(t, 125, code)
+	assert.Contains(t, stderr, "--home "+home)
 }
