@@ -19,7 +19,8 @@ var DefaultPassEnv = []string{"PATH", "LANG", "TERM", "TZ"}
 // /usr/local/bin:/usr/bin:/bin), HOME set to the workspace root, LANG, TERM
 // and TZ when the caller has them, then pass: "NAME" copies NAME from the
 // caller's environment if set, "NAME=VALUE" sets it. A later entry wins
-// over an earlier one with the same name, in its place. The result has no
+// over an earlier one with the same name, in its place, so a pass entry
+// "HOME=DIR" replaces the workspace root as HOME. The result has no
 // duplicate names.
 func DefaultEnv(ws *jail.Workspace, pass []string) []string {
 	var env []string

@@ -98,9 +98,10 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if o.User != "" || o.Report != "" {
-		return errors.New("the user and report settings apply to run only")
+	if o.User != "" || o.Report != "" || o.Home != "" || o.GitIdentity {
+		return errors.New("the user, report, home and git_identity settings apply to run only")
 	}
+	cliopts.WarnDNS(cmd.Root().ErrWriter, o)
 	if err := o.CheckImplicitWorkspace(cmd.Root().ErrWriter); err != nil {
 		return err
 	}

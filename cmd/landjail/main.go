@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v3"
 )
@@ -42,6 +43,7 @@ func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:        "landjail",
+		Version:     version(),
 		Usage:       "confine what a command can touch to a workspace",
 		Description: exitHelp,
 		Reader:      stdin,
@@ -52,6 +54,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		ExitErrHandler:            func(context.Context, *cli.Command, error) {},
 		OnUsageError:              onUsageError,
 		DisableSliceFlagSeparator: true,
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return fmt.Errorf("unknown command %q (see landjail --help)", cmd.Args().First())
+			}
+			return cli.ShowRootCommandHelp(cmd)
+		},
 		Commands: []*cli.Command{
 			newRunCommand(),
 			newResolveCommand(),
@@ -64,5 +72,38 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 // onUsageError makes a flag-parsing error a plain error (exit 125) with a
 // hint, instead of the library's "Incorrect Usage" plus full help.
 func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+	if cmd.Root() == cmd {
+		return fmt.Errorf("%w (see landjail --help)", err)
+	}
 	return fmt.Errorf("%s: %w (see landjail %s --help)", cmd.Name, err, cmd.Name)
+}
+
+// version is the module version landjail was built from
+// (runtime/debug.ReadBuildInfo): "v1.2.3" for go install ...@v1.2.3,
+// "(devel)" from a checkout, followed by the VCS revision (and
+// "+modified" for a dirty tree) when the build recorded one.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev + dirty
+	}
+	return v
 }

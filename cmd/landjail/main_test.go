@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +17,28 @@ import (
 	"github.com/landjail/landjail/landlock"
 )
 
-func TestMain(m *testing.M) { kerneltest.Main(m) }
+func TestMain(m *testing.M) {
+	// run's private HOME lives in the caller's cache directory: the
+	// tests' (one per workspace) go to a directory of this test binary,
+	// not into the real ~/.cache. kerneltest.Main exits without a hook,
+	// so the directories of earlier runs (older than an hour: never one
+	// of a run still going) are removed here.
+	old, _ := filepath.Glob(filepath.Join(os.TempDir(), testCachePrefix+"*"))
+	for _, d := range old {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && time.Since(fi.ModTime()) > time.Hour {
+			os.RemoveAll(d)
+		}
+	}
+	cache, err := os.MkdirTemp("", testCachePrefix)
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	kerneltest.Main(m)
+}
+
+// testCachePrefix names the test binaries' cache directories in TMPDIR.
+const testCachePrefix = "landjail-test-cache-"
 
 // runCLI runs the CLI in-process (never "run" without --timeout/--report,
 // which would replace the test process) and returns its exit code and

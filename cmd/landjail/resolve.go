@@ -28,6 +28,12 @@ with a double quote is
 printed as a Go-quoted string. With --json, one JSON object per line:
 {"path","ok","canonical"} or {"path","ok":false,"reason","error"}.
 
+The policy is run's: the workspace, the --ro/--rox/--rw directories and,
+unless --no-system, the directories of the system preset (/usr, /bin, /lib*
+read and execute, /etc/ssl/certs, ... read-only). Single files (of --ro
+and of the preset) are granted to run's children by Landlock only and are
+refused here.
+
 --access read|write|execute also applies the policy's mode (a write into a
 --ro root is refused as read-only); without it only resolution is checked.
 
@@ -43,6 +49,7 @@ func newResolveCommand() *cli.Command {
 		ArgsUsage:   "PATH...",
 		Description: resolveHelp,
 		Flags: append(cliopts.PolicyFlags(),
+			&cli.BoolFlag{Name: "no-system", Usage: "leave out the system preset (/usr, /bin, /lib*, ...), as run --no-system does"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON lines"},
 			&cli.StringFlag{Name: "access", Usage: "also check `ACCESS` (read, write or execute) against the roots' modes"},
 		),
@@ -83,7 +90,8 @@ func resolveAction(_ context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	ws, err := o.Policy()
+	// The same view as run's child: the policy plus the system preset.
+	ws, err := o.Policy(o.SystemRoots()...)
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,13 @@ the --ro/--rox/--rw roots and, unless --no-system, the system preset (/usr,
 /bin, /lib*, the few /etc files programs need, /dev/null, ...) plus a private
 TMPDIR. TCP bind/connect is denied except --connect-tcp/--bind-tcp ports
 (Landlock ABI 4); signals and abstract UNIX sockets are scoped to the sandbox
-(ABI 6). The child gets only PATH, HOME (the workspace), LANG, TERM, TZ and
---env variables, no capabilities, and its working directory is the workspace.
+(ABI 6). The child gets only PATH, HOME, LANG, TERM, TZ and --env variables,
+no capabilities, and its working directory is the workspace. HOME is a
+private directory per workspace outside it, kept between runs
+($XDG_CACHE_HOME/landjail/home/HASH, read-write for the command): caches
+(go, npm, pip) stay out of the project, your dotfiles stay invisible.
+--home DIR chooses another, --home workspace the workspace root;
+--git-identity passes your git user.name and user.email for git commit.
 
 Without --timeout, --report or a terminal on stdin, stdout or stderr (and,
 with the network restricted, without --bind-tcp and UNIX sockets, whose
@@ -53,12 +58,33 @@ usable Landlock, landjail checks the paths in CMD's arguments (and sh -c
 scripts) and refuses CMD (exit 126) if one is outside the policy.
 
 --config FILE holds the same settings as TOML, keys named like the flags with
-"_" for "-": workspace, ro, rox, rw, deny, deny_secrets, connect_tcp, bind_tcp,
-net, env, user, timeout ("30s"), strict, best_effort, no_system, report.
-A flag given on the command line replaces the file's value (a repeatable flag
-the whole list). Unknown keys are an error.
+"_" for "-" (timeout = "30s", ro = ["/opt"]); a flag given on the command line
+replaces the file's value (a repeatable flag the whole list). Unknown keys are
+an error. The keys:
+`
 
-` + exitHelp
+// configKeysHelp is the list of a help's --config keys, made from the
+// command's flags so that it cannot drift, wrapped at 80 columns.
+func configKeysHelp(flags []cli.Flag) string {
+	var b strings.Builder
+	col := 0
+	for i, k := range cliopts.ConfigKeys(flags) {
+		if i > 0 {
+			b.WriteString(",")
+			col++
+			if col+len(k)+1 > 78 {
+				b.WriteString("\n")
+				col = 0
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString(k)
+		col += len(k)
+	}
+	return b.String() + "."
+}
 
 func newRunCommand() *cli.Command {
 	one := 1
@@ -66,7 +92,7 @@ func newRunCommand() *cli.Command {
 		Name:        "run",
 		Usage:       "run a command confined to the workspace",
 		ArgsUsage:   "-- CMD [ARG...]",
-		Description: runHelp,
+		Description: runHelp + configKeysHelp(cliopts.RunFlags()) + "\n\n" + exitHelp,
 		Flags:       cliopts.RunFlags(),
 		// Flags after CMD belong to CMD: landjail run ls -l.
 		StopOnNthArg: &one,
@@ -109,7 +135,29 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer ws.Close()
-	env := exec.DefaultEnv(ws, o.Env)
+	pass := o.Env
+	var home string
+	if !o.NoSystem && !setsEnv(o.Env, "HOME") {
+		var grant bool
+		if home, grant, err = commandHome(o, ws.Root(), cred); err != nil {
+			return err
+		}
+		pass = append([]string{"HOME=" + home}, pass...)
+		if !grant {
+			home = ""
+		}
+	}
+	if o.GitIdentity {
+		id, err := gitIdentity()
+		if err != nil {
+			return err
+		}
+		pass = append(id, pass...)
+	}
+	env := exec.DefaultEnv(ws, pass)
+	if !printRules {
+		cliopts.WarnDNS(stderr, o)
+	}
 
 	filter, filterErr := o.SeccompFilter()
 	stdio := stdioFiles(cmd.Root().Reader, cmd.Root().Writer, stderr)
@@ -133,9 +181,16 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 			tmp.remove()
 		}
 	}
-	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp.path()))
+	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp.path(), home))
 	if err != nil {
 		removeTmp()
+		if errors.Is(err, landlock.ErrWalkLimit) {
+			limit := o.WalkLimit
+			if limit == 0 {
+				limit = landlock.DefaultWalkLimit
+			}
+			return &wordedError{fmt.Sprintf("run: expanding the --deny and --read-only patterns (--deny-secrets, --protect-agent-config included) visits more than %d entries (--walk-limit %d); nothing was run (raise --walk-limit N, or narrow the workspace)", limit, limit), err}
+		}
 		return fmt.Errorf("run: %w", err)
 	}
 	defer rs.Close()
@@ -168,6 +223,26 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer removeTmp()
 	return supervised(c, o, argv, stdio, report, stderr)
+}
+
+// wordedError is err told in the words of the command line: Error is msg
+// (flags and paths, no Go identifiers), errors.Is and As see err.
+type wordedError struct {
+	msg string
+	err error
+}
+
+func (e *wordedError) Error() string { return e.msg }
+func (e *wordedError) Unwrap() error { return e.err }
+
+// setsEnv reports whether the --env entries pass or set name.
+func setsEnv(env []string, name string) bool {
+	for _, e := range env {
+		if n, _, _ := strings.Cut(e, "="); n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // stdioSet is the caller's standard streams, and which are terminals.

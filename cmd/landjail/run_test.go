@@ -110,7 +110,7 @@ func TestRunEnvAndHome(t *testing.T) {
 	ws := wsDir(t)
 	t.Setenv("LANDJAIL_TEST_SECRET", "leak")
 	t.Setenv("LANDJAIL_TEST_PASS", "passed")
-	code, out, stderr := runCLI(t, "run", "--timeout", "1m", "--workspace", ws,
+	code, out, stderr := runCLI(t, "run", "--timeout", "1m", "--workspace", ws, "--home", "workspace",
 		"--env", "LANDJAIL_TEST_PASS", "--env", "X=a,b", "--", "sh", "-c", `echo "$HOME|$LANDJAIL_TEST_SECRET|$LANDJAIL_TEST_PASS|$X|$PWD"`)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, ws+"||passed|a,b|"+ws+"\n", out)

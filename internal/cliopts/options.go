@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/jail"
@@ -48,6 +52,8 @@ type Options struct {
 	BestEffort  bool     `toml:"best_effort"`
 	NoSystem    bool     `toml:"no_system"`
 	Report      string   `toml:"report"`
+	Home        string   `toml:"home"`
+	GitIdentity bool     `toml:"git_identity"`
 
 	ReadOnly           []string `toml:"read_only"`
 	ProtectAgentConfig bool     `toml:"protect_agent_config"`
@@ -95,6 +101,8 @@ const (
 	flagBestEffort  = "best-effort"
 	flagNoSystem    = "no-system"
 	flagReport      = "report"
+	flagHome        = "home"
+	flagGitIdentity = "git-identity"
 
 	flagReadOnly           = "read-only"
 	flagProtectAgentConfig = "protect-agent-config"
@@ -115,9 +123,9 @@ func PolicyFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: flagConfig, Usage: "read options from TOML `FILE` (same keys as the flags, e.g. ro = [\"/opt\"]; flags win; unknown keys are an error)"},
 		&cli.StringFlag{Name: flagWorkspace, Usage: "workspace root `DIR`, read-write (default: current directory)"},
-		&cli.StringSliceFlag{Name: flagRO, Usage: "allow `DIR` read-only (repeatable)"},
-		&cli.StringSliceFlag{Name: flagROX, Usage: "allow `DIR` read and execute (repeatable)"},
-		&cli.StringSliceFlag{Name: flagRW, Usage: "allow `DIR` read-write (repeatable)"},
+		&cli.StringSliceFlag{Name: flagRO, Usage: "allow `PATH` read-only (repeatable; a directory, or a single file for children)"},
+		&cli.StringSliceFlag{Name: flagROX, Usage: "allow `PATH` read and execute (repeatable; a directory, or a single file for children)"},
+		&cli.StringSliceFlag{Name: flagRW, Aliases: []string{"rwx"}, Usage: "allow `PATH` read-write, execute included (repeatable; --rwx is the same flag, as landrun spells it; a directory, or a single file for children)"},
 		&cli.StringSliceFlag{Name: flagDeny, Usage: "deny paths matching gitignore `PATTERN` (repeatable; in-process checks, the path-check fallback, and for children Landlock carve-outs of the files matching when the command starts)"},
 		&cli.BoolFlag{Name: flagDenySecrets, Usage: "deny the usual secret files: .env*, id_rsa*/id_ed25519*/... (not id_*.pub), .ssh/, .gnupg/, *.key, *.p12, .aws/, .config/gcloud/, .azure/, .kube/config, .docker/config.json, .netrc, .npmrc, .pypirc, .git-credentials, .vault-token, ... and *.pem or other id_* files that hold a private key (\"-----BEGIN ... PRIVATE KEY-----\"; certificate-only .pem such as CA bundles stay readable)"},
 		&cli.StringSliceFlag{Name: flagReadOnly, Usage: "`PATH_OR_PATTERN` inside a writable root may be read but not written, created, removed or renamed (repeatable; absolute path or gitignore pattern; landjail's own file operations and resolve refuse it, children get a Landlock carve-out)"},
@@ -133,21 +141,19 @@ func walkLimitFlag() cli.Flag {
 	return &cli.IntFlag{Name: flagWalkLimit, Usage: fmt.Sprintf("visit at most `N` entries when expanding deny and read-only patterns for children (default %d); more is an error, never a dropped pattern", landlock.DefaultWalkLimit)}
 }
 
-// RunFlags returns new flag values for run: the policy flags and the
-// options of the child.
-func RunFlags() []cli.Flag {
-	return append(PolicyFlags(),
-		&cli.IntSliceFlag{Name: flagConnectTCP, Usage: "allow TCP connect to `PORT` (repeatable; Landlock ABI 4)"},
+// ChildFlags returns new flag values for what confines a child beyond
+// the path policy: network, environment, HOME, strictness, system preset,
+// carve-outs, scoping and seccomp. run and mcp (for its bash tool) both
+// take them, from this one definition.
+func ChildFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntSliceFlag{Name: flagConnectTCP, Usage: "allow TCP connect to `PORT` (repeatable; Landlock ABI 4; name resolution also needs --allow-dns)"},
 		&cli.IntSliceFlag{Name: flagBindTCP, Usage: "allow TCP bind on `PORT` (repeatable; Landlock ABI 4)"},
-		&cli.StringFlag{Name: flagNet, Usage: "`MODE` \"host\" leaves the network unrestricted (default: TCP denied but for the ports above)"},
-		&cli.StringSliceFlag{Name: flagEnv, Usage: "pass `NAME` from the environment, or set NAME=VALUE (repeatable; default only PATH, HOME=workspace, LANG, TERM, TZ)"},
-		&cli.StringFlag{Name: flagUser, Usage: "run as `UID[:GID]` (numeric; GID defaults to UID; needs root)"},
-		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
+		&cli.StringFlag{Name: flagNet, Usage: "`MODE` \"host\" leaves the network unrestricted; \"none\" is the default: TCP denied but for the ports above, UDP denied unless --allow-dns"},
+		&cli.StringSliceFlag{Name: flagEnv, Usage: "pass `NAME` from the environment, or set NAME=VALUE (repeatable; default only PATH, HOME, LANG, TERM, TZ)"},
 		&cli.BoolFlag{Name: flagStrict, Usage: "refuse to run if anything requested cannot be enforced"},
 		&cli.BoolFlag{Name: flagBestEffort, Usage: "drop what the kernel cannot enforce, with a one-line warning (default)"},
-		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset (/usr, /bin, /lib*, a few /etc files, /dev/null, ...) nor a private TMPDIR"},
-		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
-		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
+		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset (/usr, /bin, /lib*, a few /etc files, /dev/null, ...) nor a private TMPDIR and HOME"},
 		walkLimitFlag(),
 		&cli.BoolFlag{Name: flagNoCarve, Usage: "do not carve deny patterns and read-only paths out of writable roots for children (with --strict: refuse such policies)"},
 		&cli.BoolFlag{Name: flagNoScope, Usage: "do not scope signals and abstract UNIX sockets to the sandbox (Landlock ABI 6)"},
@@ -156,7 +162,41 @@ func RunFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagAllowDNS, Usage: "with the network restricted, allow UDP sockets so DNS works (seccomp cannot check the port: all UDP is then allowed)"},
 		&cli.BoolFlag{Name: flagAllowDangerous, Usage: "keep keyctl, bpf, perf_event_open, userfaultfd, io_uring's neighbours, module loading and user namespaces"},
 		&cli.BoolFlag{Name: flagSelfTest, Usage: "before starting, check in a throwaway confined child that Landlock really denies an access (always done with --strict)"},
+	}
+}
+
+// RunFlags returns new flag values for run: the policy flags, the child
+// flags and run's own (user, home, git-identity, timeout, report,
+// print-rules; landjail-mcp refuses the settings user, report, home and
+// git_identity).
+func RunFlags() []cli.Flag {
+	f := append(PolicyFlags(), ChildFlags()...)
+	return append(f,
+		&cli.StringFlag{Name: flagUser, Usage: "run as `UID[:GID]` (numeric; GID defaults to UID; needs root)"},
+		&cli.StringFlag{Name: flagHome, Usage: "HOME of the command: `DIR` (created 0700 if missing, read-write for the command), or \"workspace\" for the workspace root (default: a private directory per workspace, kept between runs, in your cache directory: $XDG_CACHE_HOME/landjail/home/HASH)"},
+		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (git config user.name and user.email) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
+		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
+		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
+		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
 	)
+}
+
+// ConfigKeys returns the TOML keys of a --config file, sorted: the flags
+// in flags with "_" for "-", but for config itself and the flags that are
+// not settings (print-rules, json, access, ignore-roots). Help texts list
+// them from here, so that they cannot drift from the flags.
+func ConfigKeys(flags []cli.Flag) []string {
+	var keys []string
+	for _, f := range flags {
+		name := f.Names()[0]
+		switch name {
+		case flagConfig, "print-rules", "json", "access", "ignore-roots":
+			continue
+		}
+		keys = append(keys, strings.ReplaceAll(name, "-", "_"))
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Load reads the --config file (if any), then lets every flag set
@@ -194,15 +234,19 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagReadOnly, func() { o.ReadOnly = cmd.StringSlice(flagReadOnly) })
 	set(flagProtectAgentConfig, func() { o.ProtectAgentConfig = cmd.Bool(flagProtectAgentConfig) })
 	set(flagWalkLimit, func() { o.WalkLimit = cmd.Int(flagWalkLimit) })
-	if cmd.Name == "run" {
-		set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
-		set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
-		set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
-		set(flagAllowUnixSockets, func() { o.AllowUnixSockets = cmd.Bool(flagAllowUnixSockets) })
-		set(flagAllowDNS, func() { o.AllowDNS = cmd.Bool(flagAllowDNS) })
-		set(flagAllowDangerous, func() { o.AllowDangerousSyscall = cmd.Bool(flagAllowDangerous) })
-		set(flagSelfTest, func() { o.SelfTest = cmd.Bool(flagSelfTest) })
-	}
+	set(flagHome, func() {
+		if o.Home = cmd.String(flagHome); o.Home != HomeWorkspace {
+			o.Home = absOrSelf(o.Home)
+		}
+	})
+	set(flagGitIdentity, func() { o.GitIdentity = cmd.Bool(flagGitIdentity) })
+	set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
+	set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
+	set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
+	set(flagAllowUnixSockets, func() { o.AllowUnixSockets = cmd.Bool(flagAllowUnixSockets) })
+	set(flagAllowDNS, func() { o.AllowDNS = cmd.Bool(flagAllowDNS) })
+	set(flagAllowDangerous, func() { o.AllowDangerousSyscall = cmd.Bool(flagAllowDangerous) })
+	set(flagSelfTest, func() { o.SelfTest = cmd.Bool(flagSelfTest) })
 	if cmd.IsSet(flagStrict) && cmd.IsSet(flagBestEffort) && cmd.Bool(flagStrict) && cmd.Bool(flagBestEffort) {
 		return nil, errors.New("--strict and --best-effort are mutually exclusive")
 	}
@@ -248,6 +292,9 @@ func ReadConfig(path string) (*Options, error) {
 		return filepath.Join(base, p)
 	}
 	o.Workspace, o.Report = rel(o.Workspace), rel(o.Report)
+	if o.Home != HomeWorkspace {
+		o.Home = rel(o.Home)
+	}
 	for _, l := range [][]string{o.RO, o.ROX, o.RW} {
 		for i := range l {
 			l[i] = rel(l[i])
@@ -259,13 +306,16 @@ func ReadConfig(path string) (*Options, error) {
 func (o *Options) validate() error {
 	for _, p := range append(append([]int64{}, o.ConnectTCP...), o.BindTCP...) {
 		if p < 1 || p > 65535 {
-			return fmt.Errorf("invalid TCP port %d (want 1-65535)", p)
+			return fmt.Errorf("invalid TCP port %d (--connect-tcp and --bind-tcp want 1-65535)", p)
 		}
 	}
 	switch o.Net {
-	case "", "host":
+	case "host":
+	case "", "none":
+		// "none" is bwrap's and firejail's word for the default.
+		o.Net = ""
 	default:
-		return fmt.Errorf("invalid --net %q (want \"host\")", o.Net)
+		return fmt.Errorf("invalid --net %q (want \"host\" or \"none\")", o.Net)
 	}
 	if o.WalkLimit < 0 {
 		return fmt.Errorf("invalid --walk-limit %d (want a positive number of entries, 0 for the default %d)", o.WalkLimit, landlock.DefaultWalkLimit)
@@ -277,9 +327,29 @@ func (o *Options) validate() error {
 		return err
 	}
 	for _, e := range o.Env {
-		if name, _, _ := strings.Cut(e, "="); name == "" {
-			return fmt.Errorf("invalid --env %q (want NAME or NAME=VALUE)", e)
+		if err := checkEnv(e); err != nil {
+			return fmt.Errorf("invalid --env %q: %v (want NAME or NAME=VALUE)", e, err)
 		}
+	}
+	return nil
+}
+
+// HomeWorkspace is the --home value that makes the workspace root the
+// command's HOME (landjail's behaviour before the private home).
+const HomeWorkspace = "workspace"
+
+// checkEnv checks one --env entry: a name that is not empty and holds no
+// "=", NUL, white space or other control character, and a value without
+// NUL (execve(2) would cut it there).
+func checkEnv(e string) error {
+	name, value, _ := strings.Cut(e, "=")
+	switch {
+	case name == "":
+		return errors.New("empty name")
+	case strings.IndexFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+		return errors.New("the name holds a space or a control character")
+	case strings.IndexByte(value, 0) >= 0:
+		return errors.New("the value holds a NUL byte")
 	}
 	return nil
 }
@@ -363,6 +433,9 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 		mode  jail.Mode
 	}{{o.RO, jail.ReadOnly}, {o.ROX, jail.ReadExec}, {o.RW, jail.ReadWrite}} {
 		for _, p := range r.paths {
+			if isFile(p) {
+				continue // a Landlock rule of its own: see fileRules
+			}
 			opts = append(opts, jail.WithAllowed(absOrSelf(p), r.mode))
 		}
 	}
@@ -384,7 +457,86 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	if o.NoHardlink {
 		opts = append(opts, jail.WithNoHardlinkedWrites())
 	}
-	return jail.New(absOrSelf(root), append(opts, extra...)...)
+	ws, err := jail.New(absOrSelf(root), append(opts, extra...)...)
+	if err != nil {
+		return nil, o.flagError(absOrSelf(root), err)
+	}
+	return ws, nil
+}
+
+// flagError rewrites an error of jail.New in the words of the command
+// line: the flag and the value that caused it, never a Go identifier.
+// An error it cannot place is returned as is.
+func (o *Options) flagError(root string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "jail.New" {
+		cause := pe.Err
+		if errors.Is(cause, jail.ErrNotDirectory) {
+			cause = errors.New("not a directory")
+		}
+		flag := "--" + flagWorkspace
+		if pe.Path != root {
+			for _, r := range []struct {
+				paths []string
+				flag  string
+			}{{o.RO, flagRO}, {o.ROX, flagROX}, {o.RW, flagRW}} {
+				if slices.Contains(absAll(r.paths), pe.Path) {
+					flag = "--" + r.flag
+				}
+			}
+		}
+		if flag == "--"+flagWorkspace && o.Workspace == "" {
+			return fmt.Errorf("the workspace (the current directory, no --workspace given) %s: %w", pe.Path, cause)
+		}
+		return fmt.Errorf("%s %s: %w", flag, pe.Path, cause)
+	}
+	if errors.Is(err, path.ErrBadPattern) {
+		// Which pattern: the first that fails on its own (an error path
+		// only, so building a workspace per pattern costs nothing).
+		for _, r := range []struct {
+			patterns []string
+			flag     string
+			opt      func(...string) jail.Option
+		}{{o.Deny, flagDeny, jail.WithDeny}, {o.ReadOnly, flagReadOnly, jail.WithReadOnly}} {
+			for _, p := range r.patterns {
+				ws, e := jail.New(root, r.opt(p))
+				if e != nil {
+					return fmt.Errorf("--%s %q: invalid pattern: %w", r.flag, p, path.ErrBadPattern)
+				}
+				ws.Close()
+			}
+		}
+		return fmt.Errorf("a --deny or --read-only pattern is invalid: %w", path.ErrBadPattern)
+	}
+	return err
+}
+
+// SystemRoots returns jail options allowing the directories of the
+// system preset (landlock.SystemRules: /usr, /bin, /lib*, ... read and
+// execute, /etc/ssl/certs, ... read-only), so that resolve answers with
+// the policy a child of run gets. The preset's single files (/etc/passwd,
+// /dev/null, ...) and missing paths are left out: jail roots are
+// directories. None with no_system.
+func (o *Options) SystemRoots() []jail.Option {
+	if o.NoSystem {
+		return nil
+	}
+	var opts []jail.Option
+	for _, r := range landlock.SystemRules(o.Net != "host" && len(o.ConnectTCP) == 0) {
+		var mode jail.Mode
+		switch r.Access {
+		case landlock.RightsReadExec:
+			mode = jail.ReadExec
+		case landlock.RightsRead:
+			mode = jail.ReadOnly
+		default:
+			continue
+		}
+		if fi, err := os.Stat(r.Path); err == nil && fi.IsDir() {
+			opts = append(opts, jail.WithAllowed(r.Path, mode))
+		}
+	}
+	return opts
 }
 
 // SeccompFilter builds the seccomp layer for the child, or nil with
@@ -403,10 +555,50 @@ func (o *Options) SeccompFilter() (*seccomp.Filter, error) {
 	})
 }
 
+// isFile reports whether p names an existing file that is not a
+// directory (symbolic links followed, as Landlock's rule does).
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}
+
+// fileRules are the Landlock rules of the --ro/--rox/--rw roots that are
+// single files, with the rights that apply to a file (read; read and
+// execute; read, write and truncate). The jail policy (landjail's own file
+// operations, resolve, the path-check fallback) holds directories only, so
+// without Landlock such a file stays refused: fail closed.
+func (o *Options) fileRules() []landlock.Rule {
+	var rules []landlock.Rule
+	for _, r := range []struct {
+		paths  []string
+		access golandlock.AccessFSSet
+		flag   string
+	}{
+		{o.RO, landlock.RightsRead, flagRO},
+		{o.ROX, landlock.RightsReadExec, flagROX},
+		{o.RW, landlock.RightsReadWriteFile | landlock.RightsReadExec, flagRW},
+	} {
+		for _, p := range r.paths {
+			if isFile(p) {
+				rules = append(rules, landlock.Rule{Path: absOrSelf(p), Access: r.access, Source: "--" + r.flag})
+			}
+		}
+	}
+	return rules
+}
+
 // LandlockOptions is the Landlock side of the options; tmp is the private
-// temporary directory ("" for none).
-func (o *Options) LandlockOptions(tmp string) landlock.Options {
+// temporary directory ("" for none), home the command's HOME when it must
+// be granted read-write ("" for none: inside the workspace, or none).
+func (o *Options) LandlockOptions(tmp string, home ...string) landlock.Options {
+	extra := o.fileRules()
+	for _, h := range home {
+		if h != "" {
+			extra = append(extra, landlock.Rule{Path: h, Access: landlock.RightsAll, Source: "home"})
+		}
+	}
 	return landlock.Options{
+		Extra:      extra,
 		System:     !o.NoSystem,
 		TmpDir:     tmp,
 		ConnectTCP: toPorts(o.ConnectTCP),
@@ -461,21 +653,24 @@ func HasEnv(env []string, name string) bool {
 	return false
 }
 
-// MCPFlags returns new flag values for landjail-mcp: the policy flags and
-// the options of the bash tool's children.
+// MCPFlags returns new flag values for landjail-mcp: the policy flags,
+// the child flags (for the bash tool's commands) and mcp's own.
 func MCPFlags() []cli.Flag {
-	return append(PolicyFlags(),
-		&cli.IntSliceFlag{Name: flagConnectTCP, Usage: "allow bash's commands TCP connect to `PORT` (repeatable; Landlock ABI 4)"},
-		&cli.IntSliceFlag{Name: flagBindTCP, Usage: "allow bash's commands TCP bind on `PORT` (repeatable; Landlock ABI 4)"},
-		&cli.StringFlag{Name: flagNet, Usage: "`MODE` \"host\" leaves the network unrestricted for bash"},
-		&cli.StringSliceFlag{Name: flagEnv, Usage: "pass `NAME` from the environment to bash, or set NAME=VALUE (repeatable)"},
+	f := append(PolicyFlags(), ChildFlags()...)
+	return append(f,
 		&cli.DurationFlag{Name: flagTimeout, Usage: "bash's default timeout per command (default 2m; a call may ask for up to 10m)"},
-		&cli.BoolFlag{Name: flagStrict, Usage: "refuse to start if anything requested cannot be enforced"},
-		&cli.BoolFlag{Name: flagBestEffort, Usage: "drop what the kernel cannot enforce, with a warning on stderr (default)"},
-		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset nor a private TMPDIR (bash will hardly run)"},
-		walkLimitFlag(),
 		&cli.BoolFlag{Name: "ignore-roots", Usage: "never ask the client for its roots"},
 	)
+}
+
+// WarnDNS prints one line on stderr when TCP connect is open (--connect-tcp)
+// but name resolution is not: with the network restricted the seccomp
+// layer refuses UDP sockets unless --allow-dns, so getaddrinfo fails with
+// EAI_AGAIN and clients retry for a long time (npm: about 70 s).
+func WarnDNS(w io.Writer, o *Options) {
+	if len(o.ConnectTCP) > 0 && o.Net != "host" && !o.AllowDNS && !o.NoSeccomp {
+		fmt.Fprintln(w, "landjail: warning: --connect-tcp without --allow-dns: host names will not resolve (UDP is refused); add --allow-dns (it allows every UDP socket: seccomp cannot check the port) or connect to IP addresses")
+	}
 }
 
 // WarnDropped prints one line on stderr when best effort dropped a

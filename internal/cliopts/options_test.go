@@ -1,13 +1,17 @@
 package cliopts
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/internal/kerneltest"
 )
@@ -88,4 +92,74 @@ func FuzzReadConfig(f *testing.F) {
 			assert.NotEmpty(t, err.Error())
 		}
 	})
+}
+
+// tomlKeys returns the toml keys of Options.
+func tomlKeys(t *testing.T) []string {
+	t.Helper()
+	var keys []string
+	ty := reflect.TypeOf(Options{})
+	for i := range ty.NumField() {
+		k := ty.Field(i).Tag.Get("toml")
+		require.NotEmpty(t, k, "field %s has no toml key", ty.Field(i).Name)
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestConfigKeysMatchFlags: the keys a help lists (ConfigKeys of run's
+// and mcp's flags) are exactly the TOML keys of Options, so every flag
+// can be set in a --config file and every key has a flag; and ReadConfig
+// accepts a file setting every key.
+func TestConfigKeysMatchFlags(t *testing.T) {
+	keys := tomlKeys(t)
+	assert.Equal(t, keys, ConfigKeys(RunFlags()), "run's flags and Options' keys")
+	// mcp: every child flag applies to its bash tool; only run's own
+	// flags (user, report, home, git_identity) are missing.
+	mcp := ConfigKeys(MCPFlags())
+	for _, k := range keys {
+		if k == "user" || k == "report" || k == "home" || k == "git_identity" {
+			continue
+		}
+		assert.Contains(t, mcp, k, "mcp lacks the flag of key %s", k)
+	}
+	for _, f := range ChildFlags() {
+		assert.Contains(t, mcp, strings.ReplaceAll(f.Names()[0], "-", "_"))
+	}
+
+	// A file setting every key, with a value of the field's type.
+	var buf strings.Builder
+	ty := reflect.TypeOf(Options{})
+	for i := range ty.NumField() {
+		f := ty.Field(i)
+		v := map[reflect.Kind]string{reflect.String: `""`, reflect.Bool: "false", reflect.Slice: "[]", reflect.Int: "0"}[f.Type.Kind()]
+		if f.Type == reflect.TypeOf(Duration(0)) {
+			v = `"1s"`
+		}
+		require.NotEmpty(t, v, "no test value for %s", f.Name)
+		buf.WriteString(f.Tag.Get("toml") + " = " + v + "\n")
+	}
+	_, err := ReadConfig(writeConfig(t, buf.String()))
+	require.NoError(t, err, "%s", buf.String())
+}
+
+// TestMCPFlagsApplied: mcp's flags for its bash tool reach Options as
+// run's do (Load applied the seccomp, carve and scope flags for run only).
+func TestMCPFlagsApplied(t *testing.T) {
+	var o *Options
+	cmd := &cli.Command{
+		Name:  "landjail-mcp",
+		Flags: MCPFlags(),
+		Action: func(_ context.Context, cmd *cli.Command) (err error) {
+			o, err = Load(cmd)
+			return err
+		},
+	}
+	require.NoError(t, cmd.Run(context.Background(), []string{"landjail-mcp", "--workspace", t.TempDir(),
+		"--no-carve", "--no-scope", "--no-seccomp", "--allow-unix-sockets", "--allow-dns",
+		"--allow-dangerous-syscalls", "--self-test", "--net", "none", "--connect-tcp", "443"}))
+	assert.True(t, o.NoCarve && o.NoScope && o.NoSeccomp && o.AllowUnixSockets && o.AllowDNS && o.AllowDangerousSyscall && o.SelfTest, "%+v", o)
+	assert.Equal(t, []int64{443}, o.ConnectTCP)
+	assert.Equal(t, "", o.Net, "none is the default")
 }
