@@ -98,8 +98,8 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if o.User != "" || o.Report != "" || o.Home != "" || o.GitIdentity {
-		return errors.New("the user, report, home and git_identity settings apply to run only")
+	if o.User != "" || o.Report != "" || o.Home != "" || o.GitIdentity || o.Explain {
+		return errors.New("the user, report, home, git_identity and explain settings apply to run only")
 	}
 	cliopts.WarnDNS(cmd.Root().ErrWriter, o)
 	if err := o.CheckImplicitWorkspace(cmd.Root().ErrWriter); err != nil {

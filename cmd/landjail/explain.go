@@ -117,6 +117,10 @@ func explain(ws *jail.Workspace, d denials.Denial) explanation {
 		x.Why = "outside the sandbox (Landlock scope): another process or an abstract UNIX socket of the host"
 		x.Allow = "--no-scope"
 		return x
+	case b == "fs.ioctl_dev":
+		x.Why = "an ioctl on a device file (LANDLOCK_ACCESS_FS_IOCTL_DEV, ABI 5): no root grants device ioctls but a --rw one"
+		x.Allow = "--rw " + d.Path + " (only if the command really needs it)"
+		return x
 	case b == "fs.change_topology":
 		x.Why = "mounts cannot be changed in a sandbox"
 		return x
@@ -132,8 +136,13 @@ func explain(ws *jail.Workspace, d denials.Denial) explanation {
 		access = jail.Execute
 	}
 	_, err := ws.Check(d.Path, access)
+	// What a flag should name: the file itself for an access to a file
+	// (--ro/--rox/--rw take single files), the directory for creating,
+	// removing or renaming entries in it.
 	dir := d.Path
-	if access != jail.Read || b == "fs.read_file" {
+	switch b {
+	case "fs.read_file", "fs.read_dir", "fs.execute", "fs.write_file", "fs.truncate":
+	default:
 		if fi, err := os.Stat(d.Path); err != nil || !fi.IsDir() {
 			dir = filepath.Dir(d.Path)
 		}

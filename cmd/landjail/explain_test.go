@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -34,11 +38,12 @@ func TestExplain(t *testing.T) {
 		right, why string
 		allow      string
 	}{
-		{"outside read", denials.Denial{Blockers: []string{"fs.read_file"}, Path: out + "/secret", Count: 2}, "read_file", "outside every allowed root", "--ro " + out},
+		{"outside read", denials.Denial{Blockers: []string{"fs.read_file"}, Path: out + "/secret", Count: 2}, "read_file", "outside every allowed root", "--ro " + out + "/secret"},
 		{"outside write", denials.Denial{Blockers: []string{"fs.make_reg"}, Path: out + "/new"}, "make_reg", "outside every allowed root", "--rw " + out},
 		{"deny pattern", denials.Denial{Blockers: []string{"fs.read_file"}, Path: ws + "/.env"}, "read_file", "deny pattern", "drop the pattern"},
-		{"read-only path", denials.Denial{Blockers: []string{"fs.write_file"}, Path: ws + "/docs/a.md"}, "write_file", "read-only", "--rw " + ws + "/docs"},
-		{"no execute in a ro root", denials.Denial{Blockers: []string{"fs.execute"}, Path: ro + "/tool"}, "execute", "without execute", "--rox " + ro},
+		{"read-only path", denials.Denial{Blockers: []string{"fs.write_file"}, Path: ws + "/docs/a.md"}, "write_file", "read-only", "--rw " + ws + "/docs/a.md"},
+		{"no execute in a ro root", denials.Denial{Blockers: []string{"fs.execute"}, Path: ro + "/tool"}, "execute", "without execute", "--rox " + ro + "/tool"},
+		{"device ioctl", denials.Denial{Blockers: []string{"fs.ioctl_dev"}, Path: "/dev/null"}, "ioctl_dev", "device", "--rw /dev/null"},
 		{"frozen directory", denials.Denial{Blockers: []string{"fs.make_reg"}, Path: ws + "/NEW"}, "make_reg", "frozen by carve-outs", "--no-carve"},
 		{"tcp connect", denials.Denial{Blockers: []string{"net.connect_tcp"}, Addr: "127.0.0.1", Port: 443}, "connect_tcp", "port not allowed", "--connect-tcp 443"},
 		{"tcp bind", denials.Denial{Blockers: []string{"net.bind_tcp"}, Port: 8080}, "bind_tcp", "port not allowed", "--bind-tcp 8080"},
@@ -51,4 +56,52 @@ func TestExplain(t *testing.T) {
 			assert.Contains(t, x.Allow, tc.allow)
 		})
 	}
+}
+
+// TestRunExplain: the built landjail, --explain: a read outside the
+// policy and a TCP connect to a port not granted are each printed with
+// the right, the path or port, why, and the flag that would allow it,
+// and listed in the --report file. Without --explain, a failing command
+// gets one line pointing to it. Needs root and Landlock ABI 7 (audit);
+// the audit state is left as found (internal/denials restores it).
+func TestRunExplain(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 7)
+	if ok, why := denials.Available(); !ok {
+		kerneltest.Missing(t, "Landlock audit records: %s", why)
+		return
+	}
+	bin := landjailBin(t)
+	ws, outside := wsDir(t), wsDir(t)
+	secret := filepath.Join(outside, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("s3cret"), 0o600))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	rep := filepath.Join(wsDir(t), "rep.json")
+
+	script := fmt.Sprintf("cat %s; exec 3<>/dev/tcp/127.0.0.1/%d", secret, port)
+	code, out := runBin(t, bin, nil, "run", "--workspace", ws, "--explain", "--report", rep, "--", "bash", "-c", script)
+	assert.NotEqual(t, 0, code, out)
+	assert.NotContains(t, out, "s3cret")
+	assert.Contains(t, out, "read_file "+secret)
+	assert.Contains(t, out, "outside every allowed root; to allow: --ro "+secret)
+	assert.Contains(t, out, fmt.Sprintf("connect_tcp TCP port %d", port))
+	assert.Contains(t, out, fmt.Sprintf("to allow: --connect-tcp %d", port))
+
+	b, err := os.ReadFile(rep)
+	require.NoError(t, err)
+	var r runReport
+	require.NoError(t, json.Unmarshal(b, &r))
+	var rights []string
+	for _, d := range r.Denials {
+		rights = append(rights, d.Right)
+	}
+	assert.Contains(t, rights, "read_file")
+	assert.Contains(t, rights, "connect_tcp")
+
+	// Without --explain: one line pointing to it.
+	code, out = runBin(t, bin, nil, "run", "--workspace", ws, "--timeout", "1m", "--", "cat", secret)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "--explain lists what")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/ptyrelay"
 	"github.com/landjail/landjail/internal/reaper"
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -181,7 +182,9 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 			tmp.remove()
 		}
 	}
-	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp.path(), home))
+	lopts := o.LandlockOptions(tmp.path(), home)
+	lopts.LogDenials = o.Explain
+	rs, err := landlock.Compile(ws, lopts)
 	if err != nil {
 		removeTmp()
 		if errors.Is(err, landlock.ErrWalkLimit) {
@@ -222,7 +225,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return &startError{c.Exec()}
 	}
 	defer removeTmp()
-	return supervised(c, o, argv, stdio, report, stderr)
+	return supervised(c, ws, o, argv, stdio, report, stderr)
 }
 
 // wordedError is err told in the words of the command line: Error is msg
@@ -280,6 +283,8 @@ func needsSupervisor(o *options, supervisedFilter bool, stdio stdioSet, leave fu
 		return true, "--timeout"
 	case o.Report != "":
 		return true, "--report"
+	case o.Explain:
+		return true, "--explain (audit records are read after the command exits)"
 	case supervisedFilter:
 		// The seccomp filter hands listen(2) to landjail (--bind-tcp, or
 		// UNIX sockets with the network restricted): it must stay alive.
@@ -322,7 +327,7 @@ const drainTime = 2 * time.Second
 // its process group, every descendant killed when it exits (landjail is
 // a child subreaper), the exit status returned as an exitStatus, the
 // report written.
-func supervised(c *exec.Cmd, o *options, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer) (err error) {
+func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer) (err error) {
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
@@ -360,6 +365,10 @@ func supervised(c *exec.Cmd, o *options, argv []string, stdio stdioSet, report *
 	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
 	defer signal.Stop(sigs)
 
+	var ex *explainer
+	if o.Explain {
+		ex = startExplainer(context.Background())
+	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
 		return fail(&startError{err})
@@ -405,6 +414,11 @@ func supervised(c *exec.Cmd, o *options, argv []string, stdio stdioSet, report *
 		fmt.Fprintf(stderr, "landjail: %s timed out after %s\n", argv[0], c.Timeout)
 	}
 	rep.DurationMS = float64(elapsed.Microseconds()) / 1000
+	if ex != nil {
+		rep.Denials, rep.ExplainUnavailable = ex.finish(ws, stderr)
+	} else if rep.ExitCode != 0 && c.Ruleset.Enforced() {
+		fmt.Fprintf(stderr, "landjail: %s exited with status %d; if it was denied access, --explain lists what and the flag that allows it (--print-rules shows the rules)\n", argv[0], rep.ExitCode)
+	}
 	if err := report.write(&rep, stderr); err != nil {
 		return err
 	}
@@ -456,4 +470,9 @@ type runReport struct {
 	// KilledDescendants counts the processes the command left behind
 	// that landjail killed after it exited.
 	KilledDescendants int `json:"killed_descendants,omitempty"`
+	// Denials are what Landlock denied, explained (--explain);
+	// ExplainUnavailable says why there are none when audit could not
+	// be read.
+	Denials            []explanation `json:"denials,omitempty"`
+	ExplainUnavailable string        `json:"explain_unavailable,omitempty"`
 }

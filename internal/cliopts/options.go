@@ -54,6 +54,7 @@ type Options struct {
 	Report      string   `toml:"report"`
 	Home        string   `toml:"home"`
 	GitIdentity bool     `toml:"git_identity"`
+	Explain     bool     `toml:"explain"`
 
 	ReadOnly           []string `toml:"read_only"`
 	ProtectAgentConfig bool     `toml:"protect_agent_config"`
@@ -103,6 +104,7 @@ const (
 	flagReport      = "report"
 	flagHome        = "home"
 	flagGitIdentity = "git-identity"
+	flagExplain     = "explain"
 
 	flagReadOnly           = "read-only"
 	flagProtectAgentConfig = "protect-agent-config"
@@ -177,6 +179,7 @@ func RunFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (git config user.name and user.email) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
 		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
+		&cli.BoolFlag{Name: flagExplain, Usage: "after the command exits, print each access Landlock denied, why, and the flag that would allow it (from Landlock's audit records: root, Landlock ABI 7; implies supervision)"},
 		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
 	)
 }
@@ -240,6 +243,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 		}
 	})
 	set(flagGitIdentity, func() { o.GitIdentity = cmd.Bool(flagGitIdentity) })
+	set(flagExplain, func() { o.Explain = cmd.Bool(flagExplain) })
 	set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
 	set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
 	set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
