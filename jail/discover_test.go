@@ -15,13 +15,13 @@ import (
 	"github.com/landjail/landjail/openat"
 )
 
-// discoverCase is the registry tree of the Discover tests: seed 004's
+// discoverCase is the registry tree of the Discover tests: the classic
 // evil skill (README.md => /etc/passwd) next to a good one, and one entry
 // per other reason to skip.
 var discoverCase = attacktest.Case{
 	Name: "discover",
 	Tree: []string{
-		// Seed 004: my-skill kept, evil-skill skipped.
+		// my-skill kept, evil-skill skipped.
 		".claude/skills/my-skill/SKILL.md=# my skill",
 		".claude/skills/my-skill/README.md=readme",
 		".claude/skills/evil-skill/SKILL.md=# evil",

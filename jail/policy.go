@@ -102,8 +102,8 @@ type allowedSpec struct {
 
 // WithAllowed adds an extra root beyond the workspace, usable with mode.
 // The path must be absolute and exist; it is canonicalised (symlinks
-// resolved) by New. This is seed 004's sandbox_roots and seed 002's
-// allowed_paths. A path given several times keeps the widest mode.
+// resolved) by New. These are the extra sandbox roots (read-only,
+// read-write) and allowed_paths of the agent-sandbox designs we follow. A path given several times keeps the widest mode.
 func WithAllowed(path string, mode Mode) Option {
 	return func(c *config) error {
 		if mode < ReadOnly || mode > ReadWrite {
@@ -139,15 +139,15 @@ func WithDeny(patterns ...string) Option {
 }
 
 // RejectAbsolute makes every absolute path an error (ErrAbsolutePath),
-// even one inside the workspace: seed 003's mode, where agents must use
-// relative paths.
+// even one inside the workspace: the mode of workspace jails where agents
+// must use relative paths.
 func RejectAbsolute() Option {
 	return func(c *config) error { c.rejectAbsolute = true; return nil }
 }
 
 // Unrestricted allows every path on the system except those matched by
-// the deny patterns (seed 002's "unrestricted: true", which still honours
-// the daemon-secret deny list). Paths outside the workspace are treated as
+// the deny patterns (an "unrestricted" agent policy that still honours
+// the always-denied secrets). Paths outside the workspace are treated as
 // ReadWrite. Use only for trusted callers.
 func Unrestricted() Option {
 	return func(c *config) error { c.unrestricted = true; return nil }
@@ -304,8 +304,8 @@ func WithDenySecrets() Option {
 // SecretPatterns is the path part of the secrets preset (WithDenySecrets,
 // which also adds PrivateKeyPatterns): deny patterns in gitignore syntax
 // for credential files, denied whatever their content. It is not enabled
-// by default. Sources: seed 004's blocked_patterns, seed 002's
-// daemon-secret list, and the credential files that peers deny by
+// by default. Sources: the blocked patterns of agent-skill
+// sandboxes (.env, *.pem, *.key), agent daemons' own secrets, and the credential files that peers deny by
 // default or document (OpenSSH ssh-keygen(1) FILES, AWS CLI
 // ~/.aws/credentials and config, gcloud's ~/.config/gcloud
 // (credentials.db, application_default_credentials.json), Azure CLI

@@ -15,8 +15,8 @@ import (
 // Workspace is one policy: a canonical workspace root (ReadWrite), extra
 // allowed roots, always-denied patterns, and the file operations that go
 // through them. It is the single choke point for paths an untrusted
-// caller supplies (seed 000's Workspace, seed 002's PathPolicy, seed
-// 003's workspace jail, seed 004's sandbox roots).
+// caller supplies (the path-containment Workspace, an agent runtime's
+// PathPolicy, a workspace jail and sandbox roots, in one).
 //
 // A Workspace holds one directory fd per root (opened by New, released by
 // Close). It is safe for concurrent use.

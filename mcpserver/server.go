@@ -22,7 +22,7 @@
 //	  "args": ["mcp", "--workspace", "/home/me/project", "--deny-secrets"]}}}
 package mcpserver
 
-//lint:file-ignore SA1019 the roots feature is deprecated from protocol 2026-07-28 (SEP-2577) but is what clients send today; issue 5 asks for it.
+//lint:file-ignore SA1019 the roots feature is deprecated from protocol 2026-07-28 (SEP-2577) but is what clients send today.
 
 import (
 	"context"

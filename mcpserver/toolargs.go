@@ -82,7 +82,7 @@ func (e *ToolArgError) Unwrap() error { return e.Err }
 
 // CheckToolArgs checks the arguments of one tool call (args, a JSON value,
 // normally an object) against the policy before the call is forwarded to
-// the tool, typically an MCP server the agent talks to (seed 002's MCP
+// the tool, typically an MCP server the agent talks to (an MCP
 // path guard), through w, the policy. schema is the tool's JSON Schema
 // (its MCP inputSchema); it may be nil or empty. a is the access the tool
 // needs: jail.Read for tools that only look, jail.Write for tools that

@@ -1,5 +1,5 @@
 // Package seccomp builds and installs the seccomp-BPF filter landjail puts on
-// a confined child, for what Landlock does not restrict (issue 3).
+// a confined child, for what Landlock does not restrict.
 //
 // Landlock is allow-only and covers files, TCP bind/connect (ABI 4), abstract
 // UNIX sockets and signals (ABI 6 scopes) and, since ABI 1, ptrace and mount

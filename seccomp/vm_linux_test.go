@@ -320,7 +320,7 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // TestFilterVMNetBypasses covers the rules for the network routes around
-// Landlock (issue 9): MSG_FASTOPEN, listen's autobind, datagram
+// Landlock: MSG_FASTOPEN, listen's autobind, datagram
 // socketpairs and netlink families.
 func TestFilterVMNetBypasses(t *testing.T) {
 	tg := nativeArch(t)

@@ -1,5 +1,5 @@
 // Package tools is the set of file and shell tools every coding agent
-// exposes (seed 003's tool table: read_file, write_file, edit_file,
+// exposes (the usual tool table: read_file, write_file, edit_file,
 // list_directory, glob, grep, bash, patch), each going through one
 // *jail.Workspace, the single choke point for the paths an agent supplies,
 // and each returning text shaped for a language model: line numbers,
@@ -13,7 +13,7 @@
 // policy, so the file tools and the shell cannot disagree about what is
 // allowed.
 //
-// The read-before-write protocol (seed 000's ReadTracker) needs a
+// The read-before-write protocol (jail.ReadTracker) needs a
 // Workspace built with jail.WithReadTracker: read_file marks a file read,
 // write_file, edit_file and patch refuse to overwrite an existing file that was
 // not read (jail.ErrNotRead) or that changed on disk since
