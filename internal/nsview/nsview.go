@@ -50,6 +50,7 @@ import (
 // value (same as New()) makes the whole tree read-only and nothing else.
 type View struct {
 	writable   []string
+	readOnly   []string
 	masks      []string
 	privateTmp bool
 	noNetwork  bool
@@ -81,6 +82,22 @@ func (v View) Writable(paths ...string) View {
 // and outside every writable root, where it is unreachable anyway.
 func (v View) Mask(paths ...string) View {
 	v.masks = append(slices.Clone(v.masks), paths...)
+	return v
+}
+
+// ReadOnly returns a copy of v in which each path (absolute, clean, not
+// "/"), typically a file or directory inside a writable root, is made
+// read-only again, with everything mounted beneath it: a recursive clone
+// of it (open_tree OPEN_TREE_CLONE|AT_RECURSIVE, after the writable roots
+// are attached) is set MOUNT_ATTR_RDONLY and mounted on itself. Writes,
+// chmod, utime and creating, removing or renaming entries inside it fail
+// with EROFS; the path itself cannot be removed or renamed (EBUSY), its
+// parent directory stays writable. A path that does not exist when the
+// view is built makes Enter fail (ENOENT), as for Mask; a path hidden by
+// PrivateTmp and outside every writable root is dropped (unreachable).
+// Masks are applied after it, so a mask below a read-only path holds.
+func (v View) ReadOnly(paths ...string) View {
+	v.readOnly = append(slices.Clone(v.readOnly), paths...)
 	return v
 }
 
@@ -147,6 +164,7 @@ func Probe() error { return probe() }
 type plan struct {
 	early  []string // writable roots attached before the private tmpfs
 	late   []string // writable roots below /tmp or /dev/shm, attached inside the private tmpfs
+	ro     []string // read-only paths, shallowest first, made read-only after every writable root
 	masks  []string // in order; the others were dropped as unreachable
 	tmpfs  []string // private tmpfs mount points
 	netns  bool
@@ -197,6 +215,22 @@ func (v View) compile() (plan, error) {
 		} else {
 			p.early = append(p.early, w)
 		}
+	}
+	ros := slices.Clone(v.readOnly)
+	for _, r := range ros {
+		if err := checkPath("read-only", r); err != nil {
+			return plan{}, err
+		}
+	}
+	slices.SortFunc(ros, byDepth)
+	ros = slices.Compact(ros)
+	for _, r := range ros {
+		hidden := v.privateTmp && slices.ContainsFunc(privateDirs, func(d string) bool { return under(r, d) })
+		if hidden && !slices.ContainsFunc(p.late, func(w string) bool { return under(r, w) }) {
+			p.ndrops++
+			continue
+		}
+		p.ro = append(p.ro, r)
 	}
 	ms := slices.Clone(v.masks)
 	for _, m := range ms {

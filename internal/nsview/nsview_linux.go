@@ -137,6 +137,11 @@ func enter(v View) error {
 			}
 		}
 	}
+	for _, r := range p.ro {
+		if err := remountReadOnly(r); err != nil {
+			return err
+		}
+	}
 	if len(p.masks) > 0 {
 		if err := applyMasks(p.masks); err != nil {
 			return err
@@ -146,6 +151,28 @@ func enter(v View) error {
 		if err := loopbackUp(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// remountReadOnly mounts a read-only recursive clone of path on itself
+// (reached by walk, so no symbolic link is followed).
+func remountReadOnly(path string) error {
+	src, err := walk(path, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(src)
+	cfd, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return sysErr("open_tree", path, err)
+	}
+	defer unix.Close(cfd)
+	if err := unix.MountSetattr(cfd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return sysErr("mount_setattr(MOUNT_ATTR_RDONLY)", path, err)
+	}
+	if err := unix.MoveMount(cfd, "", src, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return sysErr("move_mount", path, err)
 	}
 	return nil
 }
