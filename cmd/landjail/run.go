@@ -144,9 +144,11 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		for _, r := range rs.Rules() {
 			fmt.Fprintln(w, r)
 		}
+		printLayer(w, rs.Report())
 		return nil
 	}
 	cliopts.WarnDropped(stderr, rs.Report())
+	warnFrozen(stderr, rs.Report(), o.NoNamespaces)
 
 	if err := filterErr; err != nil {
 		if o.Strict {
@@ -381,4 +383,51 @@ type runReport struct {
 	// KilledDescendants counts the processes the command left behind
 	// that landjail killed after it exited.
 	KilledDescendants int `json:"killed_descendants,omitempty"`
+}
+
+// printLayer ends --print-rules with the file-system layer in force, as
+// comment lines: "# layer: namespaces" (then "# mask: PATH",
+// "# read-only mount: PATH", "# writable: PATH"), or "# layer:
+// landlock-only (WHY)" / "# layer: path-check (WHY)".
+func printLayer(w io.Writer, r *landlock.Report) {
+	if r.LayerReason != "" {
+		fmt.Fprintf(w, "# layer: %s (%s)\n", r.Layer, r.LayerReason)
+	} else {
+		fmt.Fprintf(w, "# layer: %s\n", r.Layer)
+	}
+	for _, m := range r.Masks {
+		fmt.Fprintf(w, "# mask: %s\n", m)
+	}
+	for _, m := range r.ReadOnlyMounts {
+		fmt.Fprintf(w, "# read-only mount: %s\n", m)
+	}
+	for _, m := range r.Writable {
+		fmt.Fprintf(w, "# writable: %s\n", m)
+	}
+	if r.PrivateNetwork {
+		fmt.Fprintln(w, "# network: private namespace, loopback only")
+	}
+}
+
+// warnFrozen prints one line on stderr per directory the Landlock
+// carve-outs freeze for the child (no entry can be created, removed or
+// renamed directly in it), with why the namespace layer is not in force
+// and the flag that avoids it.
+func warnFrozen(w io.Writer, r *landlock.Report, noNamespaces bool) {
+	if len(r.FrozenDirs) == 0 {
+		return
+	}
+	avoid := "--no-carve avoids it (deny and read-only paths are then not enforced for the command)"
+	if noNamespaces {
+		avoid = "dropping --no-namespaces avoids it"
+	} else if r.Layer == landlock.LayerNamespaces {
+		avoid = "a protected name that does not exist yet; create it first, or --no-carve"
+	}
+	why := r.Layer
+	if r.LayerReason != "" {
+		why += ": " + r.LayerReason
+	}
+	for _, d := range r.FrozenDirs {
+		fmt.Fprintf(w, "landjail: frozen directory %s: the command cannot create, remove or rename entries in it (carve-outs, layer %s); %s\n", d, why, avoid)
+	}
 }

@@ -53,6 +53,7 @@ type View struct {
 	readOnly   []string
 	masks      []string
 	privateTmp bool
+	shm        string // SharedMemory
 	noNetwork  bool
 }
 
@@ -112,6 +113,18 @@ func (v View) PrivateTmp() View {
 	return v
 }
 
+// SharedMemory returns a copy of v in which, with PrivateTmp, /dev/shm is
+// not a fresh tmpfs but dir (absolute, clean, an existing directory,
+// reached without following symbolic links), bind-mounted there with the
+// host's flags. The caller creates dir (mode 1777 for several users) and
+// removes it; it lets a Landlock rule added on dir before Enter cover the
+// view's /dev/shm, which a fresh tmpfs (a new inode) cannot. Without
+// PrivateTmp it has no effect.
+func (v View) SharedMemory(dir string) View {
+	v.shm = dir
+	return v
+}
+
 // NoNetwork returns a copy of v in which the thread also gets a new,
 // empty network namespace (CLONE_NEWNET) with only the loopback
 // interface, brought up: no route to anything, not even the host's
@@ -167,6 +180,7 @@ type plan struct {
 	ro     []string // read-only paths, shallowest first, made read-only after every writable root
 	masks  []string // in order; the others were dropped as unreachable
 	tmpfs  []string // private tmpfs mount points
+	shm    string   // directory bound on /dev/shm instead of a tmpfs ("" for none)
 	netns  bool
 	ndrops int // masks dropped as unreachable (for tests)
 }
@@ -256,6 +270,12 @@ func (v View) compile() (plan, error) {
 	}
 	if v.privateTmp {
 		p.tmpfs = privateDirs
+		if v.shm != "" {
+			if err := checkPath("shared-memory", v.shm); err != nil {
+				return plan{}, err
+			}
+			p.tmpfs, p.shm = []string{"/tmp"}, v.shm
+		}
 	}
 	p.netns = v.noNetwork
 	return p, nil

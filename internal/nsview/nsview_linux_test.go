@@ -279,3 +279,20 @@ func TestViewReadOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestViewWritableBelowReadOnly: a writable root nested in a read-only
+// path (--ro DIR --rw DIR/sub) stays writable; the rest of DIR does not.
+func TestViewWritableBelowReadOnly(t *testing.T) {
+	requireViews(t)
+	tr := newTree(t)
+	v := nsview.New().Writable(tr.ws, tr.ws+"/sub").ReadOnly(tr.ws).PrivateTmp()
+	var got, ctl string
+	require.NoError(t, inView(v, func() (err error) {
+		got, err = tr.run([]string{"sh", "touch sub/new && echo sub-ok; touch new 2>&1 | grep -o 'Read-only file system'; true"}, nil)
+		return err
+	}))
+	assert.Equal(t, "sub-okRead-only file system", strings.ReplaceAll(got, "\n", ""))
+	ctl, err := newTree(t).run([]string{"sh", "touch sub/new && echo sub-ok; touch new 2>&1 | grep -o 'Read-only file system'; true"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "sub-ok", strings.TrimSpace(ctl), "control")
+}
