@@ -47,6 +47,19 @@ a child subreaper), then removes the TMPDIR. The --report file is opened
 before CMD starts (no symlink in its path, a regular file with one link) and
 written through that descriptor.
 
+Where the kernel and process allow a mount namespace (root, not refused by a
+seccomp profile such as Docker's default), the command also runs in a
+namespace view under Landlock: denied files (--deny, --deny-secrets) are
+covered by empty read-only files instead of Landlock carve-outs, so no
+directory of the workspace is frozen; everything outside the writable roots
+is read-only (chmod, utime, truncate: EROFS); /tmp and /dev/shm are private;
+with TCP fully denied (no --connect-tcp/--bind-tcp, not --net host) the
+network namespace holds only loopback. --no-namespaces (TOML no_namespaces)
+turns it off. Where it is unavailable landjail falls back to carve-outs,
+--print-rules and the report name the layer ("namespaces", "landlock-only",
+"path-check") and why, and each frozen directory is named on stderr; --strict
+then refuses a policy whose carve-outs would freeze directories.
+
 Best effort (the default) drops what the kernel cannot enforce with a one-line
 warning on stderr; --strict refuses to run instead (exit 125). Without any
 usable Landlock, landjail checks the paths in CMD's arguments (and sh -c
@@ -54,7 +67,8 @@ scripts) and refuses CMD (exit 126) if one is outside the policy.
 
 --config FILE holds the same settings as TOML, keys named like the flags with
 "_" for "-": workspace, ro, rox, rw, deny, deny_secrets, connect_tcp, bind_tcp,
-net, env, user, timeout ("30s"), strict, best_effort, no_system, report.
+net, env, user, timeout ("30s"), strict, best_effort, no_system, report,
+no_namespaces.
 A flag given on the command line replaces the file's value (a repeatable flag
 the whole list). Unknown keys are an error.
 
