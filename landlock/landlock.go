@@ -416,6 +416,10 @@ func (r *Ruleset) View() (nsview.View, bool) {
 // the confined thread. Each call adds a layer; a thread holds at most 16
 // (E2BIG), so use a fresh thread per confinement.
 //
+// A Ruleset with a namespace view (View) grants its roots whole and
+// relies on the view's masks: the calling thread must have entered the
+// view first (package exec does); RestrictSelf does not check it.
+//
 // Errors: ErrUnavailable when the Ruleset has no Landlock domain
 // (LevelPathCheck), ErrClosed after Close, otherwise the errno of the
 // failing syscall. On error the thread may already carry no_new_privs.
