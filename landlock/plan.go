@@ -340,7 +340,7 @@ func (c *compiled) carveRules(req request, list listFunc) ([]Rule, error) {
 	rep.ChainDirs, c.kinds = chainDirs, kinds
 	rep.CarveRules = len(kinds)
 	for _, r := range rules {
-		if r.Source == "chain" {
+		if r.Source == "chain" && rep.ABI > 0 { // without Landlock nothing is frozen
 			rep.FrozenDirs = append(rep.FrozenDirs, r.Path)
 		}
 	}
