@@ -54,6 +54,12 @@
 // with the error (a Ruleset with a view is never used without it). Exec
 // runs its last steps on a fresh locked thread in that case (nsview
 // refuses the main thread), whose execve replaces the process as usual.
+// Each worker has its own view: children of different workers (or of one
+// worker before and after its idle exit) see different private /tmp and
+// network namespaces; /dev/shm is the Ruleset's TmpDir/.shm, shared. A
+// path masked at Compile and deleted on the host afterwards makes new
+// workers fail to enter the view (ENOENT) until the Ruleset is compiled
+// again.
 //
 // Cmd.FreshThread selects the other path: a new locked thread per spawn,
 // confined the same way, forks once and dies. Children are confined
