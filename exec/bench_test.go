@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -144,4 +145,50 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkSpawnNamespaces alternates a plain os/exec spawn of /bin/true,
+// a pooled confined one without the namespace layer and a pooled one with
+// it (a .env masked, --deny-secrets), so that all three see the same
+// load, and reports the medians and the ratios to os/exec. The view is
+// entered once per worker, so the pooled per-spawn cost should not move.
+//
+//	go test -run '^$' -bench BenchmarkSpawnNamespaces -benchtime 2000x ./exec/
+func BenchmarkSpawnNamespaces(b *testing.B) {
+	f := newFixture(b)
+	require.NoError(b, os.WriteFile(filepath.Join(f.root, ".env"), []byte("S=1\n"), 0o600))
+	ws, err := jail.New(f.root, jail.WithDenySecrets())
+	require.NoError(b, err)
+	defer ws.Close()
+	f.ws = ws
+	plainRS := f.compile(b, landlock.Options{})
+	nsRS := f.compile(b, landlock.Options{Namespaces: true})
+	if !plainRS.Enforced() || nsRS.Report().Layer != landlock.LayerNamespaces {
+		b.Skip("no Landlock or no namespace layer")
+	}
+	ctx := context.Background()
+	var plain, ll, ns []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := osexec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := exec.CommandContext(ctx, ws, plainRS, "/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if err := exec.CommandContext(ctx, ws, nsRS, "/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		plain = append(plain, t1.Sub(t0))
+		ll = append(ll, t2.Sub(t1))
+		ns = append(ns, time.Since(t2))
+	}
+	mp, ml, mn := median(plain), median(ll), median(ns)
+	b.ReportMetric(float64(mp.Nanoseconds()), "osexec-ns")
+	b.ReportMetric(float64(ml.Nanoseconds()), "landlock-ns")
+	b.ReportMetric(float64(mn.Nanoseconds()), "namespaces-ns")
+	b.ReportMetric(float64(ml)/float64(mp), "landlock-ratio")
+	b.ReportMetric(float64(mn)/float64(mp), "namespaces-ratio")
 }

@@ -40,6 +40,27 @@
 // waiting spawns retry on fresh threads). Closing a Ruleset does not
 // reach its workers: call Release with Close.
 //
+// The namespace layer: when the Ruleset carries a view (Ruleset.View,
+// compiled with landlock.Options.Namespaces where the process can build
+// one), every spawner thread, pooled or fresh, and Exec's thread first
+// enter that view (internal/nsview: masks over denied paths, everything
+// outside the writable roots read-only, private /tmp and /dev/shm, and
+// with the network fully restricted a network namespace with only
+// loopback), then drop capabilities and apply Landlock and seccomp. The
+// view comes from the same carve list as the Ruleset's rules (which then
+// grant the writable roots whole), so the pool, keyed per Ruleset, keeps
+// one view per (Ruleset, KeepCaps, Seccomp) worker: a worker enters it
+// once and forks many children. Entering fails closed: the spawn fails
+// with the error (a Ruleset with a view is never used without it). Exec
+// runs its last steps on a fresh locked thread in that case (nsview
+// refuses the main thread), whose execve replaces the process as usual.
+// Each worker has its own view: children of different workers (or of one
+// worker before and after its idle exit) see different private /tmp and
+// network namespaces; /dev/shm is the Ruleset's TmpDir/.shm, shared. A
+// path masked at Compile and deleted on the host afterwards makes new
+// workers fail to enter the view (ENOENT) until the Ruleset is compiled
+// again.
+//
 // Cmd.FreshThread selects the other path: a new locked thread per spawn,
 // confined the same way, forks once and dies. Children are confined
 // identically on both paths.

@@ -228,6 +228,30 @@ func (c *Cmd) start() error {
 // only. The seccomp filter comes last so none of this setup is subject
 // to it. The thread must be locked and must never run anything else.
 func confineThread(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) error {
+	if err := enterView(rs); err != nil {
+		return err
+	}
+	return confineOnly(rs, keepCaps, filter)
+}
+
+// enterView moves the calling thread (locked, not the main thread, still
+// holding CAP_SYS_ADMIN) into rs's namespace view, when rs has one
+// (Report().Layer "namespaces"): rs then grants its roots whole and is
+// only correct inside the view, so a failure is returned (fail closed),
+// never skipped.
+func enterView(rs *landlock.Ruleset) error {
+	v, ok := rs.View()
+	if !ok {
+		return nil
+	}
+	if err := v.Enter(); err != nil {
+		return fmt.Errorf("exec: namespace view: %w", err)
+	}
+	return nil
+}
+
+// confineOnly is confineThread without the namespace view.
+func confineOnly(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) error {
 	if !keepCaps {
 		if err := dropCaps(); err != nil {
 			return err
@@ -463,12 +487,33 @@ func (c *Cmd) exec() error {
 	if err := markInheritedCloexec(); err != nil {
 		return err
 	}
+	if _, ok := c.Ruleset.View(); ok {
+		// nsview refuses the main thread, and the working directory
+		// must be entered inside the view (the view re-mounts it): the
+		// rest runs on a fresh locked thread, whose execve replaces the
+		// whole process as well. Only returns on error.
+		return onFreshThread(func() error {
+			if err := enterView(c.Ruleset); err != nil {
+				return err
+			}
+			if err := unix.Chdir(p.dir); err != nil {
+				return &fs.PathError{Op: "chdir", Path: p.dir, Err: err}
+			}
+			return c.execConfined(p)
+		})
+	}
 	if err := os.Chdir(p.dir); err != nil {
 		return err
 	}
 	// From here on this thread is changed for good; the caller exits on
 	// error.
 	runtime.LockOSThread()
+	return c.execConfined(p)
+}
+
+// execConfined drops capabilities, switches to Credential, confines the
+// calling (locked) thread and execve's the command.
+func (c *Cmd) execConfined(p *prepared) error {
 	if !c.KeepCaps {
 		if err := dropCaps(); err != nil {
 			return err
@@ -479,10 +524,10 @@ func (c *Cmd) exec() error {
 			return err
 		}
 	}
-	if err := confineThread(c.Ruleset, true, c.Seccomp); err != nil { // caps dropped above
+	if err := confineOnly(c.Ruleset, true, c.Seccomp); err != nil { // caps dropped above; view entered by exec
 		return err
 	}
-	err = unix.Exec(p.path, p.argv, p.env)
+	err := unix.Exec(p.path, p.argv, p.env)
 	return &fs.PathError{Op: "execve", Path: p.path, Err: err}
 }
 

@@ -38,6 +38,7 @@ import (
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -107,6 +108,27 @@ type Options struct {
 	// (reported as the dropped feature "carve-outs"; Strict fails). For
 	// workloads that must create files in the workspace root.
 	NoCarve bool
+
+	// Namespaces asks for the namespace layer (package internal/nsview)
+	// under Landlock where this process can build it (nsview.Probe: root
+	// with CAP_SYS_ADMIN, unshare and the new mount API allowed, Linux >=
+	// 5.12) and Landlock is usable: the deny carve-outs then become masks
+	// (empty read-only files and directories mounted over them), the
+	// read-only ones read-only mounts, everything outside the writable
+	// roots read-only, /tmp and /dev/shm private and, with the network
+	// fully restricted (no ConnectTCP, BindTCP, not NetHost), a network
+	// namespace with only loopback; Landlock grants the policy's roots
+	// whole, so no directory is frozen, and with System and TmpDir the
+	// view's /dev/shm (TmpDir/.shm, created by Compile) read-write: POSIX
+	// shared memory, Python multiprocessing. Carve-outs of paths that do not
+	// exist (a missing agent-config file) stay Landlock carve-outs.
+	// Ruleset.View returns the view; package exec enters it on every
+	// spawner thread before Landlock (a Ruleset with a view is only
+	// correct inside it). Where the layer is unavailable Compile falls
+	// back to Landlock carve-outs and Report.Layer and Report.LayerReason
+	// say why; with Strict that fallback is refused (ErrNotEnforceable)
+	// when it would freeze directories.
+	Namespaces bool
 
 	// MaxABI caps the Landlock ABI used (0: the running kernel's). For
 	// tests and for reproducing the behaviour of an older kernel.
@@ -254,7 +276,48 @@ type Report struct {
 	ChainDirs  int        `json:"chain_dirs,omitempty"`
 	// Notes are limits of the policy as compiled, in plain words.
 	Notes []string `json:"notes,omitempty"`
+
+	// Layer is the file-system layer in force for children: LayerNamespaces
+	// (a namespace view under Landlock, see Options.Namespaces),
+	// LayerLandlockOnly (Landlock alone, with carve-outs) or LayerPathCheck
+	// (no Landlock). LayerReason says why it is not LayerNamespaces.
+	Layer       string `json:"layer"`
+	LayerReason string `json:"layer_reason,omitempty"`
+	// Masks are the paths covered by empty read-only files or directories
+	// in the view, ReadOnlyMounts the paths mounted read-only in it,
+	// Writable the roots that stay writable in it (LayerNamespaces only).
+	Masks          []string `json:"masks,omitempty"`
+	ReadOnlyMounts []string `json:"read_only_mounts,omitempty"`
+	Writable       []string `json:"writable,omitempty"`
+	// PrivateTmp: the view replaces /tmp and /dev/shm by private ones
+	// (false when a rule grants them or a directory above them, such as
+	// "/": the host's are then shown, read-only but for writable roots).
+	PrivateTmp bool `json:"private_tmp,omitempty"`
+	// SharedMemory is the directory (TmpDir/.shm, mode 1777) bound on the
+	// view's /dev/shm and granted read-write ("" for none: no TmpDir or
+	// no System; /dev/shm is then a fresh tmpfs no rule grants).
+	SharedMemory string `json:"shared_memory,omitempty"`
+	// PrivateNetwork: the view has its own network namespace with only
+	// loopback.
+	PrivateNetwork bool `json:"private_network,omitempty"`
+	// FrozenDirs are the chain directories of the Landlock carve-outs
+	// (see chainRights in carve.go): children cannot create, remove or
+	// rename entries directly in them.
+	FrozenDirs []string `json:"frozen_dirs,omitempty"`
 }
+
+// Layers, for Report.Layer.
+const (
+	// LayerNamespaces: a mount (and maybe network) namespace view under
+	// Landlock: masks instead of carve-outs, read-only outside the
+	// writable roots, private /tmp and /dev/shm.
+	LayerNamespaces = "namespaces"
+	// LayerLandlockOnly: Landlock alone; deny and read-only paths inside
+	// allowed roots are carve-outs, which freeze directories.
+	LayerLandlockOnly = "landlock-only"
+	// LayerPathCheck: no usable Landlock (see LevelPathCheck).
+	LayerPathCheck = "path-check"
+)
 
 // String renders the report as readable text, one fact per line.
 func (r *Report) String() string {
@@ -264,6 +327,31 @@ func (r *Report) String() string {
 		b.WriteString(", strict")
 	}
 	b.WriteString(")\n")
+	if r.Layer != "" {
+		fmt.Fprintf(&b, "layer: %s", r.Layer)
+		if r.LayerReason != "" {
+			fmt.Fprintf(&b, " (%s)", r.LayerReason)
+		}
+		b.WriteString("\n")
+	}
+	for _, m := range r.Masks {
+		fmt.Fprintf(&b, "mask: %s\n", m)
+	}
+	for _, m := range r.ReadOnlyMounts {
+		fmt.Fprintf(&b, "read-only mount: %s\n", m)
+	}
+	for _, m := range r.Writable {
+		fmt.Fprintf(&b, "writable in view: %s\n", m)
+	}
+	if r.PrivateNetwork {
+		b.WriteString("network: private namespace, loopback only\n")
+	}
+	if r.PrivateTmp {
+		b.WriteString("tmp: private /tmp and /dev/shm\n")
+	}
+	for _, d := range r.FrozenDirs {
+		fmt.Fprintf(&b, "frozen directory: %s\n", d)
+	}
 	for _, f := range r.Enforced {
 		fmt.Fprintf(&b, "enforced: %s\n", f.Name)
 	}
@@ -311,6 +399,20 @@ type Ruleset struct {
 	// restrictFlags are landlock_restrict_self's flags
 	// (LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON with Options.LogDenials).
 	restrictFlags uint32
+	view          *nsview.View // the namespace view children need (LayerNamespaces), nil otherwise
+}
+
+// View returns the namespace view the Ruleset was compiled for, and true,
+// when Report().Layer is LayerNamespaces: its rules grant the policy's
+// roots whole and rely on the view's masks and read-only mounts, so a
+// thread must enter the view (nsview.View.Enter, before capabilities are
+// dropped and RestrictSelf) before it forks children with this Ruleset.
+// Package exec does. The view is a value; the result may be extended.
+func (r *Ruleset) View() (nsview.View, bool) {
+	if r == nil || r.view == nil {
+		return nsview.View{}, false
+	}
+	return *r.view, true
 }
 
 // RestrictSelf confines the CALLING OS THREAD (not the process): it sets
@@ -325,6 +427,10 @@ type Ruleset struct {
 // it: the goroutine has to exit while locked so that the runtime destroys
 // the confined thread. Each call adds a layer; a thread holds at most 16
 // (E2BIG), so use a fresh thread per confinement.
+//
+// A Ruleset with a namespace view (View) grants its roots whole and
+// relies on the view's masks: the calling thread must have entered the
+// view first (package exec does); RestrictSelf does not check it.
 //
 // Errors: ErrUnavailable when the Ruleset has no Landlock domain
 // (LevelPathCheck), ErrClosed after Close, otherwise the errno of the

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -77,6 +78,15 @@ type request struct {
 	carves      []carve
 	// noCarve is Options.NoCarve.
 	noCarve bool
+	// namespaces is Options.Namespaces; viewErr, set by compile, says why
+	// this process cannot build the namespace view (nil: it can).
+	namespaces bool
+	system     bool   // Options.System
+	shmDir     string // set by compile: the directory the view binds on /dev/shm ("" for none)
+	viewErr    error
+	// viewCarves are the carves the namespace view takes over (masks and
+	// read-only mounts); set by plan when the layer is in force.
+	viewCarves []carve
 }
 
 func newRequest(ws *jail.Workspace, opt Options) (request, error) {
@@ -86,6 +96,8 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 		strict:       opt.Strict,
 		denyPatterns: ws.DenyPatterns(),
 		noCarve:      opt.NoCarve,
+		namespaces:   opt.Namespaces,
+		system:       opt.System,
 	}
 	if req.net {
 		req.connect = opt.ConnectTCP
@@ -191,6 +203,7 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 		rep.Level = LevelPathCheck
 	}
 
+	req = chooseLayer(req, abi, rep)
 	h := classifyFeatures(req, abi, rep)
 	if req.strict {
 		if err := strictError(abi, rep.Dropped); err != nil {
@@ -221,6 +234,13 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 	}
 	rep.Rules = c.rules
 
+	if rep.Layer == LayerNamespaces {
+		viewLists(req, rep)
+	}
+	if req.strict && req.namespaces && rep.Layer == LayerLandlockOnly && len(rep.FrozenDirs) > 0 {
+		return nil, fmt.Errorf("%w: the namespace layer is unavailable (%s), and carving the policy's deny and read-only paths out of Landlock rules would freeze %d directories (first: %s); --no-namespaces accepts frozen directories, --best-effort runs anyway", ErrNotEnforceable, rep.LayerReason, len(rep.FrozenDirs), rep.FrozenDirs[0])
+	}
+
 	var widened []string
 	if carving {
 		widened = widenedCarves(c.rules, req.carves)
@@ -229,6 +249,9 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 		}
 	}
 	rep.Notes = planNotes(req, abi, c.rules, h.net, widened, carving)
+	if rep.Layer == LayerNamespaces {
+		rep.Notes = append(rep.Notes, viewNotes...)
+	}
 	if h.net != 0 {
 		rep.ConnectTCP = sortedPorts(req.connect)
 		rep.BindTCP = sortedPorts(req.bind)
@@ -292,7 +315,7 @@ func classifyFeatures(req request, abi int, rep *Report) handled {
 			}
 		}
 	}
-	if len(req.carves) > 0 {
+	if len(req.carves)+len(req.viewCarves) > 0 {
 		f := Feature{Name: "carve-outs", ABI: 1, Required: true}
 		if req.noCarve {
 			f.ABI = 0 // no ABI helps: Strict reports ErrNotEnforceable
@@ -316,6 +339,11 @@ func (c *compiled) carveRules(req request, list listFunc) ([]Rule, error) {
 	}
 	rep.ChainDirs, c.kinds = chainDirs, kinds
 	rep.CarveRules = len(kinds)
+	for _, r := range rules {
+		if r.Source == "chain" && rep.ABI > 0 { // without Landlock nothing is frozen
+			rep.FrozenDirs = append(rep.FrozenDirs, r.Path)
+		}
+	}
 	for _, cv := range req.carves {
 		mode := CarveReadOnly
 		if cv.access == 0 {
@@ -467,4 +495,134 @@ func nestedNotes(rules []Rule) []string {
 		}
 	}
 	return notes
+}
+
+// viewNotes are the limits of the namespace layer, stated in every report
+// where it is in force.
+var viewNotes = []string{
+	"namespaces: denied files and directories are covered by empty read-only ones (masks) when the ruleset is compiled; a file that starts to match a deny pattern later is not masked",
+	"namespaces: everything outside the writable roots is read-only (EROFS for writes, chmod, chown, utime, setxattr); /tmp and /dev/shm are private to the spawner thread's children",
+}
+
+// chooseLayer sets rep.Layer and rep.LayerReason and, for
+// LayerNamespaces, moves every carve of an existing path from req.carves
+// to req.viewCarves (the view masks or remounts it; Landlock then grants
+// the roots whole). A carve of a missing path (an agent-config file that
+// does not exist) stays a Landlock carve-out: no mount can stop a name
+// from being created.
+func chooseLayer(req request, abi int, rep *Report) request {
+	rep.Layer = LayerLandlockOnly
+	switch {
+	case abi == 0:
+		rep.Layer, rep.LayerReason = LayerPathCheck, "no usable Landlock"
+		return req
+	case !req.namespaces:
+		rep.LayerReason = "namespaces not requested (--no-namespaces)"
+		return req
+	case req.viewErr != nil:
+		rep.LayerReason = req.viewErr.Error()
+		return req
+	}
+	for _, w := range viewWritable(req, privateTmpOK(req)) {
+		if w == "/" {
+			rep.LayerReason = "the policy is unrestricted: / is writable"
+			return req
+		}
+	}
+	rep.Layer = LayerNamespaces
+	if req.shmDir != "" && privateTmpOK(req) {
+		// The view's /dev/shm is this private directory: POSIX shared
+		// memory and semaphores (Python multiprocessing) are granted there.
+		req.rules = append(req.rules[:len(req.rules):len(req.rules)], Rule{Path: req.shmDir, Access: RightsAll, Source: "shm"})
+		rep.SharedMemory = req.shmDir
+	}
+	if req.noCarve {
+		return req // Options.NoCarve: nothing masked either
+	}
+	var residual []carve
+	for _, cv := range req.carves {
+		if cv.exists {
+			req.viewCarves = append(req.viewCarves, cv)
+		} else {
+			residual = append(residual, cv)
+		}
+	}
+	req.carves = residual
+	return req
+}
+
+// viewWritable is the writable roots of the view: every rule of req
+// (policy roots, TmpDir, Extra; not the system preset, whose writable
+// entries are device files, writable on a read-only mount too) that
+// grants a write right, and every rule below /tmp or /dev/shm (the view
+// replaces those by private tmpfs; a rule there is re-attached, and made
+// read-only again by viewReadOnly when it grants no write).
+func viewWritable(req request, privTmp bool) []string {
+	var out []string
+	for _, r := range req.rules {
+		if r.Source == "system" || r.Source == "shm" {
+			continue
+		}
+		if r.Access&writeRights != 0 || privTmp && belowPrivateTmp(r.Path) {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+// writeRights are the rights a read-only mount takes away.
+const writeRights = golandlock.AccessFSSet(ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile |
+	ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
+	ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSTruncate)
+
+// privateTmpOK reports whether the view may replace /tmp and /dev/shm by
+// private ones: not when a rule grants /tmp or /dev/shm themselves or a
+// directory above them ("--rox /" asks for the host's /tmp, which the
+// view then shows read-only).
+func privateTmpOK(req request) bool {
+	for _, r := range req.rules {
+		if r.Source == "system" {
+			continue
+		}
+		for _, d := range []string{"/tmp", "/dev/shm"} {
+			if r.Path == d || r.Path == "/" || strings.HasPrefix(d, r.Path+"/") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func belowPrivateTmp(p string) bool {
+	return p == "/tmp" || p == "/dev/shm" || strings.HasPrefix(p, "/tmp/") || strings.HasPrefix(p, "/dev/shm/")
+}
+
+// viewLists fills the report's account of the view: masks (deny
+// carves), read-only mounts (read-only carves, and read-only rules
+// re-attached below /tmp or /dev/shm), writable roots (minus optional
+// rules that were skipped) and the private network.
+func viewLists(req request, rep *Report) {
+	skipped := map[string]bool{}
+	for _, s := range rep.Skipped {
+		skipped[s.Path] = true
+	}
+	for _, cv := range req.viewCarves {
+		if cv.access == 0 {
+			rep.Masks = append(rep.Masks, cv.path)
+		} else {
+			rep.ReadOnlyMounts = append(rep.ReadOnlyMounts, cv.path)
+		}
+	}
+	rep.PrivateTmp = privateTmpOK(req)
+	for _, r := range req.rules {
+		if rep.PrivateTmp && r.Source != "system" && r.Source != "shm" && belowPrivateTmp(r.Path) && r.Access&writeRights == 0 && !skipped[r.Path] {
+			rep.ReadOnlyMounts = append(rep.ReadOnlyMounts, r.Path)
+		}
+	}
+	for _, w := range viewWritable(req, rep.PrivateTmp) {
+		if !skipped[w] && !slices.Contains(rep.Writable, w) {
+			rep.Writable = append(rep.Writable, w)
+		}
+	}
+	rep.PrivateNetwork = req.net && len(req.connect) == 0 && len(req.bind) == 0
 }

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 )
@@ -52,6 +54,15 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opt.Namespaces && abi > 0 {
+		req.viewErr = nsview.Probe()
+		if req.viewErr == nil && opt.System && opt.TmpDir != "" {
+			req.shmDir, err = makeShmDir(opt.TmpDir)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
 	c, err := plan(req, abi, statPath, listDir)
 	if err != nil {
 		return nil, err
@@ -59,6 +70,13 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	rs := &Ruleset{fd: -1, report: c.report, tmpDir: opt.TmpDir, fit: c.fit}
 	if opt.LogDenials && c.report.ABI >= 7 {
 		rs.restrictFlags = ll.FlagRestrictSelfLogNewExecOn
+	}
+	if c.report.Layer == LayerNamespaces {
+		v, err := buildView(&rs.report)
+		if err != nil {
+			return nil, err
+		}
+		rs.view = &v
 	}
 	if abi == 0 {
 		return rs, nil
@@ -95,6 +113,60 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		}
 	}
 	return rs, nil
+}
+
+// buildView turns the report's account of the view into an nsview.View.
+// Writable roots from rules are canonicalised (Extra rules may name a
+// symlink; the view opens no symlink), and the report shows them so.
+func buildView(rep *Report) (nsview.View, error) {
+	for i, w := range rep.Writable {
+		c, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			return nsview.View{}, &fs.PathError{Op: "namespace view: writable root", Path: w, Err: err}
+		}
+		rep.Writable[i] = c
+	}
+	for i, w := range rep.ReadOnlyMounts {
+		if c, err := filepath.EvalSymlinks(w); err == nil {
+			rep.ReadOnlyMounts[i] = c
+		}
+	}
+	v := nsview.New().Writable(rep.Writable...).ReadOnly(rep.ReadOnlyMounts...).Mask(rep.Masks...)
+	if rep.PrivateTmp {
+		v = v.PrivateTmp()
+	}
+	if rep.SharedMemory != "" {
+		v = v.SharedMemory(rep.SharedMemory)
+	}
+	if rep.PrivateNetwork {
+		v = v.NoNetwork()
+	}
+	return v, nil
+}
+
+// makeShmDir creates (or reuses) tmp/.shm, mode 1777, the directory the
+// view binds on /dev/shm; an existing entry must be a directory, not a
+// symbolic link. It is removed with tmp.
+func makeShmDir(tmp string) (string, error) {
+	canon, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
+		return "", &fs.PathError{Op: "namespace view: TmpDir", Path: tmp, Err: err}
+	}
+	d := filepath.Join(canon, ".shm")
+	if err := unix.Mkdir(d, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return "", &fs.PathError{Op: "mkdir", Path: d, Err: err}
+	}
+	// Through a descriptor opened without following a symlink: the
+	// directory may belong to the command's user, who could swap it.
+	fd, err := unix.Open(d, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", &fs.PathError{Op: "open", Path: d, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchmod(fd, 0o1777); err != nil {
+		return "", &fs.PathError{Op: "fchmod", Path: d, Err: err}
+	}
+	return d, nil
 }
 
 // addPathRule opens r.Path O_PATH|O_CLOEXEC (other goroutines may fork at

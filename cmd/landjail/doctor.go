@@ -12,6 +12,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/kernel"
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/openat"
@@ -66,6 +67,9 @@ type doctorReport struct {
 	// MountsInWorkspace are mount points below the current directory: a
 	// bind mount there reaches another tree (see --no-xdev).
 	MountsInWorkspace []string `json:"mounts_in_workspace,omitempty"`
+	// Namespaces is "available" or why the namespace layer is not
+	// (nsview.Probe); Run.Layer is the layer a run would use.
+	Namespaces string `json:"namespaces"`
 	// SelfTest is "ok", "not enforced: ..." or "skipped: ...": whether a
 	// throwaway confined child really was denied an access.
 	SelfTest string `json:"self_test"`
@@ -109,6 +113,10 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	if wd, err := os.Getwd(); err == nil {
 		d.MountsInWorkspace = mountsBelow(wd)
 	}
+	d.Namespaces = "available"
+	if err := nsview.Probe(); err != nil {
+		d.Namespaces = "unavailable: " + err.Error()
+	}
 	if f, err := (&options{}).SeccompFilter(); err != nil {
 		d.SeccompError = err.Error()
 	} else {
@@ -137,6 +145,7 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	fmt.Fprintf(w, "openat2:        %v (lookups use %s)\n", d.Openat2, d.OpenatMechanism)
 	fmt.Fprintf(w, "seccomp mode:   %d (%s)\n", d.SeccompMode, seccompName(d.SeccompMode))
 	fmt.Fprintf(w, "no_new_privs:   %v\n", d.NoNewPrivs)
+	fmt.Fprintf(w, "namespaces:     %s\n", d.Namespaces)
 	fmt.Fprintf(w, "\nlandjail run here (default flags, workspace = current directory, plus a private TMPDIR):\n")
 	if d.RunError != "" {
 		fmt.Fprintf(w, "  cannot compile: %s\n", d.RunError)

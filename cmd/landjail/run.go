@@ -53,6 +53,19 @@ a child subreaper), then removes the TMPDIR. The --report file is opened
 before CMD starts (no symlink in its path, a regular file with one link) and
 written through that descriptor.
 
+Where the kernel and process allow a mount namespace (root, not refused by a
+seccomp profile such as Docker's default), the command also runs in a
+namespace view under Landlock: denied files (--deny, --deny-secrets) are
+covered by empty read-only files instead of Landlock carve-outs, so no
+directory of the workspace is frozen; everything outside the writable roots
+is read-only (chmod, utime, truncate: EROFS); /tmp and /dev/shm are private;
+with TCP fully denied (no --connect-tcp/--bind-tcp, not --net host) the
+network namespace holds only loopback. --no-namespaces (TOML no_namespaces)
+turns it off. Where it is unavailable landjail falls back to carve-outs,
+--print-rules and the report name the layer ("namespaces", "landlock-only",
+"path-check") and why, and each frozen directory is named on stderr; --strict
+then refuses a policy whose carve-outs would freeze directories.
+
 Best effort (the default) drops what the kernel cannot enforce with a one-line
 warning on stderr; --strict refuses to run instead (exit 125). Without any
 usable Landlock, landjail checks the paths in CMD's arguments (and sh -c
@@ -202,9 +215,11 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		for _, r := range rs.Rules() {
 			fmt.Fprintln(w, r)
 		}
+		printLayer(w, rs.Report())
 		return nil
 	}
 	cliopts.WarnDropped(stderr, rs.Report())
+	warnFrozen(stderr, rs.Report(), o.NoNamespaces)
 
 	if err := filterErr; err != nil {
 		if o.Strict {
@@ -475,4 +490,51 @@ type runReport struct {
 	// be read.
 	Denials            []explanation `json:"denials,omitempty"`
 	ExplainUnavailable string        `json:"explain_unavailable,omitempty"`
+}
+
+// printLayer ends --print-rules with the file-system layer in force, as
+// comment lines: "# layer: namespaces" (then "# mask: PATH",
+// "# read-only mount: PATH", "# writable: PATH"), or "# layer:
+// landlock-only (WHY)" / "# layer: path-check (WHY)".
+func printLayer(w io.Writer, r *landlock.Report) {
+	if r.LayerReason != "" {
+		fmt.Fprintf(w, "# layer: %s (%s)\n", r.Layer, r.LayerReason)
+	} else {
+		fmt.Fprintf(w, "# layer: %s\n", r.Layer)
+	}
+	for _, m := range r.Masks {
+		fmt.Fprintf(w, "# mask: %s\n", m)
+	}
+	for _, m := range r.ReadOnlyMounts {
+		fmt.Fprintf(w, "# read-only mount: %s\n", m)
+	}
+	for _, m := range r.Writable {
+		fmt.Fprintf(w, "# writable: %s\n", m)
+	}
+	if r.PrivateNetwork {
+		fmt.Fprintln(w, "# network: private namespace, loopback only")
+	}
+}
+
+// warnFrozen prints one line on stderr per directory the Landlock
+// carve-outs freeze for the child (no entry can be created, removed or
+// renamed directly in it), with why the namespace layer is not in force
+// and the flag that avoids it.
+func warnFrozen(w io.Writer, r *landlock.Report, noNamespaces bool) {
+	if len(r.FrozenDirs) == 0 {
+		return
+	}
+	avoid := "--no-carve avoids it (deny and read-only paths are then not enforced for the command)"
+	if noNamespaces {
+		avoid = "dropping --no-namespaces avoids it"
+	} else if r.Layer == landlock.LayerNamespaces {
+		avoid = "a protected name that does not exist yet; create it first, or --no-carve"
+	}
+	why := r.Layer
+	if r.LayerReason != "" {
+		why += ": " + r.LayerReason
+	}
+	for _, d := range r.FrozenDirs {
+		fmt.Fprintf(w, "landjail: frozen directory %s: the command cannot create, remove or rename entries in it (carve-outs, layer %s); %s\n", d, why, avoid)
+	}
 }

@@ -67,6 +67,9 @@ type Options struct {
 	AllowDNS              bool `toml:"allow_dns"`
 	AllowDangerousSyscall bool `toml:"allow_dangerous_syscalls"`
 	SelfTest              bool `toml:"self_test"`
+
+	// NoNamespaces turns the namespace layer off (landlock.Options.Namespaces).
+	NoNamespaces bool `toml:"no_namespaces"`
 }
 
 // Duration decodes a TOML string such as "30s" or "5m".
@@ -117,6 +120,7 @@ const (
 	flagAllowDNS         = "allow-dns"
 	flagAllowDangerous   = "allow-dangerous-syscalls"
 	flagSelfTest         = "self-test"
+	flagNoNamespaces     = "no-namespaces"
 )
 
 // PolicyFlags returns new flag values for the policy (run and resolve).
@@ -164,6 +168,7 @@ func ChildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagAllowDNS, Usage: "with the network restricted, allow UDP sockets so DNS works (seccomp cannot check the port: all UDP is then allowed)"},
 		&cli.BoolFlag{Name: flagAllowDangerous, Usage: "keep keyctl, bpf, perf_event_open, userfaultfd, io_uring's neighbours, module loading and user namespaces"},
 		&cli.BoolFlag{Name: flagSelfTest, Usage: "before starting, check in a throwaway confined child that Landlock really denies an access (always done with --strict)"},
+		&cli.BoolFlag{Name: flagNoNamespaces, Usage: "do not put a mount/network namespace view under Landlock (by default, where the kernel allows it: masks instead of carve-outs, read-only outside writable roots, private /tmp and /dev/shm, a private network namespace with only loopback when TCP is fully denied; --strict refuses to fall back to carve-outs that freeze directories)"},
 	}
 }
 
@@ -251,6 +256,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagAllowDNS, func() { o.AllowDNS = cmd.Bool(flagAllowDNS) })
 	set(flagAllowDangerous, func() { o.AllowDangerousSyscall = cmd.Bool(flagAllowDangerous) })
 	set(flagSelfTest, func() { o.SelfTest = cmd.Bool(flagSelfTest) })
+	set(flagNoNamespaces, func() { o.NoNamespaces = cmd.Bool(flagNoNamespaces) })
 	if cmd.IsSet(flagStrict) && cmd.IsSet(flagBestEffort) && cmd.Bool(flagStrict) && cmd.Bool(flagBestEffort) {
 		return nil, errors.New("--strict and --best-effort are mutually exclusive")
 	}
@@ -613,6 +619,8 @@ func (o *Options) LandlockOptions(tmp string, home ...string) landlock.Options {
 		WalkLimit: o.WalkLimit,
 		NoCarve:   o.NoCarve,
 		NoScope:   o.NoScope,
+
+		Namespaces: !o.NoNamespaces,
 	}
 }
 

@@ -50,8 +50,10 @@ import (
 // value (same as New()) makes the whole tree read-only and nothing else.
 type View struct {
 	writable   []string
+	readOnly   []string
 	masks      []string
 	privateTmp bool
+	shm        string // SharedMemory
 	noNetwork  bool
 }
 
@@ -84,6 +86,22 @@ func (v View) Mask(paths ...string) View {
 	return v
 }
 
+// ReadOnly returns a copy of v in which each path (absolute, clean, not
+// "/"), typically a file or directory inside a writable root, is made
+// read-only again, with everything mounted beneath it: a recursive clone
+// of it (open_tree OPEN_TREE_CLONE|AT_RECURSIVE, after the writable roots
+// are attached) is set MOUNT_ATTR_RDONLY and mounted on itself. Writes,
+// chmod, utime and creating, removing or renaming entries inside it fail
+// with EROFS; the path itself cannot be removed or renamed (EBUSY), its
+// parent directory stays writable. A path that does not exist when the
+// view is built makes Enter fail (ENOENT), as for Mask; a path hidden by
+// PrivateTmp and outside every writable root is dropped (unreachable).
+// Masks are applied after it, so a mask below a read-only path holds.
+func (v View) ReadOnly(paths ...string) View {
+	v.readOnly = append(slices.Clone(v.readOnly), paths...)
+	return v
+}
+
 // PrivateTmp returns a copy of v with a fresh tmpfs (mode 1777, nosuid,
 // nodev) on /tmp and on /dev/shm, so the host's /tmp is invisible and
 // POSIX shared memory and semaphores (Python multiprocessing) work. A
@@ -92,6 +110,18 @@ func (v View) Mask(paths ...string) View {
 // writable root equal to /tmp or /dev/shm is an ErrInvalidPath conflict.
 func (v View) PrivateTmp() View {
 	v.privateTmp = true
+	return v
+}
+
+// SharedMemory returns a copy of v in which, with PrivateTmp, /dev/shm is
+// not a fresh tmpfs but dir (absolute, clean, an existing directory,
+// reached without following symbolic links), bind-mounted there with the
+// host's flags. The caller creates dir (mode 1777 for several users) and
+// removes it; it lets a Landlock rule added on dir before Enter cover the
+// view's /dev/shm, which a fresh tmpfs (a new inode) cannot. Without
+// PrivateTmp it has no effect.
+func (v View) SharedMemory(dir string) View {
+	v.shm = dir
 	return v
 }
 
@@ -147,8 +177,10 @@ func Probe() error { return probe() }
 type plan struct {
 	early  []string // writable roots attached before the private tmpfs
 	late   []string // writable roots below /tmp or /dev/shm, attached inside the private tmpfs
+	ro     []string // read-only paths, shallowest first, made read-only after every writable root
 	masks  []string // in order; the others were dropped as unreachable
 	tmpfs  []string // private tmpfs mount points
+	shm    string   // directory bound on /dev/shm instead of a tmpfs ("" for none)
 	netns  bool
 	ndrops int // masks dropped as unreachable (for tests)
 }
@@ -198,6 +230,22 @@ func (v View) compile() (plan, error) {
 			p.early = append(p.early, w)
 		}
 	}
+	ros := slices.Clone(v.readOnly)
+	for _, r := range ros {
+		if err := checkPath("read-only", r); err != nil {
+			return plan{}, err
+		}
+	}
+	slices.SortFunc(ros, byDepth)
+	ros = slices.Compact(ros)
+	for _, r := range ros {
+		hidden := v.privateTmp && slices.ContainsFunc(privateDirs, func(d string) bool { return under(r, d) })
+		if hidden && !slices.ContainsFunc(p.late, func(w string) bool { return under(r, w) }) {
+			p.ndrops++
+			continue
+		}
+		p.ro = append(p.ro, r)
+	}
 	ms := slices.Clone(v.masks)
 	for _, m := range ms {
 		if err := checkPath("mask", m); err != nil {
@@ -222,6 +270,12 @@ func (v View) compile() (plan, error) {
 	}
 	if v.privateTmp {
 		p.tmpfs = privateDirs
+		if v.shm != "" {
+			if err := checkPath("shared-memory", v.shm); err != nil {
+				return plan{}, err
+			}
+			p.tmpfs, p.shm = []string{"/tmp"}, v.shm
+		}
 	}
 	p.netns = v.noNetwork
 	return p, nil

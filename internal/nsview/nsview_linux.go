@@ -59,10 +59,11 @@ func enter(v View) error {
 	// read-only) and are detached, so the read-only switch below does not
 	// touch them.
 	type clone struct {
-		path   string
-		fd     int
-		st     unix.Stat_t
-		inTmpf bool
+		path    string
+		fd      int
+		st      unix.Stat_t
+		inTmpf  bool
+		afterRO bool // strictly below a read-only path: attached after it, so it stays writable
 	}
 	var clones []clone
 	defer func() {
@@ -72,6 +73,11 @@ func enter(v View) error {
 	}()
 	for i, w := range append(p.early[:len(p.early):len(p.early)], p.late...) {
 		c := clone{path: w, inTmpf: i >= len(p.early)}
+		for _, r := range p.ro {
+			if w != r && under(w, r) {
+				c.afterRO = true
+			}
+		}
 		src, err := walk(w, false)
 		if err != nil {
 			return err
@@ -85,6 +91,20 @@ func enter(v View) error {
 			return sysErr("open_tree", w, err)
 		}
 		clones = append(clones, c)
+	}
+
+	shmFd := -1
+	if p.shm != "" {
+		src, err := walk(p.shm, false)
+		if err != nil {
+			return err
+		}
+		shmFd, err = unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		unix.Close(src)
+		if err != nil {
+			return sysErr("open_tree", p.shm, err)
+		}
+		defer unix.Close(shmFd)
 	}
 
 	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -119,7 +139,7 @@ func enter(v View) error {
 		return nil
 	}
 	for _, c := range clones {
-		if !c.inTmpf {
+		if !c.inTmpf && !c.afterRO {
 			if err := attach(c); err != nil {
 				return err
 			}
@@ -130,8 +150,31 @@ func enter(v View) error {
 			return err
 		}
 	}
+	if shmFd >= 0 {
+		dst, err := walk("/dev/shm", false)
+		if err != nil {
+			return err
+		}
+		err = unix.MoveMount(shmFd, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+		unix.Close(dst)
+		if err != nil {
+			return sysErr("move_mount", "/dev/shm", err)
+		}
+	}
 	for _, c := range clones {
-		if c.inTmpf {
+		if c.inTmpf && !c.afterRO {
+			if err := attach(c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range p.ro {
+		if err := remountReadOnly(r); err != nil {
+			return err
+		}
+	}
+	for _, c := range clones {
+		if c.afterRO {
 			if err := attach(c); err != nil {
 				return err
 			}
@@ -146,6 +189,28 @@ func enter(v View) error {
 		if err := loopbackUp(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// remountReadOnly mounts a read-only recursive clone of path on itself
+// (reached by walk, so no symbolic link is followed).
+func remountReadOnly(path string) error {
+	src, err := walk(path, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(src)
+	cfd, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return sysErr("open_tree", path, err)
+	}
+	defer unix.Close(cfd)
+	if err := unix.MountSetattr(cfd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return sysErr("mount_setattr(MOUNT_ATTR_RDONLY)", path, err)
+	}
+	if err := unix.MoveMount(cfd, "", src, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return sysErr("move_mount", path, err)
 	}
 	return nil
 }

@@ -241,3 +241,58 @@ func TestViewFileSystem(t *testing.T) {
 		})
 	}
 }
+
+// TestViewReadOnly: a read-only path inside a writable root refuses
+// writes, chmod and creation (EROFS) and cannot be renamed away (EBUSY),
+// while its parent, the workspace root, stays writable and a mask below
+// it still holds.
+func TestViewReadOnly(t *testing.T) {
+	requireViews(t)
+	for _, tc := range []viewCase{
+		{name: "write read-only file", argv: []string{"write", "a.txt"}, view: "EROFS", control: "ok"},
+		{name: "chmod read-only file", argv: []string{"chmod4755", "a.txt"}, view: "EROFS", control: "ok"},
+		{name: "rename read-only file", argv: []string{"rename", "a.txt", "x"}, view: "EBUSY", control: "ok"},
+		{name: "create in read-only directory", argv: []string{"create", "sub/new"}, view: "EROFS", control: "ok"},
+		{name: "write in read-only directory", argv: []string{"write", "sub/code.go"}, view: "EROFS", control: "ok"},
+		{name: "mask below read-only directory", argv: []string{"read", "sub/.env"}, view: "", control: "SUBSECRET"},
+		{name: "read-only file stays readable", argv: []string{"read", "a.txt"}, view: "a", control: "a"},
+		{name: "workspace root stays writable", argv: []string{"sh", "touch NEW && echo ok"}, view: "ok", control: "ok",
+			host: hostHas("NEW", "")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTree(t)
+			var got string
+			v := tr.view().ReadOnly(tr.ws+"/a.txt", tr.ws+"/sub")
+			require.NoError(t, inView(v, func() (err error) {
+				got, err = tr.run(tc.argv, nil)
+				return err
+			}))
+			assert.Equal(t, tc.view, got, "in the view")
+			tr.checkHost(t)
+			if tc.host != nil {
+				tc.host(t, tr)
+			}
+			ctl := newTree(t)
+			got, err := ctl.run(tc.argv, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.control, got, "control (no view)")
+		})
+	}
+}
+
+// TestViewWritableBelowReadOnly: a writable root nested in a read-only
+// path (--ro DIR --rw DIR/sub) stays writable; the rest of DIR does not.
+func TestViewWritableBelowReadOnly(t *testing.T) {
+	requireViews(t)
+	tr := newTree(t)
+	v := nsview.New().Writable(tr.ws, tr.ws+"/sub").ReadOnly(tr.ws).PrivateTmp()
+	var got, ctl string
+	require.NoError(t, inView(v, func() (err error) {
+		got, err = tr.run([]string{"sh", "touch sub/new && echo sub-ok; touch new 2>&1 | grep -o 'Read-only file system'; true"}, nil)
+		return err
+	}))
+	assert.Equal(t, "sub-okRead-only file system", strings.ReplaceAll(got, "\n", ""))
+	ctl, err := newTree(t).run([]string{"sh", "touch sub/new && echo sub-ok; touch new 2>&1 | grep -o 'Read-only file system'; true"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "sub-ok", strings.TrimSpace(ctl), "control")
+}
