@@ -71,7 +71,13 @@ func TestRunExplain(t *testing.T) {
 		return
 	}
 	bin := landjailBin(t)
-	ws, outside := wsDir(t), wsDir(t)
+	// The outside directory is not below /tmp: the namespace layer (on
+	// by default) gives the command a private /tmp, where it would not
+	// exist at all instead of being denied.
+	ws := wsDir(t)
+	outside, err := os.MkdirTemp("/var/tmp", "landjail-explain-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(outside) })
 	secret := filepath.Join(outside, "secret")
 	require.NoError(t, os.WriteFile(secret, []byte("s3cret"), 0o600))
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -178,7 +178,9 @@ func landrunShim(args []string, ws string) ([]string, error) {
 		}
 	}
 	paths = landrunUnion(paths)
-	out := []string{"run", "--workspace", ws}
+	// landrun is Landlock alone: the namespace layer (whose private /tmp
+	// turns some refusals into "not found") is not part of the comparison.
+	out := []string{"run", "--workspace", ws, "--no-namespaces"}
 	if !ldd {
 		out = append(out, "--no-system")
 	}
@@ -261,19 +263,19 @@ func TestLandrunShim(t *testing.T) {
 		in, want []string
 	}{
 		{[]string{"--best-effort", "--log-level", "debug", "--ro", "/a,/b", "--rwx", "/c", "--", "cat", "x"},
-			[]string{"run", "--workspace", "/ws", "--no-system", "--best-effort", "--ro", "/a", "--ro", "/b", "--rw", "/c", "--", "cat", "x"}},
+			[]string{"run", "--workspace", "/ws", "--no-namespaces", "--no-system", "--best-effort", "--ro", "/a", "--ro", "/b", "--rw", "/c", "--", "cat", "x"}},
 		{[]string{"--rox", "/usr", "ls", "-l"},
-			[]string{"run", "--workspace", "/ws", "--no-system", "--strict", "--rox", "/usr", "--", "ls", "-l"}},
+			[]string{"run", "--workspace", "/ws", "--no-namespaces", "--no-system", "--strict", "--rox", "/usr", "--", "ls", "-l"}},
 		{[]string{"--ldd", "--connect-tcp", "80,443", "--unrestricted-network", "--unix", "/s", "--env=A=b", "--", "x"},
-			[]string{"run", "--workspace", "/ws", "--strict", "--connect-tcp", "80", "--connect-tcp", "443", "--env", "A=b", "--net", "host", "--", "x"}},
+			[]string{"run", "--workspace", "/ws", "--no-namespaces", "--strict", "--connect-tcp", "80", "--connect-tcp", "443", "--env", "A=b", "--net", "host", "--", "x"}},
 		{[]string{"--ignore-missing", "--ro", "/nonexistent/landrun-shim,/usr", "--unrestricted-filesystem"},
-			[]string{"run", "--workspace", "/ws", "--no-system", "--strict", "--rw", "/usr", "--rw", "/"}},
+			[]string{"run", "--workspace", "/ws", "--no-namespaces", "--no-system", "--strict", "--rw", "/usr", "--rw", "/"}},
 		{[]string{"--rox", "/usr", "--ro", "/lib,/tmp", "--rw", "/tmp/x", "--", "x"},
-			[]string{"run", "--workspace", "/ws", "--no-system", "--strict", "--rox", "/usr", "--rox", "/lib", "--ro", "/tmp", "--rw", "/tmp/x", "--", "x"}},
+			[]string{"run", "--workspace", "/ws", "--no-namespaces", "--no-system", "--strict", "--rox", "/usr", "--rox", "/lib", "--ro", "/tmp", "--rw", "/tmp/x", "--", "x"}},
 		{[]string{"--add-exec", "--", "/usr/bin/env"},
-			[]string{"run", "--workspace", "/ws", "--no-system", "--strict", "--rox", "/usr/bin/env", "--", "/usr/bin/env"}},
+			[]string{"run", "--workspace", "/ws", "--no-namespaces", "--no-system", "--strict", "--rox", "/usr/bin/env", "--", "/usr/bin/env"}},
 		{[]string{"--add-exec", "--rox", "/usr", "--", "/usr/bin/env"},
-			[]string{"run", "--workspace", "/ws", "--no-system", "--strict", "--rox", "/usr", "--", "/usr/bin/env"}},
+			[]string{"run", "--workspace", "/ws", "--no-namespaces", "--no-system", "--strict", "--rox", "/usr", "--", "/usr/bin/env"}},
 	} {
 		got, err := landrunShim(tc.in, "/ws")
 		require.NoError(t, err, "%q", tc.in)

@@ -134,6 +134,11 @@ func TestRunSingleFileRoots(t *testing.T) {
 	tool := filepath.Join(outside, "tool")
 	require.NoError(t, os.WriteFile(tool, []byte("#!/bin/sh\necho tool\n"), 0o755))
 
+	// A refusal: EACCES from Landlock, or, with the namespace layer, EROFS
+	// from the read-only view or ENOENT (the private /tmp shows only the
+	// allowed file).
+	const refused = "Permission denied|Read-only file system|No such file"
+
 	// Control: unconfined, the sibling is readable.
 	b, err := os.ReadFile(sibling)
 	require.NoError(t, err)
@@ -146,17 +151,17 @@ func TestRunSingleFileRoots(t *testing.T) {
 		out  string
 	}{
 		{"ro file readable", []string{"--ro", allowed, "--", "cat", allowed}, 0, "yes"},
-		{"ro file sibling refused", []string{"--ro", allowed, "--", "cat", sibling}, 1, "Permission denied"},
-		{"ro file not writable", []string{"--ro", allowed, "--", "sh", "-c", "echo x >> " + allowed}, 2, "Permission denied"},
+		{"ro file sibling refused", []string{"--ro", allowed, "--", "cat", sibling}, 1, refused},
+		{"ro file not writable", []string{"--ro", allowed, "--", "sh", "-c", "echo x >> " + allowed}, 2, refused},
 		{"ro file not executable", []string{"--ro", tool, "--", tool}, 126, ""},
 		{"rox file executable", []string{"--rox", tool, "--", tool}, 0, "tool"},
 		{"rw file writable", []string{"--rw", allowed, "--", "sh", "-c", "echo more >> " + allowed + " && cat " + allowed}, 0, "yes" + "more"},
-		{"rw file sibling refused", []string{"--rw", allowed, "--", "sh", "-c", "echo x >> " + sibling}, 2, "Permission denied"},
+		{"rw file sibling refused", []string{"--rw", allowed, "--", "sh", "-c", "echo x >> " + sibling}, 2, refused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := runCLI(t, append([]string{"run", "--timeout", "1m", "--workspace", ws}, tc.args...)...)
 			assert.Equal(t, tc.want, code, "%s%s", out, stderr)
-			assert.Contains(t, strings.ReplaceAll(out+stderr, "\n", ""), tc.out)
+			assert.Regexp(t, tc.out, strings.ReplaceAll(out+stderr, "\n", ""))
 		})
 	}
 	b, err = os.ReadFile(sibling)
@@ -330,7 +335,9 @@ func TestResolveAgreesWithRun(t *testing.T) {
 	}
 	tests := map[string]string{
 		"read":    `head -c1 "$0" >/dev/null`,
-		"execute": `"$0" --version >/dev/null 2>&1; [ $? -ne 126 ]`,
+		// 126: refused by Landlock; 127: not there at all (the namespace
+		// layer's private /tmp hides an outside file below /tmp).
+		"execute": `"$0" --version >/dev/null 2>&1; r=$?; [ $r -ne 126 ] && [ $r -ne 127 ]`,
 		"write":   `: >> "$0"`,
 	}
 	for _, p := range paths {
