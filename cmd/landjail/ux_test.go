@@ -334,7 +334,7 @@ func TestResolveAgreesWithRun(t *testing.T) {
 		paths = append(paths, "/usr/bin/git")
 	}
 	tests := map[string]string{
-		"read":    `head -c1 "$0" >/dev/null`,
+		"read": `head -c1 "$0" >/dev/null`,
 		// 126: refused by Landlock; 127: not there at all (the namespace
 		// layer's private /tmp hides an outside file below /tmp).
 		"execute": `"$0" --version >/dev/null 2>&1; r=$?; [ $r -ne 126 ] && [ $r -ne 127 ]`,
