@@ -18,7 +18,8 @@ import (
 // lives outside /usr, as the README does for GOROOT).
 type workflow struct {
 	name string
-	// need lists the programs the step runs; a missing one skips it.
+	// need lists the programs the step runs; a missing one skips it
+	// through kerneltest.Missing (a failure in CI, which installs them).
 	need []string
 	// setup writes the project into the workspace (unconfined).
 	setup func(t *testing.T, ws string)
@@ -177,7 +178,7 @@ func TestWorkflows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, p := range tc.need {
 				if _, err := osexec.LookPath(p); err != nil {
-					t.Skipf("%s is not installed", p)
+					kerneltest.Missing(t, "%s is not installed (.ci/run installs it)", p)
 				}
 			}
 			ws := wsDir(t)
