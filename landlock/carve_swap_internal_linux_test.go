@@ -44,3 +44,39 @@ func TestAddCarvedRuleRefusesSwappedParent(t *testing.T) {
 		assert.ErrorIs(t, err, openat.ErrSymlink, "walk=%v", walk)
 	}
 }
+
+// TestMakeShmDirReplacesPlanted: a command could leave TmpDir/.shm as a
+// symlink (or a file) for the next run of the same workspace; makeShmDir
+// used to refuse it, so every later run with the namespace layer failed
+// to start (red-team finding). It now removes the planted entry, never
+// following it, and makes the directory again.
+func TestMakeShmDirReplacesPlanted(t *testing.T) {
+	for _, plant := range []string{"symlink", "file", "dir"} {
+		t.Run(plant, func(t *testing.T) {
+			tmp, target := t.TempDir(), t.TempDir()
+			before, err := os.Stat(target)
+			require.NoError(t, err)
+			shm := filepath.Join(tmp, ".shm")
+			switch plant {
+			case "symlink":
+				require.NoError(t, os.Symlink(target, shm))
+			case "file":
+				require.NoError(t, os.WriteFile(shm, []byte("x"), 0o600))
+			case "dir":
+				require.NoError(t, os.Mkdir(shm, 0o700))
+			}
+			got, err := makeShmDir(tmp)
+			require.NoError(t, err)
+			canon, err := filepath.EvalSymlinks(tmp)
+			require.NoError(t, err)
+			assert.Equal(t, filepath.Join(canon, ".shm"), got)
+			fi, err := os.Lstat(got)
+			require.NoError(t, err)
+			assert.True(t, fi.IsDir(), "a real directory")
+			assert.Equal(t, os.ModeDir|os.ModeSticky|0o777, fi.Mode()&(os.ModeType|os.ModeSticky|os.ModePerm))
+			tfi, err := os.Stat(target)
+			require.NoError(t, err)
+			assert.Equal(t, before.Mode(), tfi.Mode(), "the symlink's target was not touched")
+		})
+	}
+}

@@ -145,20 +145,34 @@ func buildView(rep *Report) (nsview.View, error) {
 }
 
 // makeShmDir creates (or reuses) tmp/.shm, mode 1777, the directory the
-// view binds on /dev/shm; an existing entry must be a directory, not a
-// symbolic link. It is removed with tmp.
+// view binds on /dev/shm. Everything is done through a descriptor of tmp
+// and never follows a symlink: the directory may belong to the command's
+// user, who could have swapped it. An entry that is not a directory (a
+// symlink or file a previous command planted there) is removed and the
+// directory made again, so a command cannot stop every later run of the
+// workspace from starting. It is removed with tmp.
 func makeShmDir(tmp string) (string, error) {
 	canon, err := filepath.EvalSymlinks(tmp)
 	if err != nil {
 		return "", &fs.PathError{Op: "namespace view: TmpDir", Path: tmp, Err: err}
 	}
 	d := filepath.Join(canon, ".shm")
-	if err := unix.Mkdir(d, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+	dirfd, err := unix.Open(canon, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", &fs.PathError{Op: "open", Path: canon, Err: err}
+	}
+	defer unix.Close(dirfd)
+	var st unix.Stat_t
+	err = unix.Fstatat(dirfd, ".shm", &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if err := unix.Unlinkat(dirfd, ".shm", 0); err != nil {
+			return "", &fs.PathError{Op: "unlink", Path: d, Err: err}
+		}
+	}
+	if err := unix.Mkdirat(dirfd, ".shm", 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 		return "", &fs.PathError{Op: "mkdir", Path: d, Err: err}
 	}
-	// Through a descriptor opened without following a symlink: the
-	// directory may belong to the command's user, who could swap it.
-	fd, err := unix.Open(d, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dirfd, ".shm", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", &fs.PathError{Op: "open", Path: d, Err: err}
 	}
