@@ -158,7 +158,7 @@ func SystemRules(noNet bool) []Rule {
 		"/etc/localtime", "/etc/timezone",
 		"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates",
 		"/etc/alternatives", "/etc/gitconfig", "/etc/mime.types",
-		"/etc/os-release",
+		"/etc/os-release", "/etc/lsb-release", "/etc/debian_version", "/etc/locale.alias", "/etc/pip.conf",
 		"/dev/urandom", "/dev/random",
 	)
 	if !noNet {

@@ -69,7 +69,7 @@ func (e *explainer) finish(ws *jail.Workspace, w io.Writer) ([]explanation, stri
 	fmt.Fprintf(w, "landjail: --explain: Landlock denied %d distinct access(es):\n", len(out))
 	for _, x := range out {
 		what := x.Path
-		if x.Path == "" && x.Port != 0 {
+		if x.Path == "" && strings.HasSuffix(x.Right, "_tcp") {
 			what = fmt.Sprintf("TCP port %d", x.Port)
 		}
 		fmt.Fprintf(w, "  %s %s (%d×", x.Right, what, x.Count)

@@ -132,9 +132,10 @@ func TestWorkflows(t *testing.T) {
 		script: "/usr/bin/python3 -m venv .venv && .venv/bin/pip install -q --no-index --find-links wheels tinypkg && .venv/bin/python -c 'import tinypkg; print(tinypkg.hello())'",
 		want:   "tinypkg-ok",
 		// ensurepip runs pip, whose vendored distro module reads
-		// /etc/debian_version and lists /etc (platform detection); the
-		// preset grants neither, pip exits 2 and venv gives up.
-		gap: "/etc/debian_version",
+		// /etc/debian_version (platform detection): the system preset
+		// grants it (and /etc/lsb-release, /etc/pip.conf) since this test
+		// found pip exiting 2 there; listing /etc stays denied, which
+		// distro tolerates.
 	}, {
 		name: "python multiprocessing Pool(2)",
 		need: []string{"/usr/bin/python3"},
