@@ -120,7 +120,21 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer ws.Close()
 
-	env := exec.DefaultEnv(ws, o.Env)
+	// bash's HOME: the same private directory per workspace as run's
+	// (outside the workspace, kept between sessions), unless --env sets
+	// HOME or --no-system asks for no preset.
+	pass, home := o.Env, ""
+	if !o.NoSystem && !cliopts.HasEnv(o.Env, "HOME") {
+		h, grant, err := o.CommandHome(ws.Root(), nil)
+		if err != nil {
+			return err
+		}
+		pass = append([]string{"HOME=" + h}, pass...)
+		if grant {
+			home = h
+		}
+	}
+	env := exec.DefaultEnv(ws, pass)
 	tmp := ""
 	if !o.NoSystem && !cliopts.HasEnv(env, "TMPDIR") {
 		if tmp, err = os.MkdirTemp("", "landjail-mcp-"); err != nil {
@@ -128,7 +142,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		}
 		defer os.RemoveAll(tmp)
 	}
-	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp))
+	rs, err := landlock.Compile(ws, o.LandlockOptions(tmp, home))
 	if err != nil {
 		return err
 	}
@@ -153,7 +167,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env, Seccomp: filter}
 	// Carve-outs follow the tree as it is at each bash call, not as it
 	// was when the server started (a .env created mid-session is denied).
-	lopts := o.LandlockOptions(tmp)
+	lopts := o.LandlockOptions(tmp, home)
 	k.Compile = func() (*landlock.Ruleset, error) { return landlock.Compile(ws, lopts) }
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	maxFile, err := parseSize(cmd.String(flagMaxFileSize))

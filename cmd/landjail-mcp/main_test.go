@@ -18,6 +18,7 @@ import (
 )
 
 func TestServe(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	ws := filepath.Join(base, "ws")
@@ -53,10 +54,22 @@ func TestServe(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, r.IsError, text(r))
 	}
-	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "cat src/a.txt; cat ../secret; echo $HOME; echo $TMPDIR"}})
+	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "cat src/a.txt; cat ../secret; echo HOME=$HOME; echo x > \"$HOME/cache-probe\" && echo home-writable; echo $TMPDIR"}})
 	require.NoError(t, err)
 	t.Log(text(r))
 	assert.NotContains(t, text(r), "SECRET")
+	// bash's HOME is the private directory per workspace, outside it
+	// (caches and dotfiles stay out of the project), and writable.
+	// Without Landlock the path check refuses the script ($HOME cannot
+	// be verified before it runs): nothing to look at then.
+	if out := text(r); !r.IsError {
+		i := strings.Index(out, "HOME=")
+		require.GreaterOrEqual(t, i, 0, out)
+		home := strings.TrimSpace(strings.SplitN(out[i+len("HOME="):], "\n", 2)[0])
+		assert.NotEqual(t, ws, home)
+		assert.False(t, strings.HasPrefix(home, ws+"/"), "HOME %s is inside the workspace", home)
+		assert.Contains(t, out, "home-writable")
+	}
 	require.NoError(t, cs.Close())
 	cw.Close()
 	require.NoError(t, <-done)

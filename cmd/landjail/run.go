@@ -153,7 +153,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	var home string
 	if !o.NoSystem && !setsEnv(o.Env, "HOME") {
 		var grant bool
-		if home, grant, err = commandHome(o, ws.Root(), cred); err != nil {
+		if home, grant, err = o.CommandHome(ws.Root(), cred); err != nil {
 			return err
 		}
 		pass = append([]string{"HOME=" + home}, pass...)
