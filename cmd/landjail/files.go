@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/openat"
 )
 
@@ -172,7 +173,7 @@ func newPrivateTmp(wsRoot string, perRun bool, cred *syscall.Credential) (*priva
 		return nil, err
 	}
 	t := &privateTmp{dir: dir, parent: root}
-	if err := handTo(root, filepath.Base(dir), uid, gid); err != nil {
+	if err := cliopts.HandDirTo(root, filepath.Base(dir), uid, gid); err != nil {
 		t.remove()
 		return nil, err
 	}
@@ -183,28 +184,6 @@ func newPrivateTmp(wsRoot string, perRun bool, cred *syscall.Credential) (*priva
 		t.parent = nil
 	}
 	return t, nil
-}
-
-// handTo opens name beneath root (O_NOFOLLOW|O_DIRECTORY: the directory
-// landjail just made, not a link swapped in) and, if uid/gid are not
-// already its owner, fchowns it to them.
-func handTo(root *os.Root, name string, uid, gid int) error {
-	d, err := root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(d.Fd()), &st); err != nil {
-		return &fs.PathError{Op: "fstat", Path: d.Name(), Err: err}
-	}
-	if int(st.Uid) == uid && int(st.Gid) == gid {
-		return nil
-	}
-	if err := unix.Fchown(int(d.Fd()), uid, gid); err != nil {
-		return &fs.PathError{Op: "fchown", Path: d.Name(), Err: err}
-	}
-	return nil
 }
 
 // workspaceTmp returns the private temporary directory of the workspace
@@ -226,7 +205,7 @@ func workspaceTmp(parent, root string, uid, gid int) (dir string, ok bool) {
 	defer r.Close()
 	err = r.Mkdir(name, 0o700)
 	if err == nil {
-		if handTo(r, name, uid, gid) != nil {
+		if cliopts.HandDirTo(r, name, uid, gid) != nil {
 			return "", false
 		}
 		return dir, true

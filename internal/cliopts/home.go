@@ -85,7 +85,7 @@ func ensureOwnDir(parent, name string, uid, gid int, chosen bool) error {
 	defer r.Close()
 	dir := filepath.Join(parent, name)
 	if err := r.Mkdir(name, 0o700); err == nil {
-		if err := handDirTo(r, name, uid, gid); err != nil {
+		if err := HandDirTo(r, name, uid, gid); err != nil {
 			return fmt.Errorf("--home: %w", err)
 		}
 		return nil
@@ -110,10 +110,10 @@ func ensureOwnDir(parent, name string, uid, gid int, chosen bool) error {
 	return nil
 }
 
-// handDirTo fchowns the directory name below root to uid:gid unless it
+// HandDirTo fchowns the directory name below root to uid:gid unless it
 // already is theirs, through a descriptor opened without following a
 // symbolic link.
-func handDirTo(root *os.Root, name string, uid, gid int) error {
+func HandDirTo(root *os.Root, name string, uid, gid int) error {
 	d, err := root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
