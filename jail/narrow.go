@@ -116,26 +116,7 @@ func pemPrivateKey(b []byte) bool {
 // created, removed or renamed) is not reported here: Landlock gets it
 // from the frozen workspace root, and reporting the directory would make
 // all of .git read-only for children.
-func (w *Workspace) Narrowing(canon string) Narrowing {
-	root := w.rootOf(canon)
-	if root == nil {
-		return 0
-	}
-	var n Narrowing
-	if w.deny.denied(canon, root.Path) {
-		n |= NarrowDenied
-	}
-	if w.ro.denied(canon, root.Path) || slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
-		n |= NarrowReadOnly
-	}
-	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) {
-		n |= NarrowAgentConfig
-	}
-	if w.keys.matchesEntry(canon, root.Path) {
-		n |= NarrowPrivateKey
-	}
-	return n
-}
+func (w *Workspace) Narrowing(canon string) Narrowing { return w.narrowing(canon, false) }
 
 // EntryNarrowing is Narrowing for a walk that starts at a root, follows
 // no symlink and never descends into a denied directory: it matches the
@@ -146,16 +127,27 @@ func (w *Workspace) Narrowing(canon string) Narrowing {
 // parent is the walker's to remember (everything below it is read-only).
 // Use Narrowing for the entries directly below a root: their parents,
 // above the root, were never met. Strings only, no file access.
-func (w *Workspace) EntryNarrowing(canon string) Narrowing {
+func (w *Workspace) EntryNarrowing(canon string) Narrowing { return w.narrowing(canon, true) }
+
+// narrowing is Narrowing, or with entryOnly EntryNarrowing: the deny and
+// read-only patterns are matched against canon and all its parents, or
+// against canon as an entry of its already-matched parent.
+func (w *Workspace) narrowing(canon string, entryOnly bool) Narrowing {
 	root := w.rootOf(canon)
 	if root == nil {
 		return 0
 	}
+	matches := func(d *denyMatcher) bool {
+		if entryOnly {
+			return d.entryExcluded(canon, root.Path)
+		}
+		return d.denied(canon, root.Path)
+	}
 	var n Narrowing
-	if w.deny.entryExcluded(canon, root.Path) {
+	if matches(w.deny) {
 		n |= NarrowDenied
 	}
-	if w.ro.entryExcluded(canon, root.Path) || slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
+	if matches(w.ro) || slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
 		n |= NarrowReadOnly
 	}
 	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) {
