@@ -14,13 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/carvetest"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
 
-// tree creates the tree spec ("d/" directory, "f" file with its own name
-// as content, "a => b" symlink) below root.
+// tree creates the tree spec ("d/" directory, "f" file holding
+// content(f), "a => b" symlink) below root.
 func tree(t testing.TB, root string, spec ...string) {
 	t.Helper()
 	for _, s := range spec {
@@ -35,10 +36,15 @@ func tree(t testing.TB, root string, spec ...string) {
 			require.NoError(t, os.MkdirAll(p, 0o755))
 		default:
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-			require.NoError(t, os.WriteFile(p, []byte(s+"\n"), 0o644))
+			require.NoError(t, os.WriteFile(p, []byte(content(s)), 0o644))
 		}
 	}
 }
+
+// content is what tree writes into file f: carvetest.Marker and the
+// file's name, so a refused child that printed any file is caught, and
+// which one.
+func content(f string) string { return carvetest.Marker + " " + f + "\n" }
 
 func newWS(t testing.TB, opts ...jail.Option) *jail.Workspace {
 	t.Helper()
@@ -65,21 +71,43 @@ func sh(t *testing.T, ws *jail.Workspace, rs *landlock.Ruleset, script string) (
 	return string(out), err
 }
 
+// Refusal texts: what a child's tools print for the errno Landlock
+// refuses with.
+const (
+	works  = ""                          // the script must succeed (positive control)
+	eacces = "Permission denied"         // EACCES: the access right is not granted
+	exdev  = "Invalid cross-device link" // EXDEV: a link or rename would need the refer right
+)
+
 type childCase struct {
 	script string
-	ok     bool // the script must succeed (positive control) or fail (refused)
+	want   string // works, or the refusal the script must print (eacces, exdev)
 }
 
+// runCases runs each script in a child confined by rs. A refused script
+// must exit non-zero, print its refusal, and print no file's content.
 func runCases(t *testing.T, ws *jail.Workspace, rs *landlock.Ruleset, cases []childCase) {
 	t.Helper()
 	for _, c := range cases {
 		out, err := sh(t, ws, rs, c.script)
-		if c.ok {
+		if c.want == works {
 			assert.NoError(t, err, "must work: %s\n%s", c.script, out)
-		} else {
-			assert.Error(t, err, "must be refused: %s\n%s", c.script, out)
+			continue
 		}
+		assertRefused(t, out, err, c.want, c.script)
 	}
+}
+
+// assertRefused checks that a child ran, exited non-zero, printed want
+// and no file's content (no carvetest.Marker).
+func assertRefused(t *testing.T, out string, err error, want, script string) {
+	t.Helper()
+	var ee *osexec.ExitError
+	if assert.ErrorAs(t, err, &ee, "must be refused: %s\n%s", script, out) {
+		assert.NotZero(t, ee.ExitCode(), script)
+	}
+	assert.Contains(t, out, want, "refused for another reason: %s", script)
+	assert.NotContains(t, out, carvetest.Marker, "a secret reached the output: %s", script)
 }
 
 func compile(t *testing.T, ws *jail.Workspace, opt landlock.Options) *landlock.Ruleset {
@@ -108,47 +136,47 @@ func TestCarveOutDeny(t *testing.T) {
 
 	runCases(t, ws, rs, []childCase{
 		// Refused: direct.
-		{"cat .env", false},
-		{"cat certs/x.pem", false},
-		{"cat nested/deep/.env", false},
-		{"echo x >> .env", false},
-		{": > certs/x.pem", false},
-		{"rm .env", false},
+		{"cat .env", eacces},
+		{"cat certs/x.pem", eacces},
+		{"cat nested/deep/.env", eacces},
+		{"echo x >> .env", eacces},
+		{": > certs/x.pem", eacces},
+		{"rm .env", eacces},
 		// Through a symlink the child creates (in a sibling it owns).
-		{"ln -s ../.env src/l1 && cat src/l1", false},
-		{"ln -s ../certs/x.pem src/l2; cat src/l2", false},
+		{"ln -s ../.env src/l1 && cat src/l1", eacces},
+		{"ln -s ../certs/x.pem src/l2; cat src/l2", eacces},
 		// Through a hard link the child creates: across directories
 		// (needs refer on the chain: EXDEV) and in the same directory
 		// (needs make_reg on the chain: EACCES); either way the link
 		// would be the same inode, with no rule.
-		{"ln .env src/h1; cat src/h1", false},
-		{"ln certs/x.pem certs/h2; cat certs/h2", false},
-		{"ln certs/x.pem src/h3; cat src/h3", false},
+		{"ln .env src/h1; cat src/h1", exdev},
+		{"ln certs/x.pem certs/h2; cat certs/h2", eacces},
+		{"ln certs/x.pem src/h3; cat src/h3", exdev},
 		// Renamed away, or its parent directory moved inside the
 		// workspace (same parent: rules stay on the inodes; elsewhere:
 		// refused).
-		{"mv .env src/e; cat src/e", false},
-		{"mv certs/x.pem src/x.pem; cat src/x.pem", false},
-		{"mv certs certs2; cat certs2/x.pem", false},
-		{"mv certs src/certs; cat src/certs/x.pem", false},
-		{"mv nested/deep src/deep; cat src/deep/.env", false},
-		{"cp -r certs src/c && cat src/c/x.pem", false},
+		{"mv .env src/e; cat src/e", eacces},
+		{"mv certs/x.pem src/x.pem; cat src/x.pem", eacces},
+		{"mv certs certs2; cat certs2/x.pem", eacces},
+		{"mv certs src/certs; cat src/certs/x.pem", eacces},
+		{"mv nested/deep src/deep; cat src/deep/.env", eacces},
+		{"cp -r certs src/c && cat src/c/x.pem", eacces},
 		// Positive controls: every sibling readable and writable.
-		{"cat a.txt && echo more >> a.txt", true},
-		{"cat certs/ca.txt && echo more >> certs/ca.txt", true},
-		{"cat certs/sub/y.txt && echo new > certs/sub/new && rm certs/sub/new", true},
-		{"cat nested/deep/ok.txt && echo more >> nested/deep/ok.txt", true},
-		{"cat src/main.go && echo new > src/new.go && mkdir -p src/a/b && mv src/new.go src/a/b/ && rm -r src/a", true},
-		{"ls -a . certs nested/deep | grep -q x.pem", true}, // names stay listable
-		{"test -e .env && test -f certs/x.pem", true},       // stat is not mediated
+		{"cat a.txt && echo more >> a.txt", works},
+		{"cat certs/ca.txt && echo more >> certs/ca.txt", works},
+		{"cat certs/sub/y.txt && echo new > certs/sub/new && rm certs/sub/new", works},
+		{"cat nested/deep/ok.txt && echo more >> nested/deep/ok.txt", works},
+		{"cat src/main.go && echo new > src/new.go && mkdir -p src/a/b && mv src/new.go src/a/b/ && rm -r src/a", works},
+		{"ls -a . certs nested/deep | grep -q x.pem", works}, // names stay listable
+		{"test -e .env && test -f certs/x.pem", works},       // stat is not mediated
 	})
 	b, err := os.ReadFile(filepath.Join(ws.Root(), "a.txt"))
 	require.NoError(t, err)
-	assert.Equal(t, "a.txt\nmore\n", string(b), "the sibling was written in place")
+	assert.Equal(t, content("a.txt")+"more\n", string(b), "the sibling was written in place")
 	for _, p := range []string{".env", "certs/x.pem", "nested/deep/.env"} {
 		b, err := os.ReadFile(filepath.Join(ws.Root(), p))
 		require.NoError(t, err, "still where it was: %s", p)
-		assert.Equal(t, p+"\n", string(b))
+		assert.Equal(t, content(p), string(b))
 	}
 }
 
@@ -161,14 +189,14 @@ func TestCarveOutChainDirsFrozen(t *testing.T) {
 	ws := newWS(t, jail.WithDeny("certs/x.pem"))
 	rs := compile(t, ws, landlock.Options{})
 	runCases(t, ws, rs, []childCase{
-		{"echo new > certs/new.txt", false},
-		{"echo new > newtop.txt", false},
-		{"mkdir newdir", false},
-		{"ln -s a.txt l", false},
-		{"rm a.txt", false},
-		{"mv a.txt b.txt", false},
-		{"mkfifo fifo", false},
-		{"echo ok > src/ok.txt && mv src/ok.txt src/ok2.txt", true},
+		{"echo new > certs/new.txt", eacces},
+		{"echo new > newtop.txt", eacces},
+		{"mkdir newdir", eacces},
+		{"ln -s a.txt l", eacces},
+		{"rm a.txt", eacces},
+		{"mv a.txt b.txt", eacces},
+		{"mkfifo fifo", eacces},
+		{"echo ok > src/ok.txt && mv src/ok.txt src/ok2.txt", works},
 	})
 	for _, p := range []string{"certs/new.txt", "newtop.txt", "newdir", "l", "b.txt", "fifo"} {
 		_, err := os.Lstat(filepath.Join(ws.Root(), p))
@@ -196,19 +224,19 @@ func TestCarveOutReadOnly(t *testing.T) {
 		"vendor": "read-only nested-root", "docs": "read-only read-only", "a.txt": "read-only read-only",
 	}, modes)
 	runCases(t, ws, rs, []childCase{
-		{"cat docs/spec.md", true},
-		{"cat a.txt", true},
-		{"cat vendor/lib.go", true},
-		{"echo x >> docs/spec.md", false},
-		{": > docs/spec.md", false},
-		{"echo x > docs/new.md", false},
-		{"rm docs/spec.md", false},
-		{"mv docs/spec.md src/", false},
-		{"echo x >> a.txt", false},
-		{"echo x >> vendor/lib.go", false},
-		{"echo x > vendor/new.go", false},
-		{"cp src/main.go vendor/", false},
-		{"echo ok >> src/main.go", true},
+		{"cat docs/spec.md", works},
+		{"cat a.txt", works},
+		{"cat vendor/lib.go", works},
+		{"echo x >> docs/spec.md", eacces},
+		{": > docs/spec.md", eacces},
+		{"echo x > docs/new.md", eacces},
+		{"rm docs/spec.md", eacces},
+		{"mv docs/spec.md src/", eacces},
+		{"echo x >> a.txt", eacces},
+		{"echo x >> vendor/lib.go", eacces},
+		{"echo x > vendor/new.go", eacces},
+		{"cp src/main.go vendor/", eacces},
+		{"echo ok >> src/main.go", works},
 	})
 	// The in-process side agrees on the nested root.
 	_, err = ws.Check("vendor/lib.go", jail.Write)
@@ -251,31 +279,31 @@ func TestCarveOutAgentConfig(t *testing.T) {
 
 	const gitc = "git -c user.name=t -c user.email=t@e "
 	runCases(t, ws, rs, []childCase{
-		{"echo evil > .git/hooks/pre-commit", false},
-		{"echo evil >> .git/hooks/pre-commit.sample", false},
-		{"ln -s ../../src/main.go .git/hooks/post-commit", false},
-		{"ln src/main.go .git/hooks/post-commit", false},
-		{"git config core.hooksPath /tmp", false},
-		{"echo '[core] fsmonitor = evil' >> .git/config", false},
-		{"cp .git/config src/c && echo x >> src/c && mv src/c .git/config", false},
-		{"echo x >> .git/description && mv .git/description .git/config", false}, // rename over: no remove on the chain
-		{"echo '{}' > .mcp.json", false},
-		{"echo '{}' > cfg/mcp.json", false},
-		{"rm .mcp.json", false},
-		{"mkdir .idea", false},
-		{"cat .mcp.json", true},
-		{"echo '{}' > .vscode/tasks.json", false},
-		{"echo x >> .vscode/settings.json", false},
-		{"echo x >> .bashrc", false},
-		{"mkdir .claude", false},
+		{"echo evil > .git/hooks/pre-commit", eacces},
+		{"echo evil >> .git/hooks/pre-commit.sample", eacces},
+		{"ln -s ../../src/main.go .git/hooks/post-commit", eacces},
+		{"ln src/main.go .git/hooks/post-commit", eacces},
+		{"git config core.hooksPath /tmp", eacces},
+		{"echo '[core] fsmonitor = evil' >> .git/config", eacces},
+		{"cp .git/config src/c && echo x >> src/c && mv src/c .git/config", eacces},
+		{"echo x >> .git/description && mv .git/description .git/config", eacces}, // rename over: no remove on the chain
+		{"echo '{}' > .mcp.json", eacces},
+		{"echo '{}' > cfg/mcp.json", eacces},
+		{"rm .mcp.json", eacces},
+		{"mkdir .idea", eacces},
+		{"cat .mcp.json", works},
+		{"echo '{}' > .vscode/tasks.json", eacces},
+		{"echo x >> .vscode/settings.json", eacces},
+		{"echo x >> .bashrc", eacces},
+		{"mkdir .claude", eacces},
 		// Reads stay allowed; objects are writable.
-		{"cat .git/config .git/hooks/pre-commit.sample .vscode/settings.json > /dev/null", true},
-		{"git log --oneline | grep -q one", true},
-		{"echo blob > src/blob.txt && git hash-object -w src/blob.txt", true},
-		{"git status --short", true},
+		{"cat .git/config .git/hooks/pre-commit.sample .vscode/settings.json > /dev/null", works},
+		{"git log --oneline | grep -q one", works},
+		{"echo blob > src/blob.txt && git hash-object -w src/blob.txt", works},
+		{"git status --short", works},
 		// git add/commit need .git/index.lock, a new entry in the frozen
 		// .git: refused, and nothing is left behind.
-		{gitc + "add src/blob.txt", false},
+		{gitc + "add src/blob.txt", eacces},
 	})
 	_, err = os.Lstat(filepath.Join(root, ".git/index.lock"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no stale index.lock after the refused git add")
@@ -342,10 +370,10 @@ func TestCarveOutScale(t *testing.T) {
 		rep := rs.Report()
 		t.Logf("10,000 files, flat=%v: Compile %v, %d rules (%d from carving, %d chain dirs)", flat, elapsed, len(rep.Rules), rep.CarveRules, rep.ChainDirs)
 		start = time.Now()
-		_, err = sh(t, ws, rs, "cat .env")
+		out, err := sh(t, ws, rs, "cat .env")
 		t.Logf("spawn+wait of a refused cat: %v", time.Since(start))
-		assert.Error(t, err)
-		out, err := sh(t, ws, rs, "cat certs/ca.txt")
+		assertRefused(t, out, err, eacces, "cat .env")
+		out, err = sh(t, ws, rs, "cat certs/ca.txt")
 		assert.NoError(t, err, out)
 		rs.Close()
 	}
@@ -431,7 +459,7 @@ func TestWalkLimitNeverFailsOpen(t *testing.T) {
 	}
 	rs := compile(t, ws, landlock.Options{WalkLimit: 200})
 	out, err := sh(t, ws, rs, "cat server/.env")
-	assert.Error(t, err)
+	assertRefused(t, out, err, eacces, "cat server/.env")
 	assert.NotContains(t, out, "WALK-LIMIT-MARKER")
 	ctl := compile(t, ws, landlock.Options{NoCarve: true})
 	out, err = sh(t, ws, ctl, "cat server/.env")
