@@ -54,6 +54,38 @@ func buildHelper(t testing.TB) string {
 	return helperBin
 }
 
+// Markers: the content of the fixture's outside secret, the value of the
+// environment secret TestChildAdversarial sets, and the private key of
+// TestMainJobGoBuild. A refused attack must never print one of them; the
+// unconfined control prints it, so its absence means something.
+const (
+	outsideMarker = "LANDJAIL-EXEC-OUTSIDE-SECRET"
+	envMarker     = "LANDJAIL-EXEC-ENV-SECRET"
+	keyMarker     = "LANDJAIL-EXEC-SSH-KEY"
+)
+
+// Refusal texts: what the child prints for the errno it was refused with.
+const (
+	eacces = "Permission denied"         // EACCES, from Landlock
+	eperm  = "Operation not permitted"   // EPERM, a dropped capability or the seccomp guard
+	exdev  = "Invalid cross-device link" // EXDEV, Landlock's refer right missing
+)
+
+// assertRefused checks that a confined child was refused for the
+// expected reason: it ran and exited non-zero (not a spawn failure), its
+// output says want, and it holds none of the markers.
+func assertRefused(t *testing.T, out []byte, err error, want, name string) {
+	t.Helper()
+	var ee *osexec.ExitError
+	if assert.ErrorAs(t, err, &ee, "%s: the confined child succeeded: %s", name, out) {
+		assert.NotZero(t, ee.ExitCode(), "%s", name)
+	}
+	assert.Contains(t, string(out), want, "%s: refused for another reason", name)
+	for _, m := range []string{outsideMarker, envMarker, keyMarker} {
+		assert.NotContains(t, string(out), m, "%s: the secret reached the output", name)
+	}
+}
+
 // fixture: a workspace, a read-only and a read-exec root, a directory
 // outside every root with a secret, and a private temporary directory.
 type fixture struct {
@@ -83,7 +115,7 @@ func newFixture(t testing.TB) *fixture {
 	write(filepath.Join(f.ro, "ro.txt"), "readonly\n", 0o644)
 	write(filepath.Join(f.ro, "run.sh"), "#!/bin/sh\necho ran\n", 0o755)
 	write(filepath.Join(f.rox, "run.sh"), "#!/bin/sh\necho ran\n", 0o755)
-	write(filepath.Join(f.outside, "secret"), "s3cret\n", 0o644)
+	write(filepath.Join(f.outside, "secret"), outsideMarker+"\n", 0o644)
 	ws, err := jail.New(f.root, jail.WithAllowed(f.ro, jail.ReadOnly), jail.WithAllowed(f.rox, jail.ReadExec))
 	require.NoError(t, err)
 	t.Cleanup(func() { ws.Close() })
@@ -174,37 +206,40 @@ func TestChildAdversarial(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(f.outside, "secret"), filepath.Join(f.root, "link")))
 	require.NoError(t, os.Symlink(filepath.Join(f.outside, "created1"), filepath.Join(f.root, "dangle1")))
 	require.NoError(t, os.Symlink(filepath.Join(f.outside, "created2"), filepath.Join(f.root, "dangle2")))
-	t.Setenv("LANDJAIL_TEST_SECRET", "hunter2")
+	t.Setenv("LANDJAIL_TEST_SECRET", envMarker)
 
 	rs := f.compile(t, landlock.Options{ConnectTCP: []uint16{uint16(allowed.Addr().(*net.TCPAddr).Port)}})
 	require.True(t, rs.Enforced())
 
 	O, R, X, H := f.outside, f.ro, f.rox, f.helper
-	attacks := []struct{ name, confined, control string }{
-		{"read outside", "cat " + O + "/secret", ""},
-		{"write outside", "echo x > " + O + "/w1", "echo x > " + O + "/w2"},
-		{"symlink escape", "cat link", ""},
-		{"dangling symlink escape", "echo x > dangle1", "echo x > dangle2"},
-		{"symlink made by the child", "ln -s " + O + "/secret l1 && cat l1", "ln -s " + O + "/secret l2 && cat l2"},
-		{"hardlink out of the workspace", "ln hl1.txt " + O + "/hl1", "ln hl2.txt " + O + "/hl2"},
-		{"hardlink an outside file in", "ln " + O + "/secret hlin1 && cat hlin1", "ln " + O + "/secret hlin2 && cat hlin2"},
-		{"rename out of the workspace", "mv mv1.txt " + O + "/mv1", "mv mv2.txt " + O + "/mv2"},
-		{"/proc/self/root", "cat /proc/self/root" + O + "/secret", ""},
-		{"signal to an outside process", H + " kill " + strconv.Itoa(outsider.Process.Pid), ""},
+	// want: the refusal the confined child must print; leak: what the
+	// unconfined control prints and the confined child must not.
+	const envScript = `printenv LANDJAIL_TEST_SECRET || { echo "LANDJAIL_TEST_SECRET: not set" >&2; exit 1; }`
+	attacks := []struct{ name, confined, control, want, leak string }{
+		{"read outside", "cat " + O + "/secret", "", eacces, outsideMarker},
+		{"write outside", "echo x > " + O + "/w1", "echo x > " + O + "/w2", eacces, ""},
+		{"symlink escape", "cat link", "", eacces, outsideMarker},
+		{"dangling symlink escape", "echo x > dangle1", "echo x > dangle2", eacces, ""},
+		{"symlink made by the child", "ln -s " + O + "/secret l1 && cat l1", "ln -s " + O + "/secret l2 && cat l2", eacces, outsideMarker},
+		{"hardlink out of the workspace", "ln hl1.txt " + O + "/hl1", "ln hl2.txt " + O + "/hl2", eacces, ""},
+		{"hardlink an outside file in", "ln " + O + "/secret hlin1 && cat hlin1", "ln " + O + "/secret hlin2 && cat hlin2", exdev, outsideMarker},
+		{"rename out of the workspace", "mv mv1.txt " + O + "/mv1", "mv mv2.txt " + O + "/mv2", eacces, ""},
+		{"/proc/self/root", "cat /proc/self/root" + O + "/secret", "", eacces, outsideMarker},
+		{"signal to an outside process", H + " kill " + strconv.Itoa(outsider.Process.Pid), "", "operation not permitted", ""},
 		// The pooled spawner thread shares the child's Landlock domain;
 		// only the seccomp guard keeps the child from killing the
 		// parent through it.
-		{"signal a thread of the parent", H + " parentthreads 100000", ""},
-		{"tcp connect to a port not allowed", H + " tcp 127.0.0.1:" + port(denied), ""},
-		{"tcp bind", H + " bindtcp " + freePort, ""},
-		{"abstract unix socket", H + " abstract " + abstractName, ""},
-		{"env secret", `test -n "$LANDJAIL_TEST_SECRET"`, ""},
-		{"chown a file owned by another user", "chown 0 owned1.txt", "chown 0 owned2.txt"},
-		{"mount", "mount -t tmpfs none mnt1", "mount -t tmpfs none mnt2 && umount mnt2"},
-		{"write into a ro root", "echo x > " + R + "/w1", "echo x > " + R + "/w2 && rm " + R + "/w2"},
-		{"execute in a ro root", R + "/run.sh", ""},
-		{"write into a rox root", "echo x > " + X + "/w1", "echo x > " + X + "/w2 && rm " + X + "/w2"},
-		{"read /etc/shadow", "cat /etc/shadow", ""},
+		{"signal a thread of the parent", H + " parentthreads 100000", "", "no thread of parent", ""},
+		{"tcp connect to a port not allowed", H + " tcp 127.0.0.1:" + port(denied), "", "connect: permission denied", ""},
+		{"tcp bind", H + " bindtcp " + freePort, "", "bind: permission denied", ""},
+		{"abstract unix socket", H + " abstract " + abstractName, "", "connect: operation not permitted", ""},
+		{"env secret", envScript, "", "LANDJAIL_TEST_SECRET: not set", envMarker},
+		{"chown a file owned by another user", "chown 0 owned1.txt", "chown 0 owned2.txt", eperm, ""},
+		{"mount", "mount -t tmpfs none mnt1", "mount -t tmpfs none mnt2 && umount mnt2", "permission denied", ""},
+		{"write into a ro root", "echo x > " + R + "/w1", "echo x > " + R + "/w2 && rm " + R + "/w2", eacces, ""},
+		{"execute in a ro root", R + "/run.sh", "", eacces, "ran"},
+		{"write into a rox root", "echo x > " + X + "/w1", "echo x > " + X + "/w2 && rm " + X + "/w2", eacces, ""},
+		{"read /etc/shadow", "cat /etc/shadow", "", eacces, "root:"},
 	}
 	positive := []struct{ name, script string }{
 		{"read write rename inside", "cat in.txt && echo x > new.txt && mv new.txt renamed.txt && grep -q x renamed.txt && mkdir -p d/e && mv renamed.txt d/e/ && rm -r d"},
@@ -229,16 +264,18 @@ func TestChildAdversarial(t *testing.T) {
 	}
 	for _, a := range attacks {
 		out, err := run(a.confined)
-		var ee *osexec.ExitError
-		if assert.ErrorAs(t, err, &ee, "%s: the confined child succeeded: %s", a.name, out) {
-			t.Logf("%s: refused: %s", a.name, bytes.TrimSpace(out))
+		assertRefused(t, out, err, a.want, a.name)
+		if a.leak != "" {
+			assert.NotContains(t, string(out), a.leak, "%s: leaked", a.name)
 		}
+		t.Logf("%s: refused: %s", a.name, bytes.TrimSpace(out))
 		script := a.control
 		if script == "" {
 			script = a.confined
 		}
 		out, err = control(script)
 		assert.NoError(t, err, "%s: control (unconfined) failed, so the case proves nothing: %s", a.name, out)
+		assert.Contains(t, string(out), a.leak, "%s: the control does not print what the confined child must not", a.name)
 	}
 	for _, p := range positive {
 		out, err := run(p.script)
@@ -256,8 +293,9 @@ func TestChildAdversarial(t *testing.T) {
 	leak := fmt.Sprintf("cat <&%d", fd)
 	out, err := control(leak)
 	assert.NoError(t, err, "control: plain os/exec should leak fd %d: %s", fd, out)
+	assert.Contains(t, string(out), outsideMarker, "control: the leaked fd reads the secret")
 	out, err = run(leak)
-	assert.Error(t, err, "leaked fd %d reached the child: %s", fd, out)
+	assertRefused(t, out, err, "Bad file descriptor", fmt.Sprintf("leaked fd %d reached the child", fd))
 
 	// Known gap, left to the seccomp layer: MPTCP sockets are not covered
 	// by Landlock's TCP rules. The report must say so.
@@ -356,7 +394,7 @@ func TestKeepCapsIsTheOnlyWayToChown(t *testing.T) {
 
 	c := exec.CommandContext(context.Background(), f.ws, rs, "chown", "0", "owned")
 	out, err := c.CombinedOutput()
-	assert.Error(t, err, "%s", out)
+	assertRefused(t, out, err, eperm, "chown without KeepCaps")
 	c = exec.CommandContext(context.Background(), f.ws, rs, "chown", "0", "owned")
 	c.KeepCaps = true
 	out, err = c.CombinedOutput()
@@ -653,7 +691,7 @@ func TestMainJobGoBuild(t *testing.T) {
 	home := filepath.Join(base, "home")
 	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
 	key := filepath.Join(home, ".ssh", "id_ed25519")
-	require.NoError(t, os.WriteFile(key, []byte("PRIVATE KEY"), 0o600))
+	require.NoError(t, os.WriteFile(key, []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"+keyMarker+"\n"), 0o600))
 	tmp := filepath.Join(base, "tmp")
 	require.NoError(t, os.Mkdir(tmp, 0o700))
 
@@ -689,9 +727,10 @@ func TestMainJobGoBuild(t *testing.T) {
 	assert.NoError(t, err)
 
 	out, err = run("cat", key)
-	assert.Error(t, err, "read the private key: %s", out)
-	_, err = os.ReadFile(key)
-	assert.NoError(t, err, "the parent still can")
+	assertRefused(t, out, err, eacces, "read the private key")
+	b, err := os.ReadFile(key)
+	require.NoError(t, err, "the parent still can")
+	assert.Contains(t, string(b), keyMarker)
 }
 
 // TestUnprivilegedParent re-executes the test binary as uid 65534 (no
@@ -709,9 +748,10 @@ func TestUnprivilegedParent(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "inside\n", string(out))
 		out, err = exec.CommandContext(context.Background(), ws, rs, "/bin/cat", filepath.Join(dir, "outside", "secret")).CombinedOutput()
-		assert.Error(t, err, "%s", out)
-		_, err = os.ReadFile(filepath.Join(dir, "outside", "secret"))
-		assert.NoError(t, err, "the unprivileged parent is not confined")
+		assertRefused(t, out, err, eacces, "read outside from an unprivileged parent")
+		b, err := os.ReadFile(filepath.Join(dir, "outside", "secret"))
+		require.NoError(t, err, "the unprivileged parent is not confined")
+		assert.Equal(t, outsideMarker+"\n", string(b))
 		return
 	}
 	if os.Geteuid() != 0 {
