@@ -9,7 +9,6 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/proctest"
 )
 
 // runBinCtx is runBin with a time bound (a hang is a failure, not a
@@ -346,34 +347,6 @@ func TestRunTerminalTheft(t *testing.T) {
 	}
 }
 
-// spawnGrandchild is a script that starts a setsid'd grandchild which
-// writes its pid to gc.pid and sleeps, and a plain background one (bg.pid),
-// then waits for both pid files and returns.
-const spawnGrandchild = `setsid sh -c 'echo $$ > gc.pid.tmp && mv gc.pid.tmp gc.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &
-sh -c 'echo $$ > bg.pid.tmp && mv bg.pid.tmp bg.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &
-while [ ! -f gc.pid ] || [ ! -f bg.pid ]; do sleep 0.05; done
-`
-
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	return pid
-}
-
-// alive reports whether pid is a living process (not gone, not a zombie).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
-}
-
 // TestRunKillsDescendants: whatever the command leaves behind, including a
 // setsid'd grandchild that escapes its process group, is gone when a
 // supervised run returns; without landjail (the control) it survives.
@@ -389,7 +362,7 @@ func TestRunKillsDescendants(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := wsDir(t)
-			writeScript(t, ws, "spawn.sh", spawnGrandchild)
+			writeScript(t, ws, "spawn.sh", proctest.SpawnDescendants)
 			var c *osexec.Cmd
 			if tc.args == nil {
 				c = osexec.Command("sh", "spawn.sh")
@@ -405,15 +378,15 @@ func TestRunKillsDescendants(t *testing.T) {
 			c.Dir = ws
 			out, err := c.CombinedOutput()
 			require.NoError(t, err, "%s", out)
-			gc, bg := readPid(t, filepath.Join(ws, "gc.pid")), readPid(t, filepath.Join(ws, "bg.pid"))
+			gc, bg := proctest.ReadPid(t, filepath.Join(ws, "gc.pid")), proctest.ReadPid(t, filepath.Join(ws, "bg.pid"))
 			if tc.args == nil {
 				t.Cleanup(func() { unix.Kill(gc, unix.SIGKILL); unix.Kill(bg, unix.SIGKILL) })
-				assert.True(t, alive(gc), "control: the setsid'd grandchild should survive")
-				assert.True(t, alive(bg), "control: the background child should survive")
+				assert.True(t, proctest.Alive(gc), "control: the setsid'd grandchild should survive")
+				assert.True(t, proctest.Alive(bg), "control: the background child should survive")
 				return
 			}
-			assert.False(t, alive(gc), "setsid'd grandchild %d survived landjail", gc)
-			assert.False(t, alive(bg), "background child %d survived landjail", bg)
+			assert.False(t, proctest.Alive(gc), "setsid'd grandchild %d survived landjail", gc)
+			assert.False(t, proctest.Alive(bg), "background child %d survived landjail", bg)
 		})
 	}
 }
