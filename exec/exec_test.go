@@ -23,6 +23,8 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/listentest"
+	"github.com/landjail/landjail/internal/proctest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
@@ -144,19 +146,8 @@ func (f *fixture) compile(t testing.TB, opt landlock.Options) *landlock.Ruleset 
 	return rs
 }
 
-// listen accepts and closes connections on l until the test ends.
-func serve(t *testing.T, l net.Listener) {
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-}
+// serve is listentest.Serve, for namespaces_linux_test.go.
+func serve(t *testing.T, l net.Listener) { listentest.Serve(t, l) }
 
 func port(l net.Listener) string { return strconv.Itoa(l.Addr().(*net.TCPAddr).Port) }
 
@@ -173,20 +164,11 @@ func TestChildAdversarial(t *testing.T) {
 	f := newFixture(t)
 	f.withHelper(t)
 
-	allowed, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	serve(t, allowed)
-	denied, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	serve(t, denied)
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	freePort := port(free)
-	free.Close()
+	allowed := listentest.Listen(t, "tcp", "127.0.0.1:0")
+	denied := listentest.Listen(t, "tcp", "127.0.0.1:0")
+	freePort := strconv.Itoa(listentest.FreePort(t))
 	abstractName := fmt.Sprintf("landjail-exec-test-%d", os.Getpid())
-	abstract, err := net.Listen("unix", "@"+abstractName)
-	require.NoError(t, err)
-	serve(t, abstract)
+	listentest.Listen(t, "unix", "@"+abstractName)
 
 	outsider := osexec.Command("/bin/sleep", "60")
 	require.NoError(t, outsider.Start())
@@ -281,7 +263,7 @@ func TestChildAdversarial(t *testing.T) {
 		out, err := run(p.script)
 		assert.NoError(t, err, "%s: %s", p.name, out)
 	}
-	_, err = os.Stat(filepath.Join(f.outside, "created1"))
+	_, err := os.Stat(filepath.Join(f.outside, "created1"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "dangling symlink created a file outside")
 
 	// Leaked fd: a descriptor without O_CLOEXEC in the parent. The
@@ -318,19 +300,7 @@ func TestChildAdversarial(t *testing.T) {
 // bounding set.
 func assertUnconfined(t *testing.T, outsideFile string, rs *landlock.Ruleset) {
 	t.Helper()
-	var wg sync.WaitGroup
-	var failed sync.Map
-	for range 64 {
-		wg.Go(func() {
-			for range 100 {
-				if _, err := os.ReadFile(outsideFile); err != nil {
-					failed.Store(err.Error(), true)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	failed.Range(func(k, _ any) bool { t.Errorf("parent read failed after spawns: %v", k); return true })
+	proctest.AssertUnconfined(t, outsideFile)
 
 	// no_new_privs is on every thread from the start when kerneltest.Main
 	// emulates a kernel or the process inherited an outer seccomp filter.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/listentest"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -36,18 +37,7 @@ func TestSeccompLayer(t *testing.T) {
 	defer exec.Release(rs)
 
 	sock := filepath.Join(f.outside, "docker.sock")
-	ul, err := net.Listen("unix", sock)
-	require.NoError(t, err)
-	defer ul.Close()
-	go func() {
-		for {
-			c, err := ul.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	listentest.Listen(t, "unix", sock)
 	uc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer uc.Close()
@@ -168,18 +158,7 @@ func tcpTarget(t *testing.T, family string) (net.Listener, func() bool) {
 	}
 	l, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
-	accepted := make(chan struct{}, 16)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
+	accepted := listentest.Serve(t, l)
 	return l, func() bool {
 		select {
 		case <-accepted:

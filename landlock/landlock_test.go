@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/proctest"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -156,19 +156,7 @@ func TestRestrictSelfConfinesOnlyThisThread(t *testing.T) {
 	}()
 	require.NoError(t, <-done)
 
-	var wg sync.WaitGroup
-	var failures sync.Map
-	for range 64 {
-		wg.Go(func() {
-			for range 50 {
-				if _, err := os.ReadFile(secret); err != nil {
-					failures.Store(err.Error(), true)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	failures.Range(func(k, _ any) bool { t.Errorf("unconfined read failed: %v", k); return true })
+	proctest.AssertUnconfined(t, secret)
 }
 
 func errString(err error) string {

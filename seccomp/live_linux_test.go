@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/listentest"
 )
 
 // Live tests: the filter is installed on a throwaway goroutine locked to its
@@ -415,10 +416,7 @@ func TestInstallLiveGlibcThreads(t *testing.T) {
 // once the filtered thread is gone.
 func TestSupervisorLive(t *testing.T) {
 	requireSeccomp(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	granted := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
+	granted := listentest.FreePort(t)
 	f, err := Build(Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{uint16(granted)}})
 	require.NoError(t, err)
 	require.True(t, f.Supervised())
@@ -556,10 +554,7 @@ func TestPidfdOfThreadGroup(t *testing.T) {
 // onto the number the filtered thread keeps calling listen on.
 func TestSupervisorSwapRace(t *testing.T) {
 	requireSeccomp(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	granted := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
+	granted := listentest.FreePort(t)
 	f, err := Build(Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{uint16(granted)}})
 	require.NoError(t, err)
 

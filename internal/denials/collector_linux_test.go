@@ -20,6 +20,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/listentest"
 )
 
 func TestMain(m *testing.M) { kerneltest.Main(m) }
@@ -133,19 +134,8 @@ func setup(t *testing.T) (file string, port int) {
 	t.Helper()
 	file = filepath.Join(t.TempDir(), "secret file \"x\"") // space and quote: audit hex-encodes it
 	require.NoError(t, os.WriteFile(file, []byte("s"), 0o600))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return file, ln.Addr().(*net.TCPAddr).Port
+	ln := listentest.Listen(t, "tcp", "127.0.0.1:0")
+	return file, listentest.Port(ln)
 }
 
 func TestCollectorLive(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,4 +46,25 @@ func Alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+}
+
+// AssertUnconfined fails the test unless path can be read by 64
+// goroutines 100 times each: spread over the process's threads, a read
+// from a thread left with a Landlock domain (or any other confinement)
+// fails, where a read from one thread would likely miss it.
+func AssertUnconfined(t testing.TB, path string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var failed sync.Map
+	for range 64 {
+		wg.Go(func() {
+			for range 100 {
+				if _, err := os.ReadFile(path); err != nil {
+					failed.Store(err.Error(), true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	failed.Range(func(k, _ any) bool { t.Errorf("read from an unconfined thread failed: %v", k); return true })
 }
