@@ -78,12 +78,7 @@ func pathName(fresh bool) string {
 // cost paid once per policy, not per spawn).
 func BenchmarkCompile(b *testing.B) {
 	f := newFixture(b)
-	extra := make([]landlock.Rule, 1000)
-	for i := range extra {
-		d := filepath.Join(f.outside, fmt.Sprintf("d%04d", i))
-		require.NoError(b, os.Mkdir(d, 0o755))
-		extra[i] = landlock.Rule{Path: d, Access: landlock.RightsRead}
-	}
+	extra := extraRules(b, f, 1000)
 	for b.Loop() {
 		rs, err := landlock.Compile(f.ws, landlock.Options{System: true, Extra: extra})
 		if err != nil {
@@ -111,33 +106,46 @@ func BenchmarkSpawnRatio(b *testing.B) {
 			}
 			defer exec.Release(rs)
 			ctx := context.Background()
-			var plain, pooled, fresh []time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				if err := osexec.Command("/bin/true").Run(); err != nil {
-					b.Fatal(err)
-				}
-				t1 := time.Now()
-				if err := exec.CommandContext(ctx, f.ws, rs, "/bin/true").Run(); err != nil {
-					b.Fatal(err)
-				}
-				t2 := time.Now()
-				c := exec.CommandContext(ctx, f.ws, rs, "/bin/true")
-				c.FreshThread = true
-				if err := c.Run(); err != nil {
-					b.Fatal(err)
-				}
-				plain = append(plain, t1.Sub(t0))
-				pooled = append(pooled, t2.Sub(t1))
-				fresh = append(fresh, time.Since(t2))
-			}
-			mp, mj, mf := median(plain), median(pooled), median(fresh)
-			b.ReportMetric(float64(mp.Nanoseconds()), "osexec-ns")
-			b.ReportMetric(float64(mj.Nanoseconds()), "pooled-ns")
-			b.ReportMetric(float64(mf.Nanoseconds()), "fresh-ns")
-			b.ReportMetric(float64(mj)/float64(mp), "pooled-ratio")
-			b.ReportMetric(float64(mf)/float64(mp), "fresh-ratio")
+			reportAlternating(b,
+				spawner{"osexec", func() error { return osexec.Command("/bin/true").Run() }},
+				spawner{"pooled", func() error { return exec.CommandContext(ctx, f.ws, rs, "/bin/true").Run() }},
+				spawner{"fresh", func() error {
+					c := exec.CommandContext(ctx, f.ws, rs, "/bin/true")
+					c.FreshThread = true
+					return c.Run()
+				}})
 		})
+	}
+}
+
+// spawner is one way to spawn /bin/true, named for its metrics.
+type spawner struct {
+	name string
+	run  func() error
+}
+
+// reportAlternating runs every spawner in turn on each b.Loop iteration,
+// so that all see the same machine load, and reports the median of each
+// ("<name>-ns") and, for all but the first, the ratio of its median to
+// the first one's ("<name>-ratio").
+func reportAlternating(b *testing.B, spawners ...spawner) {
+	took := make([][]time.Duration, len(spawners))
+	for b.Loop() {
+		for i, s := range spawners {
+			start := time.Now()
+			if err := s.run(); err != nil {
+				b.Fatal(err)
+			}
+			took[i] = append(took[i], time.Since(start))
+		}
+	}
+	medians := make([]time.Duration, len(spawners))
+	for i, s := range spawners {
+		medians[i] = median(took[i])
+		b.ReportMetric(float64(medians[i].Nanoseconds()), s.name+"-ns")
+	}
+	for i, s := range spawners[1:] {
+		b.ReportMetric(float64(medians[i+1])/float64(medians[0]), s.name+"-ratio")
 	}
 }
 
@@ -167,28 +175,8 @@ func BenchmarkSpawnNamespaces(b *testing.B) {
 		b.Skip("no Landlock or no namespace layer")
 	}
 	ctx := context.Background()
-	var plain, ll, ns []time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		if err := osexec.Command("/bin/true").Run(); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if err := exec.CommandContext(ctx, ws, plainRS, "/bin/true").Run(); err != nil {
-			b.Fatal(err)
-		}
-		t2 := time.Now()
-		if err := exec.CommandContext(ctx, ws, nsRS, "/bin/true").Run(); err != nil {
-			b.Fatal(err)
-		}
-		plain = append(plain, t1.Sub(t0))
-		ll = append(ll, t2.Sub(t1))
-		ns = append(ns, time.Since(t2))
-	}
-	mp, ml, mn := median(plain), median(ll), median(ns)
-	b.ReportMetric(float64(mp.Nanoseconds()), "osexec-ns")
-	b.ReportMetric(float64(ml.Nanoseconds()), "landlock-ns")
-	b.ReportMetric(float64(mn.Nanoseconds()), "namespaces-ns")
-	b.ReportMetric(float64(ml)/float64(mp), "landlock-ratio")
-	b.ReportMetric(float64(mn)/float64(mp), "namespaces-ratio")
+	reportAlternating(b,
+		spawner{"osexec", func() error { return osexec.Command("/bin/true").Run() }},
+		spawner{"landlock", func() error { return exec.CommandContext(ctx, ws, plainRS, "/bin/true").Run() }},
+		spawner{"namespaces", func() error { return exec.CommandContext(ctx, ws, nsRS, "/bin/true").Run() }})
 }
