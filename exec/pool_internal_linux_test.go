@@ -150,17 +150,7 @@ func TestPoolIdleAndRelease(t *testing.T) {
 func TestPoolMainThreadRetry(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
 	_, rs, secret := internalFixture(t)
-	var calls atomic.Int32
-	var fakeMain atomic.Int64
-	old := isMainThread
-	t.Cleanup(func() { isMainThread = old })
-	isMainThread = func() bool {
-		if calls.Add(1) == 1 {
-			fakeMain.Store(int64(unix.Gettid()))
-			return true
-		}
-		return old() // the real check: a retry may land on the real main thread
-	}
+	calls, fakeMain := fakeMainThread(t)
 	s := probeWorker(t, rs, false, secret)
 	assert.GreaterOrEqual(t, calls.Load(), int32(2), "at least one retry")
 	assert.NotEqual(t, int(fakeMain.Load()), s.tid)

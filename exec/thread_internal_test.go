@@ -9,12 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestOnFreshThreadAvoidsMainThread pretends the first thread is the main
-// thread: fn must then run on another thread, while the first one stays
-// locked by the waiting goroutine so the retry cannot land on it.
-func TestOnFreshThreadAvoidsMainThread(t *testing.T) {
-	var calls atomic.Int32
-	var fakeMain atomic.Int64
+// fakeMainThread makes isMainThread report the first thread it is asked
+// about as the main thread (its tid goes to fakeMain), and answer truly
+// after that, until the test ends; calls counts the questions.
+func fakeMainThread(t *testing.T) (calls *atomic.Int32, fakeMain *atomic.Int64) {
+	calls, fakeMain = new(atomic.Int32), new(atomic.Int64)
 	old := isMainThread
 	t.Cleanup(func() { isMainThread = old })
 	isMainThread = func() bool {
@@ -24,6 +23,14 @@ func TestOnFreshThreadAvoidsMainThread(t *testing.T) {
 		}
 		return old() // the real check: a retry may land on the real main thread
 	}
+	return calls, fakeMain
+}
+
+// TestOnFreshThreadAvoidsMainThread pretends the first thread is the main
+// thread: fn must then run on another thread, while the first one stays
+// locked by the waiting goroutine so the retry cannot land on it.
+func TestOnFreshThreadAvoidsMainThread(t *testing.T) {
+	calls, fakeMain := fakeMainThread(t)
 	var ranOn int
 	require.NoError(t, onFreshThread(func() error { ranOn = unix.Gettid(); return nil }))
 	assert.GreaterOrEqual(t, calls.Load(), int32(2), "at least one retry")
