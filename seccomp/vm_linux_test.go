@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,13 +173,6 @@ func TestFilterVM(t *testing.T) {
 			sys("pidfd_getfd", unix.SYS_PIDFD_GETFD, want),
 		}
 	}
-	join := func(css ...[]call) []call {
-		var all []call
-		for _, cs := range css {
-			all = append(all, cs...)
-		}
-		return all
-	}
 
 	for _, tc := range []struct {
 		name  string
@@ -186,25 +180,25 @@ func TestFilterVM(t *testing.T) {
 		calls []call
 	}{
 		{"default ABI 7", Options{LandlockABI: 7},
-			join(common, unixSock(eperm), hostNet, dangerousCalls(eperm), ptraceCalls(ok),
+			slices.Concat(common, unixSock(eperm), hostNet, dangerousCalls(eperm), ptraceCalls(ok),
 				[]call{sys("clone3", unix.SYS_CLONE3, enosys)})},
-		{"ABI 9 covers unix sockets", Options{LandlockABI: 9}, join(common, unixSock(ok))},
-		{"AllowUnixSockets", Options{LandlockABI: 7, AllowUnixSockets: true}, join(common, unixSock(ok))},
+		{"ABI 9 covers unix sockets", Options{LandlockABI: 9}, slices.Concat(common, unixSock(ok))},
+		{"AllowUnixSockets", Options{LandlockABI: 7, AllowUnixSockets: true}, slices.Concat(common, unixSock(ok))},
 		{"NetRestricted", Options{LandlockABI: 7, NetRestricted: true},
-			join(common, unixSock(eperm), strictNet, udp(eperm))},
+			slices.Concat(common, unixSock(eperm), strictNet, udp(eperm))},
 		{"NetRestricted AllowDNS", Options{LandlockABI: 7, NetRestricted: true, AllowDNS: true},
-			join(common, unixSock(eperm), strictNet, udp(ok))},
+			slices.Concat(common, unixSock(eperm), strictNet, udp(ok))},
 		{"NetRestricted AllowUnixSockets", Options{LandlockABI: 7, NetRestricted: true, AllowUnixSockets: true},
-			join(common, unixSock(ok), strictNet)},
+			slices.Concat(common, unixSock(ok), strictNet)},
 		{"NetRestricted ABI 3 denies TCP too", Options{LandlockABI: 3, NetRestricted: true},
-			join(common, udp(eperm), []call{
+			slices.Concat(common, udp(eperm), []call{
 				sock(unix.AF_INET, unix.SOCK_STREAM, 0, eperm),
 				sock(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP, eperm),
 			})},
 		{"AllowDangerous", Options{LandlockABI: 7, AllowDangerous: true},
-			join(common, dangerousCalls(ok), []call{sys("clone3", unix.SYS_CLONE3, ok)})},
-		{"no Landlock", Options{LandlockABI: 0}, join(common, unixSock(eperm), ptraceCalls(eperm))},
-		{"no Landlock AllowDangerous", Options{LandlockABI: 0, AllowDangerous: true}, join(common, ptraceCalls(ok))},
+			slices.Concat(common, dangerousCalls(ok), []call{sys("clone3", unix.SYS_CLONE3, ok)})},
+		{"no Landlock", Options{LandlockABI: 0}, slices.Concat(common, unixSock(eperm), ptraceCalls(eperm))},
+		{"no Landlock AllowDangerous", Options{LandlockABI: 0, AllowDangerous: true}, slices.Concat(common, ptraceCalls(ok))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Build(tc.opt)
@@ -384,13 +378,6 @@ func TestFilterVMNetBypasses(t *testing.T) {
 	listen := func(want string) []call {
 		return []call{sys("listen", unix.SYS_LISTEN, want, 3, 128)}
 	}
-	join := func(css ...[]call) []call {
-		var all []call
-		for _, cs := range css {
-			all = append(all, cs...)
-		}
-		return all
-	}
 	for _, tc := range []struct {
 		name       string
 		opt        Options
@@ -398,22 +385,22 @@ func TestFilterVMNetBypasses(t *testing.T) {
 		calls      []call
 	}{
 		{"NetRestricted", Options{LandlockABI: 7, NetRestricted: true}, false,
-			join(fastOpen(eperm), plainSend, pairs(eperm), netlink(eperm), listen(eperm),
+			slices.Concat(fastOpen(eperm), plainSend, pairs(eperm), netlink(eperm), listen(eperm),
 				[]call{pair(unix.AF_TIPC, unix.SOCK_SEQPACKET, eperm), pair(unix.AF_INET, unix.SOCK_STREAM, eperm)})},
 		{"NetRestricted BindTCP", Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{8080}}, true,
-			join(fastOpen(eperm), plainSend, pairs(eperm), netlink(eperm), listen(notify))},
+			slices.Concat(fastOpen(eperm), plainSend, pairs(eperm), netlink(eperm), listen(notify))},
 		{"NetRestricted AllowUnixSockets", Options{LandlockABI: 7, NetRestricted: true, AllowUnixSockets: true}, true,
-			join(fastOpen(eperm), pairs(ok), netlink(eperm), listen(notify),
+			slices.Concat(fastOpen(eperm), pairs(ok), netlink(eperm), listen(notify),
 				[]call{pair(unix.AF_TIPC, unix.SOCK_SEQPACKET, eperm)})},
 		{"NetRestricted ABI 9", Options{LandlockABI: 9, NetRestricted: true}, true,
-			join(fastOpen(eperm), pairs(ok), netlink(eperm), listen(notify))},
+			slices.Concat(fastOpen(eperm), pairs(ok), netlink(eperm), listen(notify))},
 		{"NetRestricted ABI 3", Options{LandlockABI: 3, NetRestricted: true}, false,
-			join(fastOpen(eperm), pairs(eperm), netlink(eperm), listen(ok))},
+			slices.Concat(fastOpen(eperm), pairs(eperm), netlink(eperm), listen(ok))},
 		{"host network", Options{LandlockABI: 7}, false,
-			join(fastOpen(ok), plainSend, pairs(eperm), netlink(ok), listen(ok),
+			slices.Concat(fastOpen(ok), plainSend, pairs(eperm), netlink(ok), listen(ok),
 				[]call{pair(unix.AF_TIPC, unix.SOCK_SEQPACKET, ok)})},
 		{"host network AllowUnixSockets", Options{LandlockABI: 7, AllowUnixSockets: true, BindTCP: []uint16{80}}, false,
-			join(fastOpen(ok), pairs(ok), listen(ok))},
+			slices.Concat(fastOpen(ok), pairs(ok), listen(ok))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := Build(tc.opt)
