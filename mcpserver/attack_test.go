@@ -1,12 +1,17 @@
 package mcpserver_test
 
 import (
+	"context"
+	"encoding/json"
+	"github.com/stretchr/testify/require"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/internal/attacktest/toolcall"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/tools"
 )
@@ -26,22 +31,8 @@ func TestAttacks(t *testing.T) {
 	n := 0
 	for i := range cases {
 		c := &cases[i]
-		want, ok := c.Expect(attacktest.LayerWorkspace)
-		if !ok || c.NeedsRoot {
-			continue
-		}
-		switch want {
-		case "outside", "denied", "readonly", "notexec", "absolute", "invalid", "notread", "stale", "hardlinked":
-		default:
-			continue
-		}
-		var calls []string
-		switch c.Op {
-		case "open", "stat", "lstat":
-			calls = []string{tools.ToolReadFile, tools.ToolListDirectory, tools.ToolGlob, tools.ToolGrep}
-		case "write", "create":
-			calls = []string{tools.ToolWriteFile, tools.ToolEditFile}
-		default:
+		want, calls, ok := toolcall.For(c)
+		if !ok {
 			continue
 		}
 		n++
@@ -51,23 +42,24 @@ func TestAttacks(t *testing.T) {
 			if in == "" || !utf8.ValidString(in) {
 				t.Skip("input is empty or not UTF-8: not expressible as a JSON tool argument")
 			}
-			cs, _ := connect(t, &tools.Toolkit{WS: policyOf(t, e, c)}, nil)
+			k := &tools.Toolkit{WS: policyOf(t, e, c)}
+			cs, _ := connect(t, k, nil)
 			before := attacktest.Snapshot(t, e.Base)
 			for _, tool := range calls {
-				args := map[string]any{"path": in}
-				switch tool {
-				case tools.ToolWriteFile:
-					args["content"] = attacktest.Payload
-				case tools.ToolEditFile:
-					args["old_string"], args["new_string"] = "x", attacktest.Payload
-				case tools.ToolGlob:
-					args["pattern"] = "*"
-				case tools.ToolGrep:
-					args["pattern"] = "x"
-				}
+				args := toolcall.Args(tool, in)
 				text, isErr := call(t, cs, tool, args)
 				assert.True(t, isErr, "%s(%q) not refused (%s): %s", tool, in, c.Why, text)
-				assert.Contains(t, text, "refused", "%s(%q)", tool, in)
+				// The refusal is the expected one: the argument guard's
+				// (it names the sentinel) or, for what only the tool can
+				// tell (a file not read yet), the tool's own message,
+				// passed on unchanged.
+				raw, err := json.Marshal(args)
+				require.NoError(t, err)
+				_, err = k.Call(context.Background(), tool, raw)
+				require.ErrorIs(t, err, attacktest.Err(want), "%s(%q) in process", tool, in)
+				if !strings.Contains(text, attacktest.Err(want).Error()) {
+					assert.Equal(t, err.Error(), text, "%s(%q): refused for another reason than %q", tool, in, want)
+				}
 			}
 			if !c.MayChangeOutside(attacktest.LayerWorkspace) {
 				assert.Equal(t, before, attacktest.Snapshot(t, e.Base), "a refused tool call changed the tree")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/internal/attacktest/toolcall"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
@@ -34,20 +35,8 @@ func TestAttacks(t *testing.T) {
 			n := 0
 			for i := range cases {
 				c := &cases[i]
-				want, ok := c.Expect(attacktest.LayerWorkspace)
-				// Only policy refusals: an errno word ("notexist" for a
-				// missing parent) may legitimately differ (write_file
-				// creates parents). Needs-root cases are the jail's.
-				if !ok || !isPolicy(want) || c.NeedsRoot {
-					continue
-				}
-				var calls []string
-				switch c.Op {
-				case "open", "stat", "lstat":
-					calls = []string{tools.ToolReadFile, tools.ToolListDirectory, tools.ToolGlob, tools.ToolGrep}
-				case "write", "create":
-					calls = []string{tools.ToolWriteFile, tools.ToolEditFile}
-				default:
+				want, calls, ok := toolcall.For(c)
+				if !ok {
 					continue
 				}
 				n++
@@ -63,18 +52,7 @@ func TestAttacks(t *testing.T) {
 					}
 					before := attacktest.Snapshot(t, e.Base)
 					for _, tool := range calls {
-						args := map[string]any{"path": in}
-						switch tool {
-						case tools.ToolWriteFile:
-							args["content"] = attacktest.Payload
-						case tools.ToolEditFile:
-							args["old_string"], args["new_string"] = "x", attacktest.Payload
-						case tools.ToolGlob:
-							args["pattern"] = "*"
-						case tools.ToolGrep:
-							args["pattern"] = "x"
-						}
-						raw, err := json.Marshal(args)
+						raw, err := json.Marshal(toolcall.Args(tool, in))
 						require.NoError(t, err)
 						_, err = k.Call(context.Background(), tool, raw)
 						if !assert.Error(t, err, "%s(%q) succeeded; the Workspace refuses it with %q (%s)", tool, in, want, c.Why) {
@@ -94,12 +72,4 @@ func TestAttacks(t *testing.T) {
 			assert.Greater(t, n, 50, "too few corpus cases ran")
 		})
 	}
-}
-
-func isPolicy(word string) bool {
-	switch word {
-	case "outside", "denied", "readonly", "notexec", "absolute", "invalid", "notread", "stale", "hardlinked":
-		return true
-	}
-	return false
 }

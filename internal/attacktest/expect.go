@@ -59,6 +59,10 @@ func vocabulary() map[string]error {
 	return vocab
 }
 
+// Err returns the error the expectation word stands for, or nil for a
+// word outside the vocabulary (and for "ok").
+func Err(word string) error { return vocabulary()[word] }
+
 // Words lists the vocabulary, sorted.
 func Words() []string {
 	var w []string
