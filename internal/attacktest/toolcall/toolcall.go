@@ -5,9 +5,58 @@
 package toolcall
 
 import (
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+
 	"github.com/landjail/landjail/internal/attacktest"
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/tools"
 )
+
+// Refusal is one corpus case ready to be sent to the tools: the
+// Workspace's expected refusal (an attacktest word), the tools that take
+// the input as their path, the input, and a Toolkit on the case's policy.
+type Refusal struct {
+	Case    *attacktest.Case
+	Want    string
+	Tools   []string
+	In      string
+	Toolkit *tools.Toolkit
+}
+
+// Run runs a subtest per case of cases that For accepts: it builds the
+// case's tree and a Workspace on its policy with a read tracker, a
+// Toolkit on that, and calls fn; whatever fn calls must change nothing
+// outside (unless the case says the layer may). A case whose input is
+// empty (the tools' default path) or not UTF-8 (JSON cannot carry it) is
+// skipped. Run fails the test when fewer than 50 cases ran.
+func Run(t *testing.T, cases []attacktest.Case, fn func(t *testing.T, r Refusal)) {
+	n := 0
+	for i := range cases {
+		c := &cases[i]
+		want, calls, ok := For(c)
+		if !ok {
+			continue
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			e := attacktest.Build(t, c)
+			ws := attacktest.NewWorkspace(t, e, c, jail.WithReadTracker(jail.NewReadTracker()))
+			in := e.Input(t, c)
+			if in == "" || !utf8.ValidString(in) {
+				t.Skip("input is empty or not UTF-8: not expressible as a JSON tool argument")
+			}
+			before := attacktest.Snapshot(t, e.Base)
+			fn(t, Refusal{Case: c, Want: want, Tools: calls, In: in, Toolkit: &tools.Toolkit{WS: ws}})
+			if !c.MayChangeOutside(attacktest.LayerWorkspace) {
+				assert.Equal(t, before, attacktest.Snapshot(t, e.Base), "a refused tool call changed the tree")
+			}
+		})
+	}
+	assert.Greater(t, n, 50, "too few corpus cases ran")
+}
 
 // For returns the Workspace layer's expectation for c and the tools that
 // take c's input as their path: read_file, list_directory, glob and grep
