@@ -29,6 +29,18 @@ func extraRules(tb testing.TB, f *fixture, n int) []landlock.Rule {
 	return extra
 }
 
+// ruledFixture is a fixture and its Ruleset with n extra rules (see
+// extraRules); it skips the benchmark without Landlock. The Ruleset's
+// spawner threads are released when the benchmark ends.
+func ruledFixture(b *testing.B, n int) (*fixture, *landlock.Ruleset) {
+	f := newFixture(b)
+	rs := f.compile(b, landlock.Options{Extra: extraRules(b, f, n)})
+	if !rs.Enforced() {
+		b.Skip("no Landlock")
+	}
+	return f, rs
+}
+
 // BenchmarkSpawn compares a spawn of /bin/true through plain os/exec with
 // one through exec, pooled (the default: a spawner thread confined once
 // per Ruleset) and with FreshThread (thread creation, capability drop and
@@ -48,12 +60,7 @@ func BenchmarkSpawn(b *testing.B) {
 	for _, fresh := range []bool{false, true} {
 		for _, n := range []int{1, 10, 100, 1000} {
 			b.Run(fmt.Sprintf("%s/rules=%d", pathName(fresh), n), func(b *testing.B) {
-				f := newFixture(b)
-				rs := f.compile(b, landlock.Options{Extra: extraRules(b, f, n)})
-				if !rs.Enforced() {
-					b.Skip("no Landlock")
-				}
-				defer exec.Release(rs)
+				f, rs := ruledFixture(b, n)
 				ctx := context.Background()
 				for b.Loop() {
 					c := exec.CommandContext(ctx, f.ws, rs, "/bin/true")
@@ -99,12 +106,7 @@ func BenchmarkCompile(b *testing.B) {
 func BenchmarkSpawnRatio(b *testing.B) {
 	for _, n := range []int{1, 10, 100, 1000} {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
-			f := newFixture(b)
-			rs := f.compile(b, landlock.Options{Extra: extraRules(b, f, n)})
-			if !rs.Enforced() {
-				b.Skip("no Landlock")
-			}
-			defer exec.Release(rs)
+			f, rs := ruledFixture(b, n)
 			ctx := context.Background()
 			reportAlternating(b,
 				spawner{"osexec", func() error { return osexec.Command("/bin/true").Run() }},
