@@ -272,16 +272,7 @@ func TestRules(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, f.Rules()[0], back)
 
-	byName := func(opt Options) map[string]Rule {
-		f, err := Build(opt)
-		require.NoError(t, err)
-		m := map[string]Rule{}
-		for _, r := range f.Rules() {
-			m[r.Name] = r
-		}
-		return m
-	}
-	m := byName(Options{LandlockABI: 7, AllowUnixSockets: true, NetRestricted: true, AllowDNS: true})
+	m := rulesByName(t, Options{LandlockABI: 7, AllowUnixSockets: true, NetRestricted: true, AllowDNS: true})
 	assert.Equal(t, actAllow, m["unix-socket"].Action)
 	assert.Contains(t, m["unix-socket"].Reason, "UNCONFINED")
 	assert.Equal(t, actAllow, m["inet-udp"].Action)
@@ -290,13 +281,13 @@ func TestRules(t *testing.T) {
 	assert.Contains(t, m["inet-non-tcp"].Args, "MPTCP")
 	assert.Equal(t, actEPERM, m["net-family"].Action)
 
-	m = byName(Options{LandlockABI: 7})
+	m = rulesByName(t, Options{LandlockABI: 7})
 	assert.Equal(t, actEPERM, m["unix-socket"].Action)
 	assert.Equal(t, actAllow, m["network"].Action)
 	assert.Equal(t, actAllow, m["ptrace"].Action)
 	assert.True(t, strings.Contains(m["ptrace"].Reason, "Landlock"))
 
-	m = byName(Options{LandlockABI: 0})
+	m = rulesByName(t, Options{LandlockABI: 0})
 	assert.Equal(t, actEPERM, m["ptrace"].Action)
 	assert.Equal(t, actEPERM, m["pidfd_getfd"].Action)
 }
@@ -422,16 +413,7 @@ func TestFilterVMNetBypasses(t *testing.T) {
 
 func TestRulesNetBypasses(t *testing.T) {
 	nativeArch(t)
-	byName := func(opt Options) map[string]Rule {
-		f, err := Build(opt)
-		require.NoError(t, err)
-		m := map[string]Rule{}
-		for _, r := range f.Rules() {
-			m[r.Name] = r
-		}
-		return m
-	}
-	m := byName(Options{LandlockABI: 7, NetRestricted: true})
+	m := rulesByName(t, Options{LandlockABI: 7, NetRestricted: true})
 	for _, name := range []string{"fastopen-sendto", "fastopen-sendmsg", "fastopen-sendmmsg"} {
 		assert.Equal(t, actEPERM, m[name].Action, name)
 		assert.Contains(t, m[name].Reason, "landlock-lsm/linux#41", name)
@@ -445,14 +427,26 @@ func TestRulesNetBypasses(t *testing.T) {
 	assert.Contains(t, m["netlink"].Reason, "NETLINK_SOCK_DIAG")
 	assert.Equal(t, actAllow, m["netlink-route"].Action)
 
-	m = byName(Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{8443, 0}})
+	m = rulesByName(t, Options{LandlockABI: 7, NetRestricted: true, BindTCP: []uint16{8443, 0}})
 	assert.Equal(t, actNotify, m["listen"].Action)
 	assert.Contains(t, m["listen"].Reason, "{8443, 0 (any port)}")
 	assert.Contains(t, m["listen"].Reason, "ENOSYS")
 
-	m = byName(Options{LandlockABI: 7, AllowUnixSockets: true})
+	m = rulesByName(t, Options{LandlockABI: 7, AllowUnixSockets: true})
 	assert.Equal(t, actAllow, m["socketpair"].Action)
 	assert.Contains(t, m["socketpair"].Reason, "datagram pair")
 	_, ok := m["socketpair-dgram"]
 	assert.False(t, ok)
+}
+
+// rulesByName builds the filter for opt and returns its rules by name.
+func rulesByName(t *testing.T, opt Options) map[string]Rule {
+	t.Helper()
+	f, err := Build(opt)
+	require.NoError(t, err)
+	m := map[string]Rule{}
+	for _, r := range f.Rules() {
+		m[r.Name] = r
+	}
+	return m
 }
