@@ -171,6 +171,23 @@ func callerTerminal(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
+// termios returns the terminal mode of s (TCGETS).
+func termios(t *testing.T, s *os.File) unix.Termios {
+	t.Helper()
+	tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
+	require.NoError(t, err)
+	return *tio
+}
+
+// assertExit checks that err (from Wait) is an exit with status code;
+// screen is what the terminal showed.
+func assertExit(t *testing.T, err error, code int, screen string) {
+	t.Helper()
+	var ee *osexec.ExitError
+	require.ErrorAs(t, err, &ee, screen)
+	assert.Equal(t, code, ee.ExitCode(), screen)
+}
+
 // startOnTerminal starts argv as the session leader of the terminal s
 // (as a login shell is), with cwd dir.
 func startOnTerminal(t *testing.T, s *os.File, dir string, argv ...string) *osexec.Cmd {
@@ -236,35 +253,28 @@ func TestRunInteractiveBash(t *testing.T) {
 	bin := landjailBin(t)
 	ws := wsDir(t)
 	m, s := callerTerminal(t)
-	before, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
-	require.NoError(t, err)
+	before := termios(t, s)
 	c := startOnTerminal(t, s, ws, bin, "run", "--workspace", ws, "--", "bash", "--norc", "--noprofile", "-i")
 	sc := watch(m)
 	sc.waitFor(t, `[$#] $`, 20*time.Second)
 	// While it runs the caller's terminal is raw: no echo, no line
 	// discipline of its own.
-	during, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
-	require.NoError(t, err)
+	during := termios(t, s)
 	assert.Zero(t, during.Lflag&(unix.ECHO|unix.ICANON), "caller's terminal not in raw mode")
 
-	_, err = m.Write([]byte("echo $((6*7)); tty\r"))
+	_, err := m.Write([]byte("echo $((6*7)); tty\r"))
 	require.NoError(t, err)
 	sc.waitFor(t, `[\r\n]42\r?\n`, 10*time.Second)
 	sc.waitFor(t, `/dev/pts/\d+`, 10*time.Second)
 	_, err = m.Write([]byte("exit 5\r"))
 	require.NoError(t, err)
-	err = c.Wait()
-	var ee *osexec.ExitError
-	require.ErrorAs(t, err, &ee, sc.String())
-	assert.Equal(t, 5, ee.ExitCode(), sc.String())
+	assertExit(t, c.Wait(), 5, sc.String())
 	// The command's terminal was not the caller's.
 	name, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", s.Fd()))
 	require.NoError(t, err)
 	assert.NotContains(t, sc.String(), name+"\r\n", "the command ran on the caller's terminal")
 
-	after, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
-	require.NoError(t, err)
-	assert.Equal(t, *before, *after, "caller's terminal mode not restored")
+	assert.Equal(t, before, termios(t, s), "caller's terminal mode not restored")
 }
 
 // TestRunTerminalRestoredOnSignal: SIGTERM to landjail reaches the
@@ -273,20 +283,14 @@ func TestRunTerminalRestoredOnSignal(t *testing.T) {
 	bin := landjailBin(t)
 	ws := wsDir(t)
 	m, s := callerTerminal(t)
-	before, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
-	require.NoError(t, err)
+	before := termios(t, s)
 	writeScript(t, ws, "wait.sh", "echo ready; sleep 60\n")
 	c := startOnTerminal(t, s, ws, bin, "run", "--workspace", ws, "--", "sh", "wait.sh")
 	sc := watch(m)
 	sc.waitFor(t, "ready", 20*time.Second)
 	require.NoError(t, c.Process.Signal(unix.SIGTERM))
-	err = c.Wait()
-	var ee *osexec.ExitError
-	require.ErrorAs(t, err, &ee)
-	assert.Equal(t, 128+15, ee.ExitCode(), sc.String())
-	after, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
-	require.NoError(t, err)
-	assert.Equal(t, *before, *after, "caller's terminal mode not restored")
+	assertExit(t, c.Wait(), 128+15, sc.String())
+	assert.Equal(t, before, termios(t, s), "caller's terminal mode not restored")
 }
 
 // TestRunTerminalTheft: a command that starts a background process which
