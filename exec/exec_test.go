@@ -25,6 +25,7 @@ import (
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/listentest"
 	"github.com/landjail/landjail/internal/proctest"
+	"github.com/landjail/landjail/internal/wstest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
@@ -61,7 +62,7 @@ func buildHelper(t testing.TB) string {
 // TestMainJobGoBuild. A refused attack must never print one of them; the
 // unconfined control prints it, so its absence means something.
 const (
-	outsideMarker = "LANDJAIL-EXEC-OUTSIDE-SECRET"
+	outsideMarker = wstest.Secret
 	envMarker     = "LANDJAIL-EXEC-ENV-SECRET"
 	keyMarker     = "LANDJAIL-EXEC-SSH-KEY"
 )
@@ -88,8 +89,9 @@ func assertRefused(t *testing.T, out []byte, err error, want, name string) {
 	}
 }
 
-// fixture: a workspace, a read-only and a read-exec root, a directory
-// outside every root with a secret, and a private temporary directory.
+// fixture: the wstest tree (a workspace, a read-only and a read-exec
+// root, a directory outside every root with a secret, and a private
+// temporary directory) and a Workspace on it.
 type fixture struct {
 	root, ro, rox, outside, tmp string
 	helper                      string // copy of the helper in rox
@@ -98,26 +100,8 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	f := &fixture{
-		root:    filepath.Join(base, "ws"),
-		ro:      filepath.Join(base, "ro"),
-		rox:     filepath.Join(base, "rox"),
-		outside: filepath.Join(base, "outside"),
-		tmp:     filepath.Join(base, "tmp"),
-	}
-	for _, d := range []string{f.root, f.ro, f.rox, f.outside, f.tmp} {
-		require.NoError(t, os.Mkdir(d, 0o755))
-	}
-	write := func(p, s string, mode os.FileMode) {
-		require.NoError(t, os.WriteFile(p, []byte(s), mode))
-	}
-	write(filepath.Join(f.root, "in.txt"), "inside\n", 0o644)
-	write(filepath.Join(f.ro, "ro.txt"), "readonly\n", 0o644)
-	write(filepath.Join(f.ro, "run.sh"), "#!/bin/sh\necho ran\n", 0o755)
-	write(filepath.Join(f.rox, "run.sh"), "#!/bin/sh\necho ran\n", 0o755)
-	write(filepath.Join(f.outside, "secret"), outsideMarker+"\n", 0o644)
+	d := wstest.New(t)
+	f := &fixture{root: d.Root, ro: d.RO, rox: d.ROX, outside: d.Outside, tmp: d.Tmp}
 	ws, err := jail.New(f.root, jail.WithAllowed(f.ro, jail.ReadOnly), jail.WithAllowed(f.rox, jail.ReadExec))
 	require.NoError(t, err)
 	t.Cleanup(func() { ws.Close() })

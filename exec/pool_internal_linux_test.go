@@ -17,23 +17,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/wstest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
 
-// internalFixture: a workspace ws/ with in.txt, and outside/secret next
-// to it, compiled with the system preset.
+// internalFixture: the wstest tree, a Workspace on its ws/ alone (so
+// outside/secret is outside the policy), compiled with the system preset.
 func internalFixture(t *testing.T) (ws *jail.Workspace, rs *landlock.Ruleset, secret string) {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	root := filepath.Join(base, "ws")
-	require.NoError(t, os.Mkdir(root, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "in.txt"), []byte("inside\n"), 0o644))
-	require.NoError(t, os.Mkdir(filepath.Join(base, "outside"), 0o755))
-	secret = filepath.Join(base, "outside", "secret")
-	require.NoError(t, os.WriteFile(secret, []byte("s3cret\n"), 0o644))
-	ws, err = jail.New(root)
+	d := wstest.New(t)
+	secret = filepath.Join(d.Outside, "secret")
+	ws, err := jail.New(d.Root)
 	require.NoError(t, err)
 	t.Cleanup(func() { ws.Close() })
 	rs, err = landlock.Compile(ws, landlock.Options{System: true})

@@ -15,13 +15,15 @@ import (
 
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/proctest"
+	"github.com/landjail/landjail/internal/wstest"
 	"github.com/landjail/landjail/jail"
 )
 
 func TestMain(m *testing.M) { kerneltest.Main(m) }
 
-// fixture is a workspace with a file inside, a read-only root and a
-// secret outside every root.
+// fixture is the wstest tree (a workspace with a file inside, a
+// read-only root, a secret outside every root, a temporary directory) and
+// a Workspace on it with ro allowed read-only.
 type fixture struct {
 	ws                      *jail.Workspace
 	root, ro, outside, tmpd string
@@ -29,20 +31,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts ...jail.Option) *fixture {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	f := &fixture{
-		root:    filepath.Join(base, "ws"),
-		ro:      filepath.Join(base, "ro"),
-		outside: filepath.Join(base, "outside"),
-		tmpd:    filepath.Join(base, "tmp"),
-	}
-	for _, d := range []string{f.root, f.ro, f.outside, f.tmpd} {
-		require.NoError(t, os.Mkdir(d, 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(f.root, "in.txt"), []byte("in"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(f.ro, "ro.txt"), []byte("ro"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(f.outside, "secret"), []byte("secret"), 0o644))
+	d := wstest.New(t)
+	f := &fixture{root: d.Root, ro: d.RO, outside: d.Outside, tmpd: d.Tmp}
 	ws, err := jail.New(f.root, append([]jail.Option{jail.WithAllowed(f.ro, jail.ReadOnly)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { ws.Close() })
