@@ -48,30 +48,35 @@ func TestSeccompLayer(t *testing.T) {
 	filter, err := seccomp.Build(seccomp.Options{LandlockABI: landlock.ABI(), NetRestricted: true})
 	require.NoError(t, err)
 
-	run := func(filter *seccomp.Filter, fresh bool, args ...string) error {
+	run := func(filter *seccomp.Filter, fresh bool, args ...string) ([]byte, error) {
 		c := exec.CommandContext(context.Background(), f.ws, rs, f.helper, args...)
 		c.Seccomp = filter
 		c.FreshThread = fresh
-		return c.Run()
+		return c.CombinedOutput()
 	}
 	cases := []struct {
 		name string
 		args []string
 		// landlockBlocks: Landlock alone refuses it on this kernel.
 		landlockBlocks bool
+		// want: the refusal under the filter. socket(2) fails with
+		// EPERM; an MPTCP socket refused, Go's dialer falls back to
+		// plain TCP, whose connect Landlock refuses (EACCES).
+		want string
 	}{
-		{"pathname unix socket outside", []string{"unix", sock}, landlock.ABI() >= 9},
-		{"udp", []string{"udp", uc.LocalAddr().String()}, landlock.ABI() >= 10},
-		{"mptcp connect to a denied port", []string{"mptcp", tl.Addr().String()}, false},
+		{"pathname unix socket outside", []string{"unix", sock}, landlock.ABI() >= 9, "socket: operation not permitted"},
+		{"udp", []string{"udp", uc.LocalAddr().String()}, landlock.ABI() >= 10, "socket: operation not permitted"},
+		{"mptcp connect to a denied port", []string{"mptcp", tl.Addr().String()}, false, "connect: permission denied"},
 	}
 	for _, fresh := range []bool{false, true} {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				err := run(nil, fresh, tc.args...)
+				out, err := run(nil, fresh, tc.args...)
 				if !tc.landlockBlocks {
-					assert.NoError(t, err, "Landlock alone lets this through (the gap the filter closes)")
+					assert.NoError(t, err, "Landlock alone lets this through (the gap the filter closes): %s", out)
 				}
-				assert.Error(t, run(filter, fresh, tc.args...), "the seccomp filter must refuse it (fresh thread: %v)", fresh)
+				out, err = run(filter, fresh, tc.args...)
+				assertRefused(t, out, err, tc.want, fmt.Sprintf("%s under the seccomp filter (fresh thread: %v)", tc.name, fresh))
 			})
 		}
 	}
