@@ -1,6 +1,7 @@
 package cliopts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,7 +77,7 @@ func (o *Options) NewAllowProxy(log *slog.Logger) (*AllowProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", flagAllowDomain, err)
 	}
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	l, err := listenTCP("127.0.0.1:0")
 	if err != nil {
 		p.Close()
 		return nil, fmt.Errorf("--%s: proxy listener: %w", flagAllowDomain, err)
@@ -216,7 +217,7 @@ func (a *AllowProxy) Wire(c *exec.Cmd) {
 	c.InNamespace = func() error {
 		// On the spawner thread, inside the view: the socket belongs
 		// to the command's network namespace. Only loopback is up there.
-		l, err := net.Listen("tcp4", a.Addr())
+		l, err := listenTCP(a.Addr())
 		if err != nil {
 			return fmt.Errorf("--%s: proxy listener in the command's network namespace: %w", flagAllowDomain, err)
 		}
@@ -352,4 +353,13 @@ func (a *AllowProxy) Mode() (mode, reason string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.mode, a.reason
+}
+
+// listenTCP listens on addr with plain TCP (Go's net.Listen uses MPTCP
+// where the kernel has it, which Landlock's TCP rules do not cover; the
+// proxy has no use for it).
+func listenTCP(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp4", addr)
 }
