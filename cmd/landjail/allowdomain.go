@@ -13,14 +13,14 @@ import (
 // ("landjail: proxy refused HOST:PORT N times (WHY)") and returns them
 // for the report. Nothing without a proxy.
 func reportRefusals(proxy *cliopts.AllowProxy, stderr io.Writer) []cliopts.Refusal {
-	refused := proxy.Finish()
+	refused, err := proxy.Finish()
+	if err != nil {
+		fmt.Fprintf(stderr, "landjail: %v\n", err)
+	}
 	for _, r := range refused {
 		fmt.Fprintf(stderr, "landjail: %s\n", cliopts.FormatRefusal(r))
 	}
-	if len(refused) == 0 {
-		return nil
-	}
-	return cliopts.Refusals(refused)
+	return refused
 }
 
 // printAllowDomain ends --print-rules with the --allow-domain proxy, as a

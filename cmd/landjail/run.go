@@ -200,7 +200,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	// whether the command gets a network namespace of its own.
 	var proxy *cliopts.AllowProxy
 	if !printRules {
-		if proxy, err = o.NewAllowProxy(nil); err != nil {
+		if proxy, err = o.NewAllowProxy(stderr); err != nil {
 			removeTmp()
 			return err
 		}
@@ -433,12 +433,13 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 	waitErr := c.Wait()
 	close(done)
 	elapsed := time.Since(start)
+	// Before the descendants are killed: the proxy's process is one.
+	rep.ProxyRefused = reportRefusals(proxy, stderr)
 	if n, err := reaper.KillDescendants(); err != nil {
 		fmt.Fprintf(stderr, "landjail: %v\n", err)
 	} else if n > 0 {
 		rep.KilledDescendants = n
 	}
-	rep.ProxyRefused = reportRefusals(proxy, stderr)
 	if relay != nil && !relay.Finish(drainTime) {
 		fmt.Fprintf(stderr, "landjail: the pseudo-terminal was still held open %s after %s exited; output dropped\n", drainTime, argv[0])
 	}

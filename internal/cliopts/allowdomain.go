@@ -1,18 +1,24 @@
 package cliopts
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/landjail/landjail/exec"
-	"github.com/landjail/landjail/internal/netproxy"
+	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -41,48 +47,88 @@ const (
 // not enforced at all.
 var ErrAllowlistNotEnforced = errors.New("the --allow-domain list cannot be enforced airtight here")
 
+// NetproxyBinary is the name of the proxy's own binary
+// (cmd/landjail-netproxy), which serves the listener AllowProxy makes.
+const NetproxyBinary = "landjail-netproxy"
+
+// NetproxyPath, when not empty, is used instead of looking for
+// NetproxyBinary next to the executable and in PATH (tests set it to a
+// binary they built).
+var NetproxyPath string
+
+// findNetproxy looks for NetproxyBinary next to the running executable,
+// then in PATH.
+func findNetproxy() (string, error) {
+	regular := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	switch self, err := os.Executable(); {
+	case NetproxyPath != "":
+		if regular(NetproxyPath) {
+			return NetproxyPath, nil
+		}
+	case err == nil && regular(filepath.Join(filepath.Dir(self), NetproxyBinary)):
+		return filepath.Join(filepath.Dir(self), NetproxyBinary), nil
+	default:
+		if p, err := osexec.LookPath(NetproxyBinary); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("--%s needs the %s binary next to %s or in PATH (go install github.com/landjail/landjail/cmd/...@latest)", flagAllowDomain, NetproxyBinary, filepath.Base(os.Args[0]))
+}
+
 // AllowProxy is the --allow-domain proxy of one child (landjail run) or
-// one bash call (landjail-mcp): an internal/netproxy.Proxy, the port it
-// listens on, and where it listens. Use: NewAllowProxy before compiling
-// the Ruleset (its port goes into landlock.Options.ProxyTCP, see Ports);
-// Decide with the compiled Ruleset; Wire the Cmd; Serve after Start;
-// Finish after Wait. Close releases everything on any path. A nil
-// *AllowProxy (no --allow-domain) does nothing in every method.
+// one bash call (landjail-mcp): the port it listens on, where it listens,
+// and the landjail-netproxy process that serves that listener (the HTTP
+// proxy library stays out of landjail's own binary). Use: NewAllowProxy
+// before compiling the Ruleset (its port goes into
+// landlock.Options.ProxyTCP, see Ports); Decide with the compiled Ruleset;
+// Wire the Cmd; Serve after Start; Finish after Wait. Close releases
+// everything on any path. A nil *AllowProxy (no --allow-domain) does
+// nothing in every method.
 type AllowProxy struct {
-	proxy *netproxy.Proxy
-	port  uint16
-	host  net.Listener // listener on the host's 127.0.0.1; closed when airtight
+	allow  []string
+	bin    string // landjail-netproxy
+	stderr io.Writer
+	port   uint16
 
 	mu     sync.Mutex
+	host   net.Listener // listener on the host's 127.0.0.1; closed when airtight
 	inNS   net.Listener // made by the InNamespace hook (airtight)
 	mode   string
 	reason string
-	served bool
-	done   chan struct{}
+	helper *osexec.Cmd
+	stop   io.Closer     // the helper's stdin
+	out    *bytes.Buffer // the helper's stdout
+	done   bool
+	result []Refusal
 }
 
 // NewAllowProxy returns the proxy for o.AllowDomain, listening on the
 // host's 127.0.0.1 on a port the kernel picks, or nil when the list is
 // empty. The listener serves the advisory modes; when the command gets
 // its own network namespace (Decide) it is closed and the same port is
-// listened on inside that namespace instead. Errors: the list's
-// (wrapping netproxy.ErrBadAllowEntry; Load has checked it already) and
-// listen(2)'s. log receives the proxy's first refusal of each kind (nil
-// discards).
-func (o *Options) NewAllowProxy(log *slog.Logger) (*AllowProxy, error) {
+// listened on inside that namespace instead. stderr receives the
+// landjail-netproxy process's own errors. Errors: the list's (wrapping
+// allowlist.ErrBadAllowEntry; Load has checked it already), a missing
+// landjail-netproxy binary, and listen(2)'s.
+func (o *Options) NewAllowProxy(stderr io.Writer) (*AllowProxy, error) {
 	if len(o.AllowDomain) == 0 {
 		return nil, nil
 	}
-	p, err := netproxy.New(netproxy.Config{Allow: o.AllowDomain, Log: log})
-	if err != nil {
+	if _, err := allowlist.ParseAllow(o.AllowDomain); err != nil {
 		return nil, fmt.Errorf("--%s: %w", flagAllowDomain, err)
+	}
+	bin, err := findNetproxy()
+	if err != nil {
+		return nil, err
 	}
 	l, err := listenTCP("127.0.0.1:0")
 	if err != nil {
-		p.Close()
 		return nil, fmt.Errorf("--%s: proxy listener: %w", flagAllowDomain, err)
 	}
-	return &AllowProxy{proxy: p, port: uint16(l.Addr().(*net.TCPAddr).Port), host: l, done: make(chan struct{})}, nil
+	return &AllowProxy{allow: o.AllowDomain, bin: bin, stderr: stderr, port: uint16(l.Addr().(*net.TCPAddr).Port), host: l}, nil
 }
 
 // Ports returns the proxy's port for landlock.Options.ProxyTCP (nil
@@ -231,48 +277,105 @@ func (a *AllowProxy) Wire(c *exec.Cmd) {
 		a.mu.Unlock()
 		return nil
 	}
+	a.mu.Lock()
 	if a.host != nil {
 		a.host.Close()
 		a.host = nil
 	}
+	a.mu.Unlock()
 }
 
-// Serve starts serving the proxy (on the namespace listener when
-// airtight, else on the host listener) from an ordinary goroutine: its
-// upstream connections leave from the host's network namespace. Call it
-// after c.Start succeeded. It returns an error only when there is nothing
-// to serve (an airtight Cmd whose hook did not run).
+// Serve starts landjail-netproxy on the proxy's listener (the namespace
+// one when airtight, else the host one), from the calling goroutine's
+// ordinary thread: its upstream connections leave from the host's network
+// namespace. It runs in a session of its own (terminal signals do not
+// reach it) until Finish. Call it after c.Start succeeded. Errors: no
+// listener to serve (an airtight Cmd whose hook did not run), and
+// starting the process.
 func (a *AllowProxy) Serve() error {
 	if a == nil {
 		return nil
 	}
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	l := a.inNS
 	if a.mode != NetworkAirtight {
 		l = a.host
-		a.host = nil
 	}
-	if l == nil || a.served {
-		a.mu.Unlock()
+	if l == nil || a.helper != nil || a.done {
 		return errors.New("--allow-domain: no proxy listener to serve (cannot happen)")
 	}
-	a.served = true
-	a.mu.Unlock()
-	go func() {
-		defer close(a.done)
-		_ = a.proxy.Serve(l) // ErrClosed after Close
-	}()
+	f, err := l.(*net.TCPListener).File()
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
+	}
+	defer f.Close()
+	cmd := osexec.Command(a.bin, a.allow...)
+	cmd.ExtraFiles = []*os.File{f}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	a.out = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = a.out, a.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		in.Close()
+		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
+	}
+	a.helper, a.stop = cmd, in
+	// The process holds its copy of the socket: ours go.
+	l.Close()
+	a.host, a.inNS = nil, nil
 	return nil
 }
 
+// finishTimeout bounds how long Finish waits for landjail-netproxy to
+// close its clients and report.
+const finishTimeout = 10 * time.Second
+
 // Finish stops the proxy (every client and tunnel ends) and returns the
-// refused requests, sorted. Call it after the command was reaped.
-func (a *AllowProxy) Finish() []netproxy.Refusal {
+// refused requests, sorted by host, port, reason. Call it after the
+// command was reaped. A landjail-netproxy that does not report (it died,
+// or is stuck past 10 s: then killed) is an error; the list is then
+// empty. Later calls return the first result.
+func (a *AllowProxy) Finish() ([]Refusal, error) {
 	if a == nil {
-		return nil
+		return nil, nil
 	}
-	a.Close()
-	return a.proxy.Refused()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done {
+		return a.result, nil
+	}
+	a.done = true
+	a.closeListeners()
+	if a.helper == nil {
+		return nil, nil
+	}
+	a.stop.Close()
+	waited := make(chan error, 1)
+	go func() { waited <- a.helper.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-time.After(finishTimeout):
+		a.helper.Process.Kill()
+		<-waited
+		err = fmt.Errorf("did not stop within %s (killed)", finishTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %s: %w", flagAllowDomain, NetproxyBinary, err)
+	}
+	var rs []Refusal
+	if err := json.Unmarshal(a.out.Bytes(), &rs); err != nil {
+		return nil, fmt.Errorf("--%s: %s: report: %w", flagAllowDomain, NetproxyBinary, err)
+	}
+	if len(rs) == 0 {
+		rs = nil
+	}
+	a.result = rs
+	return rs, nil
 }
 
 // Close stops the proxy and closes its listeners. Idempotent.
@@ -280,19 +383,18 @@ func (a *AllowProxy) Close() {
 	if a == nil {
 		return
 	}
-	a.proxy.Close()
-	a.mu.Lock()
-	served := a.served
+	if _, err := a.Finish(); err != nil && a.stderr != nil {
+		fmt.Fprintf(a.stderr, "landjail: %v\n", err)
+	}
+}
+
+func (a *AllowProxy) closeListeners() {
 	for _, l := range []net.Listener{a.host, a.inNS} {
 		if l != nil {
 			l.Close()
 		}
 	}
-	a.host = nil
-	a.mu.Unlock()
-	if served {
-		<-a.done
-	}
+	a.host, a.inNS = nil, nil
 }
 
 // Refusal is one kind of request the proxy refused, as the enforcement
@@ -304,18 +406,9 @@ type Refusal struct {
 	Reason string `json:"reason"`
 }
 
-// Refusals converts the proxy's list for the report.
-func Refusals(rs []netproxy.Refusal) []Refusal {
-	out := make([]Refusal, len(rs))
-	for i, r := range rs {
-		out[i] = Refusal{Host: r.Host, Port: r.Port, Count: r.Count, Reason: r.Reason}
-	}
-	return out
-}
-
 // FormatRefusal is the one line (no newline) printed on stderr, or put in
 // a bash result, for a refusal: "proxy refused HOST:PORT N time(s) (WHY)".
-func FormatRefusal(r netproxy.Refusal) string {
+func FormatRefusal(r Refusal) string {
 	times := "times"
 	if r.Count == 1 {
 		times = "time"
@@ -323,7 +416,7 @@ func FormatRefusal(r netproxy.Refusal) string {
 	return fmt.Sprintf("proxy refused %s %d %s (%s)", net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))), r.Count, times, r.Reason)
 }
 
-// proxyEnvNames are the variables netproxy.Env sets.
+// proxyEnvNames are the variables allowlist.Env sets.
 var proxyEnvNames = map[string]bool{
 	"HTTP_PROXY": true, "http_proxy": true, "HTTPS_PROXY": true, "https_proxy": true,
 	"ALL_PROXY": true, "all_proxy": true, "NO_PROXY": true, "no_proxy": true,
@@ -331,7 +424,7 @@ var proxyEnvNames = map[string]bool{
 
 // WithProxyEnv returns env without any proxy variable (HTTP_PROXY,
 // HTTPS_PROXY, ALL_PROXY, NO_PROXY in either case) followed by
-// netproxy.Env(addr): a proxy or NO_PROXY the caller passed with --env
+// allowlist.Env(addr): a proxy or NO_PROXY the caller passed with --env
 // cannot send the command around landjail's proxy.
 func WithProxyEnv(env []string, addr string) []string {
 	out := make([]string, 0, len(env)+8)
@@ -341,7 +434,7 @@ func WithProxyEnv(env []string, addr string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, netproxy.Env(addr)...)
+	return append(out, allowlist.Env(addr)...)
 }
 
 // Mode returns the mode Decide chose and its reason ("", "" before

@@ -24,7 +24,7 @@ import (
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/urfave/cli/v3"
 
-	"github.com/landjail/landjail/internal/netproxy"
+	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -72,7 +72,7 @@ type Options struct {
 	// NoNamespaces turns the namespace layer off (landlock.Options.Namespaces).
 	NoNamespaces bool `toml:"no_namespaces"`
 
-	// AllowDomain is the --allow-domain list (internal/netproxy.ParseAllow
+	// AllowDomain is the --allow-domain list (allowlist.ParseAllow
 	// syntax): the child's network goes through landjail's proxy, which
 	// lets only these hosts through. Empty: no proxy.
 	AllowDomain []string `toml:"allow_domain"`
@@ -363,7 +363,7 @@ func (o *Options) validateAllowDomain() error {
 	if len(o.AllowDomain) == 0 {
 		return nil
 	}
-	if _, err := netproxy.ParseAllow(o.AllowDomain); err != nil {
+	if _, err := allowlist.ParseAllow(o.AllowDomain); err != nil {
 		return fmt.Errorf("invalid --%s: %w", flagAllowDomain, err)
 	}
 	switch {

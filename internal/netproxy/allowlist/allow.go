@@ -1,4 +1,4 @@
-package netproxy
+package allowlist
 
 import (
 	"fmt"
@@ -177,7 +177,7 @@ type Target struct {
 	Port uint16
 }
 
-func (t Target) host() string {
+func (t Target) Host() string {
 	if t.IP.IsValid() {
 		return t.IP.String()
 	}
