@@ -66,6 +66,16 @@ turns it off. Where it is unavailable landjail falls back to carve-outs,
 "path-check") and why, and each frozen directory is named on stderr; --strict
 then refuses a policy whose carve-outs would freeze directories.
 
+--allow-domain NAME (repeatable) lets CMD reach the listed hosts, and nothing
+else, through an HTTP/CONNECT proxy landjail serves (the landjail-netproxy
+binary, next to landjail or in PATH); HTTP_PROXY, HTTPS_PROXY and ALL_PROXY
+point at it. With the namespace layer it is airtight (CMD's network namespace
+holds only the proxy); otherwise it is advisory (Landlock lets CMD connect
+only to the proxy's port, but on any host) or, below Landlock ABI 4,
+unreachable (no IP socket at all): stderr and the report say which, and
+--strict refuses anything but airtight. Refused requests are listed on stderr
+at exit and in the report. Not with --net host, --connect-tcp or --allow-dns.
+
 Best effort (the default) drops what the kernel cannot enforce with a one-line
 warning on stderr; --strict refuses to run instead (exit 125). Without any
 usable Landlock, landjail checks the paths in CMD's arguments (and sh -c

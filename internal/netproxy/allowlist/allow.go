@@ -1,3 +1,10 @@
+// Package allowlist is the pure half of landjail's --allow-domain proxy
+// (package internal/netproxy): parsing the allowlist ([ParseAllow]) and
+// a request's destination ([ParseTarget]), matching them ([Match]), the
+// special-address check of the DNS-rebinding defence ([IsSpecial]) and
+// the proxy variables for the child ([Env]). No network, no HTTP library:
+// landjail run links it to validate --allow-domain without goproxy's
+// start-up cost.
 package allowlist
 
 import (
