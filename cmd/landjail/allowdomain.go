@@ -30,8 +30,11 @@ func printAllowDomain(w io.Writer, o *options, r *landlock.Report) {
 	if len(o.AllowDomain) == 0 {
 		return
 	}
+	// As cliopts.AllowProxy.Decide decides at run time.
 	mode := cliopts.NetworkNotEnforced
 	switch {
+	case r.ABI < 4 && !o.NoSeccomp:
+		mode = cliopts.NetworkUnreachable
 	case r.PrivateNetwork && r.Layer == landlock.LayerNamespaces:
 		mode = cliopts.NetworkAirtight
 	case r.Level == landlock.LevelLandlock && len(r.HandledNet) > 0:

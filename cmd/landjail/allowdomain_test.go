@@ -453,3 +453,20 @@ func TestAllowDomainGitClone(t *testing.T) {
 	assert.Equal(t, before, hits.Load(), "the server saw the refused clone")
 	assert.NoDirExists(t, filepath.Join(ws, "out2"))
 }
+
+// TestAllowDomainPrintRules: --print-rules names the mode the run would
+// have (wantProxyMode) and the list, without starting a proxy.
+func TestAllowDomainPrintRules(t *testing.T) {
+	for _, noNS := range []bool{false, true} {
+		t.Run(fmt.Sprintf("no-namespaces=%v", noNS), func(t *testing.T) {
+			mode := wantProxyMode(t, noNS)
+			args := []string{"run", "--print-rules", "--workspace", wsDir(t), "--allow-domain", "registry.test"}
+			if noNS {
+				args = append(args, "--no-namespaces")
+			}
+			code, stdout, stderr := runCLI(t, args...)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "# network: "+mode+", TCP connect only to its port (chosen at run time); allowed: [registry.test]\n")
+		})
+	}
+}
