@@ -182,6 +182,18 @@ type Cmd struct {
 	// child is confined identically either way; use it when no thread
 	// confined by this Ruleset may outlive the spawn.
 	FreshThread bool
+	// InNamespace, when not nil, is called on the spawner thread right
+	// after it entered the Ruleset's namespace view (so inside the
+	// child's network namespace when the view has one, Report().
+	// PrivateNetwork) and before capabilities are dropped and Landlock
+	// and seccomp applied: a socket it creates belongs to the child's
+	// network namespace (socket(7) sockets keep the namespace of the
+	// thread that made them), which is how landjail run --allow-domain
+	// puts its proxy's listener where the child can reach it. It must not
+	// block nor touch the file system. Setting it implies FreshThread (a
+	// pooled thread is already confined). Its error fails Start,
+	// wrapped; Exec refuses a Cmd that sets it.
+	InNamespace func() error
 	// SelfTest makes Start run SelfTest(Workspace, Ruleset) before the
 	// first spawn with an enforced Ruleset and fail with its error
 	// (ErrNotEnforced, ErrSelfTestFailed) instead of starting a child

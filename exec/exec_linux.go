@@ -195,9 +195,17 @@ func (c *Cmd) start() error {
 	// child's chdir and execve are checked against the domain as they
 	// should be.
 	spawn := inner.Start
-	if c.FreshThread {
+	if c.FreshThread || c.InNamespace != nil {
 		err = onFreshThread(func() error {
-			if err := confineThread(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
+			if err := enterView(c.Ruleset); err != nil {
+				return err
+			}
+			if c.InNamespace != nil {
+				if err := c.InNamespace(); err != nil {
+					return fmt.Errorf("exec: InNamespace: %w", err)
+				}
+			}
+			if err := confineOnly(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
 				return err
 			}
 			return spawn()
@@ -465,6 +473,9 @@ func evalSymlinksLenient(p string) string {
 func (c *Cmd) exec() error {
 	if c.Seccomp.Supervised() {
 		return fmt.Errorf("exec: Exec: %w: use Start", seccomp.ErrSupervised)
+	}
+	if c.InNamespace != nil {
+		return errors.New("exec: Exec: InNamespace needs Start (nothing would serve what it makes)")
 	}
 	if c.Stdin != nil || c.Stdout != nil || c.Stderr != nil || len(c.ExtraFiles) > 0 || c.Timeout > 0 {
 		return errors.New("exec: Exec: Stdin, Stdout, Stderr, ExtraFiles and Timeout must be unset")

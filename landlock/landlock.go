@@ -65,6 +65,16 @@ type Options struct {
 	ConnectTCP []uint16
 	BindTCP    []uint16
 
+	// ProxyTCP are the ports of a proxy the caller serves to the child
+	// (landjail run --allow-domain, package internal/netproxy): each gets
+	// a Landlock connect rule like ConnectTCP (ABI 4), but unlike
+	// ConnectTCP they keep the network fully restricted otherwise: the
+	// namespace view still gets its private network namespace (the caller
+	// listens inside it, see exec.Cmd.InNamespace) and the system preset
+	// still leaves out /etc/resolv.conf (the proxy resolves names).
+	// Listed in Report.ProxyTCP. Ignored with NetHost.
+	ProxyTCP []uint16
+
 	// NetHost leaves the network unrestricted: no network right is
 	// handled, and the system preset also grants /etc/resolv.conf and
 	// /etc/hosts.
@@ -264,6 +274,8 @@ type Report struct {
 	// ConnectTCP and BindTCP are the enforced port rules.
 	ConnectTCP []uint16 `json:"connect_tcp,omitempty"`
 	BindTCP    []uint16 `json:"bind_tcp,omitempty"`
+	// ProxyTCP are the enforced connect rules of Options.ProxyTCP.
+	ProxyTCP []uint16 `json:"proxy_tcp,omitempty"`
 	// Skipped lists optional paths that were not added.
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// CarveOuts are the paths carved out of allowed roots; CarveRules is

@@ -69,6 +69,7 @@ type request struct {
 	net          bool // restrict the network
 	connect      []uint16
 	bind         []uint16
+	proxy        []uint16 // Options.ProxyTCP
 	scope        bool
 	strict       bool
 	denyPatterns []string
@@ -102,6 +103,7 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 	if req.net {
 		req.connect = opt.ConnectTCP
 		req.bind = opt.BindTCP
+		req.proxy = opt.ProxyTCP
 	}
 	for i, r := range ws.Roots() {
 		src := r.Mode.String()
@@ -255,6 +257,7 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 	if h.net != 0 {
 		rep.ConnectTCP = sortedPorts(req.connect)
 		rep.BindTCP = sortedPorts(req.bind)
+		rep.ProxyTCP = sortedPorts(req.proxy)
 	}
 
 	if abi > 0 {
@@ -400,9 +403,13 @@ func planNotes(req request, abi int, rules []Rule, handledNet golandlock.AccessN
 	if handledNet != 0 {
 		notes = append(notes, "TCP rules do not cover MPTCP sockets (socket(..., IPPROTO_MPTCP), Go's net.Listen default): a child can bind and connect with MPTCP unless a seccomp filter refuses it")
 		if len(req.connect) == 0 && len(req.bind) == 0 {
-			notes = append(notes, "TCP: no port allowed")
+			if len(req.proxy) > 0 {
+				notes = append(notes, fmt.Sprintf("TCP: connect only to the landjail proxy port %v", sortedPorts(req.proxy)))
+			} else {
+				notes = append(notes, "TCP: no port allowed")
+			}
 		}
-	} else if req.net && (len(req.connect) > 0 || len(req.bind) > 0) && abi > 0 {
+	} else if req.net && (len(req.connect) > 0 || len(req.bind) > 0 || len(req.proxy) > 0) && abi > 0 {
 		notes = append(notes, "TCP port rules unused: the network is not restricted at this ABI")
 	}
 	if !req.net {

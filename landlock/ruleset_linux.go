@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -100,7 +101,7 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 			return nil, err
 		}
 	}
-	for _, p := range c.report.ConnectTCP {
+	for _, p := range append(slices.Clone(c.report.ConnectTCP), c.report.ProxyTCP...) {
 		if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(p)}, 0); err != nil {
 			unix.Close(fd)
 			return nil, fmt.Errorf("landlock_add_rule(connect_tcp %d): %w", p, err)

@@ -44,6 +44,9 @@ type BashResult struct {
 	// command not confined) or LevelNone.
 	Confinement string        `json:"confinement"`
 	Duration    time.Duration `json:"duration"`
+	// Network lists what the --allow-domain proxy refused during the
+	// call, one line each (Toolkit.Network).
+	Network []string `json:"network,omitempty"`
 }
 
 // String renders the result for a model.
@@ -68,6 +71,9 @@ func (r *BashResult) String() string {
 	}
 	if r.Truncated {
 		fmt.Fprintf(&b, " [output truncated: %d bytes in all]", r.OutputBytes)
+	}
+	for _, l := range r.Network {
+		fmt.Fprintf(&b, "\n[landjail: %s]", l)
 	}
 	return b.String()
 }
@@ -119,18 +125,35 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	c.Dir = dir
 	out := newHeadTail(lim.BashOutput)
 	c.Stdout, c.Stderr = out, out
+	started, finish := func() error { return nil }, func() []string { return nil }
+	if k.Network != nil {
+		s, f, err := k.Network(rs, c)
+		if err != nil {
+			return nil, k.fail(tool, "", err)
+		}
+		started, finish = s, f
+	}
 	start := time.Now()
 	err := c.Start()
+	var serr error
 	if err == nil {
+		if serr = started(); serr != nil {
+			unix.Kill(-c.Process.Pid, unix.SIGKILL)
+		}
 		stop := killOrphansOnExit(c.Process.Pid)
 		err = c.Wait()
 		stop()
+	}
+	network := finish()
+	if serr != nil {
+		return nil, k.fail(tool, "", serr)
 	}
 	r := &BashResult{
 		Command:     a.Command,
 		Confinement: rs.Report().Level,
 		Duration:    time.Since(start),
 		ExitCode:    -1,
+		Network:     network,
 	}
 	if c.ProcessState == nil {
 		// Never started: a refusal or a start failure.

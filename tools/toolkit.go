@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -72,6 +73,14 @@ type Toolkit struct {
 	Seccomp *seccomp.Filter
 	// Env is bash's environment; nil means exec.DefaultEnv(WS, nil).
 	Env []string
+	// Network, when not nil, is called for each bash call with the
+	// call's Ruleset and Cmd (Env set) before it starts: it may change
+	// the Cmd's Env and InNamespace (landjail-mcp --allow-domain wires
+	// its proxy so). It returns started, called once the command started,
+	// and finish, called after it was reaped (or when it did not start),
+	// whose lines go into the result (BashResult.Network). An error fails
+	// the call.
+	Network func(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error)
 	// Limits caps the output of the tools; zero fields take the
 	// defaults (DefaultLimits).
 	Limits Limits

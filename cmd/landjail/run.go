@@ -66,6 +66,16 @@ turns it off. Where it is unavailable landjail falls back to carve-outs,
 "path-check") and why, and each frozen directory is named on stderr; --strict
 then refuses a policy whose carve-outs would freeze directories.
 
+--allow-domain NAME (repeatable) lets CMD reach the listed hosts, and nothing
+else, through an HTTP/CONNECT proxy landjail serves (the landjail-netproxy
+binary, next to landjail or in PATH); HTTP_PROXY, HTTPS_PROXY and ALL_PROXY
+point at it. With the namespace layer it is airtight (CMD's network namespace
+holds only the proxy); otherwise it is advisory (Landlock lets CMD connect
+only to the proxy's port, but on any host) or, below Landlock ABI 4,
+unreachable (no IP socket at all): stderr and the report say which, and
+--strict refuses anything but airtight. Refused requests are listed on stderr
+at exit and in the report. Not with --net host, --connect-tcp or --allow-dns.
+
 Best effort (the default) drops what the kernel cannot enforce with a one-line
 warning on stderr; --strict refuses to run instead (exit 125). Without any
 usable Landlock, landjail checks the paths in CMD's arguments (and sh -c
@@ -195,8 +205,20 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 			tmp.remove()
 		}
 	}
+	// --allow-domain: the proxy's port must be known to Compile (the
+	// Landlock connect rule); it listens on the host until Decide knows
+	// whether the command gets a network namespace of its own.
+	var proxy *cliopts.AllowProxy
+	if !printRules {
+		if proxy, err = o.NewAllowProxy(stderr); err != nil {
+			removeTmp()
+			return err
+		}
+		defer proxy.Close()
+	}
 	lopts := o.LandlockOptions(tmp.path(), home)
 	lopts.LogDenials = o.Explain
+	lopts.ProxyTCP = proxy.Ports()
 	rs, err := landlock.Compile(ws, lopts)
 	if err != nil {
 		removeTmp()
@@ -216,10 +238,16 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintln(w, r)
 		}
 		printLayer(w, rs.Report())
+		printAllowDomain(w, o, rs.Report())
 		return nil
 	}
 	cliopts.WarnDropped(stderr, rs.Report())
 	warnFrozen(stderr, rs.Report(), o.NoNamespaces)
+	if _, _, err := proxy.Decide(rs, o.NoNamespaces, filter == nil, o.Strict); err != nil {
+		removeTmp()
+		return fmt.Errorf("run: %w", err)
+	}
+	proxy.Warn(stderr)
 
 	if err := filterErr; err != nil {
 		if o.Strict {
@@ -234,13 +262,14 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	c.Credential = cred
 	c.Seccomp = filter
 	c.SelfTest = o.Strict || o.SelfTest
+	proxy.Wire(c)
 	if !supervise {
 		// Only returns on error. The calling thread may be confined by
 		// now; runMain prints the error and main exits.
 		return &startError{c.Exec()}
 	}
 	defer removeTmp()
-	return supervised(c, ws, o, argv, stdio, report, stderr)
+	return supervised(c, ws, o, argv, stdio, report, stderr, proxy)
 }
 
 // wordedError is err told in the words of the command line: Error is msg
@@ -300,6 +329,8 @@ func needsSupervisor(o *options, supervisedFilter bool, stdio stdioSet, leave fu
 		return true, "--report"
 	case o.Explain:
 		return true, "--explain (audit records are read after the command exits)"
+	case len(o.AllowDomain) > 0:
+		return true, "--allow-domain (landjail serves the proxy)"
 	case supervisedFilter:
 		// The seccomp filter hands listen(2) to landjail (--bind-tcp, or
 		// UNIX sockets with the network restricted): it must stay alive.
@@ -342,7 +373,7 @@ const drainTime = 2 * time.Second
 // its process group, every descendant killed when it exits (landjail is
 // a child subreaper), the exit status returned as an exitStatus, the
 // report written.
-func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer) (err error) {
+func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, proxy *cliopts.AllowProxy) (err error) {
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
@@ -350,6 +381,7 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 		rep.Seccomp = c.Seccomp.Rules()
 	}
 	rep.Hygiene = hygieneOf(c)
+	rep.Network, rep.NetworkReason = proxy.Mode()
 	fail := func(err error) error {
 		code, _ := exitCode(err)
 		rep.ExitCode, rep.Error = code, err.Error()
@@ -388,6 +420,11 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 	if err := c.Start(); err != nil {
 		return fail(&startError{err})
 	}
+	if err := proxy.Serve(); err != nil {
+		unix.Kill(-c.Process.Pid, unix.SIGKILL)
+		c.Wait()
+		return fail(fmt.Errorf("run: %w", err))
+	}
 	if relay != nil {
 		relay.Start()
 	}
@@ -406,6 +443,8 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 	waitErr := c.Wait()
 	close(done)
 	elapsed := time.Since(start)
+	// Before the descendants are killed: the proxy's process is one.
+	rep.ProxyRefused = reportRefusals(proxy, stderr)
 	if n, err := reaper.KillDescendants(); err != nil {
 		fmt.Fprintf(stderr, "landjail: %v\n", err)
 	} else if n > 0 {
@@ -490,6 +529,13 @@ type runReport struct {
 	// be read.
 	Denials            []explanation `json:"denials,omitempty"`
 	ExplainUnavailable string        `json:"explain_unavailable,omitempty"`
+	// Network is the --allow-domain mode (cliopts.NetworkAirtight,
+	// NetworkAdvisory, NetworkNotEnforced; "" without --allow-domain),
+	// NetworkReason why it is not airtight, ProxyRefused every kind of
+	// request the proxy refused, with its count.
+	Network       string            `json:"network,omitempty"`
+	NetworkReason string            `json:"network_reason,omitempty"`
+	ProxyRefused  []cliopts.Refusal `json:"proxy_refused,omitempty"`
 }
 
 // printLayer ends --print-rules with the file-system layer in force, as
@@ -514,6 +560,7 @@ func printLayer(w io.Writer, r *landlock.Report) {
 	if r.PrivateNetwork {
 		fmt.Fprintln(w, "# network: private namespace, loopback only")
 	}
+
 }
 
 // warnFrozen prints one line on stderr per directory the Landlock

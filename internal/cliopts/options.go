@@ -24,6 +24,7 @@ import (
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/urfave/cli/v3"
 
+	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -70,6 +71,11 @@ type Options struct {
 
 	// NoNamespaces turns the namespace layer off (landlock.Options.Namespaces).
 	NoNamespaces bool `toml:"no_namespaces"`
+
+	// AllowDomain is the --allow-domain list (allowlist.ParseAllow
+	// syntax): the child's network goes through landjail's proxy, which
+	// lets only these hosts through. Empty: no proxy.
+	AllowDomain []string `toml:"allow_domain"`
 }
 
 // Duration decodes a TOML string such as "30s" or "5m".
@@ -121,6 +127,7 @@ const (
 	flagAllowDangerous   = "allow-dangerous-syscalls"
 	flagSelfTest         = "self-test"
 	flagNoNamespaces     = "no-namespaces"
+	flagAllowDomain      = "allow-domain"
 )
 
 // PolicyFlags returns new flag values for the policy (run and resolve).
@@ -168,6 +175,7 @@ func ChildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagAllowDNS, Usage: "with the network restricted, allow UDP sockets so DNS works (seccomp cannot check the port: all UDP is then allowed)"},
 		&cli.BoolFlag{Name: flagAllowDangerous, Usage: "keep keyctl, bpf, perf_event_open, userfaultfd, io_uring's neighbours, module loading and user namespaces"},
 		&cli.BoolFlag{Name: flagSelfTest, Usage: "before starting, check in a throwaway confined child that Landlock really denies an access (always done with --strict)"},
+		&cli.StringSliceFlag{Name: flagAllowDomain, Usage: "let the command reach host `NAME` through landjail's HTTP/CONNECT proxy, and nothing else (repeatable; NAME allows ports 80 and 443, NAME:PORT one port, NAME:* any; *.example.com its subdomains, not example.com; an IP address only if listed; HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set for the command). Airtight where the namespace layer runs (a network namespace holding only the proxy); otherwise advisory (Landlock lets the command connect only to the proxy's port, on any host), said on stderr and in the report, refused by --strict. Not with --net host, --connect-tcp or --allow-dns"},
 		&cli.BoolFlag{Name: flagNoNamespaces, Usage: "do not put a mount/network namespace view under Landlock (by default, where the kernel allows it: masks instead of carve-outs, read-only outside writable roots, private /tmp and /dev/shm, a private network namespace with only loopback when TCP is fully denied; --strict refuses to fall back to carve-outs that freeze directories)"},
 	}
 }
@@ -257,6 +265,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagAllowDangerous, func() { o.AllowDangerousSyscall = cmd.Bool(flagAllowDangerous) })
 	set(flagSelfTest, func() { o.SelfTest = cmd.Bool(flagSelfTest) })
 	set(flagNoNamespaces, func() { o.NoNamespaces = cmd.Bool(flagNoNamespaces) })
+	set(flagAllowDomain, func() { o.AllowDomain = cmd.StringSlice(flagAllowDomain) })
 	if cmd.IsSet(flagStrict) && cmd.IsSet(flagBestEffort) && cmd.Bool(flagStrict) && cmd.Bool(flagBestEffort) {
 		return nil, errors.New("--strict and --best-effort are mutually exclusive")
 	}
@@ -340,6 +349,30 @@ func (o *Options) validate() error {
 		if err := checkEnv(e); err != nil {
 			return fmt.Errorf("invalid --env %q: %v (want NAME or NAME=VALUE)", e, err)
 		}
+	}
+	return o.validateAllowDomain()
+}
+
+// validateAllowDomain checks --allow-domain: every entry must parse (an
+// error wrapping netproxy.ErrBadAllowEntry, naming the entry), and the
+// flags that would open the network around the proxy are refused with
+// it, so that nobody believes a list is enforced when it is not: --net
+// host (no restriction at all), --connect-tcp (any host on those ports)
+// and --allow-dns (UDP to any host; the proxy resolves names itself).
+func (o *Options) validateAllowDomain() error {
+	if len(o.AllowDomain) == 0 {
+		return nil
+	}
+	if _, err := allowlist.ParseAllow(o.AllowDomain); err != nil {
+		return fmt.Errorf("invalid --%s: %w", flagAllowDomain, err)
+	}
+	switch {
+	case o.Net == "host":
+		return fmt.Errorf("--%s with --net host: the network would not be restricted, so the list would not be enforced (drop one of them)", flagAllowDomain)
+	case len(o.ConnectTCP) > 0:
+		return fmt.Errorf("--%s with --connect-tcp %d: the command could connect to any host on that port around the proxy (drop --connect-tcp; list NAME:PORT instead)", flagAllowDomain, o.ConnectTCP[0])
+	case o.AllowDNS:
+		return fmt.Errorf("--%s with --allow-dns: the command could send UDP to any host around the proxy (drop --allow-dns: the proxy resolves the names itself)", flagAllowDomain)
 	}
 	return nil
 }

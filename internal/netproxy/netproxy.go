@@ -1,7 +1,7 @@
 // Package netproxy is a domain-allowlist HTTP proxy for confined children:
 // plain HTTP forwarding and CONNECT tunnels, built on
 // github.com/elazarl/goproxy, that lets a request through only when its
-// host is on an allowlist (see [ParseAllow]) and the host's addresses pass
+// host is on an allowlist (see [allowlist.ParseAllow]) and the host's addresses pass
 // a DNS-rebinding check (see [Proxy]).
 //
 // The caller creates the listener (for landjail: inside the child's
@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"golang.org/x/net/netutil"
 )
 
@@ -76,7 +78,7 @@ type Dialer interface {
 
 // Config configures a [Proxy]. Only Allow is required.
 type Config struct {
-	// Allow is the allowlist, see [ParseAllow]. Empty allows nothing.
+	// Allow is the allowlist, see [allowlist.ParseAllow]. Empty allows nothing.
 	Allow []string
 	// Resolver resolves names; nil means net.DefaultResolver.
 	Resolver Resolver
@@ -124,7 +126,7 @@ type refusalKey struct {
 //
 // For each request it: parses the target; refuses it unless an allowlist
 // rule matches the host and port; for a name, resolves it once and
-// refuses it if any address is special ([IsSpecial]) or belongs to one of
+// refuses it if any address is special ([allowlist.IsSpecial]) or belongs to one of
 // the host's own interfaces (snapshot taken by New) unless the name is
 // listed exactly (not through a wildcard); then dials one of exactly the
 // addresses it checked, never resolving again (a DNS answer that changes
@@ -137,7 +139,7 @@ type refusalKey struct {
 // upstream. Plain-HTTP WebSocket upgrades are therefore not forwarded (wss://
 // through CONNECT works).
 type Proxy struct {
-	rules    []Rule
+	rules    []allowlist.Rule
 	resolver Resolver
 	dialer   Dialer
 	log      *slog.Logger
@@ -158,7 +160,7 @@ type Proxy struct {
 // [ErrBadAllowEntry] when an allowlist entry does not parse. It opens
 // nothing: serving starts with [Proxy.Serve].
 func New(cfg Config) (*Proxy, error) {
-	rules, err := ParseAllow(cfg.Allow)
+	rules, err := allowlist.ParseAllow(cfg.Allow)
 	if err != nil {
 		return nil, err
 	}
@@ -289,20 +291,8 @@ func (p *Proxy) Refused() []Refusal {
 	return out
 }
 
-// Env returns the proxy environment variables a child needs to use a
-// proxy listening on addr ("127.0.0.1:3128"), as "KEY=value" strings:
-// HTTP_PROXY, HTTPS_PROXY, ALL_PROXY in upper and lower case set to
-// "http://addr", and NO_PROXY/no_proxy set empty so an inherited value
-// cannot exempt hosts (which would then fail anyway). curl reads only the
-// lower-case http_proxy (CGI "httpoxy" defence), hence both forms.
-func Env(addr string) []string {
-	u := "http://" + addr
-	var env []string
-	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
-		env = append(env, k+"="+u, strings.ToLower(k)+"="+u)
-	}
-	return append(env, "NO_PROXY=", "no_proxy=")
-}
+// Env is allowlist.Env: the proxy variables for a child.
+func Env(addr string) []string { return allowlist.Env(addr) }
 
 func (p *Proxy) refuse(unsafeHost string, port uint16, reason string) {
 	host := printable(unsafeHost)
@@ -323,7 +313,7 @@ func (p *Proxy) refuse(unsafeHost string, port uint16, reason string) {
 // (those of the calling thread's network namespace: call New from an
 // ordinary goroutine). A name resolving to one of them would reach
 // services the host binds to 0.0.0.0 through a public address that
-// [IsSpecial] does not flag. Interfaces added after New are not seen. A
+// [allowlist.IsSpecial] does not flag. Interfaces added after New are not seen. A
 // variable so tests can stand in a public address.
 var localAddrs = func() map[netip.Addr]bool {
 	m := map[netip.Addr]bool{}
@@ -359,22 +349,22 @@ func printable(s string) string {
 
 // decision is what the check produced: the addresses to dial.
 type decision struct {
-	target Target
+	target allowlist.Target
 	addrs  []netip.Addr
 }
 
 // decide runs the allowlist and rebinding checks for t. On refusal it
 // returns the reason.
-func (p *Proxy) decide(ctx context.Context, t Target) (*decision, string) {
-	allowed, exact := Match(p.rules, t)
+func (p *Proxy) decide(ctx context.Context, t allowlist.Target) (*decision, string) {
+	allowed, exact := allowlist.Match(p.rules, t)
 	if !allowed {
 		// Distinguish a listed host on a wrong port for the report.
-		anyPort := make([]Rule, len(p.rules))
+		anyPort := make([]allowlist.Rule, len(p.rules))
 		for i, r := range p.rules {
 			r.Ports = nil
 			anyPort[i] = r
 		}
-		if ok, _ := Match(anyPort, t); ok {
+		if ok, _ := allowlist.Match(anyPort, t); ok {
 			return nil, ReasonPort
 		}
 		return nil, ReasonNotListed
@@ -391,7 +381,7 @@ func (p *Proxy) decide(ctx context.Context, t Target) (*decision, string) {
 	checked := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
 		a = a.Unmap()
-		if !exact && IsSpecial(a) {
+		if !exact && allowlist.IsSpecial(a) {
 			return nil, ReasonSpecial
 		}
 		if !exact && p.local[a] {
@@ -408,7 +398,7 @@ func forbidden(r *http.Request, reason string) *http.Response {
 }
 
 func (p *Proxy) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
-	t, err := ParseTarget(host, 443)
+	t, err := allowlist.ParseTarget(host, 443)
 	if err != nil {
 		p.refuse(host, 0, ReasonBadHost)
 		ctx.Resp = forbidden(ctx.Req, ReasonBadHost)
@@ -416,7 +406,7 @@ func (p *Proxy) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.Conn
 	}
 	d, reason := p.decide(ctx.Req.Context(), t)
 	if d == nil {
-		p.refuse(t.host(), t.Port, reason)
+		p.refuse(t.Host(), t.Port, reason)
 		ctx.Resp = forbidden(ctx.Req, reason)
 		return goproxy.RejectConnect, host
 	}
@@ -433,14 +423,14 @@ func (p *Proxy) handleRequest(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Req
 		p.refuse(r.URL.Host, 0, ReasonScheme)
 		return r, forbidden(r, ReasonScheme)
 	}
-	t, err := ParseTarget(r.URL.Host, 80)
+	t, err := allowlist.ParseTarget(r.URL.Host, 80)
 	if err != nil {
 		p.refuse(r.URL.Host, 0, ReasonBadHost)
 		return r, forbidden(r, ReasonBadHost)
 	}
 	d, reason := p.decide(r.Context(), t)
 	if d == nil {
-		p.refuse(t.host(), t.Port, reason)
+		p.refuse(t.Host(), t.Port, reason)
 		return r, forbidden(r, reason)
 	}
 	stripHopByHop(r.Header)
@@ -456,8 +446,8 @@ func (p *Proxy) dialChecked(ctx context.Context, network, addr string) (net.Conn
 	if !ok {
 		return nil, fmt.Errorf("%w: dial of %q without an allowlist decision (cannot happen)", ErrRefused, addr)
 	}
-	if t, err := ParseTarget(addr, 0); err != nil || t != d.target {
-		return nil, fmt.Errorf("%w: dial of %q does not match the checked %q (cannot happen)", ErrRefused, addr, d.target.host())
+	if t, err := allowlist.ParseTarget(addr, 0); err != nil || t != d.target {
+		return nil, fmt.Errorf("%w: dial of %q does not match the checked %q (cannot happen)", ErrRefused, addr, d.target.Host())
 	}
 	return p.dialDecision(ctx, d)
 }

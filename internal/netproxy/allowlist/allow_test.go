@@ -1,8 +1,7 @@
-package netproxy
+package allowlist
 
 import (
 	"net/netip"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -132,10 +131,4 @@ func TestEnv(t *testing.T) {
 		"ALL_PROXY=http://127.0.0.1:3128", "all_proxy=http://127.0.0.1:3128",
 		"NO_PROXY=", "no_proxy=",
 	}, Env("127.0.0.1:3128"))
-}
-
-func TestPrintable(t *testing.T) {
-	assert.Equal(t, "a?[31mb??", printable("a\x1b[31mb\r\n"))
-	assert.Equal(t, "??", printable("é"))
-	assert.Len(t, printable(strings.Repeat("x", 1000)), 255)
 }

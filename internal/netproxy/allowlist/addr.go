@@ -1,4 +1,4 @@
-package netproxy
+package allowlist
 
 import "net/netip"
 

@@ -1,4 +1,11 @@
-package netproxy
+// Package allowlist is the pure half of landjail's --allow-domain proxy
+// (package internal/netproxy): parsing the allowlist ([ParseAllow]) and
+// a request's destination ([ParseTarget]), matching them ([Match]), the
+// special-address check of the DNS-rebinding defence ([IsSpecial]) and
+// the proxy variables for the child ([Env]). No network, no HTTP library:
+// landjail run links it to validate --allow-domain without goproxy's
+// start-up cost.
+package allowlist
 
 import (
 	"fmt"
@@ -177,7 +184,7 @@ type Target struct {
 	Port uint16
 }
 
-func (t Target) host() string {
+func (t Target) Host() string {
 	if t.IP.IsValid() {
 		return t.IP.String()
 	}

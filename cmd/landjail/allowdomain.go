@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/landlock"
+)
+
+// reportRefusals stops the --allow-domain proxy (the command has been
+// reaped), prints one line per kind of refused request on stderr
+// ("landjail: proxy refused HOST:PORT N times (WHY)") and returns them
+// for the report. Nothing without a proxy.
+func reportRefusals(proxy *cliopts.AllowProxy, stderr io.Writer) []cliopts.Refusal {
+	refused, err := proxy.Finish()
+	if err != nil {
+		fmt.Fprintf(stderr, "landjail: %v\n", err)
+	}
+	for _, r := range refused {
+		fmt.Fprintf(stderr, "landjail: %s\n", cliopts.FormatRefusal(r))
+	}
+	return refused
+}
+
+// printAllowDomain ends --print-rules with the --allow-domain proxy, as a
+// comment line: the listed entries and whether the list will be airtight
+// (a private network namespace) or only advisory.
+func printAllowDomain(w io.Writer, o *options, r *landlock.Report) {
+	if len(o.AllowDomain) == 0 {
+		return
+	}
+	// As cliopts.AllowProxy.Decide decides at run time.
+	mode := cliopts.NetworkNotEnforced
+	switch {
+	case r.ABI < 4 && !o.NoSeccomp:
+		mode = cliopts.NetworkUnreachable
+	case r.PrivateNetwork && r.Layer == landlock.LayerNamespaces:
+		mode = cliopts.NetworkAirtight
+	case r.Level == landlock.LevelLandlock && len(r.HandledNet) > 0:
+		mode = cliopts.NetworkAdvisory
+	}
+	fmt.Fprintf(w, "# network: %s, TCP connect only to its port (chosen at run time); allowed: %v\n", mode, o.AllowDomain)
+}

@@ -1,0 +1,458 @@
+package cliopts
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/netproxy/allowlist"
+	"github.com/landjail/landjail/landlock"
+)
+
+// Network modes of an --allow-domain proxy, as the enforcement report's
+// "network" field and the warnings name them.
+const (
+	// NetworkAirtight: the command runs in a network namespace holding
+	// only loopback, where the proxy listens; nothing else is reachable.
+	NetworkAirtight = "proxy (airtight)"
+	// NetworkAdvisory: no network namespace; Landlock lets the command
+	// connect over TCP only to the proxy's port, but on any host.
+	NetworkAdvisory = "proxy (advisory)"
+	// NetworkNotEnforced: neither a network namespace nor Landlock TCP
+	// rules: the proxy variables are set, nothing stops a direct
+	// connection.
+	NetworkNotEnforced = "proxy (not enforced)"
+	// NetworkUnreachable: no network namespace and Landlock below ABI 4,
+	// so the seccomp layer refuses every IP socket: the command cannot
+	// reach the proxy either (fail closed; --no-seccomp would make the
+	// list NetworkNotEnforced instead).
+	NetworkUnreachable = "proxy (unreachable)"
+)
+
+// ErrAllowlistNotEnforced is returned (wrapped, with the reason) by
+// AllowProxy.Decide under --strict when the allowlist would be advisory or
+// not enforced at all.
+var ErrAllowlistNotEnforced = errors.New("the --allow-domain list cannot be enforced airtight here")
+
+// NetproxyBinary is the name of the proxy's own binary
+// (cmd/landjail-netproxy), which serves the listener AllowProxy makes.
+const NetproxyBinary = "landjail-netproxy"
+
+// NetproxyPath, when not empty, is used instead of looking for
+// NetproxyBinary next to the executable and in PATH (tests set it to a
+// binary they built).
+var NetproxyPath string
+
+// findNetproxy looks for NetproxyBinary next to the running executable,
+// then in PATH.
+func findNetproxy() (string, error) {
+	regular := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	switch self, err := os.Executable(); {
+	case NetproxyPath != "":
+		if regular(NetproxyPath) {
+			return NetproxyPath, nil
+		}
+	case err == nil && regular(filepath.Join(filepath.Dir(self), NetproxyBinary)):
+		return filepath.Join(filepath.Dir(self), NetproxyBinary), nil
+	default:
+		if p, err := osexec.LookPath(NetproxyBinary); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("--%s needs the %s binary next to %s or in PATH (go install github.com/landjail/landjail/cmd/...@latest)", flagAllowDomain, NetproxyBinary, filepath.Base(os.Args[0]))
+}
+
+// AllowProxy is the --allow-domain proxy of one child (landjail run) or
+// one bash call (landjail-mcp): the port it listens on, where it listens,
+// and the landjail-netproxy process that serves that listener (the HTTP
+// proxy library stays out of landjail's own binary). Use: NewAllowProxy
+// before compiling the Ruleset (its port goes into
+// landlock.Options.ProxyTCP, see Ports); Decide with the compiled Ruleset;
+// Wire the Cmd; Serve after Start; Finish after Wait. Close releases
+// everything on any path. A nil *AllowProxy (no --allow-domain) does
+// nothing in every method.
+type AllowProxy struct {
+	allow  []string
+	bin    string // landjail-netproxy
+	stderr io.Writer
+	port   uint16
+
+	mu     sync.Mutex
+	host   net.Listener // listener on the host's 127.0.0.1; closed when airtight
+	inNS   net.Listener // made by the InNamespace hook (airtight)
+	mode   string
+	reason string
+	helper *osexec.Cmd
+	stop   io.Closer     // the helper's stdin
+	out    *bytes.Buffer // the helper's stdout
+	done   bool
+	result []Refusal
+}
+
+// NewAllowProxy returns the proxy for o.AllowDomain, listening on the
+// host's 127.0.0.1 on a port the kernel picks, or nil when the list is
+// empty. The listener serves the advisory modes; when the command gets
+// its own network namespace (Decide) it is closed and the same port is
+// listened on inside that namespace instead. stderr receives the
+// landjail-netproxy process's own errors. Errors: the list's (wrapping
+// allowlist.ErrBadAllowEntry; Load has checked it already), a missing
+// landjail-netproxy binary, and listen(2)'s.
+func (o *Options) NewAllowProxy(stderr io.Writer) (*AllowProxy, error) {
+	if len(o.AllowDomain) == 0 {
+		return nil, nil
+	}
+	if _, err := allowlist.ParseAllow(o.AllowDomain); err != nil {
+		return nil, fmt.Errorf("--%s: %w", flagAllowDomain, err)
+	}
+	bin, err := findNetproxy()
+	if err != nil {
+		return nil, err
+	}
+	l, err := listenTCP("127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("--%s: proxy listener: %w", flagAllowDomain, err)
+	}
+	return &AllowProxy{allow: o.AllowDomain, bin: bin, stderr: stderr, port: uint16(l.Addr().(*net.TCPAddr).Port), host: l}, nil
+}
+
+// Ports returns the proxy's port for landlock.Options.ProxyTCP (nil
+// without a proxy).
+func (a *AllowProxy) Ports() []uint16 {
+	if a == nil {
+		return nil
+	}
+	return []uint16{a.port}
+}
+
+// Addr is the proxy's address as the command reaches it: "127.0.0.1:PORT"
+// (the host's loopback, or the loopback of the command's network
+// namespace).
+func (a *AllowProxy) Addr() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(int(a.port)))
+}
+
+// Decide chooses the mode from the compiled Ruleset and returns it with
+// the reason when it is not airtight: NetworkAirtight when rs has a
+// namespace view with a private network (Report().Layer "namespaces" and
+// PrivateNetwork); NetworkAdvisory when Landlock enforces the proxy's
+// port as the only TCP connect rule (ABI 4); NetworkUnreachable when
+// Landlock cannot restrict TCP (ABI < 4) and the seccomp layer is on (it
+// then refuses every IP socket: seccomp.Options.NetRestricted);
+// NetworkNotEnforced otherwise (no Landlock TCP rules, --no-seccomp).
+// noSeccomp adds that UDP and raw sockets are not refused. With strict,
+// a mode other than NetworkAirtight is an error wrapping
+// ErrAllowlistNotEnforced. A private network namespace below ABI 4 is
+// NetworkUnreachable too: the seccomp layer does not know about the
+// namespace and refuses the IP socket the command would reach the proxy
+// with.
+func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, strict bool) (mode, reason string, err error) {
+	if a == nil {
+		return "", "", nil
+	}
+	rep := rs.Report()
+	_, hasView := rs.View()
+	switch {
+	case rep.ABI < 4 && !noSeccomp:
+		mode = NetworkUnreachable
+		reason = fmt.Sprintf("Landlock ABI %d < 4 cannot restrict TCP, so the seccomp layer refuses every IP socket: the command cannot reach the proxy (or anything else) over the network; --no-seccomp would make the list not enforced at all", rep.ABI)
+	case hasView && rep.Layer == landlock.LayerNamespaces && rep.PrivateNetwork:
+		mode = NetworkAirtight
+	case rs.Enforced() && containsPort(rep.ProxyTCP, a.port):
+		mode = NetworkAdvisory
+		reason = "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + "): Landlock lets the command connect only to TCP port " + strconv.Itoa(int(a.port)) + ", but on any host, and programs that ignore the proxy variables fail instead of going through it"
+		if noSeccomp {
+			reason += "; --no-seccomp: UDP and raw sockets are not refused"
+		}
+	default:
+		mode = NetworkNotEnforced
+		why := "no usable Landlock (level " + rep.Level + ")"
+		if rs.Enforced() {
+			why = fmt.Sprintf("Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7)", rep.ABI)
+		}
+		reason = "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") and " + why + ": the command can connect anywhere directly; only programs that honour HTTP_PROXY go through the list"
+	}
+	a.mu.Lock()
+	a.mode, a.reason = mode, reason
+	a.mu.Unlock()
+	if strict && mode != NetworkAirtight {
+		return mode, reason, fmt.Errorf("%w: the allowlist would be %s: %s (--strict)", ErrAllowlistNotEnforced, strings.TrimSuffix(strings.TrimPrefix(mode, "proxy ("), ")"), reason)
+	}
+	return mode, reason, nil
+}
+
+// noNamespaceWhy says why the Ruleset has no private network namespace.
+func noNamespaceWhy(rep *landlock.Report, noNamespaces bool) string {
+	switch {
+	case noNamespaces:
+		return "--no-namespaces"
+	case rep.Layer != landlock.LayerNamespaces && rep.LayerReason != "":
+		return "namespace layer unavailable: " + rep.LayerReason
+	case rep.Layer != landlock.LayerNamespaces:
+		return "namespace layer unavailable"
+	case len(rep.BindTCP) > 0:
+		return "--bind-tcp keeps the host network"
+	}
+	return "the view has no network namespace"
+}
+
+func containsPort(ports []uint16, p uint16) bool {
+	for _, q := range ports {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Warn prints the start-up warning for a mode other than airtight on w:
+// "landjail: warning: allowlist is advisory: WHY (--strict refuses)", or
+// "... is not enforced at all: WHY ...".
+func (a *AllowProxy) Warn(w io.Writer) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	mode, reason := a.mode, a.reason
+	a.mu.Unlock()
+	switch mode {
+	case NetworkAdvisory:
+		fmt.Fprintf(w, "landjail: warning: allowlist is advisory: %s (--strict refuses)\n", reason)
+	case NetworkNotEnforced:
+		fmt.Fprintf(w, "landjail: warning: allowlist is not enforced at all: %s (--strict refuses)\n", reason)
+	case NetworkUnreachable:
+		fmt.Fprintf(w, "landjail: warning: allowlist unusable, no network at all: %s\n", reason)
+	}
+}
+
+// Wire prepares c for the proxy: the proxy variables in its environment
+// (WithProxyEnv: they replace any the caller passed) and, when airtight,
+// c.InNamespace listening on the proxy's port inside the command's
+// network namespace (the host listener is closed then). Call it after
+// Decide and after c.Env is set.
+func (a *AllowProxy) Wire(c *exec.Cmd) {
+	if a == nil {
+		return
+	}
+	env := c.Env
+	if env == nil {
+		env = exec.DefaultEnv(c.Workspace, nil)
+	}
+	c.Env = WithProxyEnv(env, a.Addr())
+	a.mu.Lock()
+	airtight := a.mode == NetworkAirtight
+	a.mu.Unlock()
+	if !airtight {
+		return
+	}
+	c.InNamespace = func() error {
+		// On the spawner thread, inside the view: the socket belongs
+		// to the command's network namespace. Only loopback is up there.
+		l, err := listenTCP(a.Addr())
+		if err != nil {
+			return fmt.Errorf("--%s: proxy listener in the command's network namespace: %w", flagAllowDomain, err)
+		}
+		a.mu.Lock()
+		if a.inNS != nil { // a second spawn with one AllowProxy: refuse
+			a.mu.Unlock()
+			l.Close()
+			return errors.New("--allow-domain: one proxy per command")
+		}
+		a.inNS = l
+		a.mu.Unlock()
+		return nil
+	}
+	a.mu.Lock()
+	if a.host != nil {
+		a.host.Close()
+		a.host = nil
+	}
+	a.mu.Unlock()
+}
+
+// Serve starts landjail-netproxy on the proxy's listener (the namespace
+// one when airtight, else the host one), from the calling goroutine's
+// ordinary thread: its upstream connections leave from the host's network
+// namespace. It runs in a session of its own (terminal signals do not
+// reach it) until Finish. Call it after c.Start succeeded. Errors: no
+// listener to serve (an airtight Cmd whose hook did not run), and
+// starting the process.
+func (a *AllowProxy) Serve() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l := a.inNS
+	if a.mode != NetworkAirtight {
+		l = a.host
+	}
+	if l == nil || a.helper != nil || a.done {
+		return errors.New("--allow-domain: no proxy listener to serve (cannot happen)")
+	}
+	f, err := l.(*net.TCPListener).File()
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
+	}
+	defer f.Close()
+	cmd := osexec.Command(a.bin, a.allow...)
+	cmd.ExtraFiles = []*os.File{f}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	a.out = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = a.out, a.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		in.Close()
+		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
+	}
+	a.helper, a.stop = cmd, in
+	// The process holds its copy of the socket: ours go.
+	l.Close()
+	a.host, a.inNS = nil, nil
+	return nil
+}
+
+// finishTimeout bounds how long Finish waits for landjail-netproxy to
+// close its clients and report.
+const finishTimeout = 10 * time.Second
+
+// Finish stops the proxy (every client and tunnel ends) and returns the
+// refused requests, sorted by host, port, reason. Call it after the
+// command was reaped. A landjail-netproxy that does not report (it died,
+// or is stuck past 10 s: then killed) is an error; the list is then
+// empty. Later calls return the first result.
+func (a *AllowProxy) Finish() ([]Refusal, error) {
+	if a == nil {
+		return nil, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done {
+		return a.result, nil
+	}
+	a.done = true
+	a.closeListeners()
+	if a.helper == nil {
+		return nil, nil
+	}
+	a.stop.Close()
+	waited := make(chan error, 1)
+	go func() { waited <- a.helper.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-time.After(finishTimeout):
+		a.helper.Process.Kill()
+		<-waited
+		err = fmt.Errorf("did not stop within %s (killed)", finishTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %s: %w", flagAllowDomain, NetproxyBinary, err)
+	}
+	var rs []Refusal
+	if err := json.Unmarshal(a.out.Bytes(), &rs); err != nil {
+		return nil, fmt.Errorf("--%s: %s: report: %w", flagAllowDomain, NetproxyBinary, err)
+	}
+	if len(rs) == 0 {
+		rs = nil
+	}
+	a.result = rs
+	return rs, nil
+}
+
+// Close stops the proxy and closes its listeners. Idempotent.
+func (a *AllowProxy) Close() {
+	if a == nil {
+		return
+	}
+	if _, err := a.Finish(); err != nil && a.stderr != nil {
+		fmt.Fprintf(a.stderr, "landjail: %v\n", err)
+	}
+}
+
+func (a *AllowProxy) closeListeners() {
+	for _, l := range []net.Listener{a.host, a.inNS} {
+		if l != nil {
+			l.Close()
+		}
+	}
+	a.host, a.inNS = nil, nil
+}
+
+// Refusal is one kind of request the proxy refused, as the enforcement
+// report lists it.
+type Refusal struct {
+	Host   string `json:"host"` // as requested, non-printable bytes replaced by '?'
+	Port   uint16 `json:"port"` // 0 when the request named none that parsed
+	Count  int    `json:"count"`
+	Reason string `json:"reason"`
+}
+
+// FormatRefusal is the one line (no newline) printed on stderr, or put in
+// a bash result, for a refusal: "proxy refused HOST:PORT N time(s) (WHY)".
+func FormatRefusal(r Refusal) string {
+	times := "times"
+	if r.Count == 1 {
+		times = "time"
+	}
+	return fmt.Sprintf("proxy refused %s %d %s (%s)", net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))), r.Count, times, r.Reason)
+}
+
+// proxyEnvNames are the variables allowlist.Env sets.
+var proxyEnvNames = map[string]bool{
+	"HTTP_PROXY": true, "http_proxy": true, "HTTPS_PROXY": true, "https_proxy": true,
+	"ALL_PROXY": true, "all_proxy": true, "NO_PROXY": true, "no_proxy": true,
+}
+
+// WithProxyEnv returns env without any proxy variable (HTTP_PROXY,
+// HTTPS_PROXY, ALL_PROXY, NO_PROXY in either case) followed by
+// allowlist.Env(addr): a proxy or NO_PROXY the caller passed with --env
+// cannot send the command around landjail's proxy.
+func WithProxyEnv(env []string, addr string) []string {
+	out := make([]string, 0, len(env)+8)
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); proxyEnvNames[name] {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, allowlist.Env(addr)...)
+}
+
+// Mode returns the mode Decide chose and its reason ("", "" before
+// Decide or without a proxy).
+func (a *AllowProxy) Mode() (mode, reason string) {
+	if a == nil {
+		return "", ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mode, a.reason
+}
+
+// listenTCP listens on addr with plain TCP (Go's net.Listen uses MPTCP
+// where the kernel has it, which Landlock's TCP rules do not cover; the
+// proxy has no use for it).
+func listenTCP(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp4", addr)
+}
