@@ -35,6 +35,12 @@ func kernelABI() int {
 	return v
 }
 
+func startProbe() {
+	if kernelABI() > 0 {
+		go nsview.Probe()
+	}
+}
+
 // statPath opens path O_PATH (following symlinks, as the rule will) and
 // reports whether it is a directory.
 func statPath(path string) (bool, error) {

@@ -102,12 +102,13 @@ func configKeysHelp(flags []cli.Flag) string {
 
 func newRunCommand() *cli.Command {
 	one := 1
+	flags := cliopts.RunFlags() // built once: every run pays for it
 	return &cli.Command{
 		Name:        "run",
 		Usage:       "run a command confined to the workspace",
 		ArgsUsage:   "-- CMD [ARG...]",
-		Description: runHelp + configKeysHelp(cliopts.RunFlags()) + "\n\n" + exitHelp,
-		Flags:       cliopts.RunFlags(),
+		Description: runHelp + configKeysHelp(flags) + "\n\n" + exitHelp,
+		Flags:       flags,
 		// Flags after CMD belong to CMD: landjail run ls -l.
 		StopOnNthArg: &one,
 		OnUsageError: onUsageError,
@@ -121,6 +122,10 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	o, err := cliopts.Load(cmd)
 	if err != nil {
 		return err
+	}
+	if !o.NoNamespaces {
+		// Compile's namespace probe overlaps the work up to Compile.
+		landlock.StartProbe()
 	}
 	argv := cmd.Args().Slice()
 	printRules := cmd.Bool("print-rules")
