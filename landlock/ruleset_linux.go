@@ -35,8 +35,11 @@ func kernelABI() int {
 	return v
 }
 
-func startProbe() {
+func startProbe(privateNetwork bool) {
 	if kernelABI() > 0 {
+		if privateNetwork {
+			nsview.PrepareNetwork() // the longer of the two: first
+		}
 		go nsview.Probe()
 	}
 }

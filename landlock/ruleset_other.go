@@ -11,7 +11,7 @@ import (
 
 func kernelABI() int { return 0 }
 
-func startProbe() {}
+func startProbe(bool) {}
 
 func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	return nil, fmt.Errorf("landlock: Compile: %w", errors.ErrUnsupported)

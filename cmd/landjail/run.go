@@ -124,8 +124,10 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	if !o.NoNamespaces {
-		// Compile's namespace probe overlaps the work up to Compile.
-		landlock.StartProbe()
+		// Compile's namespace probe, and the network namespace when the
+		// view will have one (as landlock's plan decides it), overlap
+		// the work up to the exec.
+		landlock.StartProbe(o.Net != "host" && len(o.ConnectTCP) == 0 && len(o.BindTCP) == 0)
 	}
 	argv := cmd.Args().Slice()
 	printRules := cmd.Bool("print-rules")
