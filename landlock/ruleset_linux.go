@@ -36,6 +36,15 @@ func kernelABI() int {
 	return v
 }
 
+func startProbe(privateNetwork bool) {
+	if kernelABI() > 0 {
+		if privateNetwork {
+			nsview.PrepareNetwork() // the longer of the two: first
+		}
+		go nsview.Probe()
+	}
+}
+
 // statPath opens path O_PATH (following symlinks, as the rule will) and
 // reports whether it is a directory.
 func statPath(path string) (bool, error) {

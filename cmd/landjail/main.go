@@ -18,12 +18,45 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/landjail/landjail/landlock"
 )
 
 func main() {
+	startEarly(os.Args)
 	os.Exit(runMain(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// startEarly starts, before the flags are parsed, what "landjail run"
+// will need from the kernel and takes longest to make on other threads:
+// the namespace probe and the view's network namespace
+// (landlock.StartProbe), so that they overlap the CLI's start-up (≈0.2
+// ms; see BENCHMARKS.md). The command line is only glanced at: a guess
+// that turns out wrong costs time, never behaviour. runAction calls
+// StartProbe again with the parsed options (only the first call of each
+// part does anything), Compile decides the layer from the probe as
+// always, and a network namespace made for nothing is dropped at exit.
+func startEarly(args []string) {
+	if len(args) < 2 || args[1] != "run" {
+		return
+	}
+	privateNetwork := true
+	for _, a := range args[2:] {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "no-namespaces", "help", "h", "print-rules":
+			return
+		case "net", "connect-tcp", "bind-tcp", "config":
+			privateNetwork = false // maybe not; runAction knows
+		}
+	}
+	landlock.StartProbe(privateNetwork)
 }
 
 // runMain runs the CLI with args (args[0] is the program name) and returns

@@ -112,12 +112,13 @@ func configKeysHelp(flags []cli.Flag) string {
 
 func newRunCommand() *cli.Command {
 	one := 1
+	flags := cliopts.RunFlags() // built once: every run pays for it
 	return &cli.Command{
 		Name:        "run",
 		Usage:       "run a command confined to the workspace",
 		ArgsUsage:   "-- CMD [ARG...]",
-		Description: runHelp + configKeysHelp(cliopts.RunFlags()) + "\n\n" + exitHelp,
-		Flags:       cliopts.RunFlags(),
+		Description: runHelp + configKeysHelp(flags) + "\n\n" + exitHelp,
+		Flags:       flags,
 		// Flags after CMD belong to CMD: landjail run ls -l.
 		StopOnNthArg: &one,
 		OnUsageError: onUsageError,
@@ -131,6 +132,12 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	o, err := cliopts.Load(cmd)
 	if err != nil {
 		return err
+	}
+	if !o.NoNamespaces {
+		// Compile's namespace probe, and the network namespace when the
+		// view will have one (as landlock's plan decides it), overlap
+		// the work up to the exec.
+		landlock.StartProbe(o.Net != "host" && len(o.ConnectTCP) == 0 && len(o.BindTCP) == 0)
 	}
 	argv := cmd.Args().Slice()
 	printRules := cmd.Bool("print-rules")

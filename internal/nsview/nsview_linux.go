@@ -41,14 +41,24 @@ func enter(v View) error {
 		return ErrMainThread
 	}
 	flags := unix.CLONE_FS | unix.CLONE_NEWNS
+	netFd := -1 // a namespace made ahead by PrepareNetwork, joined below
 	if p.netns {
-		flags |= unix.CLONE_NEWNET
+		if netFd = takeNetwork(); netFd >= 0 {
+			defer unix.Close(netFd)
+		} else {
+			flags |= unix.CLONE_NEWNET
+		}
 	}
 	if err := unix.Unshare(flags); err != nil {
 		if errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("%w: unshare: %w", ErrUnavailable, err)
 		}
 		return sysErr("unshare", "/", err)
+	}
+	if netFd >= 0 {
+		if err := unix.Setns(netFd, unix.CLONE_NEWNET); err != nil {
+			return sysErr("setns(CLONE_NEWNET)", "/", err)
+		}
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return sysErr("mount(MS_REC|MS_PRIVATE)", "/", err)
@@ -185,7 +195,7 @@ func enter(v View) error {
 			return err
 		}
 	}
-	if p.netns {
+	if p.netns && netFd < 0 {
 		if err := loopbackUp(); err != nil {
 			return err
 		}

@@ -1,0 +1,48 @@
+package nsview
+
+import (
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// preNet is the network namespace PrepareNetwork makes for the next
+// NoNetwork Enter: fd (-1 for none) is valid once done is closed, and
+// taken (set to -1) under mu by the one Enter that uses it.
+var preNet = struct {
+	once sync.Once
+	done chan struct{}
+	mu   sync.Mutex
+	fd   int
+}{done: make(chan struct{}), fd: -1}
+
+func prepareNetwork() {
+	preNet.once.Do(func() {
+		go func() {
+			defer close(preNet.done)
+			runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+			if unix.Unshare(unix.CLONE_NEWNET) != nil || loopbackUp() != nil {
+				return
+			}
+			fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err == nil {
+				preNet.fd = fd
+			}
+		}()
+	})
+}
+
+// takeNetwork returns the descriptor of the namespace PrepareNetwork made
+// (waiting for it while it is being made), or -1 when there is none:
+// PrepareNetwork was not called (from now on it does nothing), failed,
+// or another Enter took it. The caller closes it.
+func takeNetwork() int {
+	preNet.once.Do(func() { close(preNet.done) })
+	<-preNet.done
+	preNet.mu.Lock()
+	defer preNet.mu.Unlock()
+	fd := preNet.fd
+	preNet.fd = -1
+	return fd
+}
