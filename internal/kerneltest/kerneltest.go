@@ -14,7 +14,7 @@
 // and the three Landlock syscalls fail with EPERM as a container seccomp
 // profile does. LANDJAIL_EMULATE=ns=EPERM takes namespaces and mounts away
 // as Docker's default seccomp profile does without CAP_SYS_ADMIN: unshare
-// and clone with any CLONE_NEW* flag, setns, and the mount syscalls (mount,
+// whatever its flags, clone with any CLONE_NEW* flag, setns, and the mount syscalls (mount,
 // umount2, pivot_root, fsopen, fsconfig, fsmount, fspick, move_mount,
 // open_tree, mount_setattr) fail with EPERM, and clone3, whose flags sit
 // behind a pointer the filter cannot read, fails with ENOSYS whatever the
@@ -60,8 +60,8 @@ const (
 const (
 	FeatureOpenat2  = "openat2"
 	FeatureLandlock = "landlock"
-	// FeatureNamespaces is namespaces and mounts: unshare and clone with a
-	// CLONE_NEW* flag, setns, the mount syscalls, and clone3 (always
+	// FeatureNamespaces is namespaces and mounts: unshare (any flags),
+	// clone with a CLONE_NEW* flag, setns, the mount syscalls, and clone3 (always
 	// ENOSYS); see the package doc.
 	FeatureNamespaces = "ns"
 )
