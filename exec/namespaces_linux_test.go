@@ -4,16 +4,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/exec"
@@ -161,12 +158,22 @@ func checkNS(t *testing.T, opt landlock.Options, wantLayer string) {
 // network namespace holds only loopback. The control, Namespaces off,
 // shows the fallback: carve-outs freeze the workspace root, chmod and
 // utime outside go through, the host's /tmp is visible, UDP reaches the
-// host's loopback.
+// host's loopback. Per mode: natively (and under openat2=ENOSYS) the
+// "namespaces" row has the layer; under ns=EPERM or ns=ENOSYS (Docker's
+// default profile) the same request falls back to carve-outs, naming the
+// errno, and every case behaves as the control; under landlock=ENOSYS and
+// all=EPERM both rows skip (no Landlock).
 func TestNamespaceLayer(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 4)
 	t.Run("namespaces", func(t *testing.T) {
-		kerneltest.RequireFeature(t, "mount namespaces", nsview.Probe())
-		checkNS(t, landlock.Options{Namespaces: true}, landlock.LayerNamespaces)
+		want := landlock.LayerNamespaces
+		if !kerneltest.ExpectNamespaces(t, nsview.Probe()) {
+			want = landlock.LayerLandlockOnly
+			errno, _ := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+			rs := newNSFixture(t).compile(t, landlock.Options{Namespaces: true})
+			assert.Contains(t, rs.Report().LayerReason, errno.Error(), "the fallback names the errno")
+		}
+		checkNS(t, landlock.Options{Namespaces: true}, want)
 	})
 	t.Run("landlock-only control", func(t *testing.T) {
 		checkNS(t, landlock.Options{}, landlock.LayerLandlockOnly)
@@ -174,24 +181,26 @@ func TestNamespaceLayer(t *testing.T) {
 }
 
 // TestNamespaceLayerUnavailable emulates a container profile that
-// refuses unshare with EPERM (Docker's default without CAP_SYS_ADMIN),
-// in a subprocess whose every thread gets the filter before anything
-// probes: Compile falls back to carve-outs, says why, and every case
-// behaves as the landlock-only control; with Strict it refuses because
-// the fallback freezes directories.
+// refuses namespaces and mounts (LANDJAIL_EMULATE=ns=EPERM, Docker's
+// default without CAP_SYS_ADMIN; ns=ENOSYS), in a subprocess whose every
+// thread gets the filter before anything probes, whatever mode the run is
+// in: Compile falls back to carve-outs, says why (the errno), and every
+// case behaves as the landlock-only control; with Strict it refuses
+// because the fallback freezes directories.
 func TestNamespaceLayerUnavailable(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 4)
 	for _, tc := range []struct {
 		name  string
 		errno unix.Errno
-	}{{"unshare EPERM", unix.EPERM}, {"unshare ENOSYS", unix.ENOSYS}} {
+	}{{"ns=EPERM", unix.EPERM}, {"ns=ENOSYS", unix.ENOSYS}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if !kerneltest.RunInSubprocess(t) {
+			if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"="+tc.name) {
 				return
 			}
-			require.NoError(t, denyEverywhere(unix.SYS_UNSHARE, tc.errno))
 			err := nsview.Probe()
 			require.ErrorIs(t, err, nsview.ErrUnavailable)
+			require.ErrorIs(t, err, tc.errno)
+			require.False(t, kerneltest.ExpectNamespaces(t, err))
 			f := newNSFixture(t)
 			_, err = landlock.Compile(f.ws, landlock.Options{Namespaces: true, Strict: true, System: true, TmpDir: f.tmp})
 			assert.ErrorIs(t, err, landlock.ErrNotEnforceable)
@@ -201,33 +210,4 @@ func TestNamespaceLayerUnavailable(t *testing.T) {
 			assert.Contains(t, rs.Report().LayerReason, tc.errno.Error())
 		})
 	}
-}
-
-// denyEverywhere makes syscall nr fail with errno on every thread of the
-// process (seccomp with SECCOMP_FILTER_FLAG_TSYNC).
-func denyEverywhere(nr uint32, errno unix.Errno) error {
-	prog, err := bpf.Assemble([]bpf.Instruction{
-		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(errno)},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
-	})
-	if err != nil {
-		return err
-	}
-	filter := make([]unix.SockFilter, len(prog))
-	for i, r := range prog {
-		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return err
-	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return e
-	}
-	runtime.KeepAlive(filter)
-	return nil
 }
