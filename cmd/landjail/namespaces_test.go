@@ -3,15 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/bpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
@@ -34,30 +30,47 @@ echo "env=[$(cat .env 2>/dev/null)]"
 // frozen-directory line is printed; with --no-namespaces the carve-out
 // freezes the root (every edit there fails) and stderr says so, naming the
 // flag; in both the host's .env is unchanged. --print-rules and the
-// report name the layer.
+// report name the layer. Per mode: where namespaces are blocked
+// (LANDJAIL_EMULATE=ns=EPERM or ns=ENOSYS, as under Docker's default
+// profile) the default row falls back to carve-outs: the root is frozen,
+// stderr names each frozen directory with the errno and --no-carve, and
+// --print-rules says "landlock-only (... <errno>)"; the secret verdicts are
+// the same in every row.
 func TestRunNamespaces(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
+	layer := kerneltest.ExpectNamespaces(t, nsview.Probe())
+	errno, _ := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+	const (
+		edits  = "touch\nmkdir\nsed\nntf\n"
+		frozen = "no-touch\nno-mkdir\nno-sed\nno-ntf\n"
+		secret = "env=[]\nenv-protected\n" // every row, every mode
+	)
+	type want struct {
+		layer, out string
+		stderrHas  []string // the frozen-directory line is expected when not empty
+	}
+	fallback := want{landlock.LayerLandlockOnly, frozen + secret, []string{"--no-carve avoids it", errno.Error()}}
 	for _, tc := range []struct {
-		name       string
-		flags      []string
-		layer      string
-		out        string
-		stderrHas  string
-		needsLayer bool
+		name   string
+		flags  []string
+		native want // the layer is available
+		noNS   want // namespaces blocked by the emulation
 	}{
 		{
-			name: "namespaces (default)", layer: landlock.LayerNamespaces, needsLayer: true,
-			out: "touch\nmkdir\nsed\nntf\nenv=[]\nenv-protected\n",
+			name:   "namespaces (default)",
+			native: want{landlock.LayerNamespaces, edits + secret, nil},
+			noNS:   fallback,
 		},
 		{
-			name: "--no-namespaces", flags: []string{"--no-namespaces"}, layer: landlock.LayerLandlockOnly,
-			out:       "no-touch\nno-mkdir\nno-sed\nno-ntf\nenv=[]\nenv-protected\n",
-			stderrHas: "dropping --no-namespaces avoids it",
+			name: "--no-namespaces", flags: []string{"--no-namespaces"},
+			native: want{landlock.LayerLandlockOnly, frozen + secret, []string{"dropping --no-namespaces avoids it"}},
+			noNS:   want{landlock.LayerLandlockOnly, frozen + secret, []string{"dropping --no-namespaces avoids it"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.needsLayer {
-				kerneltest.RequireFeature(t, "mount namespaces", nsview.Probe())
+			w := tc.native
+			if !layer {
+				w = tc.noNS
 			}
 			ws := wsDir(t)
 			require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("SECRET=1\n"), 0o600))
@@ -65,11 +78,12 @@ func TestRunNamespaces(t *testing.T) {
 			args := append([]string{"run", "--deny-secrets", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
 			code, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", nsScript)...)
 			require.Equal(t, 0, code, stderr)
-			assert.Equal(t, tc.out, stdout)
-			frozen := "landjail: frozen directory " + ws + ":"
-			if tc.stderrHas != "" {
-				assert.Contains(t, stderr, frozen)
-				assert.Contains(t, stderr, tc.stderrHas)
+			assert.Equal(t, w.out, stdout)
+			if len(w.stderrHas) > 0 {
+				assert.Contains(t, stderr, "landjail: frozen directory "+ws+":")
+				for _, s := range w.stderrHas {
+					assert.Contains(t, stderr, s)
+				}
 			} else {
 				assert.NotContains(t, stderr, "frozen directory")
 			}
@@ -79,9 +93,12 @@ func TestRunNamespaces(t *testing.T) {
 
 			code, stdout, stderr = runCLI(t, append([]string{"run", "--print-rules", "--deny-secrets", "--workspace", ws}, tc.flags...)...)
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stdout, "# layer: "+tc.layer)
-			if tc.layer == landlock.LayerNamespaces {
+			assert.Contains(t, stdout, "# layer: "+w.layer)
+			if w.layer == landlock.LayerNamespaces {
 				assert.Contains(t, stdout, "# mask: "+filepath.Join(ws, ".env"))
+			} else if !layer && len(tc.flags) == 0 {
+				assert.Contains(t, stdout, "# layer: landlock-only (")
+				assert.Contains(t, stdout, errno.Error(), "the reason names the errno")
 			}
 		})
 	}
@@ -89,17 +106,18 @@ func TestRunNamespaces(t *testing.T) {
 
 // TestRunStrictRefusesFrozenFallback: --strict with a policy whose
 // carve-outs would freeze directories refuses to fall back when the
-// namespace layer is unavailable (emulated: unshare refused with EPERM on
-// every thread, as Docker's default profile does), naming
+// namespace layer is unavailable (LANDJAIL_EMULATE=ns=EPERM in a
+// subprocess, whatever the run's mode: unshare and the mount syscalls
+// refused on every thread, as Docker's default profile does), naming
 // --no-namespaces; --no-namespaces --strict runs (the user accepted
 // carve-outs), and best effort runs with one stderr line per frozen
 // directory naming why the layer is off.
 func TestRunStrictRefusesFrozenFallback(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
-	if !kerneltest.RunInSubprocess(t) {
+	if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"=ns=EPERM") {
 		return
 	}
-	require.NoError(t, denyUnshare())
+	require.False(t, kerneltest.ExpectNamespaces(t, nsview.Probe()))
 	ws := wsDir(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("SECRET=1\n"), 0o600))
 	base := []string{"run", "--deny-secrets", "--workspace", ws, "--timeout", "1m"}
@@ -120,34 +138,4 @@ func TestRunStrictRefusesFrozenFallback(t *testing.T) {
 	code, stdout, _ := runCLI(t, append(base[:4], "--print-rules")...)
 	require.Equal(t, 0, code)
 	assert.True(t, strings.Contains(stdout, "# layer: landlock-only (") && strings.Contains(stdout, "operation not permitted"), stdout)
-}
-
-// denyUnshare makes unshare(2) fail with EPERM on every thread of this
-// (subprocess) test binary, as Docker's default seccomp profile does
-// without CAP_SYS_ADMIN (seccomp with SECCOMP_FILTER_FLAG_TSYNC).
-func denyUnshare() error {
-	prog, err := bpf.Assemble([]bpf.Instruction{
-		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_UNSHARE, SkipFalse: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
-	})
-	if err != nil {
-		return err
-	}
-	filter := make([]unix.SockFilter, len(prog))
-	for i, r := range prog {
-		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return err
-	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return e
-	}
-	runtime.KeepAlive(filter)
-	return nil
 }
