@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
+	"crypto/sha256"
+	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,4 +144,148 @@ func TestRunStrictRefusesFrozenFallback(t *testing.T) {
 	code, stdout, _ := runCLI(t, append(base[:4], "--print-rules")...)
 	require.Equal(t, 0, code)
 	assert.True(t, strings.Contains(stdout, "# layer: landlock-only (") && strings.Contains(stdout, "operation not permitted"), stdout)
+}
+
+// unprivLayer is the file-system layer `landjail run` gives an
+// unprivileged caller (uid 65534, no capabilities) on a machine that
+// allows user namespaces, as this one does. Today it is
+// landlock.LayerLandlockOnly: the namespace layer needs CAP_SYS_ADMIN and
+// the unprivileged (user-namespace) stage is not built. The stage that
+// builds it flips this one value to landlock.LayerNamespaces, and every
+// row of TestRunUnprivileged follows. Under LANDJAIL_EMULATE=ns=... the
+// run is landlock-only whatever this says.
+const unprivLayer = landlock.LayerLandlockOnly
+
+// TestRunUnprivileged runs the built landjail as uid 65534 (its own HOME
+// and workspace) and states, per layer, what differs from a root caller:
+// the layer and its reason (--print-rules), frozen directories for a .env
+// at the root, --strict refusing the frozen fallback, the private TMPDIR
+// (the user's, mode 0700) and whether the host's /tmp shows, and --user,
+// which needs root: refused, leaving nothing behind in /tmp. The secret
+// verdicts are the same in every layer.
+func TestRunUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
+	}
+	kerneltest.RequireLandlockABI(t, 1) // the path check refuses these scripts
+	layer, why := unprivLayer, "not root (no CAP_SYS_ADMIN)"
+	if errno, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked {
+		if layer == landlock.LayerNamespaces {
+			why = errno.Error()
+		}
+		layer = landlock.LayerLandlockOnly
+	}
+	bin := landjailBin(t)
+	base := wsDir(t)
+	for _, d := range []string{filepath.Dir(bin), filepath.Dir(filepath.Dir(bin)), base, filepath.Dir(base)} {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
+	for _, d := range []string{ws, home} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("SECRET=1\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644))
+	for _, p := range []string{ws, home, filepath.Join(ws, ".env"), filepath.Join(ws, "a.txt")} {
+		require.NoError(t, os.Chown(p, 65534, 65534))
+	}
+	host, err := os.CreateTemp("", "landjail-unpriv-host-")
+	require.NoError(t, err)
+	host.Close()
+	require.NoError(t, os.Chmod(host.Name(), 0o644))
+	t.Cleanup(func() { os.Remove(host.Name()) })
+
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		c := osexec.CommandContext(ctx, bin, args...)
+		c.Dir = ws
+		c.Env = append(os.Environ(), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "GOCOVERDIR=")
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stdout, stderr strings.Builder
+		c.Stdout, c.Stderr = &stdout, &stderr
+		err := c.Run()
+		require.NoError(t, ctx.Err(), "landjail %q hung", args)
+		code := 0
+		if err != nil {
+			var ee *osexec.ExitError
+			require.ErrorAs(t, err, &ee, "%s", stderr.String())
+			code = ee.ExitCode()
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	base2 := []string{"run", "--deny-secrets", "--workspace", ws, "--timeout", "1m"}
+	ns := layer == landlock.LayerNamespaces
+	pick := func(inNS, carve string) string {
+		if ns {
+			return inNS
+		}
+		return carve
+	}
+
+	t.Run("layer and reason", func(t *testing.T) {
+		code, stdout, stderr := run(append(base2, "--print-rules")...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, "# layer: "+layer)
+		if !ns {
+			assert.Contains(t, stdout, why)
+		}
+	})
+	t.Run("edits at the root and the secret", func(t *testing.T) {
+		code, stdout, stderr := run(append(base2, "--", "sh", "-c", nsScript)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, pick("touch\nmkdir\nsed\nntf\n", "no-touch\nno-mkdir\nno-sed\nno-ntf\n")+"env=[]\nenv-protected\n", stdout)
+		if ns {
+			assert.NotContains(t, stderr, "frozen directory")
+		} else {
+			assert.Contains(t, stderr, "landjail: frozen directory "+ws+":")
+			assert.Contains(t, stderr, why)
+		}
+		b, err := os.ReadFile(filepath.Join(ws, ".env"))
+		require.NoError(t, err)
+		assert.Equal(t, "SECRET=1\n", string(b), "host .env unchanged")
+	})
+	t.Run("strict", func(t *testing.T) {
+		code, _, stderr := run(append(base2, "--strict", "--", "true")...)
+		if ns {
+			assert.Equal(t, 0, code, stderr)
+		} else {
+			assert.Equal(t, exitUsage, code, stderr)
+			assert.Contains(t, stderr, "--no-namespaces")
+		}
+	})
+	t.Run("private TMPDIR and the host's /tmp", func(t *testing.T) {
+		code, stdout, stderr := run(append(base2, "--", "sh", "-c",
+			`echo x > "$TMPDIR/p" && cat "$TMPDIR/p"; stat -c %u:%a "$TMPDIR"; test -e `+host.Name()+` && echo host-visible || echo host-hidden; echo "$TMPDIR"`)...)
+		require.Equal(t, 0, code, stderr)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		require.Len(t, lines, 4, stdout)
+		if tmp := lines[3]; strings.HasPrefix(tmp, os.TempDir()+"/landjail-") {
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+		}
+		assert.Equal(t, []string{"x", "65534:700", pick("host-hidden", "host-visible")}, lines[:3])
+	})
+	t.Run("--user needs root", func(t *testing.T) {
+		// What root's --user 0 run for this workspace would use (cliopts
+		// home, workspaceTmp).
+		sum := sha256.Sum256([]byte(ws))
+		leftovers := []string{
+			filepath.Join(os.TempDir(), fmt.Sprintf("landjail-home-0-%x", sum[:8])),
+			filepath.Join(os.TempDir(), fmt.Sprintf("landjail-0-%x", sum[:6])),
+		}
+		t.Cleanup(func() {
+			for _, d := range leftovers {
+				os.RemoveAll(d)
+			}
+		})
+		code, stdout, stderr := run("run", "--user", "0", "--workspace", ws, "--timeout", "1m", "--", "id", "-u")
+		assert.Equal(t, exitUsage, code, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, "operation not permitted")
+		for _, d := range leftovers {
+			assert.NoFileExists(t, d, "a refused --user leaves nothing behind named for uid 0 and owned by 65534")
+			assert.NoDirExists(t, d, "a refused --user leaves nothing behind named for uid 0 and owned by 65534")
+		}
+	})
 }
