@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
@@ -288,4 +290,47 @@ func TestRunUnprivileged(t *testing.T) {
 			assert.NoDirExists(t, d, "a refused --user leaves nothing behind named for uid 0 and owned by 65534")
 		}
 	})
+}
+
+// TestDoctorNamespaces: `landjail doctor` names the namespace layer and,
+// where it is off, why. Per mode: natively (root) "available" and the
+// default run's layer is namespaces; under LANDJAIL_EMULATE=ns=EPERM or
+// ns=ENOSYS (Docker's default profile) "unavailable: ..." with the errno,
+// and the run is landlock-only with the same reason; without Landlock
+// (landlock=ENOSYS, all=EPERM) the run is path-check whatever namespaces
+// say.
+func TestDoctorNamespaces(t *testing.T) {
+	layer := kerneltest.ExpectNamespaces(t, nsview.Probe())
+	errno, _ := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+	t.Chdir(t.TempDir())
+	code, out, stderr := runCLI(t, "doctor", "--json")
+	require.Equal(t, 0, code, stderr)
+	var d struct {
+		Namespaces string `json:"namespaces"`
+		Run        *struct {
+			Layer       string `json:"layer"`
+			LayerReason string `json:"layer_reason"`
+		} `json:"run"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+	require.NotNil(t, d.Run, out)
+	code, text, stderr := runCLI(t, "doctor")
+	require.Equal(t, 0, code, stderr)
+	if layer {
+		assert.Equal(t, "available", d.Namespaces)
+		assert.Contains(t, text, "namespaces:     available\n")
+	} else {
+		assert.True(t, strings.HasPrefix(d.Namespaces, "unavailable: "), d.Namespaces)
+		assert.Contains(t, d.Namespaces, errno.Error())
+		assert.Contains(t, text, "namespaces:     unavailable: ")
+	}
+	switch {
+	case kernel.LandlockABI() == 0:
+		assert.Equal(t, landlock.LayerPathCheck, d.Run.Layer)
+	case layer:
+		assert.Equal(t, landlock.LayerNamespaces, d.Run.Layer)
+	default:
+		assert.Equal(t, landlock.LayerLandlockOnly, d.Run.Layer)
+		assert.Contains(t, d.Run.LayerReason, errno.Error())
+	}
 }
