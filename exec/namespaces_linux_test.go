@@ -3,9 +3,11 @@ package exec_test
 import (
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -210,4 +212,63 @@ func TestNamespaceLayerUnavailable(t *testing.T) {
 			assert.Contains(t, rs.Report().LayerReason, tc.errno.Error())
 		})
 	}
+}
+
+// unprivLayer is the layer landlock.Compile with Namespaces gives an
+// unprivileged caller (uid 65534, no capabilities) on a machine that
+// allows user namespaces, as this one does. Today it is
+// landlock.LayerLandlockOnly: the namespace layer needs CAP_SYS_ADMIN and
+// the unprivileged (user-namespace) stage is not built. The stage that
+// builds it flips this one value to landlock.LayerNamespaces, and every
+// case of TestNamespaceLayerUnprivileged follows (cmd/landjail has the
+// same value for the CLI). Under LANDJAIL_EMULATE=ns=... the caller gets
+// landlock-only whatever this says.
+const unprivLayer = landlock.LayerLandlockOnly
+
+// envUnpriv marks the re-executed, unprivileged test binary.
+const envUnpriv = "LANDJAIL_NS_UNPRIV"
+
+// TestNamespaceLayerUnprivileged re-executes the test binary as uid 65534
+// and runs every namespace case there (its fixture is its own, so the
+// cases mean what they mean for root): the layer is unprivLayer, and a
+// fallback says why ("not root" today).
+func TestNamespaceLayerUnprivileged(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 4)
+	if os.Getenv(envUnpriv) == "1" {
+		require.NotZero(t, os.Geteuid(), "the parent must be unprivileged here")
+		want, why := unprivLayer, "not root (no CAP_SYS_ADMIN)"
+		if errno, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked {
+			if want == landlock.LayerNamespaces {
+				why = errno.Error()
+			}
+			want = landlock.LayerLandlockOnly
+		}
+		checkNS(t, landlock.Options{Namespaces: true}, want)
+		if want != landlock.LayerNamespaces {
+			rs := newNSFixture(t).compile(t, landlock.Options{Namespaces: true})
+			assert.Contains(t, rs.Report().LayerReason, why)
+		}
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	bin := filepath.Join(base, "exec.test")
+	data, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	c := osexec.CommandContext(t.Context(), bin, "-test.run=^TestNamespaceLayerUnprivileged$", "-test.v", "-test.count=1")
+	c.Dir = base
+	c.Env = append(os.Environ(), envUnpriv+"=1", "GOCOVERDIR=", "HOME="+base)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, tc := range nsCases {
+		assert.Contains(t, string(out), "--- PASS: TestNamespaceLayerUnprivileged/"+strings.ReplaceAll(tc.name, " ", "_")+" ", "every case ran as uid 65534")
+	}
+	assert.NotContains(t, string(out), "--- SKIP")
 }
