@@ -26,7 +26,10 @@
 //
 // Skips say why, and become failures with LANDJAIL_REQUIRE_KERNEL=1 (as CI
 // sets it) unless the feature is missing only because the emulation blocks
-// it on purpose.
+// it on purpose. A test involving namespaces picks its per-mode row with
+// ExpectNamespaces (layer in force, or the fallback the ns=... modes must
+// show); only a test that cannot exist without them skips, through
+// RequireNamespaces or RequireMount.
 package kerneltest
 
 import (
