@@ -240,6 +240,12 @@ func TestChildAdversarial(t *testing.T) {
 			script = a.confined
 		}
 		out, err = control(script)
+		if _, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked && a.name == "mount" {
+			// LANDJAIL_EMULATE=ns=...: mount(2) is refused to everyone, as
+			// under Docker's default profile; the control fails too.
+			assert.Error(t, err, "mount: the emulation refuses mount to the control as well: %s", out)
+			continue
+		}
 		assert.NoError(t, err, "%s: control (unconfined) failed, so the case proves nothing: %s", a.name, out)
 		assert.Contains(t, string(out), a.leak, "%s: the control does not print what the confined child must not", a.name)
 	}

@@ -3,17 +3,16 @@ package exec_test
 import (
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/exec"
@@ -161,12 +160,22 @@ func checkNS(t *testing.T, opt landlock.Options, wantLayer string) {
 // network namespace holds only loopback. The control, Namespaces off,
 // shows the fallback: carve-outs freeze the workspace root, chmod and
 // utime outside go through, the host's /tmp is visible, UDP reaches the
-// host's loopback.
+// host's loopback. Per mode: natively (and under openat2=ENOSYS) the
+// "namespaces" row has the layer; under ns=EPERM or ns=ENOSYS (Docker's
+// default profile) the same request falls back to carve-outs, naming the
+// errno, and every case behaves as the control; under landlock=ENOSYS and
+// all=EPERM both rows skip (no Landlock).
 func TestNamespaceLayer(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 4)
 	t.Run("namespaces", func(t *testing.T) {
-		kerneltest.RequireFeature(t, "mount namespaces", nsview.Probe())
-		checkNS(t, landlock.Options{Namespaces: true}, landlock.LayerNamespaces)
+		want := landlock.LayerNamespaces
+		if !kerneltest.ExpectNamespaces(t, nsview.Probe()) {
+			want = landlock.LayerLandlockOnly
+			errno, _ := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+			rs := newNSFixture(t).compile(t, landlock.Options{Namespaces: true})
+			assert.Contains(t, rs.Report().LayerReason, errno.Error(), "the fallback names the errno")
+		}
+		checkNS(t, landlock.Options{Namespaces: true}, want)
 	})
 	t.Run("landlock-only control", func(t *testing.T) {
 		checkNS(t, landlock.Options{}, landlock.LayerLandlockOnly)
@@ -174,24 +183,26 @@ func TestNamespaceLayer(t *testing.T) {
 }
 
 // TestNamespaceLayerUnavailable emulates a container profile that
-// refuses unshare with EPERM (Docker's default without CAP_SYS_ADMIN),
-// in a subprocess whose every thread gets the filter before anything
-// probes: Compile falls back to carve-outs, says why, and every case
-// behaves as the landlock-only control; with Strict it refuses because
-// the fallback freezes directories.
+// refuses namespaces and mounts (LANDJAIL_EMULATE=ns=EPERM, Docker's
+// default without CAP_SYS_ADMIN; ns=ENOSYS), in a subprocess whose every
+// thread gets the filter before anything probes, whatever mode the run is
+// in: Compile falls back to carve-outs, says why (the errno), and every
+// case behaves as the landlock-only control; with Strict it refuses
+// because the fallback freezes directories.
 func TestNamespaceLayerUnavailable(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 4)
 	for _, tc := range []struct {
 		name  string
 		errno unix.Errno
-	}{{"unshare EPERM", unix.EPERM}, {"unshare ENOSYS", unix.ENOSYS}} {
+	}{{"ns=EPERM", unix.EPERM}, {"ns=ENOSYS", unix.ENOSYS}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if !kerneltest.RunInSubprocess(t) {
+			if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"="+tc.name) {
 				return
 			}
-			require.NoError(t, denyEverywhere(unix.SYS_UNSHARE, tc.errno))
 			err := nsview.Probe()
 			require.ErrorIs(t, err, nsview.ErrUnavailable)
+			require.ErrorIs(t, err, tc.errno)
+			require.False(t, kerneltest.ExpectNamespaces(t, err))
 			f := newNSFixture(t)
 			_, err = landlock.Compile(f.ws, landlock.Options{Namespaces: true, Strict: true, System: true, TmpDir: f.tmp})
 			assert.ErrorIs(t, err, landlock.ErrNotEnforceable)
@@ -203,31 +214,61 @@ func TestNamespaceLayerUnavailable(t *testing.T) {
 	}
 }
 
-// denyEverywhere makes syscall nr fail with errno on every thread of the
-// process (seccomp with SECCOMP_FILTER_FLAG_TSYNC).
-func denyEverywhere(nr uint32, errno unix.Errno) error {
-	prog, err := bpf.Assemble([]bpf.Instruction{
-		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(errno)},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
-	})
-	if err != nil {
-		return err
+// unprivLayer is the layer landlock.Compile with Namespaces gives an
+// unprivileged caller (uid 65534, no capabilities) on a machine that
+// allows user namespaces, as this one does. Today it is
+// landlock.LayerLandlockOnly: the namespace layer needs CAP_SYS_ADMIN and
+// the unprivileged (user-namespace) stage is not built. The stage that
+// builds it flips this one value to landlock.LayerNamespaces, and every
+// case of TestNamespaceLayerUnprivileged follows (cmd/landjail has the
+// same value for the CLI). Under LANDJAIL_EMULATE=ns=... the caller gets
+// landlock-only whatever this says.
+const unprivLayer = landlock.LayerLandlockOnly
+
+// envUnpriv marks the re-executed, unprivileged test binary.
+const envUnpriv = "LANDJAIL_NS_UNPRIV"
+
+// TestNamespaceLayerUnprivileged re-executes the test binary as uid 65534
+// and runs every namespace case there (its fixture is its own, so the
+// cases mean what they mean for root): the layer is unprivLayer, and a
+// fallback says why ("not root" today).
+func TestNamespaceLayerUnprivileged(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 4)
+	if os.Getenv(envUnpriv) == "1" {
+		require.NotZero(t, os.Geteuid(), "the parent must be unprivileged here")
+		want, why := unprivLayer, "not root (no CAP_SYS_ADMIN)"
+		if errno, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked {
+			if want == landlock.LayerNamespaces {
+				why = errno.Error()
+			}
+			want = landlock.LayerLandlockOnly
+		}
+		checkNS(t, landlock.Options{Namespaces: true}, want)
+		if want != landlock.LayerNamespaces {
+			rs := newNSFixture(t).compile(t, landlock.Options{Namespaces: true})
+			assert.Contains(t, rs.Report().LayerReason, why)
+		}
+		return
 	}
-	filter := make([]unix.SockFilter, len(prog))
-	for i, r := range prog {
-		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return err
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Chmod(filepath.Dir(base), 0o755))
+	bin := filepath.Join(base, "exec.test")
+	data, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	c := osexec.CommandContext(t.Context(), bin, "-test.run=^TestNamespaceLayerUnprivileged$", "-test.v", "-test.count=1")
+	c.Dir = base
+	c.Env = append(os.Environ(), envUnpriv+"=1", "GOCOVERDIR=", "HOME="+base)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, tc := range nsCases {
+		assert.Contains(t, string(out), "--- PASS: TestNamespaceLayerUnprivileged/"+strings.ReplaceAll(tc.name, " ", "_")+" ", "every case ran as uid 65534")
 	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return e
-	}
-	runtime.KeepAlive(filter)
-	return nil
+	assert.NotContains(t, string(out), "--- SKIP")
 }

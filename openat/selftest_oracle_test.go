@@ -382,6 +382,7 @@ func TestOpenat2SelftestOracle(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			if res.root == nil {
 				skipped++
+				kerneltest.RequireMount(t, env.mountErr, "the selftest's tmpfs on mnt")
 				t.Skipf("needs the tmpfs on mnt: %v", env.mountErr)
 			}
 			want := selftestOutcome{ran: true, errno: selftestErrnos[c.Want]}

@@ -206,6 +206,7 @@ func workspaceTmp(parent, root string, uid, gid int) (dir string, ok bool) {
 	err = r.Mkdir(name, 0o700)
 	if err == nil {
 		if cliopts.HandDirTo(r, name, uid, gid) != nil {
+			r.Remove(name) // not left behind under another user's name
 			return "", false
 		}
 		return dir, true

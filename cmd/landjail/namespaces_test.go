@@ -1,18 +1,22 @@
 package main
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
+	"syscall"
 	"testing"
-	"unsafe"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/bpf"
-	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
@@ -34,30 +38,47 @@ echo "env=[$(cat .env 2>/dev/null)]"
 // frozen-directory line is printed; with --no-namespaces the carve-out
 // freezes the root (every edit there fails) and stderr says so, naming the
 // flag; in both the host's .env is unchanged. --print-rules and the
-// report name the layer.
+// report name the layer. Per mode: where namespaces are blocked
+// (LANDJAIL_EMULATE=ns=EPERM or ns=ENOSYS, as under Docker's default
+// profile) the default row falls back to carve-outs: the root is frozen,
+// stderr names each frozen directory with the errno and --no-carve, and
+// --print-rules says "landlock-only (... <errno>)"; the secret verdicts are
+// the same in every row.
 func TestRunNamespaces(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
+	layer := kerneltest.ExpectNamespaces(t, nsview.Probe())
+	errno, _ := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+	const (
+		edits  = "touch\nmkdir\nsed\nntf\n"
+		frozen = "no-touch\nno-mkdir\nno-sed\nno-ntf\n"
+		secret = "env=[]\nenv-protected\n" // every row, every mode
+	)
+	type want struct {
+		layer, out string
+		stderrHas  []string // the frozen-directory line is expected when not empty
+	}
+	fallback := want{landlock.LayerLandlockOnly, frozen + secret, []string{"--no-carve avoids it", errno.Error()}}
 	for _, tc := range []struct {
-		name       string
-		flags      []string
-		layer      string
-		out        string
-		stderrHas  string
-		needsLayer bool
+		name   string
+		flags  []string
+		native want // the layer is available
+		noNS   want // namespaces blocked by the emulation
 	}{
 		{
-			name: "namespaces (default)", layer: landlock.LayerNamespaces, needsLayer: true,
-			out: "touch\nmkdir\nsed\nntf\nenv=[]\nenv-protected\n",
+			name:   "namespaces (default)",
+			native: want{landlock.LayerNamespaces, edits + secret, nil},
+			noNS:   fallback,
 		},
 		{
-			name: "--no-namespaces", flags: []string{"--no-namespaces"}, layer: landlock.LayerLandlockOnly,
-			out:       "no-touch\nno-mkdir\nno-sed\nno-ntf\nenv=[]\nenv-protected\n",
-			stderrHas: "dropping --no-namespaces avoids it",
+			name: "--no-namespaces", flags: []string{"--no-namespaces"},
+			native: want{landlock.LayerLandlockOnly, frozen + secret, []string{"dropping --no-namespaces avoids it"}},
+			noNS:   want{landlock.LayerLandlockOnly, frozen + secret, []string{"dropping --no-namespaces avoids it"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.needsLayer {
-				kerneltest.RequireFeature(t, "mount namespaces", nsview.Probe())
+			w := tc.native
+			if !layer {
+				w = tc.noNS
 			}
 			ws := wsDir(t)
 			require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("SECRET=1\n"), 0o600))
@@ -65,11 +86,12 @@ func TestRunNamespaces(t *testing.T) {
 			args := append([]string{"run", "--deny-secrets", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
 			code, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", nsScript)...)
 			require.Equal(t, 0, code, stderr)
-			assert.Equal(t, tc.out, stdout)
-			frozen := "landjail: frozen directory " + ws + ":"
-			if tc.stderrHas != "" {
-				assert.Contains(t, stderr, frozen)
-				assert.Contains(t, stderr, tc.stderrHas)
+			assert.Equal(t, w.out, stdout)
+			if len(w.stderrHas) > 0 {
+				assert.Contains(t, stderr, "landjail: frozen directory "+ws+":")
+				for _, s := range w.stderrHas {
+					assert.Contains(t, stderr, s)
+				}
 			} else {
 				assert.NotContains(t, stderr, "frozen directory")
 			}
@@ -79,9 +101,12 @@ func TestRunNamespaces(t *testing.T) {
 
 			code, stdout, stderr = runCLI(t, append([]string{"run", "--print-rules", "--deny-secrets", "--workspace", ws}, tc.flags...)...)
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stdout, "# layer: "+tc.layer)
-			if tc.layer == landlock.LayerNamespaces {
+			assert.Contains(t, stdout, "# layer: "+w.layer)
+			if w.layer == landlock.LayerNamespaces {
 				assert.Contains(t, stdout, "# mask: "+filepath.Join(ws, ".env"))
+			} else if !layer && len(tc.flags) == 0 {
+				assert.Contains(t, stdout, "# layer: landlock-only (")
+				assert.Contains(t, stdout, errno.Error(), "the reason names the errno")
 			}
 		})
 	}
@@ -89,17 +114,18 @@ func TestRunNamespaces(t *testing.T) {
 
 // TestRunStrictRefusesFrozenFallback: --strict with a policy whose
 // carve-outs would freeze directories refuses to fall back when the
-// namespace layer is unavailable (emulated: unshare refused with EPERM on
-// every thread, as Docker's default profile does), naming
+// namespace layer is unavailable (LANDJAIL_EMULATE=ns=EPERM in a
+// subprocess, whatever the run's mode: unshare and the mount syscalls
+// refused on every thread, as Docker's default profile does), naming
 // --no-namespaces; --no-namespaces --strict runs (the user accepted
 // carve-outs), and best effort runs with one stderr line per frozen
 // directory naming why the layer is off.
 func TestRunStrictRefusesFrozenFallback(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
-	if !kerneltest.RunInSubprocess(t) {
+	if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"=ns=EPERM") {
 		return
 	}
-	require.NoError(t, denyUnshare())
+	require.False(t, kerneltest.ExpectNamespaces(t, nsview.Probe()))
 	ws := wsDir(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("SECRET=1\n"), 0o600))
 	base := []string{"run", "--deny-secrets", "--workspace", ws, "--timeout", "1m"}
@@ -122,32 +148,189 @@ func TestRunStrictRefusesFrozenFallback(t *testing.T) {
 	assert.True(t, strings.Contains(stdout, "# layer: landlock-only (") && strings.Contains(stdout, "operation not permitted"), stdout)
 }
 
-// denyUnshare makes unshare(2) fail with EPERM on every thread of this
-// (subprocess) test binary, as Docker's default seccomp profile does
-// without CAP_SYS_ADMIN (seccomp with SECCOMP_FILTER_FLAG_TSYNC).
-func denyUnshare() error {
-	prog, err := bpf.Assemble([]bpf.Instruction{
-		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_UNSHARE, SkipFalse: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
+// unprivLayer is the file-system layer `landjail run` gives an
+// unprivileged caller (uid 65534, no capabilities) on a machine that
+// allows user namespaces, as this one does. Today it is
+// landlock.LayerLandlockOnly: the namespace layer needs CAP_SYS_ADMIN and
+// the unprivileged (user-namespace) stage is not built. The stage that
+// builds it flips this one value to landlock.LayerNamespaces, and every
+// row of TestRunUnprivileged follows. Under LANDJAIL_EMULATE=ns=... the
+// run is landlock-only whatever this says.
+const unprivLayer = landlock.LayerLandlockOnly
+
+// TestRunUnprivileged runs the built landjail as uid 65534 (its own HOME
+// and workspace) and states, per layer, what differs from a root caller:
+// the layer and its reason (--print-rules), frozen directories for a .env
+// at the root, --strict refusing the frozen fallback, the private TMPDIR
+// (the user's, mode 0700) and whether the host's /tmp shows, and --user,
+// which needs root: refused, leaving nothing behind in /tmp. The secret
+// verdicts are the same in every layer.
+func TestRunUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
+	}
+	kerneltest.RequireLandlockABI(t, 1) // the path check refuses these scripts
+	layer, why := unprivLayer, "not root (no CAP_SYS_ADMIN)"
+	if errno, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked {
+		if layer == landlock.LayerNamespaces {
+			why = errno.Error()
+		}
+		layer = landlock.LayerLandlockOnly
+	}
+	bin := landjailBin(t)
+	base := wsDir(t)
+	for _, d := range []string{filepath.Dir(bin), filepath.Dir(filepath.Dir(bin)), base, filepath.Dir(base)} {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")
+	for _, d := range []string{ws, home} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("SECRET=1\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644))
+	for _, p := range []string{ws, home, filepath.Join(ws, ".env"), filepath.Join(ws, "a.txt")} {
+		require.NoError(t, os.Chown(p, 65534, 65534))
+	}
+	host, err := os.CreateTemp("", "landjail-unpriv-host-")
+	require.NoError(t, err)
+	host.Close()
+	require.NoError(t, os.Chmod(host.Name(), 0o644))
+	t.Cleanup(func() { os.Remove(host.Name()) })
+
+	run := func(args ...string) (int, string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		c := osexec.CommandContext(ctx, bin, args...)
+		c.Dir = ws
+		c.Env = append(os.Environ(), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "GOCOVERDIR=")
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stdout, stderr strings.Builder
+		c.Stdout, c.Stderr = &stdout, &stderr
+		err := c.Run()
+		require.NoError(t, ctx.Err(), "landjail %q hung", args)
+		code := 0
+		if err != nil {
+			var ee *osexec.ExitError
+			require.ErrorAs(t, err, &ee, "%s", stderr.String())
+			code = ee.ExitCode()
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	base2 := []string{"run", "--deny-secrets", "--workspace", ws, "--timeout", "1m"}
+	ns := layer == landlock.LayerNamespaces
+	pick := func(inNS, carve string) string {
+		if ns {
+			return inNS
+		}
+		return carve
+	}
+
+	t.Run("layer and reason", func(t *testing.T) {
+		code, stdout, stderr := run(append(base2, "--print-rules")...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, "# layer: "+layer)
+		if !ns {
+			assert.Contains(t, stdout, why)
+		}
 	})
-	if err != nil {
-		return err
+	t.Run("edits at the root and the secret", func(t *testing.T) {
+		code, stdout, stderr := run(append(base2, "--", "sh", "-c", nsScript)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, pick("touch\nmkdir\nsed\nntf\n", "no-touch\nno-mkdir\nno-sed\nno-ntf\n")+"env=[]\nenv-protected\n", stdout)
+		if ns {
+			assert.NotContains(t, stderr, "frozen directory")
+		} else {
+			assert.Contains(t, stderr, "landjail: frozen directory "+ws+":")
+			assert.Contains(t, stderr, why)
+		}
+		b, err := os.ReadFile(filepath.Join(ws, ".env"))
+		require.NoError(t, err)
+		assert.Equal(t, "SECRET=1\n", string(b), "host .env unchanged")
+	})
+	t.Run("strict", func(t *testing.T) {
+		code, _, stderr := run(append(base2, "--strict", "--", "true")...)
+		if ns {
+			assert.Equal(t, 0, code, stderr)
+		} else {
+			assert.Equal(t, exitUsage, code, stderr)
+			assert.Contains(t, stderr, "--no-namespaces")
+		}
+	})
+	t.Run("private TMPDIR and the host's /tmp", func(t *testing.T) {
+		code, stdout, stderr := run(append(base2, "--", "sh", "-c",
+			`echo x > "$TMPDIR/p" && cat "$TMPDIR/p"; stat -c %u:%a "$TMPDIR"; test -e `+host.Name()+` && echo host-visible || echo host-hidden; echo "$TMPDIR"`)...)
+		require.Equal(t, 0, code, stderr)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		require.Len(t, lines, 4, stdout)
+		if tmp := lines[3]; strings.HasPrefix(tmp, os.TempDir()+"/landjail-") {
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+		}
+		assert.Equal(t, []string{"x", "65534:700", pick("host-hidden", "host-visible")}, lines[:3])
+	})
+	t.Run("--user needs root", func(t *testing.T) {
+		// What root's --user 0 run for this workspace would use (cliopts
+		// home, workspaceTmp).
+		sum := sha256.Sum256([]byte(ws))
+		leftovers := []string{
+			filepath.Join(os.TempDir(), fmt.Sprintf("landjail-home-0-%x", sum[:8])),
+			filepath.Join(os.TempDir(), fmt.Sprintf("landjail-0-%x", sum[:6])),
+		}
+		t.Cleanup(func() {
+			for _, d := range leftovers {
+				os.RemoveAll(d)
+			}
+		})
+		code, stdout, stderr := run("run", "--user", "0", "--workspace", ws, "--timeout", "1m", "--", "id", "-u")
+		assert.Equal(t, exitUsage, code, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, "operation not permitted")
+		for _, d := range leftovers {
+			assert.NoFileExists(t, d, "a refused --user leaves nothing behind named for uid 0 and owned by 65534")
+			assert.NoDirExists(t, d, "a refused --user leaves nothing behind named for uid 0 and owned by 65534")
+		}
+	})
+}
+
+// TestDoctorNamespaces: `landjail doctor` names the namespace layer and,
+// where it is off, why. Per mode: natively (root) "available" and the
+// default run's layer is namespaces; under LANDJAIL_EMULATE=ns=EPERM or
+// ns=ENOSYS (Docker's default profile) "unavailable: ..." with the errno,
+// and the run is landlock-only with the same reason; without Landlock
+// (landlock=ENOSYS, all=EPERM) the run is path-check whatever namespaces
+// say.
+func TestDoctorNamespaces(t *testing.T) {
+	layer := kerneltest.ExpectNamespaces(t, nsview.Probe())
+	errno, _ := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+	t.Chdir(t.TempDir())
+	code, out, stderr := runCLI(t, "doctor", "--json")
+	require.Equal(t, 0, code, stderr)
+	var d struct {
+		Namespaces string `json:"namespaces"`
+		Run        *struct {
+			Layer       string `json:"layer"`
+			LayerReason string `json:"layer_reason"`
+		} `json:"run"`
 	}
-	filter := make([]unix.SockFilter, len(prog))
-	for i, r := range prog {
-		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+	require.NotNil(t, d.Run, out)
+	code, text, stderr := runCLI(t, "doctor")
+	require.Equal(t, 0, code, stderr)
+	if layer {
+		assert.Equal(t, "available", d.Namespaces)
+		assert.Contains(t, text, "namespaces:     available\n")
+	} else {
+		assert.True(t, strings.HasPrefix(d.Namespaces, "unavailable: "), d.Namespaces)
+		assert.Contains(t, d.Namespaces, errno.Error())
+		assert.Contains(t, text, "namespaces:     unavailable: ")
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return err
+	switch {
+	case kernel.LandlockABI() == 0:
+		assert.Equal(t, landlock.LayerPathCheck, d.Run.Layer)
+	case layer:
+		assert.Equal(t, landlock.LayerNamespaces, d.Run.Layer)
+	default:
+		assert.Equal(t, landlock.LayerLandlockOnly, d.Run.Layer)
+		assert.Contains(t, d.Run.LayerReason, errno.Error())
 	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return e
-	}
-	runtime.KeepAlive(filter)
-	return nil
 }

@@ -102,9 +102,7 @@ func openFD(t testing.TB, p string) int {
 func bindMount(t testing.TB, src, dst string) {
 	t.Helper()
 	err := unix.Mount(src, dst, "", unix.MS_BIND, "")
-	if err != nil {
-		kerneltest.Missing(t, "bind mount needs CAP_SYS_ADMIN in the initial mount namespace: mount %s on %s: %v", src, dst, err)
-	}
+	kerneltest.RequireMount(t, err, "bind mount "+src+" on "+dst)
 	t.Cleanup(func() {
 		assert.NoError(t, unix.Unmount(dst, unix.MNT_DETACH), "unmount %s", dst)
 	})

@@ -86,6 +86,9 @@ func ensureOwnDir(parent, name string, uid, gid int, chosen bool) error {
 	dir := filepath.Join(parent, name)
 	if err := r.Mkdir(name, 0o700); err == nil {
 		if err := HandDirTo(r, name, uid, gid); err != nil {
+			// Not left behind: owned by the caller under another user's
+			// name, it would make that user's later runs refuse it.
+			r.Remove(name)
 			return fmt.Errorf("--home: %w", err)
 		}
 		return nil

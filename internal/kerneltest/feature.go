@@ -6,10 +6,11 @@ import (
 )
 
 // RequireFeature skips the test when err, the result of a package's own
-// probe for feature (for example nsview.Probe for "mount namespaces"), is
-// not nil, saying why. With LANDJAIL_REQUIRE_KERNEL=1 it fails the test
-// instead. For features the emulation never blocks (only openat2 and
-// Landlock can be blocked), so every matrix mode runs them.
+// probe for feature, is not nil, saying why. With LANDJAIL_REQUIRE_KERNEL=1
+// it fails the test instead. It is for features the emulation never
+// blocks, so every matrix mode runs them; namespaces, which
+// LANDJAIL_EMULATE=ns=... blocks, go through ExpectNamespaces or
+// RequireNamespaces.
 func RequireFeature(t testing.TB, feature string, err error) {
 	t.Helper()
 	checkMain(t)

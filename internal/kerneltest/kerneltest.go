@@ -14,7 +14,7 @@
 // and the three Landlock syscalls fail with EPERM as a container seccomp
 // profile does. LANDJAIL_EMULATE=ns=EPERM takes namespaces and mounts away
 // as Docker's default seccomp profile does without CAP_SYS_ADMIN: unshare
-// and clone with any CLONE_NEW* flag, setns, and the mount syscalls (mount,
+// whatever its flags, clone with any CLONE_NEW* flag, setns, and the mount syscalls (mount,
 // umount2, pivot_root, fsopen, fsconfig, fsmount, fspick, move_mount,
 // open_tree, mount_setattr) fail with EPERM, and clone3, whose flags sit
 // behind a pointer the filter cannot read, fails with ENOSYS whatever the
@@ -26,7 +26,10 @@
 //
 // Skips say why, and become failures with LANDJAIL_REQUIRE_KERNEL=1 (as CI
 // sets it) unless the feature is missing only because the emulation blocks
-// it on purpose.
+// it on purpose. A test involving namespaces picks its per-mode row with
+// ExpectNamespaces (layer in force, or the fallback the ns=... modes must
+// show); only a test that cannot exist without them skips, through
+// RequireNamespaces or RequireMount.
 package kerneltest
 
 import (
@@ -60,8 +63,8 @@ const (
 const (
 	FeatureOpenat2  = "openat2"
 	FeatureLandlock = "landlock"
-	// FeatureNamespaces is namespaces and mounts: unshare and clone with a
-	// CLONE_NEW* flag, setns, the mount syscalls, and clone3 (always
+	// FeatureNamespaces is namespaces and mounts: unshare (any flags),
+	// clone with a CLONE_NEW* flag, setns, the mount syscalls, and clone3 (always
 	// ENOSYS); see the package doc.
 	FeatureNamespaces = "ns"
 )

@@ -1,11 +1,13 @@
 package kerneltest
 
 import (
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -87,7 +89,9 @@ func TestFilterProgram(t *testing.T) {
 			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_NEWUSER|unix.CLONE_FS), errno(unix.EPERM)},
 			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_NEWTIME), errno(unix.EPERM)},
 			{bpfprog.Call(x86, unix.SYS_UNSHARE|x32, unix.CLONE_NEWNET), errno(unix.EPERM)},
-			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_FS|unix.CLONE_FILES), allow},
+			// Docker refuses unshare whatever the flags.
+			{bpfprog.Call(x86, unix.SYS_UNSHARE, unix.CLONE_FS|unix.CLONE_FILES), errno(unix.EPERM)},
+			{bpfprog.Call(x86, unix.SYS_UNSHARE, 0), errno(unix.EPERM)},
 			{bpfprog.Call(x86, unix.SYS_CLONE, unix.CLONE_NEWPID|uint64(unix.SIGCHLD)), errno(unix.EPERM)},
 			{bpfprog.Call(x86, unix.SYS_CLONE, unix.CLONE_NEWCGROUP), errno(unix.EPERM)},
 			// 0x80 is CLONE_NEWTIME for unshare but part of the exit
@@ -115,7 +119,8 @@ func TestFilterProgram(t *testing.T) {
 			{bpfprog.Call(arm, unix.SYS_OPEN_TREE), errno(unix.ENOSYS)},
 			{bpfprog.Call(arm, unix.SYS_CLONE3), errno(unix.ENOSYS)},
 			{bpfprog.Call(arm, unix.SYS_OPENAT2), errno(unix.EACCES)},
-			{bpfprog.Call(arm, unix.SYS_UNSHARE, 0), allow},
+			{bpfprog.Call(arm, unix.SYS_UNSHARE, unix.CLONE_FS), errno(unix.ENOSYS)},
+			{bpfprog.Call(arm, unix.SYS_CLONE, uint64(unix.SIGCHLD)), allow},
 		}},
 		{spec: "landlock=ENOSYS", arch: arm, calls: []call{
 			{bpfprog.Call(arm, unix.SYS_LANDLOCK_CREATE_RULESET), errno(unix.ENOSYS)},
@@ -260,34 +265,45 @@ func TestEmulation(t *testing.T) {
 
 // assertNamespacesBlocked checks the ns emulation with real syscalls, on a
 // thread that dies afterwards (an unshare that got through would change
-// only it): unshare with a namespace flag, setns, the mount API and clone3
-// fail, unshare without one and fork/exec still work.
+// only it): unshare with or without a namespace flag, setns, the mount
+// syscalls old and new, and clone3 fail; fork/exec still works, and
+// os/exec with SysProcAttr.Cloneflags = CLONE_NEWNS gets errno (Go tries
+// clone3, gets ENOSYS, falls back to clone(2), which the filter refuses).
 func assertNamespacesBlocked(t *testing.T, errno unix.Errno) {
 	t.Helper()
-	type result struct{ unshareNS, unshareNone, setns, fsopen, openTree, mount, clone3 error }
+	type result struct{ unshareNS, unshareFS, setns, fsopen, openTree, mount, umount, pivot, mountSetattr, clone3 error }
 	res := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the runtime retires the thread
 		var r result
 		r.unshareNS = unix.Unshare(unix.CLONE_NEWNS)
-		r.unshareNone = unix.Unshare(0)
+		r.unshareFS = unix.Unshare(unix.CLONE_FS)
 		r.setns = unix.Setns(0, unix.CLONE_NEWNET)
 		_, r.fsopen = unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
 		_, r.openTree = unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE)
 		r.mount = unix.Mount("none", "/nonexistent-landjail", "tmpfs", 0, "")
+		r.umount = unix.Unmount("/nonexistent-landjail", 0)
+		r.pivot = unix.PivotRoot("/nonexistent-landjail", "/nonexistent-landjail")
+		r.mountSetattr = unix.MountSetattr(-1, "", unix.AT_EMPTY_PATH, &unix.MountAttr{})
 		r.clone3 = rawClone3Invalid()
 		res <- r
 	}()
 	r := <-res
 	assert.ErrorIs(t, r.unshareNS, errno, "unshare(CLONE_NEWNS)")
-	assert.NoError(t, r.unshareNone, "unshare(0)")
+	assert.ErrorIs(t, r.unshareFS, errno, "unshare(CLONE_FS): Docker refuses unshare whatever the flags")
 	assert.ErrorIs(t, r.setns, errno, "setns")
 	assert.ErrorIs(t, r.fsopen, errno, "fsopen")
 	assert.ErrorIs(t, r.openTree, errno, "open_tree")
 	assert.ErrorIs(t, r.mount, errno, "mount")
+	assert.ErrorIs(t, r.umount, errno, "umount2")
+	assert.ErrorIs(t, r.pivot, errno, "pivot_root")
+	assert.ErrorIs(t, r.mountSetattr, errno, "mount_setattr")
 	assert.ErrorIs(t, r.clone3, unix.ENOSYS, "clone3")
 	// clone(2) without namespace flags: os/exec forks and execs.
 	assert.NoError(t, osexec.Command("/bin/true").Run())
+	c := osexec.Command("/bin/true")
+	c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	assert.ErrorIs(t, c.Run(), errno, "os/exec with Cloneflags CLONE_NEWNS")
 }
 
 // TestNative checks that without emulation nothing is blocked.
@@ -429,4 +445,56 @@ func TestNoNewPrivsAtStart(t *testing.T) {
 		assert.True(t, NoNewPrivsAtStart())
 	}
 	assert.Equal(t, kernel.NoNewPrivs(), NoNewPrivsAtStart())
+}
+
+// TestExpectNamespaces: per mode, which row a namespace test takes, and
+// when the helpers skip or fail, in a child with the emulation given
+// (the parent's own mode is inherited underneath). Natively a probe error
+// is an accident (skip, or fail with REQUIRE_KERNEL); under ns=EPERM the
+// same EPERM is the expected fallback, a probe that succeeded or failed
+// with another errno fails the test, and a mount refused with EPERM skips.
+func TestExpectNamespaces(t *testing.T) {
+	eperm := fmt.Errorf("nsview: unavailable: %w", unix.EPERM)
+	for _, tc := range []struct {
+		name, emulate string
+		probe         error
+		// want: "layer" (ExpectNamespaces true), "fallback" (false),
+		// "skip", "fail"; for RequireNamespaces and RequireMount.
+		expect, require, mount string
+	}{
+		{name: "native ok", probe: nil, expect: "layer", require: "layer", mount: "layer"},
+		{name: "native missing", probe: eperm, expect: "fail", require: "fail", mount: "fail"},
+		{name: "ns=EPERM refused", emulate: "ns=EPERM", probe: eperm, expect: "fallback", require: "skip", mount: "skip"},
+		{name: "ns=EPERM probe ok", emulate: "ns=EPERM", probe: nil, expect: "fail", require: "fail", mount: "layer"},
+		{name: "ns=ENOSYS but EPERM", emulate: "ns=ENOSYS", probe: eperm, expect: "fail", require: "fail", mount: "fail"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{EnvRequireKernel + "=1"}
+			if tc.emulate != "" {
+				env = append(env, EnvEmulate+"="+tc.emulate)
+			}
+			if !RunInSubprocess(t, env...) {
+				return
+			}
+			if _, inherited := Blocked(FeatureNamespaces); inherited && tc.emulate == "" {
+				t.Skipf("the whole run is emulated (%s); a native row cannot be checked in it", Emulated())
+			}
+			got := func(f func(tb testing.TB) bool) string {
+				var ok bool
+				o := outcome(t, func(tb testing.TB) { ok = f(tb) })
+				switch {
+				case o.failed:
+					return "fail"
+				case o.skipped:
+					return "skip"
+				case ok:
+					return "layer"
+				}
+				return "fallback"
+			}
+			assert.Equal(t, tc.expect, got(func(tb testing.TB) bool { return ExpectNamespaces(tb, tc.probe) }), "ExpectNamespaces")
+			assert.Equal(t, tc.require, got(func(tb testing.TB) bool { RequireNamespaces(tb, tc.probe); return true }), "RequireNamespaces")
+			assert.Equal(t, tc.mount, got(func(tb testing.TB) bool { RequireMount(tb, tc.probe, "bind mount"); return true }), "RequireMount")
+		})
+	}
 }
