@@ -16,8 +16,8 @@ import (
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/carvetest"
 	"github.com/landjail/landjail/internal/kerneltest"
-	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
 
