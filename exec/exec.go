@@ -188,6 +188,21 @@ type Cmd struct {
 	// that might not be confined. The result is cached per Ruleset until
 	// Release. Ignored for a nil or path-check-only Ruleset.
 	SelfTest bool
+	// NoPIDNamespace keeps the child in the caller's PID namespace. By
+	// default, when the program registered the init stage
+	// (internal/nsinit.Main, called by landjail's commands and by this
+	// package's tests) and the Ruleset carries a namespace view (root,
+	// Report().Layer "namespaces"), Start runs the child under a
+	// re-executed init as PID 1 of a new PID and mount namespace with a
+	// fresh read-only procfs: /proc/self and /dev/stdout work, ps sees
+	// only the run's processes, host processes cannot be signalled or
+	// inspected, the init forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT,
+	// SIGUSR1, SIGUSR2, SIGWINCH and SIGCONT to the child's process group
+	// and reaps, and when the child exits everything left in the
+	// namespace is killed (pid_namespaces(7)). Process is then the init:
+	// a child killed by signal n is reported as exit status 128+n. See
+	// PIDNamespace for when it is in force. Ignored by Exec.
+	NoPIDNamespace bool
 
 	// Process and ProcessState are set by Start and Wait.
 	Process      *os.Process
