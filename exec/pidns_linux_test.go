@@ -247,3 +247,36 @@ func TestPIDNamespaceReapsZombies(t *testing.T) {
 	require.NoError(t, c.Process.Kill())
 	c.Wait()
 }
+
+// ptraceScript attaches to the PID in argv[1] (PTRACE_ATTACH) and prints
+// "attached" or the errno's name.
+const ptraceScript = `
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = int(sys.argv[1])
+if libc.ptrace(16, pid, None, None) == 0:
+    print("attached")
+    os.waitpid(pid, 0)
+    libc.ptrace(17, pid, None, None)
+else:
+    print(errno.errorcode[ctypes.get_errno()])
+`
+
+// TestPIDNamespaceInitAttacks: the init is not a way out. From inside,
+// SIGKILL to PID 1 is dropped by the kernel (a namespace's init only
+// takes signals it handles from inside) and the run goes on; PTRACE_ATTACH
+// to PID 1 fails with EPERM (the init is not dumpable and the child holds
+// no capability). The unconfined control attaches to a host process of
+// the same uid. In the fallback (no PID namespace) PID 1 is the host's
+// init: the kill and the attach are refused too (no capability, Landlock
+// scopes), so only the PID-namespace rows are mode-specific.
+func TestPIDNamespaceInitAttacks(t *testing.T) {
+	f, rs, in := pidnsSetup(t)
+	host := hostSleeper(t)
+	ctl, err := osexec.Command("/usr/bin/python3", "-c", ptraceScript, strconv.Itoa(host)).CombinedOutput()
+	require.NoError(t, err, "%s", ctl)
+	require.Equal(t, "attached", strings.TrimSpace(string(ctl)), "control: ptrace works unconfined")
+
+	out := shOut(t, f, rs, `kill -KILL 1 2>/dev/null; sleep 0.2; echo alive; /usr/bin/python3 -c '`+strings.ReplaceAll(ptraceScript, "'", `'"'"'`)+`' 1`)
+	assert.Equal(t, "alive\nEPERM", out, "PID namespace in force: %v", in)
+}
