@@ -237,12 +237,15 @@ func EncodeProgram(prog []unix.SockFilter) []byte {
 	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&prog[0])), n)...)
 }
 
-// DecodeProgram is the inverse of EncodeProgram; it fails when the length
-// is not a multiple of 8.
+// DecodeProgram is the inverse of EncodeProgram (nil for no bytes); it
+// fails with EINVAL when the length is not a multiple of 8.
 func DecodeProgram(b []byte) ([]unix.SockFilter, error) {
 	sz := int(unsafe.Sizeof(unix.SockFilter{}))
 	if len(b)%sz != 0 {
 		return nil, fmt.Errorf("nsinit: seccomp program of %d bytes: %w", len(b), unix.EINVAL)
+	}
+	if len(b) == 0 {
+		return nil, nil
 	}
 	prog := make([]unix.SockFilter, len(b)/sz)
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&prog[0])), len(b)), b)
