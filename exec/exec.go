@@ -61,6 +61,21 @@
 // workers fail to enter the view (ENOENT) until the Ruleset is compiled
 // again.
 //
+// The PID namespace: in a program that registered the init stage
+// (internal/nsinit.Main first thing in main or TestMain), a Ruleset with a
+// view runs each child under a re-executed copy of the program, PID 1 of
+// a new PID and mount namespace: the spawner thread enters the view but
+// is not confined, forks /proc/self/exe (opened once by nsinit.Main, so a
+// binary replaced on disk is not what runs) with CLONE_NEWPID|CLONE_NEWNS
+// and sends it the spec over a pipe; the init mounts a fresh read-only
+// procfs, makes itself non-dumpable, confines its locked thread exactly
+// as a spawner thread (capabilities, no_new_privs, the Ruleset's Landlock
+// ruleset inherited as a descriptor, the seccomp program), forks and
+// execs the child, reports success or the errno on a status pipe (so
+// Start's errors are unchanged), closes every descriptor it holds,
+// forwards signals, reaps, and exits with the child's status (128+n for
+// a signal). See Cmd.NoPIDNamespace and PIDNamespace.
+//
 // Cmd.FreshThread selects the other path: a new locked thread per spawn,
 // confined the same way, forks once and dies. Children are confined
 // identically on both paths.
