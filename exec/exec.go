@@ -61,6 +61,21 @@
 // workers fail to enter the view (ENOENT) until the Ruleset is compiled
 // again.
 //
+// The PID namespace: in a program that registered the init stage
+// (internal/nsinit.Main first thing in main or TestMain), a Ruleset with a
+// view runs each child under a re-executed copy of the program, PID 1 of
+// a new PID and mount namespace: the spawner thread enters the view but
+// is not confined, forks /proc/self/exe (opened once by nsinit.Main, so a
+// binary replaced on disk is not what runs) with CLONE_NEWPID|CLONE_NEWNS
+// and sends it the spec over a pipe; the init mounts a fresh read-only
+// procfs, makes itself non-dumpable, confines its locked thread exactly
+// as a spawner thread (capabilities, no_new_privs, the Ruleset's Landlock
+// ruleset inherited as a descriptor, the seccomp program), forks and
+// execs the child, reports success or the errno on a status pipe (so
+// Start's errors are unchanged), closes every descriptor it holds,
+// forwards signals, reaps, and exits with the child's status (128+n for
+// a signal). See Cmd.NoPIDNamespace and PIDNamespace.
+//
 // Cmd.FreshThread selects the other path: a new locked thread per spawn,
 // confined the same way, forks once and dies. Children are confined
 // identically on both paths.
@@ -200,6 +215,21 @@ type Cmd struct {
 	// that might not be confined. The result is cached per Ruleset until
 	// Release. Ignored for a nil or path-check-only Ruleset.
 	SelfTest bool
+	// NoPIDNamespace keeps the child in the caller's PID namespace. By
+	// default, when the program registered the init stage
+	// (internal/nsinit.Main, called by landjail's commands and by this
+	// package's tests) and the Ruleset carries a namespace view (root,
+	// Report().Layer "namespaces"), Start runs the child under a
+	// re-executed init as PID 1 of a new PID and mount namespace with a
+	// fresh read-only procfs: /proc/self and /dev/stdout work, ps sees
+	// only the run's processes, host processes cannot be signalled or
+	// inspected, the init forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT,
+	// SIGUSR1, SIGUSR2, SIGWINCH and SIGCONT to the child's process group
+	// and reaps, and when the child exits everything left in the
+	// namespace is killed (pid_namespaces(7)). Process is then the init:
+	// a child killed by signal n is reported as exit status 128+n. See
+	// PIDNamespace for when it is in force. Ignored by Exec.
+	NoPIDNamespace bool
 
 	// Process and ProcessState are set by Start and Wait.
 	Process      *os.Process

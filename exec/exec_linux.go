@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/cmdcheck"
+	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -193,33 +194,19 @@ func (c *Cmd) start() error {
 	// stdio all set and a non-nil SysProcAttr, os/exec and os.StartProcess
 	// only create pipes (pipe2) for non-*os.File stdio and fork; the
 	// child's chdir and execve are checked against the domain as they
-	// should be.
-	spawn := inner.Start
-	if c.FreshThread || c.InNamespace != nil {
-		err = onFreshThread(func() error {
-			if err := enterView(c.Ruleset); err != nil {
-				return err
-			}
-			if c.InNamespace != nil {
-				if err := c.InNamespace(); err != nil {
-					return fmt.Errorf("exec: InNamespace: %w", err)
-				}
-			}
-			if err := confineOnly(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
-				return err
-			}
-			return spawn()
-		})
-	} else {
-		err = spawnPooled(c.Ruleset, poolKey{c.KeepCaps, c.Seccomp}, spawn)
-		if errors.Is(err, errPoolStopped) {
-			err = onFreshThread(func() error {
-				if err := confineThread(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
-					return err
-				}
-				return spawn()
-			})
+	// should be. With a PID namespace the spawner thread is in the view
+	// but not confined: it forks the init stage, which confines itself
+	// (initStage).
+	var ini *initStage
+	if ok, _ := c.pidNamespace(); ok {
+		if ini, err = c.initStage(inner, p); err != nil {
+			st.cancel()
+			return err
 		}
+	}
+	err = c.spawn(ini != nil, inner.Start)
+	if ini != nil {
+		err = ini.finish(err, inner, p)
 	}
 	if err != nil {
 		st.cancel()
@@ -228,6 +215,47 @@ func (c *Cmd) start() error {
 	st.inner = inner
 	c.Process = inner.Process
 	return nil
+}
+
+// spawn runs start on a spawner thread of c's Ruleset: a pooled worker,
+// or a fresh locked thread with FreshThread, with an InNamespace hook
+// (called inside the view, before confinement) or when the pool is
+// unavailable. With pidns the thread only enters the view (the init
+// stage confines itself); otherwise it is confined (confineThread).
+func (c *Cmd) spawn(pidns bool, start func() error) error {
+	if !c.FreshThread && c.InNamespace == nil {
+		err := spawnPooled(c.Ruleset, poolKey{c.KeepCaps, c.Seccomp, pidns}, start)
+		if !errors.Is(err, errPoolStopped) {
+			return err
+		}
+	}
+	return onFreshThread(func() error {
+		if err := enterView(c.Ruleset); err != nil {
+			return err
+		}
+		// InNamespace runs inside the view (the child's network
+		// namespace) and before confinement.
+		if c.InNamespace != nil {
+			if err := c.InNamespace(); err != nil {
+				return fmt.Errorf("exec: InNamespace: %w", err)
+			}
+		}
+		if !pidns {
+			if err := confineOnly(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
+				return err
+			}
+		}
+		return start()
+	})
+}
+
+// prepareThread readies a locked spawner thread: the namespace view
+// alone for the init stage (pidns), else full confinement.
+func prepareThread(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter, pidns bool) error {
+	if pidns {
+		return enterView(rs)
+	}
+	return confineThread(rs, keepCaps, filter)
 }
 
 // confineThread drops the calling thread's capabilities (unless
@@ -330,39 +358,9 @@ func onFreshThread(fn func() error) error {
 // thread (a variable so that tests can exercise the retry).
 var isMainThread = func() bool { return unix.Gettid() == unix.Getpid() }
 
-// dropCaps empties the calling thread's ambient, bounding (when it holds
-// CAP_SETPCAP; without it NO_NEW_PRIVS already keeps file capabilities
-// from granting anything) and inheritable capability sets. Effective and
-// permitted are kept so that the child can still switch to Credential
-// between fork and execve; execve then computes
-// P' = (P_inh & F_inh) | (F_perm & bounding) | ambient = ∅, even for uid
-// 0. All three calls act on the calling thread only.
-func dropCaps() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("exec: prctl(PR_CAP_AMBIENT_CLEAR_ALL): %w", err)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("exec: capget: %w", err)
-	}
-	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
-		// Capabilities above the kernel's last one fail with EINVAL.
-		for cp := 0; cp < 64; cp++ {
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(cp), 0, 0, 0); err != nil {
-				if errors.Is(err, unix.EINVAL) {
-					break
-				}
-				return fmt.Errorf("exec: prctl(PR_CAPBSET_DROP, %d): %w", cp, err)
-			}
-		}
-	}
-	data[0].Inheritable, data[1].Inheritable = 0, 0
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("exec: capset: %w", err)
-	}
-	return nil
-}
+// dropCaps is nsinit.DropCaps (one body for the spawner and the init
+// stage).
+func dropCaps() error { return nsinit.DropCaps() }
 
 // markInheritedCloexec marks every fd of the process from 3 up
 // close-on-exec, so that no descriptor the process inherited or created

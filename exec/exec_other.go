@@ -8,6 +8,7 @@ import (
 
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
 )
 
 type runState struct{}
@@ -20,4 +21,9 @@ func release(rs *landlock.Ruleset) {}
 
 func selfTest(ws *jail.Workspace, rs *landlock.Ruleset) error {
 	return fmt.Errorf("exec: SelfTest: %w", errors.ErrUnsupported)
+}
+
+// PIDNamespace is never in force outside Linux.
+func PIDNamespace(rs *landlock.Ruleset, filter *seccomp.Filter) (bool, string) {
+	return false, "not Linux"
 }

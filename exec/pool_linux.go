@@ -88,6 +88,7 @@ func entryFor(rs *landlock.Ruleset) *rsEntry {
 type poolKey struct {
 	keepCaps bool
 	filter   *seccomp.Filter
+	pidns    bool // workers fork the PID-namespace init stage: view only, not confined
 }
 
 func poolFor(rs *landlock.Ruleset, k poolKey) *pool {
@@ -196,7 +197,7 @@ func (p *pool) work(rs *landlock.Ruleset, k poolKey, first *spawnReq) {
 	// end when this thread and every child it forked are gone (not with
 	// the pool), so children outliving the worker are still answered and
 	// a recreated worker leaks nothing.
-	if err := confineThread(rs, k.keepCaps, k.filter); err != nil {
+	if err := prepareThread(rs, k.keepCaps, k.filter, k.pidns); err != nil {
 		// The thread may be half confined: it dies. Every other
 		// caller retries on a fresh thread and gets the same error
 		// there (for example landlock.ErrClosed).
@@ -205,7 +206,9 @@ func (p *pool) work(rs *landlock.Ruleset, k poolKey, first *spawnReq) {
 		first.res <- err
 		return
 	}
-	if err := installGuard(); err != nil {
+	// A pidns worker needs no guard: its children live in a PID
+	// namespace of their own, where this thread has no PID.
+	if err := guardFor(k.pidns); err != nil {
 		// Without the guard a child could signal or ptrace this
 		// thread (see guard_linux.go): no pool, fresh threads only.
 		guardUnavailable.Store(true)
@@ -280,3 +283,12 @@ var warmPidfd = sync.OnceFunc(func() {
 		p.Release()
 	}
 })
+
+// guardFor installs the worker guard unless the worker forks PID-namespace
+// init stages only.
+func guardFor(pidns bool) error {
+	if pidns {
+		return nil
+	}
+	return installGuard()
+}

@@ -1,0 +1,288 @@
+package nsinit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/bpfprog"
+)
+
+var (
+	registered atomic.Bool
+	exe        *os.File
+)
+
+// Main is the init stage's entry point. Call it first thing in main (or
+// TestMain). In a process started by package exec as the init stage
+// (EnvMarker set and the process is PID 1 of its namespace) it runs the
+// stage and exits: the target's exit code, 128+n when a signal n killed
+// it (PID 1 cannot re-raise a signal on itself: the kernel drops it), 125
+// when the stage failed before the target ran (the parent then gets the
+// error from the status pipe). Otherwise it opens /proc/self/exe
+// (O_RDONLY|O_CLOEXEC; on failure the stage stays unregistered), marks
+// the stage registered and returns.
+//
+// EnvMarker set in a process that is not PID 1 is refused: the process
+// exits 125 with a message, so a stray variable cannot turn a program
+// into something else.
+func Main() {
+	if v, ok := os.LookupEnv(EnvMarker); ok {
+		if os.Getpid() != 1 {
+			fmt.Fprintf(os.Stderr, "landjail: %s set outside a PID namespace init; refusing\n", EnvMarker)
+			os.Exit(125)
+		}
+		os.Exit(runInit(v))
+	}
+	if registered.Load() {
+		return
+	}
+	f, err := os.OpenFile("/proc/self/exe", os.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	exe = f
+	registered.Store(true)
+}
+
+// Registered reports whether Main ran in this (ordinary) process and the
+// init stage can be re-executed.
+func Registered() bool { return registered.Load() }
+
+// Exe returns the running binary opened by Main (nil when not
+// Registered). Re-execute it as /proc/self/fd/N (execve of the opened
+// inode): replacing or deleting the file on disk afterwards changes
+// nothing, and writing to it in place fails with ETXTBSY while it runs.
+func Exe() *os.File { return exe }
+
+// forwarded are the signals passed on to the target's process group.
+var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGCONT}
+
+// runInit is the init stage: marker is "SPEC,STATUS".
+func runInit(marker string) int {
+	runtime.LockOSThread() // never unlocked: this thread is confined below
+	specFD, statusFD, ok := strings.Cut(marker, ",")
+	sfd, err1 := strconv.Atoi(specFD)
+	tfd, err2 := strconv.Atoi(statusFD)
+	if !ok || err1 != nil || err2 != nil || sfd < 3 || tfd < 3 {
+		fmt.Fprintf(os.Stderr, "landjail: init: bad %s %q\n", EnvMarker, marker)
+		return 125
+	}
+	status := os.NewFile(uintptr(tfd), "status")
+	unix.CloseOnExec(tfd)
+	unix.CloseOnExec(sfd)
+	fail := func(op string, err error) int {
+		st := Status{Op: op, Msg: err.Error(), Errno: int(unix.EIO)}
+		var en unix.Errno
+		if errors.As(err, &en) {
+			st.Errno = int(en)
+		}
+		json.NewEncoder(status).Encode(st)
+		status.Close()
+		return 125
+	}
+	specFile := os.NewFile(uintptr(sfd), "spec")
+	b, err := io.ReadAll(specFile)
+	specFile.Close()
+	if err != nil {
+		return fail("read spec", err)
+	}
+	var sp Spec
+	if err := json.Unmarshal(b, &sp); err != nil {
+		return fail("decode spec", err)
+	}
+	// Only 0..NFiles-1 reach the target: everything else this process
+	// inherited (the spec, status and Landlock descriptors, the binary)
+	// is marked close-on-exec (Go's fork closes nothing by itself).
+	if sp.NFiles < 3 {
+		return fail("spec", fmt.Errorf("nfiles %d: %w", sp.NFiles, unix.EINVAL))
+	}
+	if err := unix.CloseRange(uint(sp.NFiles), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fail("close_range", err)
+	}
+	// Nothing inside may read this process's memory, open its fds or
+	// ptrace it through /proc/1 without CAP_SYS_PTRACE.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("prctl(PR_SET_DUMPABLE)", err)
+	}
+	// Our own mount namespace (CLONE_NEWNS), copied from the view: make
+	// sure nothing propagates out, then the fresh procfs, read-only.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail("mount(/, MS_PRIVATE)", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
+		return fail("mount(proc)", err)
+	}
+	if err := confine(&sp); err != nil {
+		return fail("confine", err)
+	}
+	sigs := make(chan os.Signal, 32)
+	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
+
+	files := make([]uintptr, sp.NFiles)
+	for i := range files {
+		files[i] = uintptr(i)
+	}
+	sys := &syscall.SysProcAttr{Setsid: true, Setctty: sp.Setctty, Ctty: sp.Ctty}
+	if sp.HasCred {
+		sys.Credential = &syscall.Credential{Uid: sp.UID, Gid: sp.GID, Groups: sp.Groups, NoSetGroups: sp.NoSetGroups}
+	}
+	pid, err := syscall.ForkExec(sp.Path, sp.Argv, &syscall.ProcAttr{Dir: sp.Dir, Env: sp.Env, Files: files, Sys: sys})
+	if err != nil {
+		return fail("fork/exec", err)
+	}
+	json.NewEncoder(status).Encode(Status{})
+	status.Close()
+	// The init holds nothing the target could reach once it runs.
+	for i := 0; i < sp.NFiles; i++ {
+		unix.Close(i)
+	}
+	for _, fd := range []int{sp.LandlockFD, sp.ExeFD} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	return supervise(pid, sigs)
+}
+
+// supervise forwards signals to the target's process group and reaps
+// every child until the target exits; it returns the exit code.
+func supervise(pid int, sigs chan os.Signal) int {
+	for {
+		code, done := reap(pid)
+		if done {
+			return code
+		}
+		sig := <-sigs
+		if sig != unix.SIGCHLD {
+			if unix.Kill(-pid, sig.(unix.Signal)) != nil {
+				unix.Kill(pid, sig.(unix.Signal))
+			}
+		}
+	}
+}
+
+// reap collects every exited child without blocking; done is true with
+// the exit code once pid exited.
+func reap(pid int) (code int, done bool) {
+	for {
+		var ws unix.WaitStatus
+		p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || p <= 0 {
+			return code, done
+		}
+		if p != pid {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			code, done = ws.ExitStatus(), true
+		case ws.Signaled():
+			code, done = 128+int(ws.Signal()), true
+		}
+	}
+}
+
+// confine drops capabilities (unless KeepCaps), sets no_new_privs,
+// applies the Landlock ruleset and installs the seccomp program on the
+// calling (locked) thread only.
+func confine(sp *Spec) error {
+	if !sp.KeepCaps {
+		if err := DropCaps(); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if sp.LandlockFD >= 0 {
+		if err := ll.LandlockRestrictSelf(sp.LandlockFD, sp.LandlockFlags); err != nil {
+			return fmt.Errorf("landlock_restrict_self: %w", err)
+		}
+	}
+	if len(sp.Seccomp) > 0 {
+		prog, err := DecodeProgram(sp.Seccomp)
+		if err != nil {
+			return err
+		}
+		if _, err := bpfprog.SetModeFilter(prog, 0); err != nil {
+			return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", err)
+		}
+	}
+	return nil
+}
+
+// EncodeProgram serializes a BPF program for Spec.Seccomp (8 bytes per
+// instruction, native byte order: both ends are the same binary).
+func EncodeProgram(prog []unix.SockFilter) []byte {
+	if len(prog) == 0 {
+		return nil
+	}
+	n := len(prog) * int(unsafe.Sizeof(prog[0]))
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&prog[0])), n)...)
+}
+
+// DecodeProgram is the inverse of EncodeProgram (nil for no bytes); it
+// fails with EINVAL when the length is not a multiple of 8.
+func DecodeProgram(b []byte) ([]unix.SockFilter, error) {
+	sz := int(unsafe.Sizeof(unix.SockFilter{}))
+	if len(b)%sz != 0 {
+		return nil, fmt.Errorf("nsinit: seccomp program of %d bytes: %w", len(b), unix.EINVAL)
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	prog := make([]unix.SockFilter, len(b)/sz)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&prog[0])), len(b)), b)
+	return prog, nil
+}
+
+// DropCaps empties the calling thread's ambient, bounding (when it holds
+// CAP_SETPCAP; without it NO_NEW_PRIVS already keeps file capabilities
+// from granting anything) and inheritable capability sets. Effective and
+// permitted are kept so that a child can still switch to a credential
+// between fork and execve; execve then computes
+// P' = (P_inh & F_inh) | (F_perm & bounding) | ambient = ∅, even for uid
+// 0 (capabilities(7)). All three calls act on the calling thread only.
+// Errors: the failing prctl(2) or capset(2) errno, wrapped.
+func DropCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("exec: prctl(PR_CAP_AMBIENT_CLEAR_ALL): %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("exec: capget: %w", err)
+	}
+	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
+		// Capabilities above the kernel's last one fail with EINVAL.
+		for cp := 0; cp < 64; cp++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(cp), 0, 0, 0); err != nil {
+				if errors.Is(err, unix.EINVAL) {
+					break
+				}
+				return fmt.Errorf("exec: prctl(PR_CAPBSET_DROP, %d): %w", cp, err)
+			}
+		}
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("exec: capset: %w", err)
+	}
+	return nil
+}
