@@ -45,7 +45,8 @@ type prepared struct {
 }
 
 // prepare does every parent-side file access the spawn needs: the
-// working-directory check and the PATH lookup. Nothing after it may touch
+// working-directory check, the PATH lookup, and either the path check of
+// the words (no Landlock domain) or the cached self-test (SelfTest). Nothing after it may touch
 // the file system from the confined thread.
 func (c *Cmd) prepare() (*prepared, error) {
 	ws := c.Workspace
@@ -80,6 +81,17 @@ func (c *Cmd) prepare() (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !c.Ruleset.Enforced() {
+		// No Landlock domain: the words and working directory are
+		// checked against the Workspace instead (cmdcheck).
+		if err := c.checkPaths(p); err != nil {
+			return nil, err
+		}
+	} else if c.SelfTest {
+		if err := selfTestCached(ws, c.Ruleset); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -113,12 +125,6 @@ func (c *Cmd) start() error {
 	p, err := c.prepare()
 	if err != nil {
 		return err
-	}
-	confined := c.Ruleset.Enforced()
-	if !confined {
-		if err := c.checkPaths(p); err != nil {
-			return err
-		}
 	}
 
 	ctx := c.ctx
@@ -181,12 +187,6 @@ func (c *Cmd) start() error {
 		return err
 	}
 
-	if c.SelfTest && confined {
-		if err := selfTestCached(c.Workspace, c.Ruleset); err != nil {
-			st.cancel()
-			return err
-		}
-	}
 	warmPidfd()
 
 	// inner.Start runs on a confined thread: it must not touch the file
@@ -481,17 +481,6 @@ func (c *Cmd) exec() error {
 	p, err := c.prepare()
 	if err != nil {
 		return err
-	}
-	confined := c.Ruleset.Enforced()
-	if !confined {
-		if err := c.checkPaths(p); err != nil {
-			return err
-		}
-	}
-	if c.SelfTest && confined {
-		if err := selfTestCached(c.Workspace, c.Ruleset); err != nil {
-			return err
-		}
 	}
 	if err := markInheritedCloexec(); err != nil {
 		return err
