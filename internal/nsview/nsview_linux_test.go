@@ -191,6 +191,28 @@ func hostHas(rel, want string) func(t *testing.T, tr tree) {
 	}
 }
 
+// check runs tc in a fresh tree from a thread in view(tree), checks the
+// output and the host side, then runs it again (the control) in another
+// fresh tree from a plain locked thread: the attack works unconfined.
+func (tc viewCase) check(t *testing.T, view func(tree) nsview.View) {
+	t.Helper()
+	tr := newTree(t)
+	var got string
+	require.NoError(t, inView(view(tr), func() (err error) {
+		got, err = tr.run(tc.argv, nil)
+		return err
+	}))
+	assert.Equal(t, tc.view, got, "in the view")
+	tr.checkHost(t)
+	if tc.host != nil {
+		tc.host(t, tr)
+	}
+	ctl := newTree(t)
+	got, err := ctl.run(tc.argv, nil)
+	require.NoError(t, err)
+	assert.Equal(t, tc.control, got, "control (no view)")
+}
+
 // TestViewFileSystem: masks, the unfrozen workspace root, and read-only
 // metadata outside the writable roots. Each case runs in a fresh tree,
 // once from a thread in the view and once (the control) from a plain
@@ -231,24 +253,7 @@ func TestViewFileSystem(t *testing.T) {
 		{name: "outside stays readable", argv: []string{"read", "$OUT/prog"}, view: "OUT", control: "OUT"},
 		{name: "host /dev/null writable", argv: []string{"write", "/dev/null"}, view: "ok", control: "ok"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tr := newTree(t)
-			var got string
-			require.NoError(t, inView(tr.view(), func() (err error) {
-				got, err = tr.run(tc.argv, nil)
-				return err
-			}))
-			assert.Equal(t, tc.view, got, "in the view")
-			tr.checkHost(t)
-			if tc.host != nil {
-				tc.host(t, tr)
-			}
-
-			ctl := newTree(t)
-			got, err := ctl.run(tc.argv, nil)
-			require.NoError(t, err)
-			assert.Equal(t, tc.control, got, "control (no view)")
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, tree.view) })
 	}
 }
 
@@ -270,22 +275,7 @@ func TestViewReadOnly(t *testing.T) {
 			host: hostHas("NEW", "")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := newTree(t)
-			var got string
-			v := tr.view().ReadOnly(tr.ws+"/a.txt", tr.ws+"/sub")
-			require.NoError(t, inView(v, func() (err error) {
-				got, err = tr.run(tc.argv, nil)
-				return err
-			}))
-			assert.Equal(t, tc.view, got, "in the view")
-			tr.checkHost(t)
-			if tc.host != nil {
-				tc.host(t, tr)
-			}
-			ctl := newTree(t)
-			got, err := ctl.run(tc.argv, nil)
-			require.NoError(t, err)
-			assert.Equal(t, tc.control, got, "control (no view)")
+			tc.check(t, func(tr tree) nsview.View { return tr.view().ReadOnly(tr.ws+"/a.txt", tr.ws+"/sub") })
 		})
 	}
 }
