@@ -699,29 +699,20 @@ func absOrSelf(p string) string {
 	return p
 }
 
-func absAll(ps []string) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = absOrSelf(p)
+// mapAll returns f applied to each element of v, in order.
+func mapAll[T, U any](v []T, f func(T) U) []U {
+	out := make([]U, len(v))
+	for i, x := range v {
+		out[i] = f(x)
 	}
 	return out
 }
 
-func toInt64(v []int) []int64 {
-	out := make([]int64, len(v))
-	for i, x := range v {
-		out[i] = int64(x)
-	}
-	return out
-}
+func absAll(ps []string) []string { return mapAll(ps, absOrSelf) }
 
-func toPorts(v []int64) []uint16 {
-	out := make([]uint16, len(v))
-	for i, x := range v {
-		out[i] = uint16(x)
-	}
-	return out
-}
+func toInt64(v []int) []int64 { return mapAll(v, func(x int) int64 { return int64(x) }) }
+
+func toPorts(v []int64) []uint16 { return mapAll(v, func(x int64) uint16 { return uint16(x) }) }
 
 // HasEnv reports whether env ("NAME=VALUE" entries) sets name.
 func HasEnv(env []string, name string) bool {
