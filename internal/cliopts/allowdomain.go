@@ -407,13 +407,18 @@ type Refusal struct {
 }
 
 // FormatRefusal is the one line (no newline) printed on stderr, or put in
-// a bash result, for a refusal: "proxy refused HOST:PORT N time(s) (WHY)".
+// a bash result, for a refusal: "proxy refused HOST:PORT N time(s) (WHY)";
+// HOST alone when the port is 0.
 func FormatRefusal(r Refusal) string {
 	times := "times"
 	if r.Count == 1 {
 		times = "time"
 	}
-	return fmt.Sprintf("proxy refused %s %d %s (%s)", net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))), r.Count, times, r.Reason)
+	target := r.Host // port 0: the request named no usable port (e.g. not a proxy request)
+	if r.Port != 0 {
+		target = net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port)))
+	}
+	return fmt.Sprintf("proxy refused %s %d %s (%s)", target, r.Count, times, r.Reason)
 }
 
 // proxyEnvNames are the variables allowlist.Env sets.
