@@ -183,6 +183,19 @@ echo "udp=$( (echo x >/dev/udp/127.0.0.1/$UP) 2>/dev/null && echo sent || echo r
 if [ -n "$HOSTIP" ]; then echo "hostip=$( (exec 3<>/dev/tcp/$HOSTIP/$P) 2>&1 | sed -n '1s/.*: //p')"; fi
 `
 
+// proxyLayers are the two ways --allow-domain runs: the default (airtight
+// where the namespace layer exists) and --no-namespaces (advisory);
+// wantProxyMode says which mode each row expects in the current
+// emulation mode.
+var proxyLayers = []struct {
+	name  string
+	flags []string
+	noNS  bool
+}{
+	{name: "default"},
+	{name: "--no-namespaces", flags: []string{"--no-namespaces"}, noNS: true},
+}
+
 // TestAllowDomainRun: landjail run --allow-domain localhost:PORT with real
 // curl against local HTTP and HTTPS servers on the host's loopback. In
 // every mode the allowed name works over HTTP and through CONNECT, a
@@ -199,14 +212,7 @@ func TestAllowDomainRun(t *testing.T) {
 	requireProgram(t, "curl")
 	requireProgram(t, "bash")
 	useNetproxy(t)
-	for _, tc := range []struct {
-		name  string
-		flags []string
-		noNS  bool
-	}{
-		{name: "default"},
-		{name: "--no-namespaces", flags: []string{"--no-namespaces"}, noNS: true},
-	} {
+	for _, tc := range proxyLayers {
 		t.Run(tc.name, func(t *testing.T) {
 			mode := wantProxyMode(t, tc.noNS)
 			plain, tlsSrv, udp := newHitServer(t, false), newHitServer(t, true), newUDPSink(t)
@@ -330,14 +336,7 @@ func TestAllowDomainRun(t *testing.T) {
 // anything runs (the marker file is not created).
 func TestAllowDomainStrict(t *testing.T) {
 	useNetproxy(t)
-	for _, tc := range []struct {
-		name  string
-		flags []string
-		noNS  bool
-	}{
-		{name: "default"},
-		{name: "--no-namespaces", flags: []string{"--no-namespaces"}, noNS: true},
-	} {
+	for _, tc := range proxyLayers {
 		t.Run(tc.name, func(t *testing.T) {
 			mode := wantProxyMode(t, tc.noNS)
 			ws := wsDir(t)
