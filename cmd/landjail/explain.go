@@ -62,6 +62,7 @@ func (e *explainer) finish(ws *jail.Workspace, w io.Writer) ([]explanation, stri
 	for _, d := range ds {
 		out = append(out, explain(ws, d))
 	}
+	out = groupProc(out)
 	if len(out) == 0 {
 		fmt.Fprintln(w, "landjail: --explain: Landlock denied nothing")
 		return out, ""
@@ -176,4 +177,62 @@ func explain(ws *jail.Workspace, d denials.Denial) explanation {
 		x.Why = "outside the policy (" + err.Error() + ")"
 	}
 	return x
+}
+
+// procPIDPath reports whether p names an entry of a numbered process
+// directory, /proc/N or below (not /proc/self or /proc/thread-self: those
+// are the command's own and stay listed one by one).
+func procPIDPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/proc/")
+	if !ok {
+		return false
+	}
+	pid, _, _ := strings.Cut(rest, "/")
+	if pid == "" {
+		return false
+	}
+	for _, c := range pid {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// groupProc folds the denials of numbered /proc entries (ps, top, shell
+// completion and language runtimes walk them: one line per process and
+// file drowned the rest) into one line per right, "/proc/PID/*", with the
+// number of paths and of denials. They are expected: /proc is outside the
+// policy (it would show every process of the host), and no flag grants
+// it. Order is kept, the group where its first member was.
+func groupProc(xs []explanation) []explanation {
+	out := make([]explanation, 0, len(xs))
+	groups := map[string]int{} // right -> index in out
+	paths := map[string]int{}
+	for _, x := range xs {
+		if !procPIDPath(x.Path) {
+			out = append(out, x)
+			continue
+		}
+		i, ok := groups[x.Right]
+		if !ok {
+			i = len(out)
+			groups[x.Right] = i
+			out = append(out, explanation{Right: x.Right, Path: "/proc/PID/*", Denied: x.Denied,
+				Why: "other processes' /proc entries: /proc is outside the policy (it would show the host's processes); expected from ps, top and runtimes that scan /proc"})
+		}
+		out[i].Count += x.Count
+		paths[x.Right]++
+		if out[i].Denied != x.Denied {
+			out[i].Denied = ""
+		}
+	}
+	for right, i := range groups {
+		noun := "paths"
+		if paths[right] == 1 {
+			noun = "path"
+		}
+		out[i].Why = fmt.Sprintf("%d %s, %s", paths[right], noun, out[i].Why)
+	}
+	return out
 }

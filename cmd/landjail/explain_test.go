@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,6 +57,35 @@ func TestExplain(t *testing.T) {
 			assert.Contains(t, x.Allow, tc.allow)
 		})
 	}
+}
+
+// TestGroupProc: denials of numbered /proc entries fold into one line per
+// right (counts summed, paths counted); /proc/self, /proc/1x (not a
+// number) and other paths stay one line each, in order.
+func TestGroupProc(t *testing.T) {
+	in := []explanation{
+		{Right: "read_file", Path: "/etc/shadow", Count: 1, Why: "outside"},
+		{Right: "read_file", Path: "/proc/1/environ", Count: 2, Denied: "ps"},
+		{Right: "read_dir", Path: "/proc/42/fd", Count: 1, Denied: "ps"},
+		{Right: "read_file", Path: "/proc/self/status", Count: 1},
+		{Right: "read_file", Path: "/proc/77/cmdline", Count: 3, Denied: "ps"},
+		{Right: "read_file", Path: "/proc/1x/stat", Count: 1},
+		{Right: "read_file", Path: "/proc/9", Count: 1, Denied: "top"},
+	}
+	got := groupProc(in)
+	var lines []string
+	for _, x := range got {
+		lines = append(lines, fmt.Sprintf("%s %s %d %s", x.Right, x.Path, x.Count, x.Denied))
+	}
+	assert.Equal(t, []string{
+		"read_file /etc/shadow 1 ",
+		"read_file /proc/PID/* 6 ",
+		"read_dir /proc/PID/* 1 ps",
+		"read_file /proc/self/status 1 ",
+		"read_file /proc/1x/stat 1 ",
+	}, lines)
+	assert.True(t, strings.HasPrefix(got[1].Why, "3 paths, other processes' /proc entries"), got[1].Why)
+	assert.True(t, strings.HasPrefix(got[2].Why, "1 path, "), got[2].Why)
 }
 
 // TestRunExplain: the built landjail, --explain: a read outside the
