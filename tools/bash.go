@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"weak"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/reaper"
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -100,6 +103,11 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	if a.Timeout > 0 {
 		timeout = time.Duration(a.Timeout) * time.Second
 	}
+	release, err := bashSlot(ctx, k.WS, lim.BashConcurrent)
+	if err != nil {
+		return nil, k.fail(tool, "", err)
+	}
+	defer release()
 	dir := ""
 	if k.scoped {
 		if len(k.scope) == 0 {
@@ -134,7 +142,7 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		started, finish = s, f
 	}
 	start := time.Now()
-	err := c.Start()
+	err = c.Start()
 	var serr error
 	if err == nil {
 		if serr = started(); serr != nil {
@@ -253,4 +261,25 @@ func (h *headTail) result() (string, int64, bool) {
 	}
 	s := string(h.head) + fmt.Sprintf("\n[... %d bytes omitted ...]\n", h.total-kept) + string(tail)
 	return strings.ToValidUTF8(s, "\uFFFD"), h.total, true
+}
+
+// bashGates holds, per Workspace (weakly: a gate goes with its
+// Workspace), the semaphore of Limits.BashConcurrent.
+var bashGates sync.Map // weak.Pointer[jail.Workspace] -> chan struct{}
+
+// bashSlot waits for one of n slots of ws's bash gate, or for ctx; the
+// returned func gives the slot back.
+func bashSlot(ctx context.Context, ws *jail.Workspace, n int) (release func(), err error) {
+	key := weak.Make(ws)
+	g, loaded := bashGates.LoadOrStore(key, make(chan struct{}, n))
+	if !loaded && ws != nil {
+		runtime.AddCleanup(ws, func(k weak.Pointer[jail.Workspace]) { bashGates.Delete(k) }, key)
+	}
+	gate := g.(chan struct{})
+	select {
+	case gate <- struct{}{}:
+		return func() { <-gate }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for one of %d bash slots (Limits.BashConcurrent): %w", cap(gate), ctx.Err())
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,4 +164,61 @@ func TestBashCarveOutsFollowTheTree(t *testing.T) {
 	assert.NotContains(t, r.Output, marker)
 	assert.Contains(t, r.Output, "Permission denied")
 	assert.Contains(t, r.Output, "package sub", "the sibling stays readable")
+}
+
+// TestBashConcurrent: at most Limits.BashConcurrent bash calls of one
+// Workspace run at once; the others wait for a slot (and give up with
+// their context). The control, a larger cap on another Workspace, shows
+// the same calls do overlap when allowed to.
+func TestBashConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs batches of sleeps")
+	}
+	peak := func(t *testing.T, limit, calls int) int {
+		e := newEnv(t, []string{"live/"})
+		withRuleset(t, e)
+		e.k.Limits.BashConcurrent = limit
+		var wg sync.WaitGroup
+		for range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := e.k.Bash(context.Background(), tools.BashArgs{Command: "mkdir live/$$ && ls live | wc -l > peak.$$; sleep 0.4; rmdir live/$$"})
+				if assert.NoError(t, err) {
+					assert.Equal(t, 0, r.ExitCode, r.Output)
+				}
+			}()
+		}
+		wg.Wait()
+		files, err := filepath.Glob(filepath.Join(e.root, "peak.*"))
+		require.NoError(t, err)
+		require.Len(t, files, calls)
+		most := 0
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			require.NoError(t, err)
+			most = max(most, n)
+		}
+		return most
+	}
+	assert.LessOrEqual(t, peak(t, 2, 6), 2, "more than BashConcurrent calls ran at once")
+	assert.Greater(t, peak(t, 10, 6), 2, "control: without a tight cap the calls overlap")
+
+	e := newEnv(t, nil)
+	withRuleset(t, e)
+	e.k.Limits.BashConcurrent = 1
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		_, err := e.k.Bash(context.Background(), tools.BashArgs{Command: "sleep 1"})
+		assert.NoError(t, err)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := e.k.Bash(ctx, tools.BashArgs{Command: "true"})
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "a call waiting for a slot gives up with its context")
+	<-held
 }

@@ -124,6 +124,14 @@ type Limits struct {
 	// BashTimeout is bash's default timeout; BashMaxTimeout the largest
 	// a call may ask for.
 	BashTimeout, BashMaxTimeout time.Duration
+	// BashConcurrent caps how many bash calls run at once for one
+	// Workspace (every Toolkit of that Workspace, Narrow's included,
+	// shares the cap; the first call sets its size). A call beyond it
+	// waits for a slot, and fails with its context's error if the call
+	// is cancelled first; the wait does not count toward its timeout.
+	// An agent (or an injected prompt) cannot start hundreds of confined
+	// processes at once. landjail-mcp sets it with --max-concurrent-bash.
+	BashConcurrent int
 }
 
 // DefaultLimits are the limits used for zero fields of Toolkit.Limits.
@@ -144,6 +152,7 @@ var DefaultLimits = Limits{
 	BashOutput:     30000,
 	BashTimeout:    2 * time.Minute,
 	BashMaxTimeout: 10 * time.Minute,
+	BashConcurrent: 4,
 }
 
 func (k *Toolkit) limits() Limits {
@@ -161,6 +170,7 @@ func (k *Toolkit) limits() Limits {
 	pick(&l.GlobResults, d.GlobResults)
 	pick(&l.GrepMatches, d.GrepMatches)
 	pick(&l.BashOutput, d.BashOutput)
+	pick(&l.BashConcurrent, d.BashConcurrent)
 	if l.FileBytes <= 0 {
 		l.FileBytes = d.FileBytes
 	}

@@ -82,6 +82,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Writer:      stdout,
 		ErrWriter:   stderr,
 		Flags: append(cliopts.MCPFlags(),
+			&cli.IntFlag{Name: flagMaxConcurrentBash, Value: tools.DefaultLimits.BashConcurrent, Usage: "run at most `N` bash calls at once; more wait for a slot (or their cancellation)"},
 			&cli.StringFlag{Name: flagMaxFileSize, Value: "10MiB", Usage: "refuse to read_file or edit_file a file larger than `SIZE`, and let grep skip it (bytes, or with a K, KiB, M, MiB, G or GiB suffix: powers of 1024)"},
 		),
 		// Errors are returned to main, which exits 125.
@@ -196,6 +197,11 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		return fmt.Errorf("--%s: %w", flagMaxFileSize, err)
 	}
 	k.Limits.FileBytes, k.Limits.GrepFileBytes = maxFile, maxFile
+	n := cmd.Int(flagMaxConcurrentBash)
+	if n < 1 || n > 1024 {
+		return fmt.Errorf("--%s: %d is not between 1 and 1024", flagMaxConcurrentBash, n)
+	}
+	k.Limits.BashConcurrent = int(n)
 	srv := mcpserver.New(k, &mcpserver.Options{Name: "landjail", IgnoreRoots: cmd.Bool("ignore-roots")})
 	// A line that is not a JSON-RPC message is answered with an error
 	// instead of ending the session; the transport leaves stdin and
@@ -206,6 +212,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	return nil
 }
+
+// flagMaxConcurrentBash sets tools.Limits.BashConcurrent.
+const flagMaxConcurrentBash = "max-concurrent-bash"
 
 // flagMaxFileSize sets tools.Limits.FileBytes and GrepFileBytes.
 const flagMaxFileSize = "max-file-size"
