@@ -62,10 +62,10 @@
 // again.
 //
 // The PID namespace: in a program that registered the init stage
-// (internal/nsinit.Main first thing in main or TestMain), a Ruleset with a
+// ([Init] first thing in main or TestMain), a Ruleset with a
 // view runs each child under a re-executed copy of the program, PID 1 of
 // a new PID and mount namespace: the spawner thread enters the view but
-// is not confined, forks /proc/self/exe (opened once by nsinit.Main, so a
+// is not confined, forks /proc/self/exe (opened once by Init, so a
 // binary replaced on disk is not what runs) with CLONE_NEWPID|CLONE_NEWNS
 // and sends it the spec over a pipe; the init mounts a fresh read-only
 // procfs, makes itself non-dumpable, confines its locked thread exactly
@@ -217,8 +217,8 @@ type Cmd struct {
 	SelfTest bool
 	// NoPIDNamespace keeps the child in the caller's PID namespace. By
 	// default, when the program registered the init stage
-	// (internal/nsinit.Main, called by landjail's commands and by this
-	// package's tests) and the Ruleset carries a namespace view (root,
+	// ([Init]; this package's tests do, landjail's commands do not yet)
+	// and the Ruleset carries a namespace view (root,
 	// Report().Layer "namespaces"), Start runs the child under a
 	// re-executed init as PID 1 of a new PID and mount namespace with a
 	// fresh read-only procfs: /proc/self and /dev/stdout work, ps sees

@@ -43,7 +43,7 @@ func PIDNamespace(rs *landlock.Ruleset, filter *seccomp.Filter) (bool, string) {
 func pidNamespace(rs *landlock.Ruleset, filter *seccomp.Filter) (bool, string) {
 	switch {
 	case !nsinit.Registered():
-		return false, "the program did not register the init stage (nsinit.Main)"
+		return false, "the program did not register the init stage (exec.Init)"
 	case !rs.Enforced():
 		return false, "no Landlock domain"
 	case filter.Supervised():
