@@ -36,11 +36,13 @@ func TestAddCarvedRuleRefusesSwappedParent(t *testing.T) {
 		require.NoError(t, err)
 		defer unix.Close(fd)
 		r := Rule{Path: filepath.Join(ws, "a", "sib"), Access: RightsRead}
-		require.NoError(t, addCarvedRule(fd, r, true), "positive control")
+		rfd, err := addCarvedRule(fd, r, true)
+		require.NoError(t, err, "positive control")
+		unix.Close(rfd)
 
 		require.NoError(t, os.Rename(filepath.Join(ws, "a"), filepath.Join(base, "a.old")))
 		require.NoError(t, os.Symlink(out, filepath.Join(ws, "a")))
-		err = addCarvedRule(fd, r, true)
+		_, err = addCarvedRule(fd, r, true)
 		assert.ErrorIs(t, err, openat.ErrSymlink, "walk=%v", walk)
 	}
 }

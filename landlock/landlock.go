@@ -412,6 +412,9 @@ type Ruleset struct {
 	// (LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON with Options.LogDenials).
 	restrictFlags uint32
 	view          *nsview.View // the namespace view children need (LayerNamespaces), nil otherwise
+	// kept is, with a view, what ForkFD needs to build a new ruleset
+	// with the same rules (nil otherwise).
+	kept *keptRules
 }
 
 // View returns the namespace view the Ruleset was compiled for, and true,

@@ -1,7 +1,10 @@
 package landlock
 
 import (
+	"fmt"
 	"os"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,6 +30,52 @@ func (r *Ruleset) DupFD() (*os.File, uint32, error) {
 	}
 	fd, err := unix.FcntlInt(uintptr(r.fd), unix.F_DUPFD_CLOEXEC, 3)
 	if err != nil {
+		return nil, 0, err
+	}
+	return os.NewFile(uintptr(fd), "landlock-ruleset"), r.restrictFlags, nil
+}
+
+// ForkFD returns a NEW Landlock ruleset descriptor (close-on-exec, owned
+// by the caller) with the same handled rights and the same rules as the
+// Ruleset, and the flags RestrictSelf passes to landlock_restrict_self(2).
+// The caller may add rules to it (landlock_add_rule(2)) without changing
+// the Ruleset: package exec adds one on the fresh procfs of each PID
+// namespace it makes (Landlock's path walk skips mount points, so that
+// procfs is granted only by a rule on its own root) and then restricts a
+// thread with it. Cost: one landlock_create_ruleset(2) and one
+// landlock_add_rule(2) per rule (the rules' O_PATH descriptors are kept
+// open from Compile, so nothing is looked up again).
+//
+// Errors: ErrUnavailable without a Landlock domain or when the Ruleset has
+// no namespace view (only then are the descriptors kept), ErrClosed after
+// Close, else the errno of the failing syscall, wrapped. Landlock ABI 1
+// (Linux 5.13).
+func (r *Ruleset) ForkFD() (*os.File, uint32, error) {
+	if r == nil {
+		return nil, 0, ErrUnavailable
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return nil, 0, ErrClosed
+	}
+	if r.fd < 0 || r.kept == nil {
+		return nil, 0, ErrUnavailable
+	}
+	k := r.kept
+	fd, err := ll.LandlockCreateRuleset(&k.attr, 0)
+	if err != nil {
+		return nil, 0, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	for _, p := range k.paths {
+		attr := ll.PathBeneathAttr{ParentFd: p.fd, AllowedAccess: p.access}
+		if err := ll.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
+			unix.Close(fd)
+			return nil, 0, fmt.Errorf("landlock_add_rule(fd %d): %w", p.fd, err)
+		}
+	}
+	if err := addPortRules(fd, k.ports); err != nil {
+		unix.Close(fd)
 		return nil, 0, err
 	}
 	return os.NewFile(uintptr(fd), "landlock-ruleset"), r.restrictFlags, nil

@@ -97,32 +97,63 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		return nil, fmt.Errorf("landlock_create_ruleset(fs=%v): %w", c.report.HandledFS, err)
 	}
 	rs.fd = fd
+	// With a view, rule descriptors are kept for ForkFD (a per-spawn
+	// ruleset that also grants the spawn's fresh procfs).
+	keep := rs.view != nil
+	if keep {
+		rs.kept = &keptRules{attr: c.attr}
+	}
+	fail := func(err error) (*Ruleset, error) {
+		rs.close()
+		return nil, err
+	}
 	for _, r := range c.rules {
+		var rfd int
 		if isDir, ok := c.kinds[r.Path]; ok {
-			if err := addCarvedRule(fd, r, isDir); err != nil {
-				unix.Close(fd)
-				return nil, err
-			}
+			rfd, err = addCarvedRule(fd, r, isDir)
+		} else {
+			rfd, err = addPathRule(fd, r)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if rfd < 0 {
 			continue
 		}
-		if err := addPathRule(fd, r); err != nil {
-			unix.Close(fd)
-			return nil, err
+		if keep {
+			rs.kept.paths = append(rs.kept.paths, keptRule{rfd, uint64(r.Access)})
+		} else {
+			unix.Close(rfd)
 		}
 	}
+	var ports []ll.NetPortAttr
 	for _, p := range append(slices.Clone(c.report.ConnectTCP), c.report.ProxyTCP...) {
-		if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(p)}, 0); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("landlock_add_rule(connect_tcp %d): %w", p, err)
-		}
+		ports = append(ports, ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(p)})
 	}
 	for _, p := range c.report.BindTCP {
-		if err := ll.LandlockAddNetPortRule(fd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetBindTCP, Port: uint64(p)}, 0); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("landlock_add_rule(bind_tcp %d): %w", p, err)
-		}
+		ports = append(ports, ll.NetPortAttr{AllowedAccess: ll.AccessNetBindTCP, Port: uint64(p)})
+	}
+	if err := addPortRules(fd, ports); err != nil {
+		return fail(err)
+	}
+	if keep {
+		rs.kept.ports = ports
 	}
 	return rs, nil
+}
+
+// addPortRules adds each port rule to the ruleset rulesetFD.
+func addPortRules(rulesetFD int, ports []ll.NetPortAttr) error {
+	for i := range ports {
+		if err := ll.LandlockAddNetPortRule(rulesetFD, &ports[i], 0); err != nil {
+			name := "connect_tcp"
+			if ports[i].AllowedAccess == ll.AccessNetBindTCP {
+				name = "bind_tcp"
+			}
+			return fmt.Errorf("landlock_add_rule(%s %d): %w", name, ports[i].Port, err)
+		}
+	}
+	return nil
 }
 
 // buildView turns the report's account of the view into an nsview.View.
@@ -194,18 +225,19 @@ func makeShmDir(tmp string) (string, error) {
 }
 
 // addPathRule opens r.Path O_PATH|O_CLOEXEC (other goroutines may fork at
-// any moment; the fd must not leak into their children) and adds it.
-func addPathRule(rulesetFD int, r Rule) error {
+// any moment; the fd must not leak into their children), adds it and
+// returns the descriptor (the caller closes it).
+func addPathRule(rulesetFD int, r Rule) (int, error) {
 	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: r.Path, Err: err}
+		return -1, &fs.PathError{Op: "open", Path: r.Path, Err: err}
 	}
-	defer unix.Close(fd)
 	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
 	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
-		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
 	}
-	return nil
+	return fd, nil
 }
 
 // addCarvedRule adds a rule the carve planner made from a directory
@@ -220,41 +252,62 @@ func addPathRule(rulesetFD int, r Rule) error {
 // walk): carved paths are canonical, so a symlink anywhere means a
 // directory above the entry was swapped meanwhile, and following it
 // would put the rule (with the sibling's full rights) on a tree outside.
-func addCarvedRule(rulesetFD int, r Rule, isDir bool) error {
+func addCarvedRule(rulesetFD int, r Rule, isDir bool) (int, error) {
 	root, err := fsRoot()
 	if err != nil {
-		return err
+		return -1, err
 	}
 	fd, err := root.OpenFd(strings.TrimPrefix(r.Path, "/"), unix.O_PATH, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return -1, nil
 	}
 	if errors.Is(err, openat.ErrSymlink) {
-		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("a component became a symlink while compiling: %w", err)}
+		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("a component became a symlink while compiling: %w", err)}
 	}
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: r.Path, Err: err}
+		return -1, &fs.PathError{Op: "open", Path: r.Path, Err: err}
 	}
-	defer unix.Close(fd)
+	keep := false
+	defer func() {
+		if !keep {
+			unix.Close(fd)
+		}
+	}()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return &fs.PathError{Op: "fstat", Path: r.Path, Err: err}
+		return -1, &fs.PathError{Op: "fstat", Path: r.Path, Err: err}
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		if !isDir {
-			return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("became a directory while compiling: %w", unix.EISDIR)}
+			return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("became a directory while compiling: %w", unix.EISDIR)}
 		}
 	default:
 		if isDir {
-			return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("is no longer a directory: %w", unix.ENOTDIR)}
+			return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("is no longer a directory: %w", unix.ENOTDIR)}
 		}
 	}
 	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
 	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
-		return &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
+		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
 	}
-	return nil
+	keep = true
+	return fd, nil
+}
+
+// keptRules is what a Ruleset with a view keeps for ForkFD: the
+// ruleset's attributes, each path rule's O_PATH descriptor (open,
+// close-on-exec, until Close) with its rights, and the port rules.
+type keptRules struct {
+	attr  ll.RulesetAttr
+	paths []keptRule
+	ports []ll.NetPortAttr
+}
+
+// keptRule is one path rule of keptRules.
+type keptRule struct {
+	fd     int
+	access uint64
 }
 
 // fsRoot is "/" as an openat.Root, opened once: carved rules are opened
@@ -290,6 +343,12 @@ func (r *Ruleset) close() error {
 		return nil
 	}
 	r.closed = true
+	if r.kept != nil {
+		for _, k := range r.kept.paths {
+			unix.Close(k.fd)
+		}
+		r.kept = nil
+	}
 	if r.fd < 0 {
 		return nil
 	}

@@ -22,3 +22,6 @@ func (r *Ruleset) restrictSelf() error {
 }
 
 func (r *Ruleset) close() error { return nil }
+
+// keptRules exists on Linux only.
+type keptRules struct{}
