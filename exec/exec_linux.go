@@ -34,6 +34,8 @@ type runState struct {
 
 	mu       sync.Mutex
 	canceled bool // the context fired and the group got SIGTERM
+
+	ini *pidInit // the PID namespace's init, or nil
 }
 
 // prepared is the result of the parent-side work done before confinement.
@@ -194,37 +196,34 @@ func (c *Cmd) start() error {
 	// stdio all set and a non-nil SysProcAttr, os/exec and os.StartProcess
 	// only create pipes (pipe2) for non-*os.File stdio and fork; the
 	// child's chdir and execve are checked against the domain as they
-	// should be. With a PID namespace the spawner thread is in the view
-	// but not confined: it forks the init stage, which confines itself
-	// (initStage).
-	var ini *initStage
-	if ok, _ := c.pidNamespace(); ok {
-		if ini, err = c.initStage(inner, p); err != nil {
-			st.cancel()
-			return err
-		}
-	}
-	err = c.spawn(ini != nil, inner.Start)
-	if ini != nil {
-		err = ini.finish(err, inner, p)
+	// should be.
+	pidns, _ := c.pidNamespace()
+	var ini *pidInit
+	if pidns {
+		ini, err = c.spawnPID(inner.Start)
+	} else {
+		err = c.spawn(inner.Start)
 	}
 	if err != nil {
 		st.cancel()
 		return err
+	}
+	if ini != nil {
+		st.ini = ini
+		ini.endWith(inner.Process.Pid)
 	}
 	st.inner = inner
 	c.Process = inner.Process
 	return nil
 }
 
-// spawn runs start on a spawner thread of c's Ruleset: a pooled worker,
-// or a fresh locked thread with FreshThread, with an InNamespace hook
-// (called inside the view, before confinement) or when the pool is
-// unavailable. With pidns the thread only enters the view (the init
-// stage confines itself); otherwise it is confined (confineThread).
-func (c *Cmd) spawn(pidns bool, start func() error) error {
+// spawn runs start on a spawner thread of c's Ruleset, confined
+// (confineThread): a pooled worker, or a fresh locked thread with
+// FreshThread, with an InNamespace hook (called inside the view, before
+// confinement) or when the pool is unavailable.
+func (c *Cmd) spawn(start func() error) error {
 	if !c.FreshThread && c.InNamespace == nil {
-		err := spawnPooled(c.Ruleset, poolKey{c.KeepCaps, c.Seccomp, pidns}, start)
+		err := spawnPooled(c.Ruleset, poolKey{c.KeepCaps, c.Seccomp, false}, start)
 		if !errors.Is(err, errPoolStopped) {
 			return err
 		}
@@ -235,18 +234,80 @@ func (c *Cmd) spawn(pidns bool, start func() error) error {
 		}
 		// InNamespace runs inside the view (the child's network
 		// namespace) and before confinement.
-		if c.InNamespace != nil {
-			if err := c.InNamespace(); err != nil {
-				return fmt.Errorf("exec: InNamespace: %w", err)
-			}
+		if err := c.inNamespace(); err != nil {
+			return err
 		}
-		if !pidns {
-			if err := confineOnly(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
-				return err
-			}
+		if err := confineOnly(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
+			return err
 		}
 		return start()
 	})
+}
+
+// spawnPID runs start in a new PID namespace: a thread inside the view (a
+// pooled worker, which only holds the view, or the fresh thread itself
+// with FreshThread or InNamespace) forks the namespace's init
+// (newPIDInit); a fresh locked thread joins the init's namespaces,
+// confines itself with the Ruleset's rules plus its procfs
+// (procRuleset) and runs start, so the child is a process of the new
+// namespace and a child of this process. The fresh thread dies after.
+func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
+	var ini *pidInit
+	fork := func() error {
+		var err error
+		ini, err = newPIDInit()
+		return err
+	}
+	pooled := !c.FreshThread && c.InNamespace == nil
+	if pooled {
+		err := spawnPooled(c.Ruleset, poolKey{pidns: true}, fork)
+		if errors.Is(err, errPoolStopped) {
+			pooled = false
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	err := onFreshThread(func() error {
+		if !pooled {
+			if err := enterView(c.Ruleset); err != nil {
+				return err
+			}
+			if err := fork(); err != nil {
+				return err
+			}
+		}
+		if err := ini.join(); err != nil {
+			return err
+		}
+		if err := c.inNamespace(); err != nil {
+			return err
+		}
+		rfd, flags, err := procRuleset(c.Ruleset)
+		if err != nil {
+			return err
+		}
+		defer rfd.Close()
+		if err := confineWith(rfd, flags, c.KeepCaps, c.Seccomp); err != nil {
+			return err
+		}
+		return start()
+	})
+	if err != nil {
+		ini.close()
+		return nil, err
+	}
+	return ini, nil
+}
+
+// inNamespace calls c.InNamespace, when set.
+func (c *Cmd) inNamespace() error {
+	if c.InNamespace == nil {
+		return nil
+	}
+	if err := c.InNamespace(); err != nil {
+		return fmt.Errorf("exec: InNamespace: %w", err)
+	}
+	return nil
 }
 
 // prepareThread readies a locked spawner thread: the namespace view
@@ -315,6 +376,7 @@ func (c *Cmd) wait() error {
 		return errors.New("exec: not started")
 	}
 	defer st.cancel()
+	defer st.ini.close()
 	err := st.inner.Wait()
 	c.ProcessState = st.inner.ProcessState
 	st.mu.Lock()

@@ -64,15 +64,16 @@ func shOut(t *testing.T, f *fixture, rs *landlock.Ruleset, script string) string
 	return strings.TrimSpace(string(out))
 }
 
-// TestPIDNamespaceInside: inside the PID namespace the shell's parent is
-// the init (PID 1), /dev/stdout works and a host process is invisible
-// (kill -0: No such process; no /proc entry). Reading the fresh /proc
-// stays denied by Landlock (no rule can name a procfs mounted after
-// Compile; a rule on /proc does not reach it: Landlock's walk skips
-// hidden mount points), so ps shows nothing: a known gap. The unconfined
-// control sees and may signal the same host process; the fallback (no
-// view) sees it in /proc and is refused the signal by Landlock's signal
-// scope, or sees it (ABI < 6).
+// TestPIDNamespaceInside: inside the PID namespace the shell is PID 2
+// (PID 1 is the init; the shell's parent, the spawning process, is
+// outside the namespace, so getppid returns 0), /proc is the fresh
+// procfs and readable (Landlock grants it through a rule on its root,
+// added per spawn: procRuleset) and lists the init and the shell only,
+// /proc/self works, /dev/stdout works and a host process is invisible
+// (kill -0: No such process; no /proc entry). The unconfined control sees
+// and may signal the same host process; the fallback (no view) has no
+// /proc at all (the system preset does not grant it) and is refused the
+// signal by Landlock's signal scope, or sees it (ABI < 6).
 func TestPIDNamespaceInside(t *testing.T) {
 	f, rs, in := pidnsSetup(t)
 	host := hostSleeper(t)
@@ -85,11 +86,25 @@ func TestPIDNamespaceInside(t *testing.T) {
 		name, script string
 		check        func(t *testing.T, out string)
 	}{
-		{"the shell's parent is the init", `echo $PPID`, func(t *testing.T, out string) {
+		{"the shell is PID 2, its parent outside", `echo $$ $PPID`, func(t *testing.T, out string) {
 			if in {
-				assert.Equal(t, "1", out, "PID 1 is the init, the shell's parent")
+				assert.Equal(t, "2 0", out)
 			} else {
-				assert.NotEqual(t, "1", out)
+				assert.NotEqual(t, "2 0", out)
+			}
+		}},
+		{"/proc lists the namespace only", `for p in /proc/[0-9]*; do echo ${p#/proc/}; done`, func(t *testing.T, out string) {
+			if in {
+				assert.Equal(t, "1\n2", out)
+			} else {
+				assert.Equal(t, "[0-9]*", out, "no /proc without the layer")
+			}
+		}},
+		{"/proc/self and /proc/1", `head -1 /proc/self/status 2>&1 || echo denied; cat /proc/1/environ >/dev/null 2>&1 && echo init-environ-read || echo init-environ-refused`, func(t *testing.T, out string) {
+			if in {
+				assert.Equal(t, "Name:\thead\ninit-environ-refused", out)
+			} else {
+				assert.Contains(t, out, "denied")
 			}
 		}},
 		{"/dev/stdout is writable", `echo hi > /dev/stdout`, func(t *testing.T, out string) {

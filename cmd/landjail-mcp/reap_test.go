@@ -12,15 +12,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/internal/proctest"
+	"github.com/landjail/landjail/landlock"
 )
 
 // TestServerKillsOrphans: a bash call's background child (same session)
-// is killed when the call returns; a setsid'd grandchild, which cannot be
-// attributed to the call, is killed when the server exits. Before, both
-// outlived the server.
+// is killed when the call returns; a setsid'd grandchild is killed with
+// it where the call has a PID namespace of its own (the namespace ends
+// with the call), else (ns=EPERM, not root: it cannot be attributed to
+// the call) when the server exits. Before, both outlived the server.
 func TestServerKillsOrphans(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "landjail-mcp")
 	out, err := osexec.Command("go", "build", "-o", bin, ".").CombinedOutput()
@@ -40,13 +43,17 @@ func TestServerKillsOrphans(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, r.IsError, "%v", r.Content)
 	assert.Less(t, time.Since(start), 2*time.Second, "the call waited for its orphans' output pipe")
-	gc, bg := proctest.ReadPid(t, filepath.Join(ws, "gc.pid")), proctest.ReadPid(t, filepath.Join(ws, "bg.pid"))
-	t.Cleanup(func() { unix.Kill(gc, unix.SIGKILL); unix.Kill(bg, unix.SIGKILL) })
-	assert.False(t, proctest.Alive(bg), "the call's background child %d outlived the call", bg)
-	assert.True(t, proctest.Alive(gc), "the setsid'd grandchild is only killed at exit (it cannot be attributed)")
+	gc, bg := proctest.HostPid(t, ws, proctest.GrandchildCmd), proctest.HostPid(t, ws, proctest.BackgroundCmd)
+	t.Cleanup(func() { proctest.Kill(gc, bg) })
+	assert.Zero(t, bg, "the call's background child outlived the call")
+	if pidNamespaceExpected(t) {
+		assert.Zero(t, gc, "the setsid'd grandchild dies with the call's PID namespace")
+	} else {
+		assert.NotZero(t, gc, "without a PID namespace the setsid'd grandchild is only killed at exit (it cannot be attributed)")
+	}
 
 	require.NoError(t, cs.Close())
-	assert.False(t, proctest.Alive(gc), "setsid'd grandchild %d outlived the server", gc)
+	assert.False(t, gc != 0 && proctest.Alive(gc), "setsid'd grandchild %d outlived the server", gc)
 }
 
 // TestServeRefusesRootWorkspace: with no --workspace, "/" is refused.
@@ -56,4 +63,13 @@ func TestServeRefusesRootWorkspace(t *testing.T) {
 	err := newApp(strings.NewReader(""), &strings.Builder{}, &stderr).Run(context.Background(), []string{"landjail-mcp"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--workspace")
+}
+
+// pidNamespaceExpected reports whether a bash call runs in a PID
+// namespace of its own in this mode: where the namespace view can be
+// built (root, namespaces not refused by the emulation) and Landlock is
+// there.
+func pidNamespaceExpected(t *testing.T) bool {
+	t.Helper()
+	return landlock.ABI() > 0 && kerneltest.ExpectNamespaces(t, nsview.Probe())
 }

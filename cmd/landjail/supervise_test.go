@@ -380,15 +380,15 @@ func TestRunKillsDescendants(t *testing.T) {
 			c.Dir = ws
 			out, err := c.CombinedOutput()
 			require.NoError(t, err, "%s", out)
-			gc, bg := proctest.ReadPid(t, filepath.Join(ws, "gc.pid")), proctest.ReadPid(t, filepath.Join(ws, "bg.pid"))
+			gc, bg := proctest.HostPid(t, ws, proctest.GrandchildCmd), proctest.HostPid(t, ws, proctest.BackgroundCmd)
 			if tc.args == nil {
-				t.Cleanup(func() { unix.Kill(gc, unix.SIGKILL); unix.Kill(bg, unix.SIGKILL) })
-				assert.True(t, proctest.Alive(gc), "control: the setsid'd grandchild should survive")
-				assert.True(t, proctest.Alive(bg), "control: the background child should survive")
+				t.Cleanup(func() { proctest.Kill(gc, bg) })
+				assert.NotZero(t, gc, "control: the setsid'd grandchild should survive")
+				assert.NotZero(t, bg, "control: the background child should survive")
 				return
 			}
-			assert.False(t, proctest.Alive(gc), "setsid'd grandchild %d survived landjail", gc)
-			assert.False(t, proctest.Alive(bg), "background child %d survived landjail", bg)
+			assert.Zero(t, gc, "setsid'd grandchild survived landjail")
+			assert.Zero(t, bg, "background child survived landjail")
 		})
 	}
 }

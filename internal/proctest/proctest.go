@@ -12,28 +12,54 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // SpawnDescendants is a shell script that starts a setsid'd grandchild
-// (it escapes the caller's process group and session) and a plain
-// background child, both sleeping 300 s, each writing its pid to gc.pid
-// and bg.pid in the current directory (atomically, by rename), and
-// returns once both files exist.
-const SpawnDescendants = `setsid sh -c 'echo $$ > gc.pid.tmp && mv gc.pid.tmp gc.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &
-sh -c 'echo $$ > bg.pid.tmp && mv bg.pid.tmp bg.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &
-while [ ! -f gc.pid ] || [ ! -f bg.pid ]; do sleep 0.05; done
+// (it escapes the caller's process group and session) running
+// GrandchildCmd and a plain background child running BackgroundCmd, both
+// in the current directory, and returns once both run (each writes a
+// file before its exec). Find them from the host with HostPid: a pid the
+// script could print would be one of its PID namespace.
+const SpawnDescendants = `setsid sh -c 'touch gc.started; exec ` + GrandchildCmd + `' </dev/null >/dev/null 2>&1 &
+sh -c 'touch bg.started; exec ` + BackgroundCmd + `' </dev/null >/dev/null 2>&1 &
+while [ ! -f gc.started ] || [ ! -f bg.started ]; do sleep 0.05; done
 `
 
-// ReadPid returns the pid written in the file at path (as
-// SpawnDescendants writes it); it fails the test if the file is missing
-// or holds no number.
-func ReadPid(t testing.TB, path string) int {
+// The command lines SpawnDescendants leaves running.
+const (
+	GrandchildCmd = "sleep 300"
+	BackgroundCmd = "sleep 301"
+)
+
+// HostPid returns the host pid of a living process whose command line
+// (arguments joined by spaces) is cmdline and whose working directory is
+// dir (same device and inode: the path may differ in another mount
+// namespace), or 0. It fails the test if dir cannot be stat'ed.
+func HostPid(t testing.TB, dir, cmdline string) int {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	var want unix.Stat_t
+	require.NoError(t, unix.Stat(dir, &want))
+	ents, err := os.ReadDir("/proc")
 	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	return pid
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || strings.Join(strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), " ") != cmdline {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(fmt.Sprintf("/proc/%d/cwd", pid), &st) != nil || st.Dev != want.Dev || st.Ino != want.Ino {
+			continue
+		}
+		if Alive(pid) {
+			return pid
+		}
+	}
+	return 0
 }
 
 // Alive reports whether pid is a living process: /proc/<pid>/stat exists
@@ -67,4 +93,14 @@ func AssertUnconfined(t testing.TB, path string) {
 	}
 	wg.Wait()
 	failed.Range(func(k, _ any) bool { t.Errorf("read from an unconfined thread failed: %v", k); return true })
+}
+
+// Kill sends SIGKILL to each pid greater than 1 (0, from HostPid's "not
+// found", would signal the caller's own process group).
+func Kill(pids ...int) {
+	for _, p := range pids {
+		if p > 1 {
+			unix.Kill(p, unix.SIGKILL)
+		}
+	}
 }

@@ -1,0 +1,233 @@
+package exec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
+)
+
+// pidInit is the parent's handle on one PID namespace: its init (PID 1,
+// forked by cloneInit, a child of this process), a pidfd on it, and the
+// write end of its keep-alive pipe.
+type pidInit struct {
+	pid   int
+	pidfd int
+	keepW *os.File
+	once  sync.Once
+}
+
+// newPIDInit forks the init of a new PID namespace from the calling
+// thread, which must be locked and inside the namespace view (the init's
+// mount namespace is a copy of the thread's, with a fresh procfs on
+// /proc). It returns once the init reported that /proc is mounted.
+// Errors: the failing step's errno (EPERM where a container's seccomp
+// profile refuses CLONE_NEWPID), wrapped.
+func newPIDInit() (*pidInit, error) {
+	var st [2]int
+	if err := unix.Pipe2(st[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("exec: PID namespace: pipe2: %w", err)
+	}
+	statusR := os.NewFile(uintptr(st[0]), "init-status")
+	defer statusR.Close()
+	var kp [2]int
+	if err := unix.Pipe2(kp[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(st[1])
+		return nil, fmt.Errorf("exec: PID namespace: pipe2: %w", err)
+	}
+	a := &initArgs{
+		flags:    unix.CLONE_NEWPID | unix.CLONE_NEWNS | uintptr(unix.SIGCHLD),
+		statusW:  uintptr(st[1]),
+		keepR:    uintptr(kp[0]),
+		none:     cstr("none"),
+		root:     cstr("/"),
+		proc:     cstr("proc"),
+		procDir:  cstr("/proc"),
+		fullMask: ^uint64(0),
+	}
+	a.ign[0] = 1 // SIG_IGN
+	pid, e := cloneInit(a)
+	unix.Close(st[1])
+	unix.Close(kp[0])
+	keepW := os.NewFile(uintptr(kp[1]), "init-keepalive")
+	if e != 0 {
+		keepW.Close()
+		return nil, fmt.Errorf("exec: PID namespace: clone(CLONE_NEWPID|CLONE_NEWNS): %w", e)
+	}
+	ini := &pidInit{pid: pid, pidfd: -1, keepW: keepW}
+	var word [8]byte
+	n, err := readFull(statusR, word[:])
+	if err != nil || n != len(word) {
+		ini.close()
+		return nil, fmt.Errorf("exec: PID namespace: the init died before reporting: %w", unix.EIO)
+	}
+	if errno := binary.NativeEndian.Uint32(word[:4]); errno != 0 {
+		step := binary.NativeEndian.Uint32(word[4:])
+		ini.close()
+		name := "?"
+		if int(step) < len(initStepNames) {
+			name = initStepNames[step]
+		}
+		return nil, fmt.Errorf("exec: PID namespace init: %s: %w", name, unix.Errno(errno))
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		ini.close()
+		return nil, fmt.Errorf("exec: PID namespace: pidfd_open: %w", err)
+	}
+	ini.pidfd = fd
+	return ini, nil
+}
+
+// cstr is s NUL-terminated (s has no NUL).
+func cstr(s string) *byte {
+	b, _ := unix.BytePtrFromString(s)
+	return b
+}
+
+// readFull reads until b is full, EOF or an error.
+func readFull(f *os.File, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// join moves the calling thread (locked, never to run anything else)
+// into the init's mount, PID (for its children) and network namespaces,
+// so that what it forks next is a process of that namespace that sees
+// its procfs. setns(2) with a pidfd and several flags: Linux 5.8.
+func (ini *pidInit) join() error {
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return fmt.Errorf("exec: PID namespace: unshare(CLONE_FS): %w", err)
+	}
+	if err := unix.Setns(ini.pidfd, unix.CLONE_NEWNS|unix.CLONE_NEWPID|unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("exec: PID namespace: setns: %w", err)
+	}
+	return nil
+}
+
+// procRuleset returns a new ruleset with rs's rules plus read access
+// (LANDLOCK_ACCESS_FS_READ_FILE|READ_DIR) to the procfs mounted on /proc
+// in the calling thread's mount namespace (the init's, after join):
+// Landlock's path walk skips mount points, so a rule on the fresh
+// procfs's root is the only way to grant it, and it must not be added to
+// rs's own ruleset (one rule per spawn would accumulate there). /proc
+// must be a procfs (statfs PROC_SUPER_MAGIC): never grant something
+// else mounted there.
+func procRuleset(rs *landlock.Ruleset) (*os.File, uint32, error) {
+	pfd, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, &fs.PathError{Op: "open", Path: "/proc", Err: err}
+	}
+	defer unix.Close(pfd)
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(pfd, &sfs); err != nil {
+		return nil, 0, &fs.PathError{Op: "fstatfs", Path: "/proc", Err: err}
+	}
+	if sfs.Type != unix.PROC_SUPER_MAGIC {
+		return nil, 0, &fs.PathError{Op: "landlock_add_rule", Path: "/proc", Err: fmt.Errorf("not a procfs (magic %#x): %w", sfs.Type, unix.EINVAL)}
+	}
+	f, flags, err := rs.ForkFD()
+	if err != nil {
+		return nil, 0, err
+	}
+	attr := ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: ll.AccessFSReadFile | ll.AccessFSReadDir}
+	if err := ll.LandlockAddPathBeneathRule(int(f.Fd()), &attr, 0); err != nil {
+		f.Close()
+		return nil, 0, &fs.PathError{Op: "landlock_add_rule", Path: "/proc", Err: err}
+	}
+	return f, flags, nil
+}
+
+// close ends the namespace: it closes the keep-alive pipe (the init
+// exits when it reads EOF), sends SIGKILL through the pidfd for good
+// measure, and reaps the init (ECHILD: someone else did, e.g. a
+// subreaper sweep). The kernel kills every process left in the
+// namespace when its init exits. Idempotent.
+func (ini *pidInit) close() {
+	if ini != nil {
+		ini.once.Do(ini.end)
+	}
+}
+
+func (ini *pidInit) end() {
+	ini.keepW.Close()
+	ini.keepW = nil
+	if ini.pidfd >= 0 {
+		unix.PidfdSendSignal(ini.pidfd, unix.SIGKILL, nil, 0)
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PIDFD, ini.pidfd, &info, unix.WEXITED, nil)
+		if errors.Is(err, unix.EINVAL) {
+			var ws unix.WaitStatus
+			unix.Wait4(ini.pid, &ws, 0, nil)
+		}
+		unix.Close(ini.pidfd)
+		ini.pidfd = -1
+		return
+	}
+	unix.Kill(ini.pid, unix.SIGKILL)
+	var ws unix.WaitStatus
+	unix.Wait4(ini.pid, &ws, 0, nil)
+}
+
+// confineWith is confineOnly with a ruleset descriptor of the caller's
+// (procRuleset) instead of rs's own.
+func confineWith(rulesetFD *os.File, flags uint32, keepCaps bool, filter *seccomp.Filter) error {
+	if !keepCaps {
+		if err := dropCaps(); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("exec: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(int(rulesetFD.Fd()), flags); err != nil {
+		return fmt.Errorf("exec: landlock_restrict_self: %w", err)
+	}
+	if filter != nil {
+		if err := filter.Install(); err != nil {
+			return fmt.Errorf("exec: seccomp: %w", err)
+		}
+	}
+	return nil
+}
+
+// endWith ends the namespace as soon as the process target (the spawned
+// child, a process of the namespace) exits, without reaping it (waitid
+// WNOWAIT on a pidfd: whoever waits for the child still gets its
+// status): anything it left running in the namespace is killed then,
+// before the caller's Wait drains the child's output, which a leftover
+// process could otherwise hold open until WaitDelay. Without a pidfd
+// (ESRCH: it already exited and was reaped) the namespace ends at once.
+func (ini *pidInit) endWith(target int) {
+	fd, err := unix.PidfdOpen(target, 0)
+	if err != nil {
+		ini.close()
+		return
+	}
+	go func() {
+		defer unix.Close(fd)
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		ini.close()
+	}()
+}
