@@ -61,20 +61,23 @@
 // workers fail to enter the view (ENOENT) until the Ruleset is compiled
 // again.
 //
-// The PID namespace: in a program that registered the init stage
-// ([Init] first thing in main or TestMain), a Ruleset with a
-// view runs each child under a re-executed copy of the program, PID 1 of
-// a new PID and mount namespace: the spawner thread enters the view but
-// is not confined, forks /proc/self/exe (opened once by Init, so a
-// binary replaced on disk is not what runs) with CLONE_NEWPID|CLONE_NEWNS
-// and sends it the spec over a pipe; the init mounts a fresh read-only
-// procfs, makes itself non-dumpable, confines its locked thread exactly
-// as a spawner thread (capabilities, no_new_privs, the Ruleset's Landlock
-// ruleset inherited as a descriptor, the seccomp program), forks and
-// execs the child, reports success or the errno on a status pipe (so
-// Start's errors are unchanged), closes every descriptor it holds,
-// forwards signals, reaps, and exits with the child's status (128+n for
-// a signal). See Cmd.NoPIDNamespace and PIDNamespace.
+// The PID namespace: with a Ruleset that has a view, Start runs each
+// child in a new PID namespace (pid_namespaces(7)). A thread inside the
+// view forks the namespace's init: a copy of this process made by a raw
+// clone(CLONE_NEWPID|CLONE_NEWNS) that runs only nosplit code making raw
+// system calls (a forked Go process has no working runtime): every
+// signal blocked, SIGCHLD ignored (the kernel then reaps every orphan
+// reparented to it), a fresh read-only procfs mounted on /proc, not
+// dumpable, every descriptor closed but a keep-alive pipe, on which it
+// blocks. A fresh locked thread then joins the init's mount, PID and
+// network namespaces (setns on a pidfd), confines itself like a spawner
+// thread but with a ruleset of its own (landlock.Ruleset.ForkFD plus a
+// rule on that procfs: Landlock's walk skips mount points, so nothing
+// else grants it), and forks the child: a process of the new namespace
+// (PID 2) and a child of the caller, so Process, signals and Wait are
+// those of the child itself. When the child exits the keep-alive pipe is
+// closed and the init killed, and the kernel kills everything left in
+// the namespace. See Cmd.NoPIDNamespace and PIDNamespace.
 //
 // Cmd.FreshThread selects the other path: a new locked thread per spawn,
 // confined the same way, forks once and dies. Children are confined
@@ -216,19 +219,17 @@ type Cmd struct {
 	// Release. Ignored for a nil or path-check-only Ruleset.
 	SelfTest bool
 	// NoPIDNamespace keeps the child in the caller's PID namespace. By
-	// default, when the program registered the init stage
-	// ([Init]; this package's tests do, landjail's commands do not yet)
-	// and the Ruleset carries a namespace view (root,
-	// Report().Layer "namespaces"), Start runs the child under a
-	// re-executed init as PID 1 of a new PID and mount namespace with a
-	// fresh read-only procfs: /proc/self and /dev/stdout work, ps sees
-	// only the run's processes, host processes cannot be signalled or
-	// inspected, the init forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT,
-	// SIGUSR1, SIGUSR2, SIGWINCH and SIGCONT to the child's process group
-	// and reaps, and when the child exits everything left in the
-	// namespace is killed (pid_namespaces(7)). Process is then the init:
-	// a child killed by signal n is reported as exit status 128+n. See
-	// PIDNamespace for when it is in force. Ignored by Exec.
+	// default, when the Ruleset carries a namespace view (root,
+	// Report().Layer "namespaces"), Start runs the child in a new PID
+	// namespace with a fresh read-only procfs and a minimal init as PID 1
+	// (see the package documentation): /proc, /proc/self and /dev/stdout
+	// work, ps sees only the run's processes, host processes cannot be
+	// signalled or inspected, and when the child exits everything left in
+	// the namespace is killed. The child's getppid() is 0 (its parent, the
+	// caller, is outside the namespace). Cost: one fork of the calling
+	// process (copy-on-write: its page tables) and one thread more per
+	// spawn (BENCHMARKS.md). See PIDNamespace for when it is in force.
+	// Ignored by Exec (execve cannot move a process into a namespace).
 	NoPIDNamespace bool
 
 	// Process and ProcessState are set by Start and Wait.

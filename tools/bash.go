@@ -129,6 +129,7 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	defer cancel()
 	c := exec.CommandContext(runCtx, k.WS, rs, "bash", "-c", a.Command)
 	c.Seccomp = k.Seccomp
+	c.NoPIDNamespace = k.NoPIDNamespace
 	c.Env = k.Env
 	c.Dir = dir
 	out := newHeadTail(lim.BashOutput)

@@ -71,6 +71,10 @@ type Toolkit struct {
 	// Seccomp, when not nil, is installed with bash's Landlock domain
 	// (exec.Cmd.Seccomp): the layer for what Landlock does not restrict.
 	Seccomp *seccomp.Filter
+	// NoPIDNamespace keeps bash in the host's PID namespace where the
+	// namespace layer would give each call its own
+	// (exec.Cmd.NoPIDNamespace).
+	NoPIDNamespace bool
 	// Env is bash's environment; nil means exec.DefaultEnv(WS, nil).
 	Env []string
 	// Network, when not nil, is called for each bash call with the

@@ -182,7 +182,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env, Seccomp: filter}
+	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env, Seccomp: filter, NoPIDNamespace: o.NoPIDNamespace}
 	// Carve-outs follow the tree as it is at each bash call, not as it
 	// was when the server started (a .env created mid-session is denied).
 	lopts := o.LandlockOptions(tmp, home)

@@ -70,6 +70,9 @@ type doctorReport struct {
 	// Namespaces is "available" or why the namespace layer is not
 	// (nsview.Probe); Run.Layer is the layer a run would use.
 	Namespaces string `json:"namespaces"`
+	// PIDNamespace is "yes" or "no: WHY": whether a run's command gets a
+	// PID namespace of its own (fresh /proc, init as PID 1).
+	PIDNamespace string `json:"pid_namespace"`
 	// SelfTest is "ok", "not enforced: ..." or "skipped: ...": whether a
 	// throwaway confined child really was denied an access.
 	SelfTest string `json:"self_test"`
@@ -114,8 +117,13 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 		d.MountsInWorkspace = mountsBelow(wd)
 	}
 	d.Namespaces = "available"
+	d.PIDNamespace = "yes"
 	if err := nsview.Probe(); err != nil {
 		d.Namespaces = "unavailable: " + err.Error()
+		d.PIDNamespace = "no: no namespace view"
+	}
+	if d.LandlockABI == 0 {
+		d.PIDNamespace = "no: no Landlock"
 	}
 	if f, err := (&options{}).SeccompFilter(); err != nil {
 		d.SeccompError = err.Error()
@@ -146,6 +154,7 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	fmt.Fprintf(w, "seccomp mode:   %d (%s)\n", d.SeccompMode, seccompName(d.SeccompMode))
 	fmt.Fprintf(w, "no_new_privs:   %v\n", d.NoNewPrivs)
 	fmt.Fprintf(w, "namespaces:     %s\n", d.Namespaces)
+	fmt.Fprintf(w, "pid namespace:  %s\n", d.PIDNamespace)
 	fmt.Fprintf(w, "\nlandjail run here (default flags, workspace = current directory, plus a private TMPDIR):\n")
 	if d.RunError != "" {
 		fmt.Fprintf(w, "  cannot compile: %s\n", d.RunError)

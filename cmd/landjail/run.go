@@ -245,6 +245,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintln(w, r)
 		}
 		printLayer(w, rs.Report())
+		printPIDNamespace(w, rs, filter, o)
 		printAllowDomain(w, o, rs.Report())
 		return nil
 	}
@@ -269,6 +270,8 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	c.Credential = cred
 	c.Seccomp = filter
 	c.SelfTest = o.Strict || o.SelfTest
+	c.NoPIDNamespace = o.NoPIDNamespace
+	c.FreshThread = true // one spawn per run: a pooled worker would be made for nothing
 	proxy.Wire(c)
 	if !supervise {
 		// Only returns on error. The calling thread may be confined by
@@ -338,6 +341,10 @@ func needsSupervisor(o *options, supervisedFilter bool, stdio stdioSet, leave fu
 		return true, "--explain (audit records are read after the command exits)"
 	case len(o.AllowDomain) > 0:
 		return true, "--allow-domain (landjail serves the proxy)"
+	case o.WantsPIDNamespace():
+		// A PID namespace needs a fork: the command is a child of
+		// landjail in it (execve cannot move a process there).
+		return true, "a PID namespace (--no-pid-namespace execve's the command instead)"
 	case supervisedFilter:
 		// The seccomp filter hands listen(2) to landjail (--bind-tcp, or
 		// UNIX sockets with the network restricted): it must stay alive.
@@ -384,6 +391,7 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
+	rep.PIDNamespace, rep.PIDNamespaceReason = pidNamespace(c.Ruleset, c.Seccomp, o)
 	if c.Seccomp != nil {
 		rep.Seccomp = c.Seccomp.Rules()
 	}
@@ -519,15 +527,20 @@ func hygieneOf(c *exec.Cmd) hygiene {
 
 // runReport is what --report FILE holds.
 type runReport struct {
-	Argv       []string         `json:"argv"`
-	Report     *landlock.Report `json:"report"`
-	Seccomp    []seccomp.Rule   `json:"seccomp,omitempty"`
-	Hygiene    hygiene          `json:"hygiene"`
-	ExitCode   int              `json:"exit_code"`
-	Signal     string           `json:"signal,omitempty"`
-	TimedOut   bool             `json:"timed_out,omitempty"`
-	DurationMS float64          `json:"duration_ms"`
-	Error      string           `json:"error,omitempty"`
+	Argv   []string         `json:"argv"`
+	Report *landlock.Report `json:"report"`
+	// PIDNamespace says whether the command ran in a PID namespace of
+	// its own (fresh /proc, init as PID 1, leftovers killed with it),
+	// PIDNamespaceReason why not.
+	PIDNamespace       bool           `json:"pid_namespace"`
+	PIDNamespaceReason string         `json:"pid_namespace_reason,omitempty"`
+	Seccomp            []seccomp.Rule `json:"seccomp,omitempty"`
+	Hygiene            hygiene        `json:"hygiene"`
+	ExitCode           int            `json:"exit_code"`
+	Signal             string         `json:"signal,omitempty"`
+	TimedOut           bool           `json:"timed_out,omitempty"`
+	DurationMS         float64        `json:"duration_ms"`
+	Error              string         `json:"error,omitempty"`
 	// KilledDescendants counts the processes the command left behind
 	// that landjail killed after it exited.
 	KilledDescendants int `json:"killed_descendants,omitempty"`
@@ -568,6 +581,24 @@ func printLayer(w io.Writer, r *landlock.Report) {
 		fmt.Fprintln(w, "# network: private namespace, loopback only")
 	}
 
+}
+
+// pidNamespace is exec.PIDNamespace with --no-pid-namespace.
+func pidNamespace(rs *landlock.Ruleset, filter *seccomp.Filter, o *options) (bool, string) {
+	if o.NoPIDNamespace {
+		return false, "--no-pid-namespace"
+	}
+	return exec.PIDNamespace(rs, filter)
+}
+
+// printPIDNamespace ends --print-rules with "# pid namespace: yes (...)"
+// or "# pid namespace: no (WHY)".
+func printPIDNamespace(w io.Writer, rs *landlock.Ruleset, filter *seccomp.Filter, o *options) {
+	if in, why := pidNamespace(rs, filter, o); in {
+		fmt.Fprintln(w, "# pid namespace: yes (fresh read-only /proc, a minimal init as PID 1, leftovers killed when the command exits)")
+	} else {
+		fmt.Fprintf(w, "# pid namespace: no (%s)\n", why)
+	}
 }
 
 // warnFrozen prints one line on stderr per directory the Landlock

@@ -19,7 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/internal/proctest"
+	"github.com/landjail/landjail/landlock"
 )
 
 // runBinCtx is runBin with a time bound (a hang is a failure, not a
@@ -414,7 +417,8 @@ func TestRunUserTmpdir(t *testing.T) {
 		args []string
 	}{
 		{"supervised", []string{"run", "--timeout", "1m"}},
-		{"execve", []string{"run"}},
+		{"supervised (PID namespace, where the layer runs)", []string{"run"}},
+		{"execve", []string{"run", "--no-pid-namespace"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out := runBinCtx(t, 30*time.Second, bin, append(tc.args, "--user", "65534", "--workspace", ws, "--", "sh", "tmp.sh")...)
@@ -448,8 +452,10 @@ func TestRunImplicitWorkspace(t *testing.T) {
 	assert.NotContains(t, stderr, "home directory", "an explicit --workspace is the caller's choice")
 }
 
-// TestNeedsSupervisor: the supervise-or-execve decision, kernel-free.
+// TestNeedsSupervisor: the supervise-or-execve decision (kernel-free
+// but for the PID-namespace row, which follows the namespace probe).
 func TestNeedsSupervisor(t *testing.T) {
+	pidnsHere := landlock.ABI() > 0 && kerneltest.ExpectNamespaces(t, nsview.Probe())
 	tty := stdioSet{isTerm: [3]bool{false, true, false}}
 	cases := []struct {
 		name    string
@@ -459,8 +465,13 @@ func TestNeedsSupervisor(t *testing.T) {
 		want    bool
 		asksTTY bool // whether leave must have been called
 	}{
-		{"plain, detached", options{}, stdioSet{}, true, false, true},
-		{"plain, cannot leave the terminal's session", options{}, stdioSet{}, false, true, true},
+		{"plain, detached", options{NoPIDNamespace: true}, stdioSet{}, true, false, true},
+		{"plain, cannot leave the terminal's session", options{NoPIDNamespace: true}, stdioSet{}, false, true, true},
+		// A PID namespace needs a fork: supervised wherever it is in
+		// force (root, namespaces allowed, Landlock); elsewhere (ns=EPERM,
+		// landlock=ENOSYS) the plain case again.
+		{"PID namespace", options{}, stdioSet{}, true, pidnsHere, !pidnsHere},
+		{"no namespaces at all", options{NoNamespaces: true}, stdioSet{}, true, false, true},
 		{"timeout", options{Timeout: 1}, stdioSet{}, true, true, false},
 		{"report", options{Report: "r"}, stdioSet{}, true, true, false},
 		{"a terminal", options{}, tty, true, true, false},

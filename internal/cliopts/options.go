@@ -25,6 +25,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -71,6 +72,9 @@ type Options struct {
 
 	// NoNamespaces turns the namespace layer off (landlock.Options.Namespaces).
 	NoNamespaces bool `toml:"no_namespaces"`
+	// NoPIDNamespace keeps the child in the host's PID namespace even
+	// where the namespace layer runs (exec.Cmd.NoPIDNamespace).
+	NoPIDNamespace bool `toml:"no_pid_namespace"`
 
 	// AllowDomain is the --allow-domain list (allowlist.ParseAllow
 	// syntax): the child's network goes through landjail's proxy, which
@@ -127,6 +131,7 @@ const (
 	flagAllowDangerous   = "allow-dangerous-syscalls"
 	flagSelfTest         = "self-test"
 	flagNoNamespaces     = "no-namespaces"
+	flagNoPIDNamespace   = "no-pid-namespace"
 	flagAllowDomain      = "allow-domain"
 )
 
@@ -176,6 +181,7 @@ func ChildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagAllowDangerous, Usage: "keep keyctl, bpf, perf_event_open, userfaultfd, io_uring's neighbours, module loading and user namespaces"},
 		&cli.BoolFlag{Name: flagSelfTest, Usage: "before starting, check in a throwaway confined child that Landlock really denies an access (always done with --strict)"},
 		&cli.StringSliceFlag{Name: flagAllowDomain, Usage: "let the command reach host `NAME` through landjail's HTTP/CONNECT proxy, and nothing else (repeatable; NAME allows ports 80 and 443, NAME:PORT one port, NAME:* any; *.example.com its subdomains, not example.com; an IP address only if listed; HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set for the command). Airtight where the namespace layer runs (a network namespace holding only the proxy); otherwise advisory (Landlock lets the command connect only to the proxy's port, on any host), said on stderr and in the report, refused by --strict. Not with --net host, --connect-tcp or --allow-dns"},
+		&cli.BoolFlag{Name: flagNoPIDNamespace, Usage: "with the namespace layer, keep the command in the host's PID namespace (by default it gets its own: a fresh read-only /proc showing only its processes, a minimal init as PID 1, and everything it leaves running is killed when it exits; landjail then stays as its parent instead of execve'ing it)"},
 		&cli.BoolFlag{Name: flagNoNamespaces, Usage: "do not put a mount/network namespace view under Landlock (by default, where the kernel allows it: masks instead of carve-outs, read-only outside writable roots, private /tmp and /dev/shm, a private network namespace with only loopback when TCP is fully denied; --strict refuses to fall back to carve-outs that freeze directories)"},
 	}
 }
@@ -266,6 +272,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagAllowDangerous, func() { o.AllowDangerousSyscall = cmd.Bool(flagAllowDangerous) })
 	set(flagSelfTest, func() { o.SelfTest = cmd.Bool(flagSelfTest) })
 	set(flagNoNamespaces, func() { o.NoNamespaces = cmd.Bool(flagNoNamespaces) })
+	set(flagNoPIDNamespace, func() { o.NoPIDNamespace = cmd.Bool(flagNoPIDNamespace) })
 	set(flagAllowDomain, func() { o.AllowDomain = cmd.StringSlice(flagAllowDomain) })
 	if isSet[flagStrict] && isSet[flagBestEffort] && cmd.Bool(flagStrict) && cmd.Bool(flagBestEffort) {
 		return nil, errors.New("--strict and --best-effort are mutually exclusive")
@@ -760,4 +767,16 @@ func WarnDropped(w io.Writer, r *landlock.Report) {
 	case len(names) > 0:
 		fmt.Fprintf(w, "landjail: warning: best effort dropped %s (Landlock ABI %d; --strict refuses instead)\n", strings.Join(names, ", "), r.ABI)
 	}
+}
+
+// WantsPIDNamespace reports whether a child started with these options
+// should get a PID namespace of its own (exec.PIDNamespace): the
+// namespace layer not turned off (--no-namespaces, --no-pid-namespace),
+// a usable Landlock, and a namespace view this process can build
+// (nsview.Probe, probed once per process). Compile may still choose no
+// view (a writable "/"): exec.PIDNamespace on the compiled Ruleset has the
+// last word; this answer is for decisions taken before Compile (run
+// supervises the command when it is true).
+func (o *Options) WantsPIDNamespace() bool {
+	return !o.NoNamespaces && !o.NoPIDNamespace && landlock.ABI() > 0 && nsview.Probe() == nil
 }

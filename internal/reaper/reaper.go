@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -59,27 +58,36 @@ func Become() error {
 // belongs to the thread that forked it). Errors: reading /proc (ENOENT when
 // the kernel lacks CONFIG_PROC_CHILDREN).
 func Children() ([]int, error) {
-	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	// Thread ids by getdents on one descriptor, then one read per
+	// thread: filepath.Glob would list every task directory as well.
+	d, err := os.Open("/proc/self/task")
 	if err != nil {
 		return nil, err
 	}
-	if len(tasks) == 0 {
-		return nil, &os.PathError{Op: "open", Path: "/proc/self/task/*/children", Err: unix.ENOENT}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
 	}
 	var pids []int
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
+	found := false
+	for _, tid := range tids {
+		b, err := os.ReadFile("/proc/self/task/" + tid + "/children")
+		if errors.Is(err, os.ErrNotExist) { // the thread exited meanwhile (or no CONFIG_PROC_CHILDREN)
+			continue
+		}
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) { // the thread exited meanwhile
-				continue
-			}
 			return nil, err
 		}
+		found = true
 		for _, s := range strings.Fields(string(b)) {
 			if pid, err := strconv.Atoi(s); err == nil {
 				pids = append(pids, pid)
 			}
 		}
+	}
+	if !found {
+		return nil, &os.PathError{Op: "open", Path: "/proc/self/task/*/children", Err: unix.ENOENT}
 	}
 	return pids, nil
 }
