@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"syscall"
+	"unsafe"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -23,7 +25,24 @@ type pidInit struct {
 	pidfd int
 	keepW *os.File
 	once  sync.Once
+	// With CLONE_VM the init runs in this process's memory: its
+	// arguments and stack stay referenced until it is reaped.
+	args  *initArgs
+	stack []byte
 }
+
+// procFS is the file-system type the init mounts on /proc (a variable
+// so that a test can make that step fail).
+var procFS = "proc"
+
+// useCloneVM selects the assembly init (haveCloneVM); a variable so
+// that a test can run the fork path on an architecture that has both.
+var useCloneVM = haveCloneVM
+
+// initStackSize is the init's own stack with CLONE_VM: its code pushes
+// nothing; the kernel would write a signal frame there only if a fault
+// ever reached it.
+const initStackSize = 16 << 10
 
 // newPIDInit forks the init of a new PID namespace from the calling
 // thread, which must be locked and inside the namespace view (the init's
@@ -49,12 +68,36 @@ func newPIDInit() (*pidInit, error) {
 		keepR:    uintptr(kp[0]),
 		none:     cstr("none"),
 		root:     cstr("/"),
-		proc:     cstr("proc"),
+		proc:     cstr(procFS),
 		procDir:  cstr("/proc"),
 		fullMask: ^uint64(0),
 	}
 	a.ign[0] = 1 // SIG_IGN
-	pid, e := cloneInit(a)
+	var pid int
+	var e syscall.Errno
+	var stack []byte
+	if useCloneVM {
+		// No copy of the address space: the child runs the assembly
+		// init in this memory, on its own stack, signals blocked.
+		a.flags |= unix.CLONE_VM
+		stack = make([]byte, initStackSize)
+		top := uintptr(unsafe.Pointer(&stack[len(stack)-64])) &^ 15
+		var all, old unix.Sigset_t
+		for i := range all.Val {
+			all.Val[i] = ^all.Val[i]
+		}
+		if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
+			unix.Close(st[1])
+			unix.Close(kp[0])
+			unix.Close(kp[1])
+			return nil, fmt.Errorf("exec: PID namespace: rt_sigprocmask: %w", err)
+		}
+		p, en := cloneInitVM(a, top)
+		unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+		pid, e = int(p), syscall.Errno(en)
+	} else {
+		pid, e = cloneInit(a)
+	}
 	unix.Close(st[1])
 	unix.Close(kp[0])
 	keepW := os.NewFile(uintptr(kp[1]), "init-keepalive")
@@ -62,7 +105,7 @@ func newPIDInit() (*pidInit, error) {
 		keepW.Close()
 		return nil, fmt.Errorf("exec: PID namespace: clone(CLONE_NEWPID|CLONE_NEWNS): %w", e)
 	}
-	ini := &pidInit{pid: pid, pidfd: -1, keepW: keepW}
+	ini := &pidInit{pid: pid, pidfd: -1, keepW: keepW, args: a, stack: stack}
 	var word [8]byte
 	n, err := readFull(statusR, word[:])
 	if err != nil || n != len(word) {
@@ -170,18 +213,23 @@ func (ini *pidInit) end() {
 	if ini.pidfd >= 0 {
 		unix.PidfdSendSignal(ini.pidfd, unix.SIGKILL, nil, 0)
 		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PIDFD, ini.pidfd, &info, unix.WEXITED, nil)
+		var err error = unix.EINTR
+		for errors.Is(err, unix.EINTR) {
+			err = unix.Waitid(unix.P_PIDFD, ini.pidfd, &info, unix.WEXITED, nil)
+		}
 		if errors.Is(err, unix.EINVAL) {
 			var ws unix.WaitStatus
 			unix.Wait4(ini.pid, &ws, 0, nil)
 		}
 		unix.Close(ini.pidfd)
 		ini.pidfd = -1
+		ini.args, ini.stack = nil, nil
 		return
 	}
 	unix.Kill(ini.pid, unix.SIGKILL)
 	var ws unix.WaitStatus
 	unix.Wait4(ini.pid, &ws, 0, nil)
+	ini.args, ini.stack = nil, nil
 }
 
 // confineWith is confineOnly with a ruleset descriptor of the caller's
