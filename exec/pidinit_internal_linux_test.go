@@ -23,7 +23,7 @@ import (
 // this architecture has: the assembly one (CLONE_VM, amd64) and the
 // forked copy (the only one elsewhere), from a pooled worker and from a
 // fresh thread. Each must give the namespace its fresh /proc, readable
-// (the shell sees PID 1 and itself, PID 2), kill a leftover when the
+// (the shell sees itself, PID 2; PID 1, the init, is hidden), kill a leftover when the
 // child exits (the unconfined control: the same background sleep
 // outlives a plain sh), and a failure in the init's set-up (a procfs
 // type the kernel does not know: ENODEV) must come back as Start's error
@@ -67,7 +67,7 @@ func TestPIDInitBothWays(t *testing.T) {
 				out, err := c.Output()
 				require.NoError(t, err, "%s", out)
 				lines := strings.Fields(string(out))
-				assert.Equal(t, []string{"1", "2", "started"}, lines, "fresh thread %v", fresh)
+				assert.Equal(t, []string{"2", "started"}, lines, "PID 1 hidden (hidepid=4); fresh thread %v", fresh)
 				assert.Zero(t, proctest.HostPid(t, d.Root, "sleep 302"), "the leftover died with the namespace")
 
 				procFS = "nosuchfs"

@@ -70,6 +70,7 @@ func newPIDInit() (*pidInit, error) {
 		root:     cstr("/"),
 		proc:     cstr(procFS),
 		procDir:  cstr("/proc"),
+		procData: cstr("hidepid=4"),
 		fullMask: ^uint64(0),
 	}
 	a.ign[0] = 1 // SIG_IGN

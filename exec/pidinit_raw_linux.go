@@ -16,6 +16,7 @@ type initArgs struct {
 	keepR   uintptr // read end of the keep-alive pipe
 
 	none, root, proc, procDir *byte // "none", "/", "proc", "/proc"
+	procData                  *byte // the procfs mount options: "hidepid=4"
 
 	ign      [4]uint64 // struct sigaction: SIG_IGN, no flags, empty mask
 	fullMask uint64    // every signal
@@ -78,7 +79,10 @@ func cloneInit(a *initArgs) (int, syscall.Errno) {
 // caller's mount namespace: SIGCHLD ignored (the kernel then reaps every
 // child at once, orphans reparented to it included), nothing propagates
 // out, a fresh read-only procfs on /proc (it shows this namespace's
-// processes), not dumpable; then it reports on the status pipe (errno 0),
+// processes; hidepid=4 ("ptraceable") hides every process the reader may not ptrace-read,
+// with no exemption for gid 0 as hidepid=2 has; the
+// init itself included: its command line and environment are the
+// caller's), not dumpable; then it reports on the status pipe (errno 0),
 // keeps only the keep-alive pipe (as fd 0) and blocks reading it. When
 // the parent closes the write end or dies, the read returns and the init
 // exits, and the kernel kills everything left in the namespace
@@ -97,7 +101,7 @@ func initChild(a *initArgs) {
 		initFail(a, stepPrivate, e)
 	}
 	_, _, e = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(a.proc)), uintptr(unsafe.Pointer(a.procDir)), uintptr(unsafe.Pointer(a.proc)),
-		syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC|syscall.MS_RDONLY, 0, 0)
+		syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC|syscall.MS_RDONLY, uintptr(unsafe.Pointer(a.procData)), 0)
 	if e != 0 {
 		initFail(a, stepProc, e)
 	}

@@ -24,7 +24,8 @@
 // deliver a signal frame) and touches only *a (R12, preserved across the
 // clone), so it needs no copy of the address space and costs the parent
 // no copy-on-write faults. The child is initChild in assembly: SIGCHLD
-// ignored, mount(/, MS_REC|MS_PRIVATE), the fresh procfs, the status word
+// ignored, mount(/, MS_REC|MS_PRIVATE), the fresh procfs
+// with a.procData (hidepid=4), the status word
 // (8 zero bytes from a.buf) on statusW, keepR as fd 0, every other fd
 // closed, then read(0) until EOF, then exit_group(0). On a failing step
 // it writes {errno, step} (a.errno, a.step) and exits 1.
@@ -73,13 +74,13 @@ child:
 	CMPQ AX, $0
 	JNE step_failed
 
-	// mount(a.proc, a.procDir, a.proc, MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC, NULL)
+	// mount(a.proc, a.procDir, a.proc, MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC, a.procData)
 	MOVQ $SYS_mount, AX
 	MOVQ initArgs_proc(R12), DI
 	MOVQ initArgs_procDir(R12), SI
 	MOVQ initArgs_proc(R12), DX
 	MOVQ $MS_RDONLY_NOSUID_NODEV_NOEXEC, R10
-	XORQ R8, R8
+	MOVQ initArgs_procData(R12), R8
 	SYSCALL
 	MOVQ $3, R13
 	CMPQ AX, $0

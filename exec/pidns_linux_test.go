@@ -93,11 +93,11 @@ func TestPIDNamespaceInside(t *testing.T) {
 				assert.NotEqual(t, "2 0", out)
 			}
 		}},
-		{"/proc lists the namespace only", `for p in /proc/[0-9]*; do echo ${p#/proc/}; done`, func(t *testing.T, out string) {
+		{"/proc lists the namespace only, the init hidden", `for p in /proc/[0-9]*; do echo ${p#/proc/}; done; cat /proc/1/cmdline 2>&1 | grep -o 'No such file'`, func(t *testing.T, out string) {
 			if in {
-				assert.Equal(t, "1\n2", out)
+				assert.Equal(t, "2\nNo such file", out)
 			} else {
-				assert.Equal(t, "[0-9]*", out, "no /proc without the layer")
+				assert.Equal(t, "[0-9]*", out, "no /proc without the layer") // and cat's error is EACCES
 			}
 		}},
 		{"/proc/self and /proc/1", `head -1 /proc/self/status 2>&1 || echo denied; cat /proc/1/environ >/dev/null 2>&1 && echo init-environ-read || echo init-environ-refused`, func(t *testing.T, out string) {
@@ -269,29 +269,74 @@ const ptraceScript = `
 import ctypes, errno, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 pid = int(sys.argv[1])
+def err():
+    return errno.errorcode[ctypes.get_errno()]
+r = []
 if libc.ptrace(16, pid, None, None) == 0:
-    print("attached")
+    r.append("attach:ok")
     os.waitpid(pid, 0)
     libc.ptrace(17, pid, None, None)
 else:
-    print(errno.errorcode[ctypes.get_errno()])
+    r.append("attach:" + err())
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(8)
+local = iovec(ctypes.cast(buf, ctypes.c_void_p), 8)
+remote = iovec(0x1000, 8)
+n = libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+e = ctypes.get_errno()
+r.append("vm_readv:" + ("ok" if n >= 0 or e == errno.EFAULT else errno.errorcode[e]))
+for f in ("mem", "environ", "maps"):
+    try:
+        with open("/proc/%d/%s" % (pid, f), "rb") as h:
+            if f != "mem":
+                h.read(1)
+        r.append(f + ":ok")
+    except OSError as x:
+        r.append(f + ":" + errno.errorcode[x.errno])
+fd = libc.syscall(434, pid, 0)
+if fd < 0:
+    r.append("pidfd_getfd:" + err())
+else:
+    g = libc.syscall(438, fd, 0, 0)
+    r.append("pidfd_getfd:" + ("ok" if g >= 0 else err()))
+print(" ".join(r))
 `
 
-// TestPIDNamespaceInitAttacks: the init is not a way out. From inside,
-// SIGKILL to PID 1 is dropped by the kernel (a namespace's init only
-// takes signals it handles from inside) and the run goes on; PTRACE_ATTACH
-// to PID 1 fails with EPERM (the init is not dumpable and the child holds
-// no capability). The unconfined control attaches to a host process of
-// the same uid. In the fallback (no PID namespace) PID 1 is the host's
-// init: the kill and the attach are refused too (no capability, Landlock
-// scopes), so only the PID-namespace rows are mode-specific.
+// TestPIDNamespaceInitAttacks: the init is not a way out, although it is
+// unconfined root and (on amd64) runs in the caller's own memory. From
+// inside, SIGKILL to PID 1 is dropped by the kernel (a namespace's init
+// only takes signals it handles from inside; it blocks them all) and the
+// run goes on; every way to reach its memory or descriptors — ptrace,
+// process_vm_readv, /proc/1/mem|environ|maps, pidfd_getfd — is refused:
+// Landlock lets a sandboxed process ptrace-access only processes of its
+// own domain or nested ones, and the procfs (hidepid=4) does not even
+// list the init (the KeepCaps row, which keeps CAP_SYS_PTRACE, gets the
+// same answers; before hidepid=4 it could read /proc/1/environ and maps,
+// the caller's). The unconfined
+// control reaches a host process of the same uid by each route. In the
+// fallback (no PID namespace) PID 1 is the host's init: refused the same
+// way.
 func TestPIDNamespaceInitAttacks(t *testing.T) {
 	f, rs, in := pidnsSetup(t)
 	host := hostSleeper(t)
 	ctl, err := osexec.Command("/usr/bin/python3", "-c", ptraceScript, strconv.Itoa(host)).CombinedOutput()
 	require.NoError(t, err, "%s", ctl)
-	require.Equal(t, "attached", strings.TrimSpace(string(ctl)), "control: ptrace works unconfined")
+	require.Equal(t, "attach:ok vm_readv:ok mem:ok environ:ok maps:ok pidfd_getfd:ok", strings.TrimSpace(string(ctl)), "control: every route works unconfined")
 
-	out := shOut(t, f, rs, `kill -KILL 1 2>/dev/null; sleep 0.2; echo alive; /usr/bin/python3 -c '`+strings.ReplaceAll(ptraceScript, "'", `'"'"'`)+`' 1`)
-	assert.Equal(t, "alive\nEPERM", out, "PID namespace in force: %v", in)
+	script := `kill -KILL 1 2>/dev/null; sleep 0.2; echo alive; /usr/bin/python3 -c '` + strings.ReplaceAll(ptraceScript, "'", `'"'"'`) + `' 1`
+	// Inside, PID 1 is hidden from /proc (hidepid=4: the child may not
+	// ptrace-read it, CAP_SYS_PTRACE or not); without a PID namespace
+	// /proc is not granted.
+	want := "alive\nattach:EPERM vm_readv:EPERM mem:EACCES environ:EACCES maps:EACCES pidfd_getfd:EPERM"
+	if in {
+		want = "alive\nattach:EPERM vm_readv:EPERM mem:ENOENT environ:ENOENT maps:ENOENT pidfd_getfd:EPERM"
+	}
+	assert.Equal(t, want, shOut(t, f, rs, script), "PID namespace in force: %v", in)
+	c := exec.CommandContext(t.Context(), f.ws, rs, "/bin/sh", "-c", script)
+	c.KeepCaps = true
+	c.Timeout = time.Minute
+	out, err := c.Output()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, want, strings.TrimSpace(string(out)), "KeepCaps (CAP_SYS_PTRACE kept)")
 }
