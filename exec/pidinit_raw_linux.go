@@ -79,10 +79,10 @@ func cloneInit(a *initArgs) (int, syscall.Errno) {
 // caller's mount namespace: SIGCHLD ignored (the kernel then reaps every
 // child at once, orphans reparented to it included), nothing propagates
 // out, a fresh read-only procfs on /proc (it shows this namespace's
-// processes; hidepid=4 ("ptraceable") hides every process the reader may not ptrace-read,
-// with no exemption for gid 0 as hidepid=2 has; the
-// init itself included: its command line and environment are the
-// caller's), not dumpable; then it reports on the status pipe (errno 0),
+// processes; hidepid=4, "ptraceable", hides every process the reader may
+// not ptrace-read, the init itself included, whose command line and
+// environment are the caller's: hidepid=2 would exempt gid 0, a root
+// child), not dumpable; then it reports on the status pipe (errno 0),
 // keeps only the keep-alive pipe (as fd 0) and blocks reading it. When
 // the parent closes the write end or dies, the read returns and the init
 // exits, and the kernel kills everything left in the namespace
