@@ -235,6 +235,11 @@ type Cmd struct {
 	// Process and ProcessState are set by Start and Wait.
 	Process      *os.Process
 	ProcessState *os.ProcessState
+	// NamespaceLeftovers is set by Wait when the child ran in a PID
+	// namespace of its own: how many processes it left running there
+	// (descendants reparented to the namespace's init), all killed when
+	// the namespace ended.
+	NamespaceLeftovers int
 
 	ctx   context.Context
 	state *runState

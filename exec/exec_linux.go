@@ -376,8 +376,11 @@ func (c *Cmd) wait() error {
 		return errors.New("exec: not started")
 	}
 	defer st.cancel()
-	defer st.ini.close()
 	err := st.inner.Wait()
+	if st.ini != nil {
+		st.ini.close()
+		c.NamespaceLeftovers = st.ini.leftovers
+	}
 	c.ProcessState = st.inner.ProcessState
 	st.mu.Lock()
 	canceled := st.canceled

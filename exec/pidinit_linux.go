@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -29,6 +30,9 @@ type pidInit struct {
 	// arguments and stack stay referenced until it is reaped.
 	args  *initArgs
 	stack []byte
+	// leftovers is how many processes the namespace still held when it
+	// ended (set by close).
+	leftovers int
 }
 
 // procFS is the file-system type the init mounts on /proc (a variable
@@ -209,6 +213,11 @@ func (ini *pidInit) close() {
 }
 
 func (ini *pidInit) end() {
+	// What the child left running was reparented to the init: its
+	// children, counted before they are killed.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", ini.pid, ini.pid)); err == nil {
+		ini.leftovers = len(strings.Fields(string(b)))
+	}
 	ini.keepW.Close()
 	ini.keepW = nil
 	if ini.pidfd >= 0 {

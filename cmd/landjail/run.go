@@ -465,6 +465,8 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 	} else if n > 0 {
 		rep.KilledDescendants = n
 	}
+	// Those left in the command's PID namespace died with it.
+	rep.KilledDescendants += c.NamespaceLeftovers
 	if relay != nil && !relay.Finish(drainTime) {
 		fmt.Fprintf(stderr, "landjail: the pseudo-terminal was still held open %s after %s exited; output dropped\n", drainTime, argv[0])
 	}

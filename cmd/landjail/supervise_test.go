@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -369,13 +370,15 @@ func TestRunKillsDescendants(t *testing.T) {
 			ws := wsDir(t)
 			writeScript(t, ws, "spawn.sh", proctest.SpawnDescendants)
 			var c *osexec.Cmd
+			report := ""
 			if tc.args == nil {
 				c = osexec.Command("sh", "spawn.sh")
 			} else {
 				args := append([]string{}, tc.args...)
 				for i, a := range args {
 					if a == "REPORT" {
-						args[i] = filepath.Join(t.TempDir(), "report.json")
+						report = filepath.Join(t.TempDir(), "report.json")
+						args[i] = report
 					}
 				}
 				c = osexec.Command(bin, append(args, "--workspace", ws, "--", "sh", "spawn.sh")...)
@@ -392,6 +395,15 @@ func TestRunKillsDescendants(t *testing.T) {
 			}
 			assert.Zero(t, gc, "setsid'd grandchild survived landjail")
 			assert.Zero(t, bg, "background child survived landjail")
+			if report != "" {
+				var rep struct {
+					Killed int `json:"killed_descendants"`
+				}
+				b, err := os.ReadFile(report)
+				require.NoError(t, err)
+				require.NoError(t, json.Unmarshal(b, &rep))
+				assert.GreaterOrEqual(t, rep.Killed, 2, "the report counts both (killed by the reaper, or with the PID namespace)")
+			}
 		})
 	}
 }
