@@ -199,7 +199,9 @@ func (c *Cmd) start() error {
 	// should be.
 	pidns, _ := c.pidNamespace()
 	var ini *pidInit
-	if pidns {
+	if c.Ruleset.UserNamespace() {
+		err = c.startUserStage(inner, p)
+	} else if pidns {
 		ini, err = c.spawnPID(inner.Start)
 	} else {
 		err = c.spawn(inner.Start)
@@ -539,6 +541,9 @@ func (c *Cmd) exec() error {
 	}
 	if c.InNamespace != nil {
 		return errors.New("exec: Exec: InNamespace needs Start (nothing would serve what it makes)")
+	}
+	if c.Ruleset.UserNamespace() {
+		return errors.New("exec: Exec: the namespace view of a non-root caller is built by the user-namespace stage, a child: use Start")
 	}
 	if c.Stdin != nil || c.Stdout != nil || c.Stderr != nil || len(c.ExtraFiles) > 0 || c.Timeout > 0 {
 		return errors.New("exec: Exec: Stdin, Stdout, Stderr, ExtraFiles and Timeout must be unset")

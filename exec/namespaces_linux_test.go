@@ -216,14 +216,13 @@ func TestNamespaceLayerUnavailable(t *testing.T) {
 
 // unprivLayer is the layer landlock.Compile with Namespaces gives an
 // unprivileged caller (uid 65534, no capabilities) on a machine that
-// allows user namespaces, as this one does. Today it is
-// landlock.LayerLandlockOnly: the namespace layer needs CAP_SYS_ADMIN and
-// the unprivileged (user-namespace) stage is not built. The stage that
-// builds it flips this one value to landlock.LayerNamespaces, and every
-// case of TestNamespaceLayerUnprivileged follows (cmd/landjail has the
-// same value for the CLI). Under LANDJAIL_EMULATE=ns=... the caller gets
-// landlock-only whatever this says.
-const unprivLayer = landlock.LayerLandlockOnly
+// allows user namespaces, as this one does: the namespace layer, built by
+// the user-namespace stage (this test binary registers it: exec.Init in
+// pidns_hook_linux_test.go). Every case of TestNamespaceLayerUnprivileged
+// follows this value (cmd/landjail has the same one for the CLI). Under
+// LANDJAIL_EMULATE=ns=... the caller gets landlock-only whatever this
+// says.
+const unprivLayer = landlock.LayerNamespaces
 
 // envUnpriv marks the re-executed, unprivileged test binary.
 const envUnpriv = "LANDJAIL_NS_UNPRIV"

@@ -8,7 +8,7 @@ import (
 // pidNamespace reports whether Start runs c's child under the init stage
 // in a PID namespace of its own, and why not.
 func (c *Cmd) pidNamespace() (bool, string) {
-	if c.NoPIDNamespace {
+	if c.NoPIDNamespace && !c.Ruleset.UserNamespace() {
 		return false, "turned off (Cmd.NoPIDNamespace / --no-pid-namespace)"
 	}
 	return pidNamespace(c.Ruleset, c.Seccomp)
@@ -19,7 +19,9 @@ func (c *Cmd) pidNamespace() (bool, string) {
 // procfs on /proc and a minimal init as PID 1 (see Cmd.NoPIDNamespace),
 // and when not, why: rs has no Landlock domain, or no namespace view
 // (not root, or namespaces unavailable: its Report().LayerReason says
-// why). filter is accepted for symmetry with the spawn (every filter,
+// why). With a Ruleset whose view the user-namespace stage builds
+// (Ruleset.UserNamespace: not root), always: the stage is the namespace's
+// PID 1. filter is accepted for symmetry with the spawn (every filter,
 // Supervised ones included, works there). Needs CLONE_NEWPID, setns(2)
 // with a pidfd (Linux 5.8) and a root caller.
 func PIDNamespace(rs *landlock.Ruleset, filter *seccomp.Filter) (bool, string) {
@@ -29,6 +31,9 @@ func PIDNamespace(rs *landlock.Ruleset, filter *seccomp.Filter) (bool, string) {
 func pidNamespace(rs *landlock.Ruleset, _ *seccomp.Filter) (bool, string) {
 	if !rs.Enforced() {
 		return false, "no Landlock domain"
+	}
+	if rs.UserNamespace() {
+		return true, "" // the user-namespace stage is PID 1 of its own
 	}
 	if _, ok := rs.View(); !ok {
 		why := "no namespace view"

@@ -312,6 +312,11 @@ type Report struct {
 	// PrivateNetwork: the view has its own network namespace with only
 	// loopback.
 	PrivateNetwork bool `json:"private_network,omitempty"`
+	// UserNamespace: the caller has no CAP_SYS_ADMIN, so children get the
+	// view through a re-executed stage in a user namespace of their own
+	// (the caller's uid and gid mapped to themselves; see
+	// Ruleset.UserNamespace).
+	UserNamespace bool `json:"user_namespace,omitempty"`
 	// FrozenDirs are the chain directories of the Landlock carve-outs
 	// (see chainRights in carve.go): children cannot create, remove or
 	// rename entries directly in them.
@@ -415,6 +420,15 @@ type Ruleset struct {
 	// kept is, with a view, what ForkFD needs to build a new ruleset
 	// with the same rules (nil otherwise).
 	kept *keptRules
+}
+
+// UserNamespace reports whether the Ruleset's view (View) must be built
+// by the re-executed user-namespace stage (internal/nsinit, registered by
+// exec.Init) rather than entered by a thread of this process: true when
+// the caller lacks CAP_SYS_ADMIN and nsview.ProbeUserNS succeeded.
+// Package exec then starts every child through that stage.
+func (r *Ruleset) UserNamespace() bool {
+	return r != nil && r.view != nil && r.report.UserNamespace
 }
 
 // View returns the namespace view the Ruleset was compiled for, and true,

@@ -12,6 +12,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
@@ -64,8 +65,17 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	if err != nil {
 		return nil, err
 	}
+	userNS := false
 	if opt.Namespaces && abi > 0 {
 		req.viewErr = nsview.Probe()
+		if req.viewErr != nil && errors.Is(req.viewErr, nsview.ErrNotPrivileged) && nsinit.Registered() {
+			// Not root: the user-namespace stage can build the view.
+			if err := nsview.ProbeUserNS(); err == nil {
+				req.viewErr, userNS = nil, true
+			} else {
+				req.viewErr = err
+			}
+		}
 		if req.viewErr == nil && opt.System && opt.TmpDir != "" {
 			req.shmDir, err = makeShmDir(opt.TmpDir)
 			if err != nil {
@@ -78,6 +88,14 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		return nil, err
 	}
 	rs := &Ruleset{fd: -1, report: c.report, tmpDir: opt.TmpDir, fit: c.fit}
+	rs.report.UserNamespace = userNS && rs.report.Layer == LayerNamespaces
+	if rs.report.UserNamespace && len(rs.report.ProxyTCP) > 0 {
+		// The proxy's socket can be made inside the command's network
+		// namespace only by a root caller (exec.Cmd.InNamespace): the
+		// stage's command keeps the host network, and Landlock's
+		// connect rule holds it to the proxy's port (advisory).
+		rs.report.PrivateNetwork = false
+	}
 	if opt.LogDenials && c.report.ABI >= 7 {
 		rs.restrictFlags = ll.FlagRestrictSelfLogNewExecOn
 	}

@@ -61,6 +61,7 @@ Register it in a client's MCP configuration, for example:
 Exit codes: 0 when the session ended, 125 on landjail's own error.`
 
 func main() {
+	exec.Init() // the user-namespace stage, for bash calls of a non-root server
 	// SIGTERM, SIGINT and SIGHUP end the session like EOF does, so that
 	// serve's deferred cleanup (killing every descendant) runs.
 	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT, unix.SIGHUP)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -121,6 +122,14 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	if err := nsview.Probe(); err != nil {
 		d.Namespaces = "unavailable: " + err.Error()
 		d.PIDNamespace = "no: no namespace view"
+		if errors.Is(err, nsview.ErrNotPrivileged) {
+			if uerr := nsview.ProbeUserNS(); uerr == nil {
+				d.Namespaces = "available through the user-namespace stage (not root: each command is started by a re-executed landjail in a user namespace of its own)"
+				d.PIDNamespace = "yes (the stage is PID 1)"
+			} else {
+				d.Namespaces = "unavailable: " + uerr.Error()
+			}
+		}
 	}
 	if d.LandlockABI == 0 {
 		d.PIDNamespace = "no: no Landlock"

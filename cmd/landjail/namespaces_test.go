@@ -8,6 +8,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -150,13 +151,13 @@ func TestRunStrictRefusesFrozenFallback(t *testing.T) {
 
 // unprivLayer is the file-system layer `landjail run` gives an
 // unprivileged caller (uid 65534, no capabilities) on a machine that
-// allows user namespaces, as this one does. Today it is
-// landlock.LayerLandlockOnly: the namespace layer needs CAP_SYS_ADMIN and
-// the unprivileged (user-namespace) stage is not built. The stage that
-// builds it flips this one value to landlock.LayerNamespaces, and every
-// row of TestRunUnprivileged follows. Under LANDJAIL_EMULATE=ns=... the
-// run is landlock-only whatever this says.
-const unprivLayer = landlock.LayerLandlockOnly
+// allows user namespaces, as this one does: the namespace layer, built by
+// the user-namespace stage (exec.Init in landjail's main). Every row of
+// TestRunUnprivileged follows this value (LayerLandlockOnly before the
+// stage existed). Under LANDJAIL_EMULATE=ns=... (clone with CLONE_NEWUSER
+// refused, as under Docker's default profile) the run is landlock-only
+// whatever this says, with the errno as the reason.
+const unprivLayer = landlock.LayerNamespaces
 
 // TestRunUnprivileged runs the built landjail as uid 65534 (its own HOME
 // and workspace) and states, per layer, what differs from a root caller:
@@ -267,6 +268,16 @@ func TestRunUnprivileged(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(tmp) })
 		}
 		assert.Equal(t, []string{"x", "65534:700", pick("host-hidden", "host-visible")}, lines[:3])
+	})
+	t.Run("PID namespace: host processes and /proc", func(t *testing.T) {
+		hostSleep := osexec.Command("sleep", "60")
+		require.NoError(t, hostSleep.Start())
+		t.Cleanup(func() { hostSleep.Process.Kill(); hostSleep.Wait() })
+		hp := strconv.Itoa(hostSleep.Process.Pid)
+		code, stdout, stderr := run(append(base2, "--", "sh", "-c",
+			`kill -0 `+hp+` 2>&1 | grep -o 'No such process\|not permitted'; head -1 /proc/self/status 2>&1 | grep -o 'Name\|denied'; grep -c Cap.*0000000000000000 /proc/self/status 2>/dev/null || echo no-proc`)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, pick("No such process\nName\n4\n", "not permitted\ndenied\nno-proc\n"), stdout, "in the namespace: the host's sleep does not exist, /proc is the fresh one, no capability (CapInh, CapPrm, CapEff, CapAmb all zero; the stage's ambient ones are cleared)")
 	})
 	t.Run("--user needs root", func(t *testing.T) {
 		// What root's --user 0 run for this workspace would use (cliopts

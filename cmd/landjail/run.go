@@ -582,6 +582,9 @@ func printLayer(w io.Writer, r *landlock.Report) {
 	if r.PrivateNetwork {
 		fmt.Fprintln(w, "# network: private namespace, loopback only")
 	}
+	if r.UserNamespace {
+		fmt.Fprintln(w, "# user namespace: yes (not root: a re-executed landjail builds the view in a user namespace of its own; the command keeps your uid, with no capability)")
+	}
 
 }
 

@@ -201,6 +201,8 @@ func noNamespaceWhy(rep *landlock.Report, noNamespaces bool) string {
 	switch {
 	case noNamespaces:
 		return "--no-namespaces"
+	case rep.UserNamespace:
+		return "not root: the user-namespace stage cannot make the proxy's socket inside the command's network namespace"
 	case rep.Layer != landlock.LayerNamespaces && rep.LayerReason != "":
 		return "namespace layer unavailable: " + rep.LayerReason
 	case rep.Layer != landlock.LayerNamespaces:

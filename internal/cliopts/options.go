@@ -25,6 +25,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
+	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
@@ -773,10 +774,21 @@ func WarnDropped(w io.Writer, r *landlock.Report) {
 // should get a PID namespace of its own (exec.PIDNamespace): the
 // namespace layer not turned off (--no-namespaces, --no-pid-namespace),
 // a usable Landlock, and a namespace view this process can build
-// (nsview.Probe, probed once per process). Compile may still choose no
+// (nsview.Probe, probed once per process), or, not root, one the
+// registered user-namespace stage can build (nsview.ProbeUserNS; the
+// stage is always PID 1 of its own namespace, --no-pid-namespace or
+// not). Compile may still choose no
 // view (a writable "/"): exec.PIDNamespace on the compiled Ruleset has the
 // last word; this answer is for decisions taken before Compile (run
 // supervises the command when it is true).
 func (o *Options) WantsPIDNamespace() bool {
-	return !o.NoNamespaces && !o.NoPIDNamespace && landlock.ABI() > 0 && nsview.Probe() == nil
+	if o.NoNamespaces || landlock.ABI() == 0 {
+		return false
+	}
+	if nsview.Probe() == nil {
+		return !o.NoPIDNamespace
+	}
+	// Not root: the view comes from the user-namespace stage, always a
+	// child in a PID namespace of its own.
+	return nsinit.Registered() && nsview.ProbeUserNS() == nil
 }

@@ -1,18 +1,22 @@
-// Package nsinit is the init stage of a confined child's PID namespace: a
-// re-execution of the running binary that becomes PID 1 of a new PID (and
-// mount) namespace, mounts a fresh procfs there, confines its own locked
-// thread (capabilities, no_new_privs, Landlock, seccomp) and forks the
-// target, then forwards signals to the target's process group, reaps every
-// process reparented to it and exits with the target's status. When it
-// exits the kernel kills whatever is left in the namespace
-// (pid_namespaces(7)), so a background process cannot outlive the run.
+// Package nsinit is the user-namespace stage: for a caller without
+// CAP_SYS_ADMIN, a re-execution of the running binary, cloned into new
+// user, mount and PID namespaces (the caller's uid and gid mapped to
+// themselves, CAP_SYS_ADMIN and CAP_NET_ADMIN kept across its execve as
+// ambient capabilities, valid only in that user namespace). As PID 1
+// there it builds the namespace view on a locked thread (nsview), mounts
+// a fresh procfs (hidepid=4), adds a Landlock rule for it to the ruleset
+// it was handed, confines that thread (capabilities dropped, ambient ones
+// cleared, no_new_privs, Landlock, seccomp) and forks the target, which
+// runs as the caller's uid with no capability; then it forwards signals
+// to the target's process group, reaps every process reparented to it and
+// exits with the target's status. When it exits the kernel kills whatever
+// is left in the namespace (pid_namespaces(7)).
 //
-// Why a re-executed stage: a procfs shows the PID namespace of the process
-// that mounts it, so the mount has to be made from inside the new
-// namespace, and a Go process cannot run Go code in a forked child without
-// execve. Bubblewrap has the same stage (its --as-pid-1 discussion: a
-// program run directly as PID 1 ignores SIGTERM and SIGINT without
-// handlers and leaves zombies).
+// Why a re-executed stage: a user namespace needs a single-threaded
+// caller (unshare(2), setns(2)), which a Go process never is, and the view
+// is too much work for code running in a forked copy of a Go process
+// without execve. As root, package exec builds the view on a thread of
+// its own and needs no stage.
 //
 // Programs register the stage by calling Main first thing in main (and
 // test binaries in TestMain, or in an init function): in the re-executed
@@ -24,6 +28,8 @@
 //
 // Linux only; elsewhere Main does nothing and Registered is false.
 package nsinit
+
+import "github.com/landjail/landjail/internal/nsview"
 
 // EnvMarker is the environment variable that marks the re-executed init
 // stage; its value is "SPEC,STATUS": the descriptor numbers of the spec
@@ -43,13 +49,6 @@ type Spec struct {
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"` // working directory (absolute)
 
-	// Credential, when HasCred, is the target's uid, gid and groups.
-	HasCred     bool     `json:"has_cred,omitempty"`
-	UID         uint32   `json:"uid,omitempty"`
-	GID         uint32   `json:"gid,omitempty"`
-	Groups      []uint32 `json:"groups,omitempty"`
-	NoSetGroups bool     `json:"no_set_groups,omitempty"`
-
 	// Setctty and Ctty: as syscall.SysProcAttr (the target always runs
 	// in a new session).
 	Setctty bool `json:"setctty,omitempty"`
@@ -58,8 +57,6 @@ type Spec struct {
 	// NFiles is how many descriptors (from 0) the target inherits.
 	NFiles int `json:"nfiles"`
 
-	// KeepCaps keeps the capabilities (see exec.Cmd.KeepCaps).
-	KeepCaps bool `json:"keep_caps,omitempty"`
 	// LandlockFD is the inherited Landlock ruleset descriptor (-1: none)
 	// and LandlockFlags landlock_restrict_self's flags.
 	LandlockFD    int    `json:"landlock_fd"`
@@ -71,6 +68,12 @@ type Spec struct {
 	// native byte order) installed on the init's locked thread before
 	// the fork; empty means none.
 	Seccomp []byte `json:"seccomp,omitempty"`
+	// View is the namespace view the stage builds (nsview.View.Enter) on
+	// the thread that forks the target, inside the user namespace it was
+	// cloned into; a fresh procfs is then mounted on /proc there, and
+	// LandlockFD (a ruleset of the stage's own, landlock.Ruleset.ForkFD)
+	// gets a rule granting it read access.
+	View *nsview.View `json:"view"`
 }
 
 // Status is what the init stage writes back on the status pipe before

@@ -117,32 +117,31 @@ func runInit(marker string) int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail("prctl(PR_SET_DUMPABLE)", err)
 	}
-	// Our own mount namespace (CLONE_NEWNS), copied from the view: make
-	// sure nothing propagates out, then the fresh procfs, read-only.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fail("mount(/, MS_PRIVATE)", err)
-	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
-		return fail("mount(proc)", err)
-	}
-	if err := confine(&sp); err != nil {
-		return fail("confine", err)
+	if sp.View == nil || sp.LandlockFD < 0 {
+		return fail("spec", fmt.Errorf("no view or no Landlock ruleset: %w", unix.EINVAL))
 	}
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 
-	files := make([]uintptr, sp.NFiles)
-	for i := range files {
-		files[i] = uintptr(i)
+	// The main thread stays locked (above), so this goroutine gets a
+	// thread of its own, which nsview requires; it is confined and
+	// never unlocked, and dies with the stage.
+	type started struct {
+		pid int
+		op  string
+		err error
 	}
-	sys := &syscall.SysProcAttr{Setsid: true, Setctty: sp.Setctty, Ctty: sp.Ctty}
-	if sp.HasCred {
-		sys.Credential = &syscall.Credential{Uid: sp.UID, Gid: sp.GID, Groups: sp.Groups, NoSetGroups: sp.NoSetGroups}
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		pid, op, err := forkTarget(&sp)
+		ch <- started{pid, op, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		return fail(r.op, r.err)
 	}
-	pid, err := syscall.ForkExec(sp.Path, sp.Argv, &syscall.ProcAttr{Dir: sp.Dir, Env: sp.Env, Files: files, Sys: sys})
-	if err != nil {
-		return fail("fork/exec", err)
-	}
+	pid := r.pid
 	json.NewEncoder(status).Encode(Status{})
 	status.Close()
 	// The init holds nothing the target could reach once it runs.
@@ -198,22 +197,71 @@ func reap(pid int) (code int, done bool) {
 	}
 }
 
-// confine drops capabilities (unless KeepCaps), sets no_new_privs,
-// applies the Landlock ruleset and installs the seccomp program on the
-// calling (locked) thread only.
+// forkTarget, on a locked thread that is not the main thread, builds the
+// view (the thread's own mount namespace, inside the stage's user
+// namespace), mounts the fresh procfs on /proc with hidepid=4 (a process
+// is listed only to those that may ptrace-read it: the stage is not),
+// grants it in the stage's ruleset, confines the thread (confine) and
+// forks the target. It returns the target's pid, or the failing step and
+// its error.
+func forkTarget(sp *Spec) (int, string, error) {
+	if err := sp.View.Enter(); err != nil {
+		return 0, "namespace view", err
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "hidepid=4"); err != nil {
+		return 0, "mount(proc)", err
+	}
+	if err := grantProc(sp.LandlockFD); err != nil {
+		return 0, "landlock_add_rule(/proc)", err
+	}
+	if err := confine(sp); err != nil {
+		return 0, "confine", err
+	}
+	files := make([]uintptr, sp.NFiles)
+	for i := range files {
+		files[i] = uintptr(i)
+	}
+	sys := &syscall.SysProcAttr{Setsid: true, Setctty: sp.Setctty, Ctty: sp.Ctty}
+	pid, err := syscall.ForkExec(sp.Path, sp.Argv, &syscall.ProcAttr{Dir: sp.Dir, Env: sp.Env, Files: files, Sys: sys})
+	if err != nil {
+		return 0, "fork/exec", err
+	}
+	return pid, "", nil
+}
+
+// grantProc adds read access (LANDLOCK_ACCESS_FS_READ_FILE|READ_DIR) on
+// the procfs mounted on /proc to the ruleset rulesetFD: Landlock's walk
+// skips mount points, so only a rule on the fresh procfs's own root
+// grants it. /proc must be a procfs (statfs PROC_SUPER_MAGIC).
+func grantProc(rulesetFD int) error {
+	pfd, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(pfd, &sfs); err != nil {
+		return err
+	}
+	if sfs.Type != unix.PROC_SUPER_MAGIC {
+		return fmt.Errorf("/proc is not a procfs (magic %#x): %w", sfs.Type, unix.EINVAL)
+	}
+	return ll.LandlockAddPathBeneathRule(rulesetFD, &ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: ll.AccessFSReadFile | ll.AccessFSReadDir}, 0)
+}
+
+// confine drops capabilities (the stage's ambient ones, valid in its user
+// namespace only, never reach the target, KeepCaps or not: the caller had
+// none), sets no_new_privs, applies the Landlock ruleset and installs the
+// seccomp program on the calling (locked) thread only.
 func confine(sp *Spec) error {
-	if !sp.KeepCaps {
-		if err := DropCaps(); err != nil {
-			return err
-		}
+	if err := DropCaps(); err != nil {
+		return err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
-	if sp.LandlockFD >= 0 {
-		if err := ll.LandlockRestrictSelf(sp.LandlockFD, sp.LandlockFlags); err != nil {
-			return fmt.Errorf("landlock_restrict_self: %w", err)
-		}
+	if err := ll.LandlockRestrictSelf(sp.LandlockFD, sp.LandlockFlags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	if len(sp.Seccomp) > 0 {
 		prog, err := DecodeProgram(sp.Seccomp)

@@ -1,6 +1,9 @@
 package nsview
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrUnavailable: this process cannot build a namespace view at all:
@@ -11,6 +14,11 @@ var (
 	// says which step failed. Callers fall back to Landlock carve-outs
 	// and report why.
 	ErrUnavailable = errors.New("nsview: mount namespaces unavailable")
+
+	// ErrNotPrivileged: the caller lacks CAP_SYS_ADMIN (not root); it
+	// wraps ErrUnavailable. Such a caller can still get a view through a
+	// user namespace (ProbeUserNS, internal/nsinit).
+	ErrNotPrivileged = fmt.Errorf("%w: no CAP_SYS_ADMIN", ErrUnavailable)
 
 	// ErrInvalidPath: a path given to View is not absolute and clean
 	// (filepath.Clean), is "/" where "/" makes no sense (a mask, a

@@ -38,6 +38,7 @@
 package nsview
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -280,3 +281,40 @@ func (v View) compile() (plan, error) {
 	p.netns = v.noNetwork
 	return p, nil
 }
+
+// viewJSON is View's JSON form.
+type viewJSON struct {
+	Writable     []string `json:"writable,omitempty"`
+	ReadOnly     []string `json:"read_only,omitempty"`
+	Masks        []string `json:"masks,omitempty"`
+	PrivateTmp   bool     `json:"private_tmp,omitempty"`
+	SharedMemory string   `json:"shared_memory,omitempty"`
+	NoNetwork    bool     `json:"no_network,omitempty"`
+}
+
+// MarshalJSON encodes v (for a re-executed stage that builds the same
+// view: internal/nsinit).
+func (v View) MarshalJSON() ([]byte, error) {
+	return json.Marshal(viewJSON{v.writable, v.readOnly, v.masks, v.privateTmp, v.shm, v.noNetwork})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encoded.
+func (v *View) UnmarshalJSON(b []byte) error {
+	var j viewJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*v = View{writable: j.Writable, readOnly: j.ReadOnly, masks: j.Masks, privateTmp: j.PrivateTmp, shm: j.SharedMemory, noNetwork: j.NoNetwork}
+	return nil
+}
+
+// ProbeUserNS reports, for a caller without CAP_SYS_ADMIN, whether a
+// re-executed stage can build the view instead (internal/nsinit): nil
+// when this process may clone a child into new user, mount and PID
+// namespaces with its own uid and gid mapped, else an error wrapping
+// ErrUnavailable that says why (EPERM from a container's seccomp profile,
+// user namespaces disabled or restricted by AppArmor: see Probe). The
+// test forks a child with those clone flags that fails its execve (a
+// path that does not exist): ENOENT means the clone and the maps worked.
+// Probed once per process. Linux 3.8 (unprivileged user namespaces).
+func ProbeUserNS() error { return probeUserNS() }

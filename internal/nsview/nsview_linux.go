@@ -329,7 +329,9 @@ func mountTmpfs(dir string) error {
 // (mode 0555) or an empty file (mode 0444) from one private tmpfs that is
 // never attached anywhere itself.
 func applyMasks(paths []string) error {
-	mfd, err := newTmpfs("(masks)", maskAttrs&^unix.MOUNT_ATTR_RDONLY, "mode=0555", "size=4k", "nr_inodes=8")
+	// Made 0755 and closed to 0555 below: without CAP_DAC_OVERRIDE (the
+	// user-namespace stage) nothing could be created in a 0555 root.
+	mfd, err := newTmpfs("(masks)", maskAttrs&^unix.MOUNT_ATTR_RDONLY, "mode=0755", "size=4k", "nr_inodes=8")
 	if err != nil {
 		return err
 	}
@@ -347,6 +349,15 @@ func applyMasks(paths []string) error {
 		if err := unix.Fchmodat(mfd, name, mode, 0); err != nil {
 			return sysErr("fchmodat", "(masks)/"+name, err)
 		}
+	}
+	rfd, err := unix.Openat(mfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return sysErr("openat", "(masks)", err)
+	}
+	err = unix.Fchmod(rfd, 0o555)
+	unix.Close(rfd)
+	if err != nil {
+		return sysErr("fchmod", "(masks)", err)
 	}
 	for _, m := range paths {
 		if err := applyMask(mfd, m); err != nil {

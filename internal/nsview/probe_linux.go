@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,7 @@ func probeNow() error {
 
 func probeThread() error {
 	if !hasCapSysAdmin() {
-		return fmt.Errorf("%w: not root (no CAP_SYS_ADMIN); the unprivileged path (user namespaces) is not built%s", ErrUnavailable, userNSNote())
+		return fmt.Errorf("%w: not root; the user-namespace stage builds the view instead where it can (ProbeUserNS)%s", ErrNotPrivileged, userNSNote())
 	}
 	if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
 		why := "refused"
@@ -94,4 +95,30 @@ func userNSNote() string {
 		return ""
 	}
 	return "; " + strings.Join(notes, "; ")
+}
+
+var probeUserNSOnce = sync.OnceValue(probeUserNSNow)
+
+func probeUserNS() error { return probeUserNSOnce() }
+
+func probeUserNSNow() error {
+	uid, gid := os.Getuid(), os.Getgid()
+	_, err := syscall.ForkExec("/nonexistent/landjail-userns-probe", []string{"probe"}, &syscall.ProcAttr{
+		Env: []string{},
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		},
+	})
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil
+	case err == nil:
+		return fmt.Errorf("%w: user namespace probe: a path that does not exist was executed", ErrUnavailable)
+	case errors.Is(err, unix.EPERM):
+		return fmt.Errorf("%w: clone(CLONE_NEWUSER) refused by a seccomp profile (Docker's default) or an LSM%s: %w", ErrUnavailable, userNSNote(), err)
+	default:
+		return fmt.Errorf("%w: clone(CLONE_NEWUSER)%s: %w", ErrUnavailable, userNSNote(), err)
+	}
 }

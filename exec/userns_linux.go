@@ -1,0 +1,155 @@
+package exec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	osexec "os/exec"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/nsinit"
+)
+
+// errNoStage: the Ruleset's view needs the user-namespace stage (the
+// caller is not root) and the program did not register it (Init).
+var errNoStage = errors.New("exec: the namespace view of a non-root caller needs the user-namespace stage: call exec.Init first thing in main")
+
+// userStage is the parent's side of one user-namespace stage
+// (internal/nsinit): the pipes and the descriptors handed to it.
+type userStage struct {
+	specW, statusR  *os.File
+	closeAfterStart []*os.File
+	spec            nsinit.Spec
+}
+
+// newUserStage rewrites inner (built for the target, p) to start the
+// stage instead: /proc/self/fd/N of the registered binary
+// (nsinit.Exe), argv {nsinit.Argv0}, environment {EnvMarker=SPEC,STATUS},
+// cloned into new user, mount and PID namespaces with the caller's uid
+// and gid mapped to themselves (setgroups denied) and CAP_SYS_ADMIN and
+// CAP_NET_ADMIN kept across its execve as ambient capabilities (they
+// count only in that user namespace), in a new session; stdio and
+// ExtraFiles as the target's (fds 0..2+len), then the spec pipe, the
+// status pipe, a ruleset of the stage's own (Ruleset.ForkFD: the stage
+// adds its /proc to it) and the binary.
+func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
+	exe := nsinit.Exe()
+	if exe == nil {
+		return nil, errNoStage
+	}
+	if c.InNamespace != nil {
+		return nil, errors.New("exec: InNamespace needs a root caller (the user-namespace stage builds the view in another process)")
+	}
+	if c.Credential != nil {
+		return nil, errors.New("exec: Credential needs a root caller")
+	}
+	view, _ := c.Ruleset.View()
+	lfd, flags, err := c.Ruleset.ForkFD()
+	if err != nil {
+		return nil, err
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		lfd.Close()
+		return nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		lfd.Close()
+		specR.Close()
+		specW.Close()
+		return nil, err
+	}
+	n := 3 + len(c.ExtraFiles)
+	st := &userStage{
+		specW:           specW,
+		statusR:         statusR,
+		closeAfterStart: []*os.File{specR, statusW, lfd},
+		spec: nsinit.Spec{
+			Path: p.path, Argv: p.argv, Env: p.env, Dir: p.dir,
+			Setctty: c.Setctty, Ctty: c.Ctty,
+			NFiles:        n,
+			LandlockFD:    n + 2,
+			LandlockFlags: flags,
+			ExeFD:         n + 3,
+			Seccomp:       nsinit.EncodeProgram(c.Seccomp.Program()),
+			View:          &view,
+		},
+	}
+	// The child's fds from 3 are the dup2'd ExtraFiles: the binary is
+	// passed as one of them (n+3) so no dup2 can replace it before execve.
+	uid, gid := os.Getuid(), os.Getgid()
+	inner.Path = "/proc/self/fd/" + strconv.Itoa(n+3)
+	inner.Args = []string{nsinit.Argv0}
+	inner.Env = []string{nsinit.EnvMarker + "=" + strconv.Itoa(n) + "," + strconv.Itoa(n+1)}
+	inner.Dir = ""
+	inner.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), specR, statusW, lfd, exe)
+	inner.SysProcAttr = &syscall.SysProcAttr{
+		Setsid:                     true,
+		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN},
+	}
+	return st, nil
+}
+
+// finish completes the stage after inner.Start returned startErr: it
+// closes the parent's copies of the stage's descriptors, sends the spec
+// and waits for the status. A stage that failed before the target ran is
+// waited for, and its error returned as os.StartProcess would
+// (*fs.PathError "fork/exec" for the target's execve).
+func (st *userStage) finish(startErr error, inner *osexec.Cmd, p *prepared) error {
+	for _, f := range st.closeAfterStart {
+		f.Close()
+	}
+	defer st.statusR.Close()
+	if startErr != nil {
+		st.specW.Close()
+		return fmt.Errorf("exec: user-namespace stage: %w", startErr)
+	}
+	b, err := json.Marshal(&st.spec)
+	if err == nil {
+		_, err = st.specW.Write(b)
+	}
+	st.specW.Close()
+	var status nsinit.Status
+	if err == nil {
+		var out []byte
+		out, err = io.ReadAll(st.statusR)
+		if err == nil {
+			err = json.Unmarshal(out, &status)
+			if err != nil {
+				err = fmt.Errorf("exec: user-namespace stage died before the target ran (status %q): %w", out, unix.EIO)
+			}
+		}
+	}
+	if err == nil && status.Errno == 0 {
+		return nil
+	}
+	inner.Process.Kill()
+	inner.Wait()
+	if err != nil {
+		return err
+	}
+	if status.Op == "fork/exec" {
+		return &fs.PathError{Op: "fork/exec", Path: p.path, Err: syscall.Errno(status.Errno)}
+	}
+	return fmt.Errorf("exec: user-namespace stage: %s: %s: %w", status.Op, status.Msg, syscall.Errno(status.Errno))
+}
+
+// startUserStage starts inner through the user-namespace stage.
+func (c *Cmd) startUserStage(inner *osexec.Cmd, p *prepared) error {
+	st, err := c.newUserStage(inner, p)
+	if err != nil {
+		return err
+	}
+	return st.finish(inner.Start(), inner, p)
+}
