@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"os"
 	osexec "os/exec"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/internal/proctest"
+	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/internal/wstest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
@@ -82,4 +84,41 @@ func TestPIDInitBothWays(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPIDInitNoLeak: 100 pooled and fresh-thread spawns with a PID
+// namespace each leave this process as they found it: no descriptor
+// (pidfds, keep-alive pipes, rulesets), no child (inits are reaped), and
+// no init still running.
+func TestPIDInitNoLeak(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	kerneltest.RequireNamespaces(t, nsview.Probe())
+	d := wstest.New(t)
+	ws, err := jail.New(d.Root)
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	rs, err := landlock.Compile(ws, landlock.Options{System: true, Namespaces: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { Release(rs); rs.Close() })
+	run := func(fresh bool) {
+		c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", "(exec sleep 303 </dev/null >/dev/null 2>&1) & :")
+		c.FreshThread = fresh
+		require.NoError(t, c.Run())
+	}
+	run(false) // the pool's worker and the view exist from here on,
+	run(true)  // and what the fresh-thread path opens once
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		require.NoError(t, err)
+		return len(ents)
+	}
+	before := fds()
+	for i := range 100 {
+		run(i%2 == 0)
+	}
+	assert.Equal(t, before, fds(), "descriptors")
+	kids, err := reaper.Children()
+	require.NoError(t, err)
+	assert.Empty(t, kids, "children left (an unreaped init or child)")
+	assert.Zero(t, proctest.HostPid(t, d.Root, "sleep 303"), "a leftover outlived its namespace")
 }
