@@ -409,6 +409,9 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 		return fail(fmt.Errorf("run: %w", err))
 	}
 	rep.Hygiene.Descendants = "killed when the command exits (landjail is a child subreaper; /proc/self/task/*/children, pidfd_send_signal)"
+	if rep.PIDNamespace {
+		rep.Hygiene.Descendants = "killed when the command exits, with its PID namespace (pid_namespaces(7): the namespace's init exits, the kernel kills the rest)"
+	}
 
 	var relay *ptyrelay.Relay
 	if stdio.anyTerminal() {
@@ -460,10 +463,15 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 	elapsed := time.Since(start)
 	// Before the descendants are killed: the proxy's process is one.
 	rep.ProxyRefused = reportRefusals(proxy, stderr)
-	if n, err := reaper.KillDescendants(); err != nil {
-		fmt.Fprintf(stderr, "landjail: %v\n", err)
-	} else if n > 0 {
-		rep.KilledDescendants = n
+	// In a PID namespace the command's descendants are reparented to its
+	// init, never to landjail, and died with it: only the proxy's
+	// process can be left to kill.
+	if !rep.PIDNamespace || proxy != nil {
+		if n, err := reaper.KillDescendants(); err != nil {
+			fmt.Fprintf(stderr, "landjail: %v\n", err)
+		} else if n > 0 {
+			rep.KilledDescendants = n
+		}
 	}
 	// Those left in the command's PID namespace died with it.
 	rep.KilledDescendants += c.NamespaceLeftovers
