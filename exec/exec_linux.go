@@ -262,6 +262,18 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 	}
 	pooled := !c.FreshThread && c.InNamespace == nil
 	if pooled {
+		rk := readyKey{c.KeepCaps, c.Seccomp}
+		idle := poolIdleTimeout
+		defer func() { go refill(c.Ruleset, rk, idle) }()
+		if r := takeReady(c.Ruleset, rk); r != nil {
+			req := &spawnReq{start: start, res: make(chan error, 1)}
+			r.req <- req
+			if err := <-req.res; err != nil {
+				r.ini.close()
+				return nil, err
+			}
+			return r.ini, nil
+		}
 		err := spawnPooled(c.Ruleset, poolKey{pidns: true}, fork)
 		if errors.Is(err, errPoolStopped) {
 			pooled = false

@@ -3,11 +3,12 @@ package exec
 import (
 	"context"
 	"os"
-	"runtime"
 	osexec "os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,14 +56,18 @@ func TestPIDInitBothWays(t *testing.T) {
 	if haveCloneVM {
 		ways = append(ways, true)
 	}
-	defer func(v bool) { useCloneVM = v }(useCloneVM)
+	defer forkInit.Store(false)
+	// Every spawn clones its init here, none takes a prepared spawner
+	// (TestPIDReadySpawner covers those).
+	readyDisabled.Store(true)
+	defer readyDisabled.Store(false)
 	for _, vm := range ways {
 		name := "fork"
 		if vm {
 			name = "clone_vm"
 		}
 		t.Run(name, func(t *testing.T) {
-			useCloneVM = vm
+			forkInit.Store(!vm)
 			for _, fresh := range []bool{false, true} {
 				c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", `for p in /proc/[0-9]*; do echo ${p#/proc/}; done; (exec sleep 302 </dev/null >/dev/null 2>&1) & echo started`)
 				c.FreshThread = fresh
@@ -73,11 +78,12 @@ func TestPIDInitBothWays(t *testing.T) {
 				assert.Equal(t, []string{"2", "started"}, lines, "PID 1 hidden (hidepid=4); fresh thread %v", fresh)
 				assert.Zero(t, proctest.HostPid(t, d.Root, "sleep 302"), "the leftover died with the namespace")
 
-				procFS = "nosuchfs"
+				bad := "nosuchfs"
+				testProcFS.Store(&bad)
 				c = CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", "echo ran")
 				c.FreshThread = fresh
 				out, err = c.Output()
-				procFS = "proc"
+				testProcFS.Store(nil)
 				require.Error(t, err)
 				assert.ErrorIs(t, err, unix.ENODEV)
 				assert.Contains(t, err.Error(), "mount(proc, /proc)")
@@ -121,8 +127,70 @@ func TestPIDInitNoLeak(t *testing.T) {
 	// A leak would be one or more per spawn (100); a file another test
 	// dropped may still be closed meanwhile.
 	assert.LessOrEqual(t, fds(), before+2, "descriptors (before: %d)", before)
+	// The prepared spawner (an idle init) is the one child allowed: a
+	// Release ends it.
+	Release(rs)
+	deadline := time.Now().Add(5 * time.Second)
 	kids, err := reaper.Children()
+	for err == nil && len(kids) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		kids, err = reaper.Children()
+	}
 	require.NoError(t, err)
-	assert.Empty(t, kids, "children left (an unreaped init or child)")
+	assert.Empty(t, kids, "children left after Release (an unreaped init or child)")
 	assert.Zero(t, proctest.HostPid(t, d.Root, "sleep 303"), "a leftover outlived its namespace")
+}
+
+// TestPIDReadySpawner: after a pooled spawn a spawner is prepared in the
+// background (init cloned, thread joined and confined); the next spawn
+// takes it and still gets a namespace of its own (a fresh init: the
+// first run's leftover is gone, PID 2 again), confined (a file outside
+// the policy stays unreadable, with the unconfined control reading it);
+// Release ends an idle one (its init reaped).
+func TestPIDReadySpawner(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	kerneltest.RequireNamespaces(t, nsview.Probe())
+	d := wstest.New(t)
+	// Outside the policy and outside the view's private /tmp (which
+	// would hide wstest's outside/ altogether).
+	dir, err := os.MkdirTemp("/var/tmp", "landjail-ready-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	secret := dir + "/secret"
+	require.NoError(t, os.WriteFile(secret, []byte("s"), 0o644))
+	_, err = os.ReadFile(secret)
+	require.NoError(t, err, "control: readable unconfined")
+	ws, err := jail.New(d.Root)
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	rs, err := landlock.Compile(ws, landlock.Options{System: true, Namespaces: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { Release(rs); rs.Close() })
+	script := `echo $$; cat ` + secret + ` 2>&1 | grep -o 'Permission denied'; (exec sleep 304 </dev/null >/dev/null 2>&1) &`
+	for i := range 5 {
+		if i > 0 {
+			deadline := time.Now().Add(5 * time.Second)
+			for time.Now().Before(deadline) {
+				registry.mu.Lock()
+				e := registry.m[weak.Make(rs)]
+				ok := e != nil && e.ready[readyKey{}] != nil
+				registry.mu.Unlock()
+				if ok {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			require.NotNil(t, func() *readySpawner {
+				registry.mu.Lock()
+				defer registry.mu.Unlock()
+				return registry.m[weak.Make(rs)].ready[readyKey{}]
+			}(), "a spawner was prepared after spawn %d", i)
+		}
+		c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", script)
+		c.Timeout = time.Minute
+		out, err := c.Output()
+		require.NoError(t, err, "%s", out)
+		assert.Equal(t, "2\nPermission denied\n", string(out), "spawn %d", i)
+		assert.Zero(t, proctest.HostPid(t, d.Root, "sleep 304"), "spawn %d: the leftover died with its namespace", i)
+	}
 }

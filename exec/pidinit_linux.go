@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -35,13 +37,13 @@ type pidInit struct {
 	leftovers int
 }
 
-// procFS is the file-system type the init mounts on /proc (a variable
-// so that a test can make that step fail).
-var procFS = "proc"
+// testProcFS, when set, is the file-system type the init mounts on /proc
+// instead of "proc" (a test makes that step fail with it).
+var testProcFS atomic.Pointer[string]
 
-// useCloneVM selects the assembly init (haveCloneVM); a variable so
-// that a test can run the fork path on an architecture that has both.
-var useCloneVM = haveCloneVM
+// forkInit makes newPIDInit fork its init even where haveCloneVM (a test
+// runs the fork path on an architecture that has both).
+var forkInit atomic.Bool
 
 // initStackSize is the init's own stack with CLONE_VM: its code pushes
 // nothing; the kernel would write a signal frame there only if a fault
@@ -72,7 +74,7 @@ func newPIDInit() (*pidInit, error) {
 		keepR:    uintptr(kp[0]),
 		none:     cstr("none"),
 		root:     cstr("/"),
-		proc:     cstr(procFS),
+		proc:     cstr(cmp.Or(ptrOr(testProcFS.Load()), "proc")),
 		procDir:  cstr("/proc"),
 		procData: cstr("hidepid=4"),
 		fullMask: ^uint64(0),
@@ -81,7 +83,7 @@ func newPIDInit() (*pidInit, error) {
 	var pid int
 	var e syscall.Errno
 	var stack []byte
-	if useCloneVM {
+	if haveCloneVM && !forkInit.Load() {
 		// No copy of the address space: the child runs the assembly
 		// init in this memory, on its own stack, signals blocked.
 		a.flags |= unix.CLONE_VM
@@ -269,23 +271,38 @@ func confineWith(rulesetFD *os.File, flags uint32, keepCaps bool, filter *seccom
 // WNOWAIT on a pidfd: whoever waits for the child still gets its
 // status): anything it left running in the namespace is killed then,
 // before the caller's Wait drains the child's output, which a leftover
-// process could otherwise hold open until WaitDelay. Without a pidfd
-// (ESRCH: it already exited and was reaped) the namespace ends at once.
+// process could otherwise hold open until WaitDelay. The pidfd is polled
+// by the runtime's network poller (it becomes readable when the process
+// exits), so the wait holds no thread. Without a pidfd (ESRCH: it
+// already exited and was reaped) the namespace ends at once.
 func (ini *pidInit) endWith(target int) {
-	fd, err := unix.PidfdOpen(target, 0)
+	fd, err := unix.PidfdOpen(target, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		ini.close()
 		return
 	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		ini.close()
+		return
+	}
 	go func() {
-		defer unix.Close(fd)
-		var info unix.Siginfo
-		for {
-			err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
+		rc.Read(func(fd uintptr) bool {
+			var info unix.Siginfo
+			err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+			return err != nil || info.Signo != 0 // exited (or gone): done
+		})
+		f.Close()
 		ini.close()
 	}()
+}
+
+// ptrOr is *p, or "" for nil.
+func ptrOr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

@@ -54,6 +54,10 @@ type pool struct {
 type rsEntry struct {
 	pools    map[poolKey]*pool
 	selfTest *selfTestResult
+	// ready holds the prepared PID-namespace spawners (pidready_linux.go),
+	// preparing the keys one is being prepared for.
+	ready     map[readyKey]*readySpawner
+	preparing map[readyKey]bool
 }
 
 // registry maps each Ruleset (weakly: it does not keep the Ruleset
@@ -142,6 +146,13 @@ func releaseKey(key weak.Pointer[landlock.Ruleset]) {
 		if p != nil {
 			p.stop()
 		}
+	}
+	registry.mu.Lock()
+	ready := e.ready
+	e.ready = nil
+	registry.mu.Unlock()
+	for _, r := range ready {
+		r.req <- nil
 	}
 }
 
