@@ -23,6 +23,23 @@ import (
 	"github.com/landjail/landjail/landlock"
 )
 
+// pidnsInternalFixture: the wstest tree, a Workspace on its ws/ and a
+// Ruleset with the namespace layer (skipped where namespaces or Landlock
+// are missing, through kerneltest).
+func pidnsInternalFixture(t *testing.T) (wstest.Dirs, *jail.Workspace, *landlock.Ruleset) {
+	t.Helper()
+	kerneltest.RequireLandlockABI(t, 1)
+	kerneltest.RequireNamespaces(t, nsview.Probe())
+	d := wstest.New(t)
+	ws, err := jail.New(d.Root)
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	rs, err := landlock.Compile(ws, landlock.Options{System: true, Namespaces: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { Release(rs); rs.Close() })
+	return d, ws, rs
+}
+
 // TestPIDInitBothWays runs a child in a PID namespace through each init
 // this architecture has: the assembly one (CLONE_VM, amd64) and the
 // forked copy (the only one elsewhere), from a pooled worker and from a
@@ -33,15 +50,7 @@ import (
 // type the kernel does not know: ENODEV) must come back as Start's error
 // naming the step, with nothing run.
 func TestPIDInitBothWays(t *testing.T) {
-	kerneltest.RequireLandlockABI(t, 1)
-	kerneltest.RequireNamespaces(t, nsview.Probe())
-	d := wstest.New(t)
-	ws, err := jail.New(d.Root)
-	require.NoError(t, err)
-	t.Cleanup(func() { ws.Close() })
-	rs, err := landlock.Compile(ws, landlock.Options{System: true, Namespaces: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { Release(rs); rs.Close() })
+	d, ws, rs := pidnsInternalFixture(t)
 	require.Equal(t, landlock.LayerNamespaces, rs.Report().Layer)
 
 	control := osexec.Command("/bin/sh", "-c", "(exec sleep 302 </dev/null >/dev/null 2>&1) & echo started")
@@ -98,15 +107,7 @@ func TestPIDInitBothWays(t *testing.T) {
 // (pidfds, keep-alive pipes, rulesets), no child (inits are reaped), and
 // no init still running.
 func TestPIDInitNoLeak(t *testing.T) {
-	kerneltest.RequireLandlockABI(t, 1)
-	kerneltest.RequireNamespaces(t, nsview.Probe())
-	d := wstest.New(t)
-	ws, err := jail.New(d.Root)
-	require.NoError(t, err)
-	t.Cleanup(func() { ws.Close() })
-	rs, err := landlock.Compile(ws, landlock.Options{System: true, Namespaces: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { Release(rs); rs.Close() })
+	d, ws, rs := pidnsInternalFixture(t)
 	run := func(fresh bool) {
 		c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", "(exec sleep 303 </dev/null >/dev/null 2>&1) & :")
 		c.FreshThread = fresh

@@ -43,9 +43,9 @@ func readOnThread(t *testing.T, fd *os.File, flags uint32, paths ...string) []er
 }
 
 // TestForkFD: a forked ruleset grants what the Ruleset grants, a rule
-// added to it grants its path there only, and the Ruleset itself is
-// unchanged (a control thread confined with the original still cannot
-// read the path). Without a view the descriptors are not kept:
+// added to it grants its path there only, and neither the Ruleset nor
+// another fork sees it (a control thread confined with a second fork
+// cannot read the path). Without a view the descriptors are not kept:
 // ErrUnavailable, as after Close ErrClosed.
 func TestForkFD(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
@@ -67,7 +67,7 @@ func TestForkFD(t *testing.T) {
 	}
 	require.Equal(t, LayerNamespaces, rs.Report().Layer)
 
-	orig, flags, err := rs.DupFD()
+	orig, flags, err := rs.ForkFD() // a control with the Ruleset's rules alone
 	require.NoError(t, err)
 	defer orig.Close()
 	fork, flags2, err := rs.ForkFD()
@@ -87,8 +87,8 @@ func TestForkFD(t *testing.T) {
 	assert.NoError(t, got[1], "the added rule grants extra")
 	assert.True(t, errors.Is(got[2], unix.EACCES), "the fork grants nothing else outside: %v", got[2])
 	got = readOnThread(t, orig, flags, inside, extraFile)
-	assert.NoError(t, got[0], "control: the original grants the workspace")
-	assert.True(t, errors.Is(got[1], unix.EACCES), "the original is unchanged: extra denied, got %v", got[1])
+	assert.NoError(t, got[0], "control: the second fork grants the workspace")
+	assert.True(t, errors.Is(got[1], unix.EACCES), "the second fork is unchanged: extra denied, got %v", got[1])
 
 	// Without a view nothing is kept.
 	plain, err := Compile(f.ws, Options{System: true, TmpDir: f.tmpd})
