@@ -149,9 +149,7 @@ func TestPIDInitNoLeak(t *testing.T) {
 // the policy stays unreadable, with the unconfined control reading it);
 // Release ends an idle one (its init reaped).
 func TestPIDReadySpawner(t *testing.T) {
-	kerneltest.RequireLandlockABI(t, 1)
-	kerneltest.RequireNamespaces(t, nsview.Probe())
-	d := wstest.New(t)
+	d, ws, rs := pidnsInternalFixture(t)
 	// Outside the policy and outside the view's private /tmp (which
 	// would hide wstest's outside/ altogether).
 	dir, err := os.MkdirTemp("/var/tmp", "landjail-ready-")
@@ -161,12 +159,6 @@ func TestPIDReadySpawner(t *testing.T) {
 	require.NoError(t, os.WriteFile(secret, []byte("s"), 0o644))
 	_, err = os.ReadFile(secret)
 	require.NoError(t, err, "control: readable unconfined")
-	ws, err := jail.New(d.Root)
-	require.NoError(t, err)
-	t.Cleanup(func() { ws.Close() })
-	rs, err := landlock.Compile(ws, landlock.Options{System: true, Namespaces: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { Release(rs); rs.Close() })
 	script := `echo $$; cat ` + secret + ` 2>&1 | grep -o 'Permission denied'; (exec sleep 304 </dev/null >/dev/null 2>&1) &`
 	for i := range 5 {
 		if i > 0 {
