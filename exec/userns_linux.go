@@ -30,7 +30,7 @@ type userStage struct {
 
 // newUserStage rewrites inner (built for the target, p) to start the
 // stage instead: /proc/self/fd/N of the registered binary
-// (nsinit.Exe), argv {nsinit.Argv0}, environment {EnvMarker=SPEC,STATUS},
+// (nsinit.Exe), argv {nsinit.Argv0}, environment {EnvMarker=SPEC,STATUS[,net]},
 // cloned into new user, mount and PID namespaces with the caller's uid
 // and gid mapped to themselves (setgroups denied) and CAP_SYS_ADMIN and
 // CAP_NET_ADMIN kept across its execve as ambient capabilities (they
@@ -87,7 +87,11 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 	uid, gid := os.Getuid(), os.Getgid()
 	inner.Path = "/proc/self/fd/" + strconv.Itoa(n+3)
 	inner.Args = []string{nsinit.Argv0}
-	inner.Env = []string{nsinit.EnvMarker + "=" + strconv.Itoa(n) + "," + strconv.Itoa(n+1)}
+	marker := nsinit.EnvMarker + "=" + strconv.Itoa(n) + "," + strconv.Itoa(n+1)
+	if c.Ruleset.Report().PrivateNetwork {
+		marker += ",net"
+	}
+	inner.Env = []string{marker}
 	inner.Dir = ""
 	inner.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), specR, statusW, lfd, exe)
 	inner.SysProcAttr = &syscall.SysProcAttr{

@@ -39,6 +39,10 @@ func kernelABI() int {
 
 func startProbe(privateNetwork bool) {
 	if kernelABI() > 0 {
+		if unix.Geteuid() != 0 && nsinit.Registered() {
+			go nsview.ProbeUserNS() // what Compile asks when not root
+			return
+		}
 		if privateNetwork {
 			nsview.PrepareNetwork() // the longer of the two: first
 		}

@@ -32,8 +32,10 @@ package nsinit
 import "github.com/landjail/landjail/internal/nsview"
 
 // EnvMarker is the environment variable that marks the re-executed init
-// stage; its value is "SPEC,STATUS": the descriptor numbers of the spec
-// pipe (read end) and the status pipe (write end).
+// stage; its value is "SPEC,STATUS[,net]": the descriptor numbers of the
+// spec pipe (read end) and the status pipe (write end), and "net" when
+// the view has a network namespace of its own (the stage starts making
+// it before it reads the spec).
 const EnvMarker = "LANDJAIL_NSINIT"
 
 // Argv0 is argv[0] of the re-executed init stage (what ps shows as PID 1

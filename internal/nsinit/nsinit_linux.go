@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/bpfprog"
+	"github.com/landjail/landjail/internal/nsview"
 )
 
 var (
@@ -72,7 +73,14 @@ var forwarded = []os.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT
 
 // runInit is the init stage: marker is "SPEC,STATUS".
 func runInit(marker string) int {
-	runtime.LockOSThread() // never unlocked: this thread is confined below
+	runtime.LockOSThread() // the main thread stays locked: see forkTarget
+	// An optional third field "net": the view will want a network
+	// namespace of its own; make it now, on another thread, while the
+	// spec is read (nsview.PrepareNetwork).
+	if m, net, ok := strings.Cut(marker, ",net"); ok && net == "" {
+		marker = m
+		nsview.PrepareNetwork()
+	}
 	specFD, statusFD, ok := strings.Cut(marker, ",")
 	sfd, err1 := strconv.Atoi(specFD)
 	tfd, err2 := strconv.Atoi(statusFD)

@@ -310,8 +310,9 @@ func (v *View) UnmarshalJSON(b []byte) error {
 
 // ProbeUserNS reports, for a caller without CAP_SYS_ADMIN, whether a
 // re-executed stage can build the view instead (internal/nsinit): nil
-// when this process may clone a child into new user, mount and PID
-// namespaces with its own uid and gid mapped, else an error wrapping
+// when this process may clone a child into a new user namespace with its
+// own uid and gid mapped (where it may then make mount and PID
+// namespaces of its own), else an error wrapping
 // ErrUnavailable that says why (EPERM from a container's seccomp profile,
 // user namespaces disabled or restricted by AppArmor: see Probe). The
 // test forks a child with those clone flags that fails its execve (a

@@ -106,7 +106,12 @@ func probeUserNSNow() error {
 	_, err := syscall.ForkExec("/nonexistent/landjail-userns-probe", []string{"probe"}, &syscall.ProcAttr{
 		Env: []string{},
 		Sys: &syscall.SysProcAttr{
-			Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+			// A user namespace alone: the mount and PID namespaces a
+			// stage adds are its own to make once it is in it (a
+			// seccomp profile or AppArmor refuses the user namespace
+			// itself), and a new mount namespace would copy the whole
+			// mount table for nothing.
+			Cloneflags:  unix.CLONE_NEWUSER,
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		},
