@@ -216,7 +216,13 @@ func (ini *pidInit) close() {
 
 func (ini *pidInit) end() {
 	// What the child left running was reparented to the init: its
-	// children, counted before they are killed.
+	// children, counted before they are killed. When there are none, the
+	// init is the namespace's only process left (the child's own
+	// children were reparented to it before the child's exit was
+	// reported), so nothing can run once it is sent SIGKILL: it is reaped
+	// in the background, and its exit (which tears down its copy of the
+	// mount namespace, an RCU grace period) is off the caller's path.
+	// With leftovers the caller waits until the kernel has killed them.
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", ini.pid, ini.pid)); err == nil {
 		ini.leftovers = len(strings.Fields(string(b)))
 	}
@@ -224,6 +230,19 @@ func (ini *pidInit) end() {
 	ini.keepW = nil
 	if ini.pidfd >= 0 {
 		unix.PidfdSendSignal(ini.pidfd, unix.SIGKILL, nil, 0)
+	} else {
+		unix.Kill(ini.pid, unix.SIGKILL)
+	}
+	if ini.leftovers == 0 {
+		go ini.reap()
+		return
+	}
+	ini.reap()
+}
+
+// reap waits for the (killed) init and releases what it used.
+func (ini *pidInit) reap() {
+	if ini.pidfd >= 0 {
 		var info unix.Siginfo
 		var err error = unix.EINTR
 		for errors.Is(err, unix.EINTR) {
@@ -235,12 +254,10 @@ func (ini *pidInit) end() {
 		}
 		unix.Close(ini.pidfd)
 		ini.pidfd = -1
-		ini.args, ini.stack = nil, nil
-		return
+	} else {
+		var ws unix.WaitStatus
+		unix.Wait4(ini.pid, &ws, 0, nil)
 	}
-	unix.Kill(ini.pid, unix.SIGKILL)
-	var ws unix.WaitStatus
-	unix.Wait4(ini.pid, &ws, 0, nil)
 	ini.args, ini.stack = nil, nil
 }
 
