@@ -59,6 +59,14 @@ func startEarly(args []string) {
 		}
 	}
 	landlock.StartProbe(privateNetwork)
+	// os probes pidfd support once, on the first process it starts or
+	// finds (≈80 µs here); exec makes it happen before the spawn
+	// (exec.warmPidfd): start it now, while the flags are parsed.
+	go func() {
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Release()
+		}
+	}()
 }
 
 // runMain runs the CLI with args (args[0] is the program name) and returns
