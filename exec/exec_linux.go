@@ -255,10 +255,15 @@ func (c *Cmd) spawn(start func() error) error {
 // namespace and a child of this process. The fresh thread dies after.
 func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 	var ini *pidInit
-	fork := func() error {
-		var err error
-		ini, err = newPIDInit()
-		return err
+	// A pooled worker's view serves every spawn: the init gets a copy of
+	// it (its procfs must not land in the shared one); a fresh thread's
+	// view is this spawn's alone, the init mounts its procfs there.
+	fork := func(ownMountNS bool) func() error {
+		return func() error {
+			var err error
+			ini, err = newPIDInit(ownMountNS)
+			return err
+		}
 	}
 	pooled := !c.FreshThread && c.InNamespace == nil
 	if pooled {
@@ -274,7 +279,7 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 			}
 			return r.ini, nil
 		}
-		err := spawnPooled(c.Ruleset, poolKey{pidns: true}, fork)
+		err := spawnPooled(c.Ruleset, poolKey{pidns: true}, fork(true))
 		if errors.Is(err, errPoolStopped) {
 			pooled = false
 		} else if err != nil {
@@ -286,7 +291,7 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 			if err := enterView(c.Ruleset); err != nil {
 				return err
 			}
-			if err := fork(); err != nil {
+			if err := fork(false)(); err != nil {
 				return err
 			}
 		}

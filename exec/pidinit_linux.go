@@ -35,6 +35,10 @@ type pidInit struct {
 	// leftovers is how many processes the namespace still held when it
 	// ended (set by close).
 	leftovers int
+	// ownMountNS: the init has a copy of the view's mount namespace
+	// (CLONE_NEWNS), which join enters; without it the init mounted its
+	// procfs in the cloning thread's own view.
+	ownMountNS bool
 }
 
 // testProcFS, when set, is the file-system type the init mounts on /proc
@@ -56,7 +60,7 @@ const initStackSize = 16 << 10
 // /proc). It returns once the init reported that /proc is mounted.
 // Errors: the failing step's errno (EPERM where a container's seccomp
 // profile refuses CLONE_NEWPID), wrapped.
-func newPIDInit() (*pidInit, error) {
+func newPIDInit(ownMountNS bool) (*pidInit, error) {
 	var st [2]int
 	if err := unix.Pipe2(st[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("exec: PID namespace: pipe2: %w", err)
@@ -69,7 +73,7 @@ func newPIDInit() (*pidInit, error) {
 		return nil, fmt.Errorf("exec: PID namespace: pipe2: %w", err)
 	}
 	a := &initArgs{
-		flags:    unix.CLONE_NEWPID | unix.CLONE_NEWNS | uintptr(unix.SIGCHLD),
+		flags:    unix.CLONE_NEWPID | uintptr(unix.SIGCHLD),
 		statusW:  uintptr(st[1]),
 		keepR:    uintptr(kp[0]),
 		none:     cstr("none"),
@@ -80,6 +84,9 @@ func newPIDInit() (*pidInit, error) {
 		fullMask: ^uint64(0),
 	}
 	a.ign[0] = 1 // SIG_IGN
+	if ownMountNS {
+		a.flags |= unix.CLONE_NEWNS
+	}
 	var pid int
 	var e syscall.Errno
 	var stack []byte
@@ -112,7 +119,7 @@ func newPIDInit() (*pidInit, error) {
 		keepW.Close()
 		return nil, fmt.Errorf("exec: PID namespace: clone(CLONE_NEWPID|CLONE_NEWNS): %w", e)
 	}
-	ini := &pidInit{pid: pid, pidfd: -1, keepW: keepW, args: a, stack: stack}
+	ini := &pidInit{pid: pid, pidfd: -1, keepW: keepW, args: a, stack: stack, ownMountNS: ownMountNS}
 	var word [8]byte
 	n, err := readFull(statusR, word[:])
 	if err != nil || n != len(word) {
@@ -157,10 +164,19 @@ func readFull(f *os.File, b []byte) (int, error) {
 }
 
 // join moves the calling thread (locked, never to run anything else)
-// into the init's mount, PID (for its children) and network namespaces,
-// so that what it forks next is a process of that namespace that sees
-// its procfs. setns(2) with a pidfd and several flags: Linux 5.8.
+// into the init's PID namespace (for its children) and, when the init has
+// a mount namespace of its own, into that and its network namespace, so
+// that what it forks next is a process of the namespace that sees its
+// procfs. Without ownMountNS the calling thread must be the one that
+// cloned the init (it already shares its mount and network namespaces).
+// setns(2) with a pidfd: Linux 5.8.
 func (ini *pidInit) join() error {
+	if !ini.ownMountNS {
+		if err := unix.Setns(ini.pidfd, unix.CLONE_NEWPID); err != nil {
+			return fmt.Errorf("exec: PID namespace: setns: %w", err)
+		}
+		return nil
+	}
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
 		return fmt.Errorf("exec: PID namespace: unshare(CLONE_FS): %w", err)
 	}

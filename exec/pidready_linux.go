@@ -95,7 +95,7 @@ func prepareReady(rs *landlock.Ruleset, k readyKey, idle time.Duration) *readySp
 	var ini *pidInit
 	err := spawnPooled(rs, poolKey{pidns: true}, func() error {
 		var err error
-		ini, err = newPIDInit()
+		ini, err = newPIDInit(true) // from the pool's shared view
 		return err
 	})
 	if err != nil {
