@@ -192,23 +192,27 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 
 	filter, filterErr := o.SeccompFilter()
 	stdio := stdioFiles(cmd.Root().Reader, cmd.Root().Writer, stderr)
-	supervise := false
+	supervise, why := false, ""
 	if !printRules {
-		supervise, _ = needsSupervisor(o, filter.Supervised(), stdio, leaveTerminal)
+		supervise, why = needsSupervisor(o, filter.Supervised(), stdio, leaveTerminal)
 	}
+	// Supervised only for the PID namespace: the workspace's TMPDIR, as
+	// for an execve'd command (nothing else of the run needs cleaning).
+	perRunTmp := supervise && why != whyPIDNamespace
 
 	// A private TMPDIR, unless the caller chose one or wants no preset:
-	// per run when supervised (removed afterwards), per workspace when
-	// landjail execve's (nothing is left to remove it). Owned by the
-	// user the command runs as.
+	// per run when supervised for --timeout, --report, a terminal, ...
+	// (removed afterwards), per workspace when landjail execve's (nothing
+	// is left to remove it) or supervises only for the PID namespace.
+	// Owned by the user the command runs as.
 	var tmp *privateTmp
 	if !o.NoSystem && !printRules && !cliopts.HasEnv(env, "TMPDIR") {
-		if tmp, err = newPrivateTmp(ws.Root(), supervise, cred); err != nil {
+		if tmp, err = newPrivateTmp(ws.Root(), perRunTmp, cred); err != nil {
 			return err
 		}
 	}
 	removeTmp := func() {
-		if supervise {
+		if perRunTmp {
 			tmp.remove()
 		}
 	}
@@ -324,6 +328,10 @@ func stdioFiles(in io.Reader, out, errw io.Writer) stdioSet {
 
 func (s stdioSet) anyTerminal() bool { return s.isTerm[0] || s.isTerm[1] || s.isTerm[2] }
 
+// whyPIDNamespace is needsSupervisor's reason when only the PID
+// namespace asks for supervision.
+const whyPIDNamespace = "a PID namespace (--no-pid-namespace execve's the command instead)"
+
 // needsSupervisor is run's one decision between supervising the command
 // (a child in its own session, waited for, its descendants killed) and
 // execve'ing it (no extra process). It returns true and the reason when
@@ -344,7 +352,7 @@ func needsSupervisor(o *options, supervisedFilter bool, stdio stdioSet, leave fu
 	case o.WantsPIDNamespace():
 		// A PID namespace needs a fork: the command is a child of
 		// landjail in it (execve cannot move a process there).
-		return true, "a PID namespace (--no-pid-namespace execve's the command instead)"
+		return true, whyPIDNamespace
 	case supervisedFilter:
 		// The seccomp filter hands listen(2) to landjail (--bind-tcp, or
 		// UNIX sockets with the network restricted): it must stay alive.
