@@ -258,12 +258,12 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 	// A pooled worker's view serves every spawn: the init gets a copy of
 	// it (its procfs must not land in the shared one); a fresh thread's
 	// view is this spawn's alone, the init mounts its procfs there.
-	fork := func(ownMountNS bool) func() error {
-		return func() error {
-			var err error
-			ini, err = newPIDInit(ownMountNS)
+	forkReady := func() error { // on a pooled worker
+		var err error
+		if ini, err = newPIDInit(true); err != nil {
 			return err
 		}
+		return ini.ready()
 	}
 	pooled := !c.FreshThread && c.InNamespace == nil
 	if pooled {
@@ -279,7 +279,7 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 			}
 			return r.ini, nil
 		}
-		err := spawnPooled(c.Ruleset, poolKey{pidns: true}, fork(true))
+		err := spawnPooled(c.Ruleset, poolKey{pidns: true}, forkReady)
 		if errors.Is(err, errPoolStopped) {
 			pooled = false
 		} else if err != nil {
@@ -287,13 +287,33 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		}
 	}
 	err := onFreshThread(func() error {
-		if !pooled {
-			if err := enterView(c.Ruleset); err != nil {
+		if pooled {
+			if err := ini.join(); err != nil {
 				return err
 			}
-			if err := fork(false)(); err != nil {
+			if err := c.inNamespace(); err != nil {
 				return err
 			}
+			rfd, flags, err := procRuleset(c.Ruleset)
+			if err != nil {
+				return err
+			}
+			defer rfd.Close()
+			if err := confineWith(rfd, flags, c.KeepCaps, c.Seccomp); err != nil {
+				return err
+			}
+			return start()
+		}
+		// This thread's view is the spawn's alone: the init mounts its
+		// procfs there while this thread joins its PID namespace, builds
+		// its ruleset and drops its capabilities; only the procfs rule
+		// waits for the init.
+		if err := enterView(c.Ruleset); err != nil {
+			return err
+		}
+		var err error
+		if ini, err = newPIDInit(false); err != nil {
+			return err
 		}
 		if err := ini.join(); err != nil {
 			return err
@@ -301,12 +321,23 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		if err := c.inNamespace(); err != nil {
 			return err
 		}
-		rfd, flags, err := procRuleset(c.Ruleset)
+		rfd, flags, err := c.Ruleset.ForkFD()
 		if err != nil {
 			return err
 		}
 		defer rfd.Close()
-		if err := confineWith(rfd, flags, c.KeepCaps, c.Seccomp); err != nil {
+		if !c.KeepCaps {
+			if err := dropCaps(); err != nil {
+				return err
+			}
+		}
+		if err := ini.ready(); err != nil {
+			return err
+		}
+		if err := grantProc(rfd); err != nil {
+			return err
+		}
+		if err := confineWith(rfd, flags, true, c.Seccomp); err != nil { // capabilities dropped above
 			return err
 		}
 		return start()

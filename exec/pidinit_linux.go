@@ -35,6 +35,8 @@ type pidInit struct {
 	// leftovers is how many processes the namespace still held when it
 	// ended (set by close).
 	leftovers int
+	// statusR is the init's status pipe until ready read it.
+	statusR *os.File
 	// ownMountNS: the init has a copy of the view's mount namespace
 	// (CLONE_NEWNS), which join enters; without it the init mounted its
 	// procfs in the cloning thread's own view.
@@ -54,10 +56,12 @@ var forkInit atomic.Bool
 // ever reached it.
 const initStackSize = 16 << 10
 
-// newPIDInit forks the init of a new PID namespace from the calling
-// thread, which must be locked and inside the namespace view (the init's
-// mount namespace is a copy of the thread's, with a fresh procfs on
-// /proc). It returns once the init reported that /proc is mounted.
+// newPIDInit clones the init of a new PID namespace from the calling
+// thread, which must be locked and inside the namespace view; with
+// ownMountNS the init's mount namespace is a copy of the thread's,
+// without it the init mounts its procfs in the thread's own. It returns
+// at once with a pidfd on the init: call ready before anything uses
+// /proc.
 // Errors: the failing step's errno (EPERM where a container's seccomp
 // profile refuses CLONE_NEWPID), wrapped.
 func newPIDInit(ownMountNS bool) (*pidInit, error) {
@@ -66,7 +70,6 @@ func newPIDInit(ownMountNS bool) (*pidInit, error) {
 		return nil, fmt.Errorf("exec: PID namespace: pipe2: %w", err)
 	}
 	statusR := os.NewFile(uintptr(st[0]), "init-status")
-	defer statusR.Close()
 	var kp [2]int
 	if err := unix.Pipe2(kp[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(st[1])
@@ -117,14 +120,33 @@ func newPIDInit(ownMountNS bool) (*pidInit, error) {
 	keepW := os.NewFile(uintptr(kp[1]), "init-keepalive")
 	if e != 0 {
 		keepW.Close()
-		return nil, fmt.Errorf("exec: PID namespace: clone(CLONE_NEWPID|CLONE_NEWNS): %w", e)
+		statusR.Close()
+		return nil, fmt.Errorf("exec: PID namespace: clone(CLONE_NEWPID): %w", e)
 	}
 	ini := &pidInit{pid: pid, pidfd: -1, keepW: keepW, args: a, stack: stack, ownMountNS: ownMountNS}
+	fd, err := unix.PidfdOpen(pid, 0) // our child, not reaped: cannot be another process
+	if err != nil {
+		statusR.Close()
+		ini.close()
+		return nil, fmt.Errorf("exec: PID namespace: pidfd_open: %w", err)
+	}
+	ini.pidfd = fd
+	ini.statusR = statusR
+	return ini, nil
+}
+
+// ready waits until the init reported that its procfs is mounted (or
+// why not: the failing step's errno, wrapped; the namespace is then
+// ended). Until then the caller may do what does not need /proc.
+func (ini *pidInit) ready() error {
+	statusR := ini.statusR
+	ini.statusR = nil
+	defer statusR.Close()
 	var word [8]byte
 	n, err := readFull(statusR, word[:])
 	if err != nil || n != len(word) {
 		ini.close()
-		return nil, fmt.Errorf("exec: PID namespace: the init died before reporting: %w", unix.EIO)
+		return fmt.Errorf("exec: PID namespace: the init died before reporting: %w", unix.EIO)
 	}
 	if errno := binary.NativeEndian.Uint32(word[:4]); errno != 0 {
 		step := binary.NativeEndian.Uint32(word[4:])
@@ -133,15 +155,9 @@ func newPIDInit(ownMountNS bool) (*pidInit, error) {
 		if int(step) < len(initStepNames) {
 			name = initStepNames[step]
 		}
-		return nil, fmt.Errorf("exec: PID namespace init: %s: %w", name, unix.Errno(errno))
+		return fmt.Errorf("exec: PID namespace init: %s: %w", name, unix.Errno(errno))
 	}
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		ini.close()
-		return nil, fmt.Errorf("exec: PID namespace: pidfd_open: %w", err)
-	}
-	ini.pidfd = fd
-	return ini, nil
+	return nil
 }
 
 // cstr is s NUL-terminated (s has no NUL).
@@ -195,28 +211,36 @@ func (ini *pidInit) join() error {
 // must be a procfs (statfs PROC_SUPER_MAGIC): never grant something
 // else mounted there.
 func procRuleset(rs *landlock.Ruleset) (*os.File, uint32, error) {
-	pfd, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, 0, &fs.PathError{Op: "open", Path: "/proc", Err: err}
-	}
-	defer unix.Close(pfd)
-	var sfs unix.Statfs_t
-	if err := unix.Fstatfs(pfd, &sfs); err != nil {
-		return nil, 0, &fs.PathError{Op: "fstatfs", Path: "/proc", Err: err}
-	}
-	if sfs.Type != unix.PROC_SUPER_MAGIC {
-		return nil, 0, &fs.PathError{Op: "landlock_add_rule", Path: "/proc", Err: fmt.Errorf("not a procfs (magic %#x): %w", sfs.Type, unix.EINVAL)}
-	}
 	f, flags, err := rs.ForkFD()
 	if err != nil {
 		return nil, 0, err
 	}
-	attr := ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: ll.AccessFSReadFile | ll.AccessFSReadDir}
-	if err := ll.LandlockAddPathBeneathRule(int(f.Fd()), &attr, 0); err != nil {
+	if err := grantProc(f); err != nil {
 		f.Close()
-		return nil, 0, &fs.PathError{Op: "landlock_add_rule", Path: "/proc", Err: err}
+		return nil, 0, err
 	}
 	return f, flags, nil
+}
+
+// grantProc adds the rule procRuleset describes to the ruleset f.
+func grantProc(f *os.File) error {
+	pfd, err := unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: "/proc", Err: err}
+	}
+	defer unix.Close(pfd)
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(pfd, &sfs); err != nil {
+		return &fs.PathError{Op: "fstatfs", Path: "/proc", Err: err}
+	}
+	if sfs.Type != unix.PROC_SUPER_MAGIC {
+		return &fs.PathError{Op: "landlock_add_rule", Path: "/proc", Err: fmt.Errorf("not a procfs (magic %#x): %w", sfs.Type, unix.EINVAL)}
+	}
+	attr := ll.PathBeneathAttr{ParentFd: pfd, AllowedAccess: ll.AccessFSReadFile | ll.AccessFSReadDir}
+	if err := ll.LandlockAddPathBeneathRule(int(f.Fd()), &attr, 0); err != nil {
+		return &fs.PathError{Op: "landlock_add_rule", Path: "/proc", Err: err}
+	}
+	return nil
 }
 
 // close ends the namespace: it closes the keep-alive pipe (the init
@@ -231,6 +255,10 @@ func (ini *pidInit) close() {
 }
 
 func (ini *pidInit) end() {
+	if ini.statusR != nil {
+		ini.statusR.Close()
+		ini.statusR = nil
+	}
 	// What the child left running was reparented to the init: its
 	// children, counted before they are killed. When there are none, the
 	// init is the namespace's only process left (the child's own

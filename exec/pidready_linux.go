@@ -95,8 +95,10 @@ func prepareReady(rs *landlock.Ruleset, k readyKey, idle time.Duration) *readySp
 	var ini *pidInit
 	err := spawnPooled(rs, poolKey{pidns: true}, func() error {
 		var err error
-		ini, err = newPIDInit(true) // from the pool's shared view
-		return err
+		if ini, err = newPIDInit(true); err != nil { // from the pool's shared view
+			return err
+		}
+		return ini.ready()
 	})
 	if err != nil {
 		return nil
