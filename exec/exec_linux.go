@@ -316,6 +316,11 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 			return err
 		}
 		if err := ini.join(); err != nil {
+			// An init that failed has exited (setns: ESRCH): its
+			// status says why.
+			if rerr := ini.ready(); rerr != nil {
+				return rerr
+			}
 			return err
 		}
 		if err := c.inNamespace(); err != nil {
