@@ -220,9 +220,17 @@ func (w *Workspace) narrows() bool {
 // missing file holds nothing; a file that cannot be opened counts as a
 // key (fail closed).
 func (w *Workspace) keyDeniedPath(canon string, root *wsRoot) bool {
-	if !w.keys.matchesEntry(canon, root.Path) {
-		return false
-	}
+	return w.keys.matchesEntry(canon, root.Path) && PathHoldsPrivateKey(canon)
+}
+
+// PathHoldsPrivateKey is HoldsPrivateKey for the file at the canonical
+// path canon, opened read-only with O_NOFOLLOW|O_NONBLOCK|O_NOCTTY (a
+// symlink, a FIFO or a terminal is never followed, waited on or made a
+// controlling terminal). A missing file holds nothing (false); a file
+// that cannot be opened counts as a key (true, fail closed). The answer
+// is about the file at that moment: a caller that hands out data decides
+// on the descriptor it reads instead (Workspace does).
+func PathHoldsPrivateKey(canon string) bool {
 	fd, err := unix.Open(canon, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err == unix.ENOENT {
 		return false

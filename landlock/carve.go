@@ -15,7 +15,6 @@ import (
 	"github.com/charlievieth/fastwalk"
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/jail"
 )
@@ -411,18 +410,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 // key (fail closed, and no open with side effects). A file that vanished
 // holds nothing.
 func holdsKey(p string, typ fs.FileMode) bool {
-	if !typ.IsRegular() {
-		return true
-	}
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-	if err == unix.ENOENT {
-		return false
-	}
-	if err != nil {
-		return true
-	}
-	defer unix.Close(fd)
-	return jail.HoldsPrivateKey(fd)
+	return !typ.IsRegular() || jail.PathHoldsPrivateKey(p)
 }
 
 // topRoots returns the policy roots that lie inside no other policy root.

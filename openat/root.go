@@ -42,6 +42,8 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+
+	"github.com/landjail/landjail/internal/validfs"
 )
 
 // Flags are extra openat2 RESOLVE_* flags applied to every lookup of a
@@ -196,8 +198,9 @@ func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) { return r.readDir(na
 
 // FS returns an fs.FS for the tree beneath r; it also implements
 // fs.StatFS, fs.ReadFileFS and fs.ReadDirFS, so fs.WalkDir and fs.Glob
-// stay inside the root. Names follow fs.ValidPath.
-func (r *Root) FS() fs.FS { return rootFS{r} }
+// stay inside the root. Names follow fs.ValidPath (others fail with an
+// *fs.PathError wrapping fs.ErrInvalid).
+func (r *Root) FS() fs.FS { return validfs.New(r) }
 
 // checkPerm refuses permission bits beyond 0o777, as os.Root does
 // (os/root.go: "unsupported file mode").

@@ -1,14 +1,33 @@
 package tools
 
 import (
+	"embed"
 	"encoding/json"
 
 	"github.com/landjail/landjail/jail"
 )
 
-// definitions are the tools' schemas: JSON Schema draft 2020-12, every
-// path argument named "path" with "format": "path" so argument guards
-// (mcpserver.CheckToolArgs) know it is one.
+// schemaFiles holds one input schema per tool, schemas/NAME.json: JSON
+// Schema draft 2020-12, every path argument named "path" with
+// "format": "path" so argument guards (mcpserver.CheckToolArgs) know it
+// is one. They are data files so that they can be read, diffed and
+// checked as JSON (mcpserver.TestDefinitionsCompile compiles each).
+//
+//go:embed schemas/*.json
+var schemaFiles embed.FS
+
+// schema returns the embedded input schema of the tool named name. A
+// missing file is a build mistake, so it panics at package init.
+func schema(name string) json.RawMessage {
+	b, err := schemaFiles.ReadFile("schemas/" + name + ".json")
+	if err != nil {
+		panic("tools: no input schema for " + name + ": " + err.Error())
+	}
+	return b
+}
+
+// definitions are the tools: name, description, schema, the access each
+// path argument needs.
 var definitions = []Definition{
 	{
 		Name: ToolReadFile,
@@ -18,18 +37,9 @@ var definitions = []Definition{
 			"not shown (a short notice says so). Files larger than the size cap (--max-file-size) are refused. " +
 			"Paths outside the workspace are refused. Reading a file is required before write_file may " +
 			"overwrite it or edit_file or patch may change it.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "format": "path", "description": "File path, relative to the workspace root (or absolute inside an allowed root)."},
-    "offset": {"type": "integer", "minimum": 0, "description": "First line to return, 1-based (default 1)."},
-    "limit": {"type": "integer", "minimum": 0, "description": "Maximum number of lines to return (default and maximum 2000)."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`),
-		Access:   jail.Read,
-		PathArgs: []string{"path"},
+		InputSchema: schema(ToolReadFile),
+		Access:      jail.Read,
+		PathArgs:    []string{"path"},
 	},
 	{
 		Name: ToolWriteFile,
@@ -37,17 +47,9 @@ var definitions = []Definition{
 			"Creates missing parent directories. Overwriting an existing file is refused unless it was " +
 			"read with read_file in this session and has not changed since. Content larger than the size cap " +
 			"(10 MiB by default) is refused. Paths outside the workspace are refused.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "format": "path", "description": "File path, relative to the workspace root."},
-    "content": {"type": "string", "description": "The whole new content of the file."}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`),
-		Access:   jail.Write,
-		PathArgs: []string{"path"},
+		InputSchema: schema(ToolWriteFile),
+		Access:      jail.Write,
+		PathArgs:    []string{"path"},
 	},
 	{
 		Name: ToolEditFile,
@@ -56,19 +58,9 @@ var definitions = []Definition{
 			"unique. The file must have been read with read_file in this session and be unchanged " +
 			"since. Files larger than the size cap (--max-file-size) are refused. Paths outside the workspace are " +
 			"refused. Returns the number of replacements.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "format": "path", "description": "File path, relative to the workspace root."},
-    "old_string": {"type": "string", "description": "The exact text to replace (whitespace and indentation included)."},
-    "new_string": {"type": "string", "description": "The replacement text."},
-    "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false: old_string must be unique)."}
-  },
-  "required": ["path", "old_string", "new_string"],
-  "additionalProperties": false
-}`),
-		Access:   jail.Write,
-		PathArgs: []string{"path"},
+		InputSchema: schema(ToolEditFile),
+		Access:      jail.Write,
+		PathArgs:    []string{"path"},
 	},
 	{
 		Name: ToolPatch,
@@ -80,30 +72,17 @@ var definitions = []Definition{
 			"reported with the differing line and the nearest matching line, and nothing is written. Refused: paths " +
 			"outside the workspace or with .., absolute paths, denied or read-only paths, symlinks, submodules, binary " +
 			"patches, setuid bits, files larger than the size cap.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "patch": {"type": "string", "description": "The unified diff, e.g. from git diff."}
-  },
-  "required": ["patch"],
-  "additionalProperties": false
-}`),
-		Access: jail.Write,
+		InputSchema: schema(ToolPatch),
+		Access:      jail.Write,
 	},
 	{
 		Name: ToolListDirectory,
 		Description: "List a directory of the workspace: one entry per line with a type marker " +
 			"(d directory, f file with its size in bytes, l symlink, ? other), sorted by name. Paths outside the " +
 			"workspace are refused.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "format": "path", "description": "Directory path, relative to the workspace root (default: the workspace root)."}
-  },
-  "additionalProperties": false
-}`),
-		Access:   jail.Read,
-		PathArgs: []string{"path"},
+		InputSchema: schema(ToolListDirectory),
+		Access:      jail.Read,
+		PathArgs:    []string{"path"},
 	},
 	{
 		Name: ToolGlob,
@@ -111,17 +90,9 @@ var definitions = []Definition{
 			"root): * and ? within one name, ** across directories, {a,b} alternatives, [abc] classes. " +
 			"Symbolic links are listed but never followed. Results are sorted and capped; directories end with /. " +
 			"Paths outside the workspace are refused.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "Glob pattern, relative to path, e.g. **/*.go"},
-    "path": {"type": "string", "format": "path", "description": "Directory to search from, relative to the workspace root (default: the workspace root)."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
-		Access:   jail.Read,
-		PathArgs: []string{"path"},
+		InputSchema: schema(ToolGlob),
+		Access:      jail.Read,
+		PathArgs:    []string{"path"},
 	},
 	{
 		Name: ToolGrep,
@@ -130,20 +101,9 @@ var definitions = []Definition{
 			"files, files larger than the size cap and symbolic links. Prints path:line:text for each matching line, " +
 			"capped; the summary line counts the ignored directories and the binary and large files it skipped " +
 			"(grep an ignored directory by path to search it). Paths outside the workspace are refused.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "Regular expression (RE2 syntax)."},
-    "path": {"type": "string", "format": "path", "description": "File or directory to search, relative to the workspace root (default: the workspace root)."},
-    "include": {"type": "string", "description": "Only search files whose path relative to path matches this glob, e.g. *.go or src/**/*.ts (a pattern without / matches the base name)."},
-    "ignore_case": {"type": "boolean", "description": "Case-insensitive match."},
-    "max_results": {"type": "integer", "minimum": 0, "description": "Maximum matching lines (default and maximum 200)."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`),
-		Access:   jail.Read,
-		PathArgs: []string{"path"},
+		InputSchema: schema(ToolGrep),
+		Access:      jail.Read,
+		PathArgs:    []string{"path"},
 	},
 	{
 		Name: ToolBash,
@@ -151,15 +111,7 @@ var definitions = []Definition{
 			"file tools (Landlock where the kernel has it): files outside the workspace and its allowed " +
 			"roots cannot be read or written. stdin is empty. Returns the combined stdout and stderr " +
 			"(long output keeps its head and tail) and the exit code.",
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "description": "The bash command line."},
-    "timeout": {"type": "integer", "minimum": 0, "description": "Timeout in seconds (default 120, maximum 600)."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`),
-		Access: jail.Execute,
+		InputSchema: schema(ToolBash),
+		Access:      jail.Execute,
 	},
 }

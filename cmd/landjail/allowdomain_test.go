@@ -21,6 +21,7 @@ import (
 
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/listentest"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
 )
@@ -101,17 +102,12 @@ func newHitServer(t *testing.T, tls bool) *hitServer {
 		s.mu.Unlock()
 		fmt.Fprintf(w, "hello %s", r.URL.Path)
 	})
-	if tls {
-		s.Server = httptest.NewTLSServer(h)
-	} else {
-		s.Server = httptest.NewServer(h)
-	}
-	t.Cleanup(s.Close)
+	s.Server = listentest.HTTPServer(t, tls, h)
 	return s
 }
 
 func (s *hitServer) port() string {
-	return strconv.Itoa(s.Listener.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(listentest.Port(s.Listener))
 }
 
 func (s *hitServer) count(path string) int {

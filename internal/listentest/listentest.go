@@ -6,6 +6,8 @@ package listentest
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -57,4 +59,18 @@ func FreePort(t testing.TB) int {
 	p := Port(l)
 	require.NoError(t, l.Close())
 	return p
+}
+
+// HTTPServer starts an httptest server for h on 127.0.0.1, with TLS
+// (httptest's self-signed certificate) when tls is true, and closes it
+// when the test ends.
+func HTTPServer(t testing.TB, tls bool, h http.Handler) *httptest.Server {
+	s := httptest.NewUnstartedServer(h)
+	if tls {
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(s.Close)
+	return s
 }

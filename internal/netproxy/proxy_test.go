@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/listentest"
 )
 
 // fakeResolver answers from a table; answers[name][i] is the i-th answer
@@ -125,18 +128,12 @@ func newCountingServer(t *testing.T, tlsServer bool) *countingServer {
 		w.Header().Set("Keep-Alive", "timeout=5")
 		fmt.Fprint(w, "hello from upstream")
 	})
-	if tlsServer {
-		cs.Server = httptest.NewTLSServer(h)
-	} else {
-		cs.Server = httptest.NewServer(h)
-	}
-	t.Cleanup(cs.Close)
+	cs.Server = listentest.HTTPServer(t, tlsServer, h)
 	return cs
 }
 
 func (cs *countingServer) port() string {
-	_, p, _ := net.SplitHostPort(cs.Listener.Addr().String())
-	return p
+	return strconv.Itoa(listentest.Port(cs.Listener))
 }
 
 // startProxy serves a proxy for cfg on a fresh loopback listener.

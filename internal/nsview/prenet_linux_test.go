@@ -1,7 +1,6 @@
 package nsview_test
 
 import (
-	"net"
 	"os"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/listentest"
 	"github.com/landjail/landjail/internal/nsview"
 )
 
@@ -49,18 +49,7 @@ func TestPrepareNetwork(t *testing.T) {
 	host := netnsIno(t, "/proc/thread-self/ns/net")
 	assert.NotEqual(t, host, ino, "the prepared namespace is the host's")
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := listentest.Listen(t, "tcp", "127.0.0.1:0")
 	vars := map[string]string{"$ADDR": ln.Addr().String()}
 
 	var inViews []uint64

@@ -1,7 +1,6 @@
 package nsview_test
 
 import (
-	"net"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/internal/listentest"
 	"github.com/landjail/landjail/internal/nsview"
 )
 
@@ -82,18 +82,7 @@ func TestViewPrivateTmp(t *testing.T) {
 // (the control) the same child connects.
 func TestViewNoNetwork(t *testing.T) {
 	requireViews(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := listentest.Listen(t, "tcp", "127.0.0.1:0")
 	vars := map[string]string{"$ADDR": ln.Addr().String()}
 	for _, tc := range []struct {
 		name string
