@@ -167,7 +167,11 @@ func (s *server) handler(d tools.Definition, schema *ToolSchema, schemaErr error
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.String()}}}, nil
+		failed := false
+		if f, ok := res.(tools.Failer); ok {
+			failed = f.Failed()
+		}
+		return &mcp.CallToolResult{IsError: failed, Content: []mcp.Content{&mcp.TextContent{Text: res.String()}}}, nil
 	}
 }
 

@@ -236,6 +236,22 @@ func TestBashConfined(t *testing.T) {
 	assert.Equal(t, "hi\nalpha\nbeta\n"+f.root+"\n[exit code 0]", text)
 }
 
+// TestBashTimeoutIsError: a command landjail killed at its timeout is a
+// tool error (isError) whose text says so; a command that fails on its
+// own (exit 3) is a result.
+func TestBashTimeoutIsError(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	f := newFixture(t)
+	cs, _ := connect(t, f.k, nil)
+	text, isErr := call(t, cs, "bash", map[string]any{"command": "echo started; sleep 30", "timeout": 1})
+	assert.True(t, isErr, "a killed command was reported as a result: %s", text)
+	assert.Contains(t, text, "started")
+	assert.Contains(t, text, "[timed out after")
+	text, isErr = call(t, cs, "bash", map[string]any{"command": "echo failing; exit 3"})
+	assert.False(t, isErr, "a command's own failure was reported as a tool error: %s", text)
+	assert.Equal(t, "failing\n[exit code 3]", text)
+}
+
 // TestRootsNarrow runs with the newest protocol (roots asked for with an
 // input request, SEP-2322) and with 2025-11-25 (the SDK sends roots/list).
 func TestRootsNarrow(t *testing.T) {

@@ -52,6 +52,11 @@ type BashResult struct {
 	Network []string `json:"network,omitempty"`
 }
 
+// Failed reports whether landjail, not the command, ended the call: the
+// command was killed at its timeout (TimedOut). A non-zero exit code or
+// cut output is the command's result, not a failure.
+func (r *BashResult) Failed() bool { return r.TimedOut }
+
 // String renders the result for a model.
 func (r *BashResult) String() string {
 	var b strings.Builder

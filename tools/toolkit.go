@@ -313,6 +313,17 @@ type Result interface {
 	String() string
 }
 
+// Failer is a Result that can report that the tool ran but did not
+// complete its job for a reason of its own (BashResult: landjail killed
+// the command at its timeout). An MCP server marks such a result as a
+// tool error (CallToolResult.isError, MCP 2025-06-18 "Tools: error
+// handling") with the same text; a command's own failure (a non-zero
+// exit code) is not one.
+type Failer interface {
+	Result
+	Failed() bool
+}
+
 // Tool names.
 const (
 	ToolReadFile      = "read_file"
