@@ -6,38 +6,28 @@ import (
 	"path/filepath"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/landjail/landjail/jail"
 )
 
-// Access is the kind of use a path named by a command is checked for. The
-// values equal jail.Read, jail.Write and jail.Execute, so a CheckFunc built
-// on a jail.Workspace converts with jail.Access(a).
-type Access uint8
+// Access is the kind of use a path named by a command is checked for:
+// jail's access kinds, so a CheckFunc built on a jail.Workspace passes it
+// on as it is.
+type Access = jail.Access
 
 const (
-	// AccessRead: an ordinary argument, an input redirection (< f), a file
-	// given to source or ".".
-	AccessRead Access = iota + 1
-	// AccessWrite: the target of an output redirection (> f, >> f, &> f,
-	// <> f, >| f).
-	AccessWrite
-	// AccessExecute: a command name containing a slash, the command's
-	// working directory, and the target of cd or pushd in a script
-	// (jail.Execute covers "use it as a child's working directory").
-	AccessExecute
+	// AccessRead (jail.Read): an ordinary argument, an input redirection
+	// (< f), a file given to source or ".".
+	AccessRead = jail.Read
+	// AccessWrite (jail.Write): the target of an output redirection (> f,
+	// >> f, &> f, <> f, >| f).
+	AccessWrite = jail.Write
+	// AccessExecute (jail.Execute, which covers "use it as a child's
+	// working directory"): a command name containing a slash, the
+	// command's working directory, and the target of cd or pushd in a
+	// script.
+	AccessExecute = jail.Execute
 )
-
-// String returns "read", "write" or "execute".
-func (a Access) String() string {
-	switch a {
-	case AccessRead:
-		return "read"
-	case AccessWrite:
-		return "write"
-	case AccessExecute:
-		return "execute"
-	}
-	return fmt.Sprintf("Access(%d)", uint8(a))
-}
 
 // CheckFunc resolves unsafePath against the policy and returns nil when the
 // policy allows access a, else an error (the jail package's sentinels such

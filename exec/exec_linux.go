@@ -532,15 +532,15 @@ func (c *Cmd) checkPaths(p *prepared) error {
 // outside every policy root, if a Ruleset rule (system preset, TmpDir,
 // Extra) grants the right. Deny patterns always win.
 func (c *Cmd) checkPath(unsafePath string, a cmdcheck.Access, dir string) error {
-	var ja jail.Access
+	ja := a // cmdcheck.Access is jail.Access
 	var right golandlock.AccessFSSet
 	switch a {
-	case cmdcheck.AccessRead:
-		ja, right = jail.Read, ll.AccessFSReadFile
-	case cmdcheck.AccessWrite:
-		ja, right = jail.Write, ll.AccessFSWriteFile
-	case cmdcheck.AccessExecute:
-		ja, right = jail.Execute, ll.AccessFSExecute
+	case jail.Read:
+		right = ll.AccessFSReadFile
+	case jail.Write:
+		right = ll.AccessFSWriteFile
+	case jail.Execute:
+		right = ll.AccessFSExecute
 	default:
 		return fmt.Errorf("exec: unknown access %d (cannot happen)", a)
 	}

@@ -55,3 +55,17 @@ func TestReadAllCappedBoundsTheRead(t *testing.T) {
 		})
 	}
 }
+
+// TestCallersMatchDefinitions: every defined tool has a caller and every
+// caller a definition (Call would otherwise refuse a listed tool, or run
+// one no client is told about).
+func TestCallersMatchDefinitions(t *testing.T) {
+	var defined, called []string
+	for _, d := range definitions {
+		defined = append(defined, d.Name)
+	}
+	for name := range callers {
+		called = append(called, name)
+	}
+	assert.ElementsMatch(t, defined, called)
+}

@@ -352,25 +352,34 @@ func (k *Toolkit) Definitions() []Definition {
 // name and runs it. Unknown fields are an error (ErrInvalidArgs), so a
 // misspelt argument is reported rather than ignored. Errors are *Error.
 func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (Result, error) {
-	switch name {
-	case ToolReadFile:
-		return call(k, name, args, k.ReadFile)
-	case ToolWriteFile:
-		return call(k, name, args, k.WriteFile)
-	case ToolEditFile:
-		return call(k, name, args, k.EditFile)
-	case ToolListDirectory:
-		return call(k, name, args, k.ListDirectory)
-	case ToolGlob:
-		return call(k, name, args, k.Glob)
-	case ToolGrep:
-		return call(k, name, args, k.Grep)
-	case ToolPatch:
-		return call(k, name, args, k.Patch)
-	case ToolBash:
-		return call(k, name, args, func(a BashArgs) (*BashResult, error) { return k.Bash(ctx, a) })
+	if run, ok := callers[name]; ok {
+		return run(ctx, k, name, args)
 	}
 	return nil, k.fail(name, "", fmt.Errorf("%w %q", ErrUnknownTool, name))
+}
+
+// caller decodes a tool's arguments and runs its method.
+type caller func(ctx context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error)
+
+// callers maps each tool name to its Toolkit method.
+var callers = map[string]caller{
+	ToolReadFile:      method((*Toolkit).ReadFile),
+	ToolWriteFile:     method((*Toolkit).WriteFile),
+	ToolEditFile:      method((*Toolkit).EditFile),
+	ToolListDirectory: method((*Toolkit).ListDirectory),
+	ToolGlob:          method((*Toolkit).Glob),
+	ToolGrep:          method((*Toolkit).Grep),
+	ToolPatch:         method((*Toolkit).Patch),
+	ToolBash: func(ctx context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error) {
+		return call(k, name, args, func(a BashArgs) (*BashResult, error) { return k.Bash(ctx, a) })
+	},
+}
+
+// method is the caller of a Toolkit method that takes no context.
+func method[A any, R Result](m func(*Toolkit, A) (R, error)) caller {
+	return func(_ context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error) {
+		return call(k, name, args, func(a A) (R, error) { return m(k, a) })
+	}
 }
 
 func call[A any, R Result](k *Toolkit, name string, raw json.RawMessage, run func(A) (R, error)) (Result, error) {

@@ -528,20 +528,21 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	if len(o.Deny) > 0 {
 		opts = append(opts, jail.WithDeny(o.Deny...))
 	}
-	if o.DenySecrets {
-		opts = append(opts, jail.WithDenySecrets())
-	}
 	if len(o.ReadOnly) > 0 {
 		opts = append(opts, jail.WithReadOnly(o.ReadOnly...))
 	}
-	if o.ProtectAgentConfig {
-		opts = append(opts, jail.WithProtectedAgentConfig())
-	}
-	if o.NoXDev {
-		opts = append(opts, jail.WithNoXDev())
-	}
-	if o.NoHardlink {
-		opts = append(opts, jail.WithNoHardlinkedWrites())
+	for _, f := range []struct {
+		on  bool
+		opt jail.Option
+	}{
+		{o.DenySecrets, jail.WithDenySecrets()},
+		{o.ProtectAgentConfig, jail.WithProtectedAgentConfig()},
+		{o.NoXDev, jail.WithNoXDev()},
+		{o.NoHardlink, jail.WithNoHardlinkedWrites()},
+	} {
+		if f.on {
+			opts = append(opts, f.opt)
+		}
 	}
 	ws, err := jail.New(absOrSelf(root), append(opts, extra...)...)
 	if err != nil {
