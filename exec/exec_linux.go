@@ -21,6 +21,7 @@ import (
 
 	"github.com/landjail/landjail/cmdcheck"
 	"github.com/landjail/landjail/internal/nsinit"
+	"github.com/landjail/landjail/internal/osthread"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -468,15 +469,7 @@ func killGroup(pgid int, grace time.Duration) {
 // ≈ 170 µs more with 1000 (the kernel copies the rules into the new
 // domain; userspace work per spawn does not depend on the rule count).
 // The pool pays all of this once per worker.
-func onFreshThread(fn func() error) error {
-	ch := make(chan error, 1)
-	goLocked(func() { ch <- fn() })
-	return <-ch
-}
-
-// isMainThread reports whether the calling thread is the process's main
-// thread (a variable so that tests can exercise the retry).
-var isMainThread = func() bool { return unix.Gettid() == unix.Getpid() }
+func onFreshThread(fn func() error) error { return osthread.Run(fn) }
 
 // dropCaps is nsinit.DropCaps (one body for the spawner and the init
 // stage).

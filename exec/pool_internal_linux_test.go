@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/osthread"
 	"github.com/landjail/landjail/internal/wstest"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
@@ -145,7 +146,8 @@ func TestPoolIdleAndRelease(t *testing.T) {
 func TestPoolMainThreadRetry(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
 	_, rs, secret := internalFixture(t)
-	calls, fakeMain := fakeMainThread(t)
+	calls, fakeMain, restore := osthread.FakeMain()
+	t.Cleanup(restore)
 	s := probeWorker(t, rs, false, secret)
 	assert.GreaterOrEqual(t, calls.Load(), int32(2), "at least one retry")
 	assert.NotEqual(t, int(fakeMain.Load()), s.tid)

@@ -8,6 +8,7 @@ import (
 	"time"
 	"weak"
 
+	"github.com/landjail/landjail/internal/osthread"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -261,28 +262,9 @@ func (p *pool) exit() {
 	p.mu.Unlock()
 }
 
-// goLocked runs fn on a new goroutine locked to an OS thread that is not
-// the process's main thread; the goroutine exits locked after fn, so the
-// runtime destroys the thread (whatever fn did to it). If the goroutine
-// lands on the main thread (the runtime would park it at exit, not
-// destroy it, leaving a confined thread behind), it keeps the main thread
-// locked until the retry on another goroutine has locked a thread of its
-// own (so that the retry cannot land there), then unlocks the untouched
-// main thread.
-func goLocked(fn func()) {
-	go func() {
-		runtime.LockOSThread()
-		if isMainThread() {
-			locked := make(chan struct{})
-			goLocked(func() { close(locked); fn() })
-			<-locked
-			runtime.UnlockOSThread() // nothing was done to this thread
-			return
-		}
-		fn()
-		// Exit without UnlockOSThread: the runtime terminates the thread.
-	}()
-}
+// goLocked is osthread.Go: fn on a fresh thread, not the main one, that
+// dies afterwards.
+func goLocked(fn func()) { osthread.Go(fn) }
 
 // warmPidfd makes os run its one-time pidfd probe (pidfd_open and
 // pidfd_send_signal on this process) on an ordinary thread, before the

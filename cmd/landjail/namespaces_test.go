@@ -166,7 +166,26 @@ const unprivLayer = landlock.LayerNamespaces
 // (the user's, mode 0700) and whether the host's /tmp shows, and --user,
 // which needs root: refused, leaving nothing behind in /tmp. The secret
 // verdicts are the same in every layer.
-func TestRunUnprivileged(t *testing.T) {
+func TestRunUnprivileged(t *testing.T) { testRunUnprivileged(t) }
+
+// TestRunUnprivilegedNoCaps is TestRunUnprivileged where a user namespace
+// can be made but carries no capability (LANDJAIL_EMULATE=nscaps=EPERM:
+// Ubuntu's AppArmor restriction, kernel.apparmor_restrict_unprivileged_userns
+// = 1): the probe must see that the stage cannot build the view, so the
+// run falls back to the carve-outs, with the reason, instead of failing
+// at the stage (exit 126: "fork/exec /proc/self/fd/6: operation not
+// permitted", what a probe of CLONE_NEWUSER alone let through).
+func TestRunUnprivilegedNoCaps(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
+	}
+	if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"=nscaps=EPERM") {
+		return
+	}
+	testRunUnprivileged(t)
+}
+
+func testRunUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
 	}

@@ -37,11 +37,14 @@ func parseSpec(spec string) (emulation, error) {
 		switch feat = strings.ToLower(strings.TrimSpace(feat)); feat {
 		case FeatureOpenat2, FeatureLandlock, FeatureNamespaces:
 			e[feat] = errno
+		case FeatureNSCaps:
+			e[FeatureNamespaces] = errno
+			e[FeatureNSCaps] = errno
 		case "all": // not ns: all=EPERM is a CI mode older than ns
 			e[FeatureOpenat2] = errno
 			e[FeatureLandlock] = errno
 		default:
-			return nil, fmt.Errorf("item %q: feature %q is not one of openat2, landlock, ns, all", item, feat)
+			return nil, fmt.Errorf("item %q: feature %q is not one of openat2, landlock, ns, nscaps, all", item, feat)
 		}
 	}
 	return e, nil

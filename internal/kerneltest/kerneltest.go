@@ -20,7 +20,10 @@
 // behind a pointer the filter cannot read, fails with ENOSYS whatever the
 // chosen errno (as under Docker: libc and the Go runtime then fall back to
 // clone(2)); ns=ENOSYS is the same with ENOSYS, as on a kernel without
-// those syscalls. The filter is inherited by every child process and cannot be
+// those syscalls. nscaps=EPERM is ns=EPERM except that clone(2) with
+// CLONE_NEWUSER alone succeeds, as under Ubuntu's AppArmor restriction
+// of unprivileged user namespaces (FeatureNSCaps); it is not a CI matrix
+// mode, tests re-execute themselves into it. The filter is inherited by every child process and cannot be
 // removed, which is why a test that needs a different mode re-executes
 // itself with RunInSubprocess.
 //
@@ -48,9 +51,9 @@ import (
 const (
 	// EnvEmulate selects the emulated kernel: empty for native, else a
 	// comma-separated list of feature=ERRNO items, features "openat2",
-	// "landlock", "ns" or "all" (openat2 and landlock, not ns, so the CI
-	// matrix mode all=EPERM keeps its meaning), errnos ENOSYS, EPERM or
-	// EACCES.
+	// "landlock", "ns", "nscaps" (see FeatureNSCaps) or "all" (openat2
+	// and landlock, not ns, so the CI matrix mode all=EPERM keeps its
+	// meaning), errnos ENOSYS, EPERM or EACCES.
 	EnvEmulate = "LANDJAIL_EMULATE"
 	// EnvRequireKernel, when "1", turns a skip for a missing feature into a
 	// failure, unless Blocked reports the feature as blocked on purpose.
@@ -67,6 +70,14 @@ const (
 	// clone with a CLONE_NEW* flag, setns, the mount syscalls, and clone3 (always
 	// ENOSYS); see the package doc.
 	FeatureNamespaces = "ns"
+	// FeatureNSCaps is FeatureNamespaces except that clone(2) with
+	// CLONE_NEWUSER alone still succeeds: user namespaces can be made but
+	// carry no capability, so nothing can be mounted or unshared in them.
+	// That is Ubuntu's AppArmor restriction
+	// (kernel.apparmor_restrict_unprivileged_userns = 1, the default
+	// since 24.04). "nscaps=EPERM" blocks FeatureNamespaces too, so
+	// Blocked(FeatureNamespaces) reports it.
+	FeatureNSCaps = "nscaps"
 )
 
 var (
@@ -211,7 +222,8 @@ func IsChild() bool { return os.Getenv(envChild) == "1" }
 // LANDJAIL_EMULATE. The child inherits the parent's seccomp filter, which
 // cannot be removed; the child's LANDJAIL_EMULATE is therefore the
 // parent's emulation with env's items overriding per feature, so that
-// Blocked stays truthful in the child.
+// Blocked stays truthful in the child (nscaps does not override an
+// inherited ns: the child is then plain ns).
 //
 // In the parent it returns false after the child exits: the parent test
 // fails if the child failed or ran no test, is skipped if the child
@@ -242,6 +254,13 @@ func RunInSubprocess(t *testing.T, env ...string) (isChild bool) {
 			for f, e := range active {
 				if _, ok := merged[f]; !ok {
 					merged[f] = e
+				}
+			}
+			// nscaps cannot loosen an inherited ns filter (which refuses
+			// clone with CLONE_NEWUSER too): the child is then plain ns.
+			if _, ok := active[FeatureNamespaces]; ok {
+				if _, caps := active[FeatureNSCaps]; !caps {
+					delete(merged, FeatureNSCaps)
 				}
 			}
 			kv = EnvEmulate + "=" + merged.String()

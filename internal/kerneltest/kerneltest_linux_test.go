@@ -38,6 +38,7 @@ func TestParseSpec(t *testing.T) {
 		{spec: "all=EPERM,openat2=ENOSYS", want: "landlock=EPERM,openat2=ENOSYS"},
 		{spec: "ns=EPERM", want: "ns=EPERM"},
 		{spec: "NS=enosys", want: "ns=ENOSYS"},
+		{spec: "nscaps=EPERM", want: "ns=EPERM,nscaps=EPERM"},
 		{spec: "all=EPERM,ns=ENOSYS", want: "landlock=EPERM,ns=ENOSYS,openat2=EPERM"},
 		{spec: "openat2", err: true},
 		{spec: "openat2=EINVAL", err: true},

@@ -39,11 +39,17 @@ const (
 // nsRules returns the rules of FeatureNamespaces with errno. unshare(2)
 // fails whatever its flags, as in Docker's default profile, which allows
 // it only with CAP_SYS_ADMIN (so unshare(CLONE_FS) alone fails too);
-// clone(2) only with a CLONE_NEW* flag, since every fork uses it.
-func nsRules(errno unix.Errno) []bpfprog.Rule {
+// clone(2) only with a CLONE_NEW* flag, since every fork uses it, and with
+// userNS (FeatureNSCaps) only with one other than CLONE_NEWUSER: a user
+// namespace alone can be made, nothing in it.
+func nsRules(errno unix.Errno, userNS bool) []bpfprog.Rule {
+	flags := uint32(cloneNewFlags)
+	if userNS {
+		flags &^= unix.CLONE_NEWUSER
+	}
 	rs := []bpfprog.Rule{
 		{Nr: unix.SYS_UNSHARE, Action: bpfprog.Errno(errno)},
-		{Nr: unix.SYS_CLONE, Conds: []bpfprog.Cond{bpfprog.ArgAnyBits(0, cloneNewFlags)}, Action: bpfprog.Errno(errno)},
+		{Nr: unix.SYS_CLONE, Conds: []bpfprog.Cond{bpfprog.ArgAnyBits(0, flags)}, Action: bpfprog.Errno(errno)},
 		{Nr: unix.SYS_CLONE3, Action: bpfprog.Errno(unix.ENOSYS)},
 	}
 	for _, nr := range syscallsOf[FeatureNamespaces] {
@@ -66,7 +72,8 @@ func filterProgram(e emulation, arch bpfprog.Arch) bpfprog.Program {
 		}
 		var rs []bpfprog.Rule
 		if feat == FeatureNamespaces {
-			rs = nsRules(errno)
+			_, userNS := e[FeatureNSCaps]
+			rs = nsRules(errno, userNS)
 		} else {
 			for _, nr := range syscallsOf[feat] {
 				rs = append(rs, bpfprog.Rule{Nr: nr, Action: bpfprog.Errno(errno)})

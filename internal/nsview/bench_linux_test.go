@@ -5,12 +5,12 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/osthread"
 )
 
 // benchView is a workspace with 10 masked files (nested at depths 1 to 3)
@@ -39,16 +39,13 @@ func BenchmarkEnter(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				ch := make(chan error, 1)
-				go func() {
-					runtime.LockOSThread() // never unlocked: the thread dies
+				err := osthread.Run(func() error {
 					if bc.v == nil {
-						ch <- nil
-						return
+						return nil
 					}
-					ch <- bc.v.Enter()
-				}()
-				if err := <-ch; err != nil {
+					return bc.v.Enter()
+				})
+				if err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -69,8 +66,7 @@ func BenchmarkSpawnTrue(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			ch := make(chan error, 1)
-			go func() {
-				runtime.LockOSThread() // never unlocked: the thread dies
+			osthread.Go(func() {
 				if bc.view {
 					if err := bc.v.Enter(); err != nil {
 						ch <- err
@@ -84,7 +80,7 @@ func BenchmarkSpawnTrue(b *testing.B) {
 					}
 				}
 				ch <- nil
-			}()
+			})
 			if err := <-ch; err != nil {
 				b.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/osthread"
 )
 
 // TestEnterErrors: every failure is an error naming the path and keeping
@@ -143,16 +144,12 @@ func TestEnterUnavailable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := newTree(t)
-			ch := make(chan error, 1)
-			go func() {
-				runtime.LockOSThread() // never unlocked: the filter dies with the thread
+			err := osthread.Run(func() error { // the filter dies with the thread
 				if err := denyOnThisThread(tc.nr, tc.errno); err != nil {
-					ch <- errors.Join(errSetup, err)
-					return
+					return errors.Join(errSetup, err)
 				}
-				ch <- tr.view().PrivateTmp().Enter()
-			}()
-			err := <-ch
+				return tr.view().PrivateTmp().Enter()
+			})
 			require.NotErrorIs(t, err, errSetup)
 			want := tc.errno
 			if emulated, _ := kerneltest.Blocked(kerneltest.FeatureNamespaces); !layer && tc.nr != unix.SYS_UNSHARE {

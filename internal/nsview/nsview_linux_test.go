@@ -4,7 +4,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/osthread"
 )
 
 // requireViews skips (or, with LANDJAIL_REQUIRE_KERNEL=1, fails) the test
@@ -82,16 +82,12 @@ func mountinfo(t *testing.T) string {
 // inView runs fn on a fresh locked thread that entered v; the thread dies
 // afterwards. Enter's error is returned as is, fn's too.
 func inView(v nsview.View, fn func() error) error {
-	ch := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+	return osthread.Run(func() error {
 		if err := v.Enter(); err != nil {
-			ch <- err
-			return
+			return err
 		}
-		ch <- fn()
-	}()
-	return <-ch
+		return fn()
+	})
 }
 
 // tree is the scratch layout every view test builds: a workspace with

@@ -1,10 +1,11 @@
 package nsview
 
 import (
-	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/osthread"
 )
 
 // preNet is the network namespace PrepareNetwork makes for the next
@@ -19,9 +20,8 @@ var preNet = struct {
 
 func prepareNetwork() {
 	preNet.once.Do(func() {
-		go func() {
+		osthread.Go(func() { // a thread of its own, which dies afterwards
 			defer close(preNet.done)
-			runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
 			if unix.Unshare(unix.CLONE_NEWNET) != nil || loopbackUp() != nil {
 				return
 			}
@@ -29,7 +29,7 @@ func prepareNetwork() {
 			if err == nil {
 				preNet.fd = fd
 			}
-		}()
+		})
 	})
 }
 

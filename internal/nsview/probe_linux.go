@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/osthread"
 )
 
 var probeOnce = sync.OnceValue(probeNow)
@@ -20,14 +20,7 @@ func probe() error { return probeOnce() }
 // CAP_SYS_ADMIN, unshare(CLONE_FS|CLONE_NEWNS), mount(MS_PRIVATE), and the
 // new mount API (fsopen; open_tree, mount_setattr and move_mount called
 // with a bad fd answer EBADF when they exist, ENOSYS or EPERM when not).
-func probeNow() error {
-	ch := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
-		ch <- probeThread()
-	}()
-	return <-ch
-}
+func probeNow() error { return osthread.Run(probeThread) }
 
 func probeThread() error {
 	if !hasCapSysAdmin() {
@@ -101,29 +94,39 @@ var probeUserNSOnce = sync.OnceValue(probeUserNSNow)
 
 func probeUserNS() error { return probeUserNSOnce() }
 
+// Steps of tryUserNS, reported with the errno of the one that failed.
+const (
+	stepClone    = 0 // clone(2) with the stage's namespace flags
+	stepMount    = 1 // mount(/, MS_REC|MS_PRIVATE) in the new namespaces
+	stepFsopen   = 2 // fsopen("tmpfs") in them
+	stepNoAnswer = 255
+)
+
+// userNSFlags are the namespaces the user-namespace stage is cloned into
+// (exec's newUserStage), tried by the probe as they are.
+const userNSFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID
+
 func probeUserNSNow() error {
-	uid, gid := os.Getuid(), os.Getgid()
-	_, err := syscall.ForkExec("/nonexistent/landjail-userns-probe", []string{"probe"}, &syscall.ProcAttr{
-		Env: []string{},
-		Sys: &syscall.SysProcAttr{
-			// A user namespace alone: the mount and PID namespaces a
-			// stage adds are its own to make once it is in it (a
-			// seccomp profile or AppArmor refuses the user namespace
-			// itself), and a new mount namespace would copy the whole
-			// mount table for nothing.
-			Cloneflags:  unix.CLONE_NEWUSER,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		},
-	})
-	switch {
-	case errors.Is(err, unix.ENOENT):
+	step, errno := tryUserNS(userNSFlags)
+	if errno == 0 {
 		return nil
-	case err == nil:
-		return fmt.Errorf("%w: user namespace probe: a path that does not exist was executed", ErrUnavailable)
-	case errors.Is(err, unix.EPERM):
-		return fmt.Errorf("%w: clone(CLONE_NEWUSER) refused by a seccomp profile (Docker's default) or an LSM%s: %w", ErrUnavailable, userNSNote(), err)
-	default:
-		return fmt.Errorf("%w: clone(CLONE_NEWUSER)%s: %w", ErrUnavailable, userNSNote(), err)
 	}
+	var what string
+	switch step {
+	case stepClone:
+		what = "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID)"
+		if errno == unix.EPERM {
+			what += " refused by a seccomp profile (Docker's default) or an LSM (Ubuntu's AppArmor lets an unprivileged process make a user namespace but no mount namespace in it)"
+		}
+	case stepMount:
+		what = "mount(/, MS_REC|MS_PRIVATE) in a new user namespace"
+		if errno == unix.EPERM || errno == unix.EACCES {
+			what += " refused: the user namespace carries no capability (an LSM such as Ubuntu's AppArmor restriction)"
+		}
+	case stepFsopen:
+		what = "fsopen(tmpfs) in a new user namespace (the new mount API, Linux 5.2)"
+	default:
+		what = "user namespace probe: the child reported nothing"
+	}
+	return fmt.Errorf("%w: %s%s: %w", ErrUnavailable, what, userNSNote(), errno)
 }
