@@ -3,11 +3,11 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/attacktest"
 	"github.com/landjail/landjail/internal/attacktest/toolcall"

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/landjail/landjail/internal/cliopts"
 	"strconv"
 	"strings"
+
+	"github.com/landjail/landjail/internal/cliopts"
 
 	"github.com/urfave/cli/v3"
 	"golang.org/x/sys/unix"
