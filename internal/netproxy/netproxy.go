@@ -29,8 +29,10 @@ import (
 	"net/http"
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -45,7 +47,8 @@ const (
 	// keep-alive connection or CONNECT tunnel counts once); further
 	// clients wait in the listen backlog. 256 is far above what a package
 	// manager opens (npm: 16 sockets, pip: 10, cargo: ~30) and keeps file
-	// descriptors at ~512, below a default RLIMIT_NOFILE soft limit of 1024.
+	// descriptors below ~600 (256 clients, as many upstream connections in
+	// use, maxIdleUpstream idle ones).
 	DefaultMaxConns = 256
 	// DefaultIdleTimeout closes a CONNECT tunnel, or a kept-alive client
 	// connection, with no bytes in either direction for this long.
@@ -63,6 +66,11 @@ const (
 	// host "*" with reason [ReasonTooMany], so a child cannot grow the
 	// parent's memory by asking for random names.
 	maxRefusalKinds = 1024
+	// maxIdleUpstream bounds the kept-alive upstream connections of
+	// forwarded plain-HTTP requests, over all hosts (8 per host): without
+	// it a child asking for many allowed names (a wildcard's) would hold
+	// one idle connection, and descriptor, per name for 90 s.
+	maxIdleUpstream = 64
 )
 
 // Resolver looks up a host's addresses. *net.Resolver satisfies it.
@@ -207,6 +215,7 @@ func New(cfg Config) (*Proxy, error) {
 		DialContext:            p.dialChecked,
 		MaxResponseHeaderBytes: MaxHeaderBytes,
 		IdleConnTimeout:        90 * time.Second,
+		MaxIdleConns:           maxIdleUpstream,
 		MaxIdleConnsPerHost:    8,
 		DisableCompression:     true,
 		ForceAttemptHTTP2:      false,
@@ -474,7 +483,30 @@ func (p *Proxy) dialDecision(ctx context.Context, d *decision) (net.Conn, error)
 		p.mu.Unlock()
 		return ic, nil
 	}
-	return nil, errors.Join(errs...)
+	return nil, unreachable(d.target, errs)
+}
+
+// unreachable is the error for a target none of whose checked addresses
+// answered, as the child sees it in the proxy's error response: the name
+// and the reason (the last address's errno, or a timeout), never the
+// addresses the proxy resolved (an allowed wildcard would otherwise make
+// the proxy a resolver of every name under it).
+func unreachable(t allowlist.Target, errs []error) error {
+	why := "no address"
+	if len(errs) > 0 {
+		last := errs[len(errs)-1]
+		var errno syscall.Errno
+		var ne net.Error
+		switch {
+		case errors.As(last, &errno):
+			why = errno.Error()
+		case errors.As(last, &ne) && ne.Timeout():
+			why = "timed out"
+		default:
+			why = "unreachable"
+		}
+	}
+	return fmt.Errorf("cannot connect to %s: %s", net.JoinHostPort(t.Host(), strconv.Itoa(int(t.Port))), why)
 }
 
 // hopByHop are the hop-by-hop headers of RFC 9110 section 7.6.1 plus the

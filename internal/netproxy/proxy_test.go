@@ -624,3 +624,74 @@ func TestHostOwnAddressRefused(t *testing.T) {
 	assert.Empty(t, d.addrs())
 	assert.Equal(t, ReasonLocal, p.Refused()[0].Reason)
 }
+
+// TestIdleUpstreamBounded: forwarded plain-HTTP requests to many allowed
+// names leave at most maxIdleUpstream kept-alive upstream connections
+// open, not one per name (200 names here; control: every request was
+// served on a connection of its own, so 200 were opened).
+func TestIdleUpstreamBounded(t *testing.T) {
+	var open, opened atomic.Int64
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "ok")
+	}))
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+			opened.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	up.Start()
+	defer up.Close()
+	port := strconv.Itoa(up.Listener.Addr().(*net.TCPAddr).Port)
+	const names = 200
+	answers := map[string][]string{}
+	var allow []string
+	for i := range names {
+		n := fmt.Sprintf("h%d.test", i)
+		answers[n] = []string{"127.0.0.1"}
+		allow = append(allow, n+":"+port) // listed exactly: loopback allowed
+	}
+	_, addr := startProxy(t, Config{Allow: allow, Resolver: newResolver(answers)})
+	c := proxyClient(addr, nil, true)
+	for i := range names {
+		code, body := get(t, c, fmt.Sprintf("http://h%d.test:%s/", i, port))
+		require.Equal(t, http.StatusOK, code, body)
+	}
+	require.EqualValues(t, names, opened.Load(), "control: one upstream connection per name")
+	require.Eventually(t, func() bool { return open.Load() <= maxIdleUpstream },
+		5*time.Second, 10*time.Millisecond, "%d upstream connections still open", open.Load())
+}
+
+// TestUnreachableHidesAddress: when an allowed name's addresses do not
+// answer, the error the child reads names the host and why, never the
+// address the proxy resolved (control: the request was dialled).
+func TestUnreachableHidesAddress(t *testing.T) {
+	closed := tcpSink(t)
+	port := strconv.Itoa(listentest.Port(closed))
+	closed.Close() // nothing listens there now
+	res := newResolver(map[string][]string{"down.test": {"127.0.0.1"}})
+	_, addr := startProxy(t, Config{Allow: []string{"down.test:" + port}, Resolver: res})
+	for _, tc := range []struct {
+		name string
+		do   func() string
+	}{
+		{"plain HTTP", func() string {
+			code, body := get(t, proxyClient(addr, nil, false), "http://down.test:"+port+"/")
+			assert.GreaterOrEqual(t, code, 500, body)
+			return body
+		}},
+		{"CONNECT", func() string {
+			return rawRequest(t, addr, "CONNECT down.test:"+port+" HTTP/1.1\r\nHost: down.test:"+port+"\r\n\r\n")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := res.count("down.test")
+			body := tc.do()
+			assert.Greater(t, res.count("down.test"), before, "control: the name was resolved")
+			assert.NotContains(t, body, "127.0.0.1")
+		})
+	}
+}

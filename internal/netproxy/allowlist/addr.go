@@ -25,6 +25,7 @@ var specialPrefixes = func() []netip.Prefix {
 		"224.0.0.0/4",     // multicast
 		"240.0.0.0/4",     // reserved, and 255.255.255.255 broadcast
 		"::/96",           // unspecified, loopback, IPv4-compatible (deprecated)
+		"::ffff:0:0:0/96", // IPv4-translated (RFC 2765 SIIT); IPv4-mapped is unmapped first
 		"64:ff9b:1::/48",  // local-use NAT64 (RFC 8215)
 		"100::/64",        // discard-only
 		"2001::/23",       // IETF protocol assignments, incl. Teredo 2001::/32

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // portsDefault are the ports a bare entry ("registry.npmjs.org") allows:
@@ -74,7 +76,7 @@ func (r Rule) allowsPort(port uint16) bool {
 // ParseAllow parses allowlist entries. Each entry is one of
 //
 //	name            registry.npmjs.org   (ports 80 and 443)
-//	*.suffix        *.githubusercontent.com (subdomains at any depth, not the apex)
+//	*.suffix        *.docker.io (subdomains at any depth, not the apex)
 //	IP              192.0.2.7, [2001:db8::1], 2001:db8::1
 //
 // optionally followed by ":port" (only that port) or ":*" (any port).
@@ -83,7 +85,10 @@ func (r Rule) allowsPort(port uint16) bool {
 // one trailing dot is removed. It returns an error wrapping
 // [ErrBadAllowEntry] for an empty entry, a bad port, a name IDNA refuses,
 // a wildcard anywhere but the first label, a wildcard over a single label
-// ("*.com": it would open a whole top-level domain), and a name made only
+// ("*.com": it would open a whole top-level domain) or over any other
+// public suffix of the Public Suffix List, ICANN's and private ones alike
+// ("*.co.uk", "*.github.io", "*.cloudfront.net": anyone can register a
+// name under them; golang.org/x/net/publicsuffix), and a name made only
 // of digits and dots ("127.1": list such an address as an IP).
 func ParseAllow(entries []string) ([]Rule, error) {
 	rules := make([]Rule, 0, len(entries))
@@ -137,6 +142,9 @@ func parseEntry(e string) (Rule, error) {
 	}
 	if r.Wildcard && !strings.Contains(name, ".") {
 		return Rule{}, fmt.Errorf("wildcard over a top-level domain")
+	}
+	if ps, _ := publicsuffix.PublicSuffix(name); r.Wildcard && ps == name {
+		return Rule{}, fmt.Errorf("wildcard over the public suffix %s: anyone can register a name under it (list the names you need)", name)
 	}
 	r.Name = name
 	return r, nil

@@ -13,6 +13,10 @@ func TestParseAllowRejects(t *testing.T) {
 		"", " ", "*.com", "a.*.example.com", "*", "exa mple.com", "example.com:0",
 		"example.com:70000", "example.com:http", "under_score.com", "127.1",
 		"2130706433", "0x7f.1", "fe80::1%eth0", "a..b", ".", "*.",
+		// Public suffixes, ICANN's and private ones: anyone can register
+		// a name under them.
+		"*.co.uk", "*.CO.UK.", "*.github.io", "*.githubusercontent.com", "*.cloudfront.net",
+		"*.s3.amazonaws.com:443", "*.test",
 	} {
 		_, err := ParseAllow([]string{e})
 		assert.ErrorIs(t, err, ErrBadAllowEntry, "entry %q", e)
@@ -28,6 +32,10 @@ func TestParseAllowForms(t *testing.T) {
 		{"registry.npmjs.org:8443", Rule{Name: "registry.npmjs.org", Ports: []uint16{8443}}},
 		{"registry.npmjs.org:*", Rule{Name: "registry.npmjs.org"}},
 		{"*.Example.com", Rule{Name: "example.com", Wildcard: true, Ports: portsDefault}},
+		{"*.example.co.uk", Rule{Name: "example.co.uk", Wildcard: true, Ports: portsDefault}},
+		{"*.cdn.test", Rule{Name: "cdn.test", Wildcard: true, Ports: portsDefault}},
+		{"github.io", Rule{Name: "github.io", Ports: portsDefault}}, // exact: one site
+		{"*.user.github.io", Rule{Name: "user.github.io", Wildcard: true, Ports: portsDefault}},
 		{"bücher.example", Rule{Name: "xn--bcher-kva.example", Ports: portsDefault}},
 		{"192.0.2.7", Rule{IP: netip.MustParseAddr("192.0.2.7"), Ports: portsDefault}},
 		{"[2001:db8::1]:22", Rule{IP: netip.MustParseAddr("2001:db8::1"), Ports: []uint16{22}}},
@@ -42,7 +50,7 @@ func TestParseAllowForms(t *testing.T) {
 
 func TestMatch(t *testing.T) {
 	rules, err := ParseAllow([]string{
-		"registry.npmjs.org", "*.githubusercontent.com", "git.example:9418",
+		"registry.npmjs.org", "*.usercontent.example", "git.example:9418",
 		"any.example:*", "192.0.2.7", "[2001:db8::1]:8080",
 	})
 	require.NoError(t, err)
@@ -56,10 +64,10 @@ func TestMatch(t *testing.T) {
 		{"evil-registry.npmjs.org:443", false, false}, // not a wildcard
 		{"registry.npmjs.org.evil.com:443", false, false},
 		{"npmjs.org:443", false, false},
-		{"raw.githubusercontent.com:443", true, false},
-		{"a.b.githubusercontent.com:443", true, false}, // any depth
-		{"githubusercontent.com:443", false, false},    // wildcard excludes the apex
-		{"xgithubusercontent.com:443", false, false},
+		{"raw.usercontent.example:443", true, false},
+		{"a.b.usercontent.example:443", true, false}, // any depth
+		{"usercontent.example:443", false, false},    // wildcard excludes the apex
+		{"xusercontent.example:443", false, false},
 		{"git.example:9418", true, true},
 		{"git.example:443", false, false}, // an explicit port replaces 80/443
 		{"any.example:22", true, true},
@@ -110,6 +118,7 @@ func TestIsSpecial(t *testing.T) {
 		{"224.0.0.1", true}, {"255.255.255.255", true}, {"240.0.0.1", true},
 		{"198.18.0.1", true}, {"192.0.0.170", true},
 		{"::", true}, {"::1", true}, {"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true},
+		{"::ffff:0:7f00:1", true}, {"::ffff:0:101:101", true}, // IPv4-translated
 		{"::127.0.0.1", true}, {"fe80::1", true}, {"fc00::1", true}, {"fd12:3456::1", true},
 		{"ff02::1", true}, {"fec0::1", true}, {"2001:db8::1", true}, {"2001:0:4136:e378::1", true},
 		{"64:ff9b::7f00:1", true}, {"64:ff9b::a00:1", true}, {"64:ff9b:1::1", true},
