@@ -469,7 +469,7 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 	require.NoError(t, c.Start())
 	var pid int
 	for deadline := time.Now().Add(2 * time.Second); pid == 0 && time.Now().Before(deadline); {
-		pid = findProcess("sleep\x00" + arg)
+		pid = proctest.Find("sleep\x00" + arg)
 		time.Sleep(10 * time.Millisecond)
 	}
 	require.NotZero(t, pid, "grandchild not found")
@@ -489,23 +489,6 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// findProcess returns the pid of a process whose command line contains
-// want (arguments separated by NUL bytes), or 0.
-func findProcess(want string) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), want) {
-			return pid
-		}
-	}
-	return 0
 }
 
 func TestContextCancel(t *testing.T) {

@@ -148,6 +148,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	stderr := cmd.Root().ErrWriter
 	// --allow-domain: every bash call gets a proxy of its own (its port
 	// in that call's Ruleset); this one only tells the mode at start.
+	// Pinned now, before any call's command runs: a sealed copy, since
+	// each call starts the proxy while earlier calls' processes may run.
+	cliopts.NetproxySealed = true
 	probe, err := o.NewAllowProxy(stderr)
 	if err != nil {
 		return err
@@ -283,6 +286,10 @@ func (p *callProxies) network(rs *landlock.Ruleset, c *exec.Cmd) (func() error, 
 		return nil, nil, errors.New("--allow-domain: no proxy for this call (cannot happen)")
 	}
 	if _, _, err := ap.Decide(rs, p.o.NoNamespaces, p.noSeccomp, p.o.Strict); err != nil {
+		ap.Close()
+		return nil, nil, err
+	}
+	if err := ap.Start(); err != nil {
 		ap.Close()
 		return nil, nil, err
 	}

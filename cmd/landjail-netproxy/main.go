@@ -1,31 +1,40 @@
 // Command landjail-netproxy serves the --allow-domain proxy of one
 // landjail command (landjail run, or one bash call of landjail-mcp): an
-// internal/netproxy.Proxy for the allowlist given as arguments, on the
-// listening TCP socket landjail passes as file descriptor 3 (made inside
-// the command's network namespace when landjail has one: the socket keeps
-// that namespace, while this process dials out from the host's).
+// internal/netproxy.Proxy for the allowlist given as arguments.
 //
-// It serves until its standard input reaches end of file (landjail closes
-// its end once the command was reaped, and the kernel does when landjail
-// dies), then closes every client and tunnel, writes the refused requests
-// to standard output as one JSON array of {"host", "port", "count",
-// "reason"} objects, and exits 0. It is a binary of its own so that the
-// HTTP proxy library (net/http, crypto/tls and goproxy, whose package
-// initialisation alone costs about a millisecond) stays out of the start
-// of every "landjail run"; landjail looks for it next to its own
-// executable, then in PATH.
+// Its standard input is a UNIX stream socket to landjail. landjail starts
+// it before the command, then sends one byte carrying the listening TCP
+// socket (SCM_RIGHTS) once the command started: made inside the command's
+// network namespace when landjail has one (the socket keeps that
+// namespace, while this process dials out from the host's). It serves
+// until the socket reaches end of file (landjail closes its end once the
+// command was reaped, and the kernel does when landjail dies), then
+// closes every client and tunnel, writes the refused requests to standard
+// output as one JSON array of {"host", "port", "count", "reason"}
+// objects, and exits 0; end of file before a listener came means there
+// was nothing to serve ("[]").
+//
+// It is a binary of its own so that the HTTP proxy library (net/http,
+// crypto/tls and goproxy, whose package initialisation alone costs about
+// a millisecond) stays out of the start of every "landjail run". landjail
+// takes it only from next to its own executable (never from PATH: it runs
+// unconfined) and starts it through a descriptor it opened and checked
+// (internal/selfbin).
 //
 // Exit codes: 0 after serving, 2 on bad arguments (an allowlist entry
-// that does not parse, no socket on descriptor 3).
+// that does not parse, standard input not a socket, a message without
+// exactly one listening socket).
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -44,32 +53,87 @@ func main() {
 	// The end is landjail's to decide (end of file on stdin): signals
 	// meant for the command's terminal or group do not cut the report.
 	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGTERM, unix.SIGPIPE)
-	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+	// Started from a memfd, the process would be named after the
+	// descriptor's number in ps and /proc/PID/comm.
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte("landjail-netpro\x00")[0])), 0, 0, 0)
+	ctl, err := control()
+	if err == nil {
+		err = run(os.Args[1:], ctl, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "landjail-netproxy: %v\n", err)
 		os.Exit(2)
 	}
 }
 
-func run(allow []string, stdin io.Reader, stdout io.Writer) error {
+func run(allow []string, ctl *net.UnixConn, stdout io.Writer) error {
 	p, err := netproxy.New(netproxy.Config{Allow: allow})
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(3, "listener")
-	if f == nil {
-		return fmt.Errorf("no listening socket on descriptor 3")
-	}
-	l, err := net.FileListener(f)
-	f.Close()
+	l, err := receiveListener(ctl)
 	if err != nil {
-		return fmt.Errorf("descriptor 3: %w", err)
+		return err
 	}
-	go p.Serve(l)
-	io.Copy(io.Discard, stdin) // until landjail closes it, or dies
+	if l != nil {
+		go p.Serve(l)
+		io.Copy(io.Discard, ctl) // until landjail closes it, or dies
+	}
 	p.Close()
 	out := []refusal{}
 	for _, r := range p.Refused() {
 		out = append(out, refusal{Host: r.Host, Port: r.Port, Count: r.Count, Reason: r.Reason})
 	}
 	return json.NewEncoder(stdout).Encode(out)
+}
+
+// control returns standard input as the UNIX socket landjail passes.
+func control() (*net.UnixConn, error) {
+	c, err := net.FileConn(os.Stdin)
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	u, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("standard input is not a UNIX socket")
+	}
+	return u, nil
+}
+
+// receiveListener reads landjail's one message: one byte carrying exactly
+// one descriptor, a listening TCP socket. It returns nil, nil when the
+// socket reaches end of file first (landjail stopped before the command
+// started).
+func receiveListener(ctl *net.UnixConn) (net.Listener, error) {
+	var b [1]byte
+	oob := make([]byte, unix.CmsgSpace(4*4)) // room to see (and close) extra descriptors
+	n, oobn, _, _, err := ctl.ReadMsgUnix(b[:], oob)
+	if errors.Is(err, io.EOF) || (err == nil && n == 0 && oobn == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			if got, err := unix.ParseUnixRights(&m); err == nil {
+				fds = append(fds, got...)
+			}
+		}
+	}
+	if len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, fmt.Errorf("control socket: a message with %d descriptors, want one listening socket", len(fds))
+	}
+	f := os.NewFile(uintptr(fds[0]), "listener")
+	defer f.Close()
+	l, err := net.FileListener(f)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	return l, nil
 }

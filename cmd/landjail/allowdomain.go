@@ -11,16 +11,18 @@ import (
 // reportRefusals stops the --allow-domain proxy (the command has been
 // reaped), prints one line per kind of refused request on stderr
 // ("landjail: proxy refused HOST:PORT N times (WHY)") and returns them
-// for the report. Nothing without a proxy.
-func reportRefusals(proxy *cliopts.AllowProxy, stderr io.Writer) []cliopts.Refusal {
+// for the report, with what went wrong with the proxy's process ("" when
+// it reported: its refusals are lost otherwise). Nothing without a proxy.
+func reportRefusals(proxy *cliopts.AllowProxy, stderr io.Writer) (refused []cliopts.Refusal, proxyErr string) {
 	refused, err := proxy.Finish()
 	if err != nil {
-		fmt.Fprintf(stderr, "landjail: %v\n", err)
+		fmt.Fprintf(stderr, "landjail: %v (the refusals it counted are lost)\n", err)
+		proxyErr = err.Error()
 	}
 	for _, r := range refused {
 		fmt.Fprintf(stderr, "landjail: %s\n", cliopts.FormatRefusal(r))
 	}
-	return refused
+	return refused, proxyErr
 }
 
 // printAllowDomain ends --print-rules with the --allow-domain proxy, as a
@@ -37,7 +39,7 @@ func printAllowDomain(w io.Writer, o *options, r *landlock.Report) {
 		mode = cliopts.NetworkUnreachable
 	case r.PrivateNetwork && r.Layer == landlock.LayerNamespaces:
 		mode = cliopts.NetworkAirtight
-	case r.Level == landlock.LevelLandlock && len(r.HandledNet) > 0:
+	case r.Level == landlock.LevelLandlock && len(r.HandledNet) > 0 && !o.NoSeccomp:
 		mode = cliopts.NetworkAdvisory
 	}
 	fmt.Fprintf(w, "# network: %s, TCP connect only to its port (chosen at run time); allowed: %v\n", mode, o.AllowDomain)

@@ -18,11 +18,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/listentest"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/proctest"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -374,6 +376,8 @@ func TestAllowDomainUsage(t *testing.T) {
 		{"--net host", []string{"--allow-domain", "ok.test", "--net", "host"}, "--allow-domain with --net host"},
 		{"--connect-tcp", []string{"--allow-domain", "ok.test", "--connect-tcp", "443"}, "--allow-domain with --connect-tcp 443"},
 		{"--allow-dns", []string{"--allow-domain", "ok.test", "--allow-dns"}, "--allow-domain with --allow-dns"},
+		{"--bind-tcp", []string{"--allow-domain", "ok.test", "--bind-tcp", "8080"}, "--allow-domain with --bind-tcp 8080"},
+		{"--allow-unix-sockets", []string{"--allow-domain", "ok.test", "--allow-unix-sockets"}, "--allow-domain with --allow-unix-sockets"},
 		{"no landjail-netproxy", []string{"--allow-domain", "ok.test"}, "--allow-domain needs the landjail-netproxy binary"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -464,4 +468,157 @@ func TestAllowDomainPrintRules(t *testing.T) {
 			assert.Contains(t, stdout, "# network: "+mode+", TCP connect only to its port (chosen at run time); allowed: [registry.test]\n")
 		})
 	}
+}
+
+// TestAllowDomainNetproxyNotFromPath: landjail-netproxy runs unconfined,
+// so it is taken only from next to landjail, never from PATH, where a
+// confined command may have planted one (a workspace bin directory on
+// PATH); one in a directory other users can write is refused too. Nothing
+// runs in either case. Control: the planted binary is what PATH finds.
+func TestAllowDomainNetproxyNotFromPath(t *testing.T) {
+	ws := wsDir(t)
+	planted := t.TempDir()
+	require.NoError(t, os.Chmod(planted, 0o755))
+	marker := filepath.Join(t.TempDir(), "planted-ran")
+	script := "#!/bin/sh\ntouch " + marker + "\nexec sleep 1\n"
+	require.NoError(t, os.WriteFile(filepath.Join(planted, cliopts.NetproxyBinary), []byte(script), 0o755))
+	t.Setenv("PATH", planted+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	found, err := osexec.LookPath(cliopts.NetproxyBinary)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(planted, cliopts.NetproxyBinary), found, "control: PATH finds the planted binary")
+	require.NoError(t, osexec.Command(found).Run())
+	require.FileExists(t, marker, "control: the planted binary runs")
+	require.NoError(t, os.Remove(marker))
+
+	old := cliopts.NetproxyPath
+	defer func() { cliopts.NetproxyPath = old }()
+
+	cliopts.NetproxyPath = "" // next to the test binary: none there
+	code, _, stderr := runCLI(t, "run", "--workspace", ws, "--allow-domain", "ok.test", "--", "touch", "ran")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "--allow-domain needs the landjail-netproxy binary next to")
+	assert.NoFileExists(t, marker, "the planted landjail-netproxy ran")
+	assert.NoFileExists(t, filepath.Join(ws, "ran"))
+
+	open := filepath.Join(t.TempDir(), "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	cliopts.NetproxyPath = filepath.Join(open, cliopts.NetproxyBinary)
+	require.NoError(t, os.WriteFile(cliopts.NetproxyPath, []byte(script), 0o755))
+	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--allow-domain", "ok.test", "--", "touch", "ran")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "writable by another user")
+	assert.NoFileExists(t, marker, "a landjail-netproxy others can replace ran")
+	assert.NoFileExists(t, filepath.Join(ws, "ran"))
+}
+
+// TestAllowDomainProxyDied: a landjail-netproxy that dies is never
+// silent. Killed while the command runs: the report's proxy_error and a
+// stderr line say its refusals are lost, and the command's own exit
+// status is kept. Dead before it got its listener (false(1) in its
+// place): the command is killed and the run fails. Control: with the
+// real proxy left alone proxy_error is empty.
+func TestAllowDomainProxyDied(t *testing.T) {
+	useNetproxy(t)
+	ws := wsDir(t)
+	rep := filepath.Join(t.TempDir(), "r.json")
+	read := func() runReport {
+		var r runReport
+		b, err := os.ReadFile(rep)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &r), "%s", b)
+		return r
+	}
+	code, _, stderr := runCLI(t, "run", "--workspace", ws, "--report", rep, "--allow-domain", "ok.test", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, read().ProxyError, "control")
+
+	// Killed mid-run, found by its command line.
+	killed := make(chan int, 1)
+	go func() {
+		defer close(killed)
+		for range 500 {
+			if pid := proctest.Find("landjail-netproxy\x00proxydied.test\x00"); pid > 0 {
+				unix.Kill(pid, unix.SIGKILL)
+				killed <- pid
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--report", rep, "--allow-domain", "proxydied.test", "--", "sleep", "2")
+	require.NotZero(t, <-killed, "landjail-netproxy not found")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "the refusals it counted are lost")
+	r := read()
+	assert.Contains(t, r.ProxyError, "landjail-netproxy")
+	assert.Equal(t, 0, r.ExitCode)
+
+	// Dead before serving.
+	falseBin, err := osexec.LookPath("false")
+	require.NoError(t, err)
+	b, err := os.ReadFile(falseBin)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	old := cliopts.NetproxyPath
+	defer func() { cliopts.NetproxyPath = old }()
+	cliopts.NetproxyPath = filepath.Join(dir, cliopts.NetproxyBinary)
+	require.NoError(t, os.WriteFile(cliopts.NetproxyPath, b, 0o755))
+	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--report", rep, "--allow-domain", "ok.test", "--", "touch", "ran")
+	assert.NotEqual(t, 0, code, stderr)
+	assert.Contains(t, read().Error, "landjail-netproxy")
+}
+
+// TestAllowDomainNoSeccomp: without a network namespace, Landlock's TCP
+// rules hook connect(2) and bind(2) only; TCP Fast Open (sendto with
+// MSG_FASTOPEN), MPTCP and UDP are refused by the seccomp layer
+// (TestRunSocketFamilies shows fastopen passing Landlock with
+// --no-seccomp). So --no-namespaces --no-seccomp makes the list "not
+// enforced", said at start and in the report, and --strict refuses; with
+// the seccomp layer the same run is advisory (the control). --print-rules
+// says the same.
+func TestAllowDomainNoSeccomp(t *testing.T) {
+	useNetproxy(t)
+	ws := wsDir(t)
+	rep := filepath.Join(t.TempDir(), "r.json")
+	base := []string{"run", "--workspace", ws, "--timeout", "1m", "--report", rep, "--allow-domain", "ok.test", "--no-namespaces"}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"seccomp", nil, wantProxyMode(t, true)},
+		{"--no-seccomp", []string{"--no-seccomp"}, cliopts.NetworkNotEnforced},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append(append(append([]string{}, base...), tc.flags...), "--print-rules", "--", "true")...)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "# network: "+tc.want+",")
+
+			code, _, stderr = runCLI(t, append(append(append([]string{}, base...), tc.flags...), "--", "true")...)
+			require.Equal(t, 0, code, stderr)
+			var r runReport
+			b, err := os.ReadFile(rep)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &r), "%s", b)
+			assert.Equal(t, tc.want, r.Network)
+			if tc.want == cliopts.NetworkNotEnforced {
+				assert.Contains(t, stderr, "allowlist is not enforced at all")
+				if landlock.ABI() >= 4 && !kerneltestBlocked() {
+					assert.Contains(t, r.NetworkReason, "TCP Fast Open")
+				}
+				code, _, stderr = runCLI(t, append(append(append([]string{"run", "--strict"}, base[1:]...), tc.flags...), "--", "true")...)
+				assert.Equal(t, exitUsage, code, stderr)
+			}
+		})
+	}
+}
+
+// kerneltestBlocked reports whether this test process emulates a kernel
+// without Landlock.
+func kerneltestBlocked() bool {
+	_, blocked := kerneltest.Blocked(kerneltest.FeatureLandlock)
+	return blocked
 }

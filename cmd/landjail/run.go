@@ -260,6 +260,11 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return fmt.Errorf("run: %w", err)
 	}
 	proxy.Warn(stderr)
+	// Before the command exists: nothing it does can change the binary.
+	if err := proxy.Start(); err != nil {
+		removeTmp()
+		return fmt.Errorf("run: %w", err)
+	}
 
 	if err := filterErr; err != nil {
 		if o.Strict {
@@ -470,7 +475,7 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 	close(done)
 	elapsed := time.Since(start)
 	// Before the descendants are killed: the proxy's process is one.
-	rep.ProxyRefused = reportRefusals(proxy, stderr)
+	rep.ProxyRefused, rep.ProxyError = reportRefusals(proxy, stderr)
 	// In a PID namespace the command's descendants are reparented to its
 	// init, never to landjail, and died with it: only the proxy's
 	// process can be left to kill.
@@ -570,10 +575,13 @@ type runReport struct {
 	// Network is the --allow-domain mode (cliopts.NetworkAirtight,
 	// NetworkAdvisory, NetworkNotEnforced; "" without --allow-domain),
 	// NetworkReason why it is not airtight, ProxyRefused every kind of
-	// request the proxy refused, with its count.
+	// request the proxy refused, with its count; ProxyError what went
+	// wrong with the proxy's process (it died, or did not report within
+	// 10 s): its refusals are then lost.
 	Network       string            `json:"network,omitempty"`
 	NetworkReason string            `json:"network_reason,omitempty"`
 	ProxyRefused  []cliopts.Refusal `json:"proxy_refused,omitempty"`
+	ProxyError    string            `json:"proxy_error,omitempty"`
 }
 
 // printLayer ends --print-rules with the file-system layer in force, as

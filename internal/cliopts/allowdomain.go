@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	osexec "os/exec"
@@ -17,8 +18,11 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
+	"github.com/landjail/landjail/internal/selfbin"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -51,31 +55,62 @@ var ErrAllowlistNotEnforced = errors.New("the --allow-domain list cannot be enfo
 // (cmd/landjail-netproxy), which serves the listener AllowProxy makes.
 const NetproxyBinary = "landjail-netproxy"
 
-// NetproxyPath, when not empty, is used instead of looking for
-// NetproxyBinary next to the executable and in PATH (tests set it to a
-// binary they built).
+// NetproxyPath, when not empty, is used instead of NetproxyBinary next
+// to the executable (tests set it to a binary they built). It is checked
+// and pinned the same way.
 var NetproxyPath string
 
-// findNetproxy looks for NetproxyBinary next to the running executable,
-// then in PATH.
-func findNetproxy() (string, error) {
-	regular := func(p string) bool {
-		fi, err := os.Stat(p)
-		return err == nil && fi.Mode().IsRegular()
-	}
-	switch self, err := os.Executable(); {
-	case NetproxyPath != "":
-		if regular(NetproxyPath) {
-			return NetproxyPath, nil
+// NetproxySealed makes the pinned landjail-netproxy a sealed in-memory
+// copy (selfbin.Binary.Sealed, ~1 ms per MB, once per process) instead of
+// a descriptor of the installed file. landjail-mcp sets it: it starts a
+// proxy per tool call while processes of earlier calls may still run,
+// and those could write to an installed file they can reach. landjail run
+// does not need it: it starts the proxy before the command.
+var NetproxySealed bool
+
+// netproxyPins holds the pinned landjail-netproxy of this process, by
+// installed path: pinned once, before the first confined command starts,
+// and reused by every later proxy (landjail-mcp's bash calls).
+var netproxyPins struct {
+	mu   sync.Mutex
+	pins map[string]*selfbin.Binary
+}
+
+// pinNetproxy pins landjail-netproxy (selfbin.Open: only next to the
+// running executable, never from PATH — it runs unconfined, and a
+// confined command may write to a directory on PATH) unless this process
+// did already.
+func pinNetproxy() (*selfbin.Binary, error) {
+	path := NetproxyPath
+	if path == "" {
+		var err error
+		if path, err = selfbin.Next(NetproxyBinary); err != nil {
+			return nil, fmt.Errorf("--%s: %w", flagAllowDomain, err)
 		}
-	case err == nil && regular(filepath.Join(filepath.Dir(self), NetproxyBinary)):
-		return filepath.Join(filepath.Dir(self), NetproxyBinary), nil
-	default:
-		if p, err := osexec.LookPath(NetproxyBinary); err == nil {
-			return p, nil
-		}
 	}
-	return "", fmt.Errorf("--%s needs the %s binary next to %s or in PATH (go install github.com/landjail/landjail/cmd/...@latest)", flagAllowDomain, NetproxyBinary, filepath.Base(os.Args[0]))
+	netproxyPins.mu.Lock()
+	defer netproxyPins.mu.Unlock()
+	if b := netproxyPins.pins[path]; b != nil {
+		return b, nil
+	}
+	b, err := selfbin.Open(path)
+	if err == nil && NetproxySealed {
+		var sealed *selfbin.Binary
+		sealed, err = b.Sealed()
+		b.Close()
+		b = sealed
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--%s needs the %s binary next to %s (%s; go install github.com/landjail/landjail/cmd/...@latest installs both)", flagAllowDomain, NetproxyBinary, filepath.Base(os.Args[0]), path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", flagAllowDomain, err)
+	}
+	if netproxyPins.pins == nil {
+		netproxyPins.pins = map[string]*selfbin.Binary{}
+	}
+	netproxyPins.pins[path] = b
+	return b, nil
 }
 
 // AllowProxy is the --allow-domain proxy of one child (landjail run) or
@@ -84,12 +119,13 @@ func findNetproxy() (string, error) {
 // proxy library stays out of landjail's own binary). Use: NewAllowProxy
 // before compiling the Ruleset (its port goes into
 // landlock.Options.ProxyTCP, see Ports); Decide with the compiled Ruleset;
-// Wire the Cmd; Serve after Start; Finish after Wait. Close releases
+// Start (the proxy's process) and Wire the Cmd before the Cmd starts;
+// Serve after it started; Finish after Wait. Close releases
 // everything on any path. A nil *AllowProxy (no --allow-domain) does
 // nothing in every method.
 type AllowProxy struct {
 	allow  []string
-	bin    string // landjail-netproxy
+	bin    *selfbin.Binary // landjail-netproxy, pinned
 	stderr io.Writer
 	port   uint16
 
@@ -99,7 +135,7 @@ type AllowProxy struct {
 	mode   string
 	reason string
 	helper *osexec.Cmd
-	stop   io.Closer     // the helper's stdin
+	ctl    *os.File      // our end of the helper's stdin, a UNIX socket: the listener goes over it, EOF stops it
 	out    *bytes.Buffer // the helper's stdout
 	done   bool
 	result []Refusal
@@ -110,9 +146,12 @@ type AllowProxy struct {
 // empty. The listener serves the advisory modes; when the command gets
 // its own network namespace (Decide) it is closed and the same port is
 // listened on inside that namespace instead. stderr receives the
-// landjail-netproxy process's own errors. Errors: the list's (wrapping
-// allowlist.ErrBadAllowEntry; Load has checked it already), a missing
-// landjail-netproxy binary, and listen(2)'s.
+// landjail-netproxy process's own errors. The landjail-netproxy binary
+// next to the executable is pinned (internal/selfbin) the first time a
+// process calls this. Errors: the list's (wrapping
+// allowlist.ErrBadAllowEntry; Load has checked it already), a
+// landjail-netproxy missing next to the executable (fs.ErrNotExist) or
+// unsafe (selfbin.ErrUnsafe), and listen(2)'s.
 func (o *Options) NewAllowProxy(stderr io.Writer) (*AllowProxy, error) {
 	if len(o.AllowDomain) == 0 {
 		return nil, nil
@@ -120,7 +159,7 @@ func (o *Options) NewAllowProxy(stderr io.Writer) (*AllowProxy, error) {
 	if _, err := allowlist.ParseAllow(o.AllowDomain); err != nil {
 		return nil, fmt.Errorf("--%s: %w", flagAllowDomain, err)
 	}
-	bin, err := findNetproxy()
+	bin, err := pinNetproxy()
 	if err != nil {
 		return nil, err
 	}
@@ -154,8 +193,10 @@ func (a *AllowProxy) Addr() string {
 // port as the only TCP connect rule (ABI 4); NetworkUnreachable when
 // Landlock cannot restrict TCP (ABI < 4) and the seccomp layer is on (it
 // then refuses every IP socket: seccomp.Options.NetRestricted);
-// NetworkNotEnforced otherwise (no Landlock TCP rules, --no-seccomp).
-// noSeccomp adds that UDP and raw sockets are not refused. With strict,
+// NetworkNotEnforced otherwise (no Landlock TCP rules), and without a
+// private network namespace when noSeccomp (Landlock's TCP rules hook
+// connect and bind only: TCP Fast Open's sendto, MPTCP, UDP and raw
+// sockets need the seccomp layer). With strict,
 // a mode other than NetworkAirtight is an error wrapping
 // ErrAllowlistNotEnforced. A private network namespace below ABI 4 is
 // NetworkUnreachable too: the seccomp layer does not know about the
@@ -173,12 +214,14 @@ func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, stric
 		reason = fmt.Sprintf("Landlock ABI %d < 4 cannot restrict TCP, so the seccomp layer refuses every IP socket: the command cannot reach the proxy (or anything else) over the network; --no-seccomp would make the list not enforced at all", rep.ABI)
 	case hasView && rep.Layer == landlock.LayerNamespaces && rep.PrivateNetwork:
 		mode = NetworkAirtight
+	case rs.Enforced() && containsPort(rep.ProxyTCP, a.port) && noSeccomp:
+		// Landlock's TCP rules hook connect(2) and bind(2) only: the
+		// seccomp layer is what refuses the rest.
+		mode = NetworkNotEnforced
+		reason = "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") and --no-seccomp: Landlock's TCP rules cover connect(2) and bind(2) only, so TCP Fast Open (sendto with MSG_FASTOPEN), MPTCP sockets, UDP and raw sockets reach any host directly"
 	case rs.Enforced() && containsPort(rep.ProxyTCP, a.port):
 		mode = NetworkAdvisory
-		reason = "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + "): Landlock lets the command connect only to TCP port " + strconv.Itoa(int(a.port)) + ", but on any host, and programs that ignore the proxy variables fail instead of going through it"
-		if noSeccomp {
-			reason += "; --no-seccomp: UDP and raw sockets are not refused"
-		}
+		reason = "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + "): Landlock lets the command connect over TCP only to the proxy's port, but on any host, and programs that ignore the proxy variables fail instead of going through it"
 	default:
 		mode = NetworkNotEnforced
 		why := "no usable Landlock (level " + rep.Level + ")"
@@ -207,8 +250,6 @@ func noNamespaceWhy(rep *landlock.Report, noNamespaces bool) string {
 		return "namespace layer unavailable: " + rep.LayerReason
 	case rep.Layer != landlock.LayerNamespaces:
 		return "namespace layer unavailable"
-	case len(rep.BindTCP) > 0:
-		return "--bind-tcp keeps the host network"
 	}
 	return "the view has no network namespace"
 }
@@ -287,13 +328,48 @@ func (a *AllowProxy) Wire(c *exec.Cmd) {
 	a.mu.Unlock()
 }
 
-// Serve starts landjail-netproxy on the proxy's listener (the namespace
-// one when airtight, else the host one), from the calling goroutine's
+// Start starts landjail-netproxy from the pinned binary, before the
+// command exists (nothing confined can have written to the binary yet;
+// once it runs the kernel refuses writes to it), in a session of its own
+// (terminal signals do not reach it), from the calling goroutine's
 // ordinary thread: its upstream connections leave from the host's network
-// namespace. It runs in a session of its own (terminal signals do not
-// reach it) until Finish. Call it after c.Start succeeded. Errors: no
-// listener to serve (an airtight Cmd whose hook did not run), and
-// starting the process.
+// namespace. It waits for its listener (Serve) and stops at Finish. Call
+// it after Decide. Errors: starting the process.
+func (a *AllowProxy) Start() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.helper != nil || a.done {
+		return errors.New("--allow-domain: proxy started twice (cannot happen)")
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("--%s: socketpair: %w", flagAllowDomain, err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "netproxy-control"), os.NewFile(uintptr(fds[1]), "netproxy-control")
+	defer theirs.Close()
+	cmd := osexec.Command(a.bin.Path(), a.allow...)
+	cmd.Args[0] = NetproxyBinary
+	cmd.Stdin = theirs
+	a.out = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = a.out, a.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		ours.Close()
+		return fmt.Errorf("--%s: %s: %w", flagAllowDomain, NetproxyBinary, err)
+	}
+	a.helper, a.ctl = cmd, ours
+	return nil
+}
+
+// Serve hands landjail-netproxy the proxy's listener (the namespace one
+// when airtight, else the host one) over its control socket
+// (SCM_RIGHTS), and closes landjail's copy. Call it after Start and after
+// c.Start succeeded. Errors: no listener to serve (an airtight Cmd whose
+// hook did not run), no proxy process, and sendmsg(2)'s (the proxy died:
+// EPIPE).
 func (a *AllowProxy) Serve() error {
 	if a == nil {
 		return nil
@@ -304,28 +380,22 @@ func (a *AllowProxy) Serve() error {
 	if a.mode != NetworkAirtight {
 		l = a.host
 	}
-	if l == nil || a.helper != nil || a.done {
-		return errors.New("--allow-domain: no proxy listener to serve (cannot happen)")
+	if l == nil || a.helper == nil || a.done {
+		return errors.New("--allow-domain: no proxy listener or process to serve it (cannot happen)")
 	}
-	f, err := l.(*net.TCPListener).File()
+	raw, err := l.(*net.TCPListener).SyscallConn()
 	if err != nil {
 		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
 	}
-	defer f.Close()
-	cmd := osexec.Command(a.bin, a.allow...)
-	cmd.ExtraFiles = []*os.File{f}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	a.out = &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = a.out, a.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		in.Close()
+	var sendErr error
+	if err := raw.Control(func(fd uintptr) {
+		sendErr = unix.Sendmsg(int(a.ctl.Fd()), []byte{0}, unix.UnixRights(int(fd)), nil, unix.MSG_NOSIGNAL)
+	}); err != nil {
 		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
 	}
-	a.helper, a.stop = cmd, in
+	if sendErr != nil {
+		return fmt.Errorf("--%s: handing the listener to %s: %w", flagAllowDomain, NetproxyBinary, sendErr)
+	}
 	// The process holds its copy of the socket: ours go.
 	l.Close()
 	a.host, a.inNS = nil, nil
@@ -355,7 +425,7 @@ func (a *AllowProxy) Finish() ([]Refusal, error) {
 	if a.helper == nil {
 		return nil, nil
 	}
-	a.stop.Close()
+	a.ctl.Close()
 	waited := make(chan error, 1)
 	go func() { waited <- a.helper.Wait() }()
 	var err error
@@ -417,6 +487,9 @@ func FormatRefusal(r Refusal) string {
 		times = "time"
 	}
 	target := r.Host // port 0: the request named no usable port (e.g. not a proxy request)
+	if target == "" {
+		target = "(no host)"
+	}
 	if r.Port != 0 {
 		target = net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port)))
 	}

@@ -400,8 +400,11 @@ func (o *Options) validate() error {
 // error wrapping netproxy.ErrBadAllowEntry, naming the entry), and the
 // flags that would open the network around the proxy are refused with
 // it, so that nobody believes a list is enforced when it is not: --net
-// host (no restriction at all), --connect-tcp (any host on those ports)
-// and --allow-dns (UDP to any host; the proxy resolves names itself).
+// host (no restriction at all), --connect-tcp (any host on those ports),
+// --allow-dns (UDP to any host; the proxy resolves names itself),
+// --bind-tcp (the host's network is kept and the command can serve on
+// it) and --allow-unix-sockets (a host daemon's pathname socket is
+// reachable below Landlock ABI 9).
 func (o *Options) validateAllowDomain() error {
 	if len(o.AllowDomain) == 0 {
 		return nil
@@ -416,6 +419,10 @@ func (o *Options) validateAllowDomain() error {
 		return fmt.Errorf("--%s with --connect-tcp %d: the command could connect to any host on that port around the proxy (drop --connect-tcp; list NAME:PORT instead)", flagAllowDomain, o.ConnectTCP[0])
 	case o.AllowDNS:
 		return fmt.Errorf("--%s with --allow-dns: the command could send UDP to any host around the proxy (drop --allow-dns: the proxy resolves the names itself)", flagAllowDomain)
+	case len(o.BindTCP) > 0:
+		return fmt.Errorf("--%s with --bind-tcp %d: the command would keep the host's network and could serve on that port, a channel around the proxy (drop --bind-tcp)", flagAllowDomain, o.BindTCP[0])
+	case o.AllowUnixSockets:
+		return fmt.Errorf("--%s with --%s: a pathname socket outside the policy (a local proxy's, a container runtime's) is reachable below Landlock ABI 9 and can reach the network around the proxy (drop --%s)", flagAllowDomain, flagAllowUnixSockets, flagAllowUnixSockets)
 	}
 	return nil
 }

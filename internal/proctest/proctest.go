@@ -104,3 +104,21 @@ func Kill(pids ...int) {
 		}
 	}
 }
+
+// Find returns the pid of a process whose command line
+// (/proc/PID/cmdline: arguments each ended by a NUL byte) contains want,
+// or 0.
+func Find(want string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), want) {
+			return pid
+		}
+	}
+	return 0
+}
