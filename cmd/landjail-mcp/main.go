@@ -289,10 +289,6 @@ func (p *callProxies) network(rs *landlock.Ruleset, c *exec.Cmd) (func() error, 
 		ap.Close()
 		return nil, nil, err
 	}
-	if err := ap.Start(); err != nil {
-		ap.Close()
-		return nil, nil, err
-	}
 	ap.Wire(c)
 	finish := func() []string {
 		refused, err := ap.Finish()

@@ -3,8 +3,10 @@
 // internal/netproxy.Proxy for the allowlist given as arguments.
 //
 // Its standard input is a UNIX stream socket to landjail. landjail starts
-// it before the command, then sends one byte carrying the listening TCP
-// socket (SCM_RIGHTS) once the command started: made inside the command's
+// it before the command; it checks its list and answers "R" (ready) or "E"
+// and the reason it refused an entry (then exits 2), and landjail starts
+// the command only after "R". landjail then sends one byte carrying the
+// listening TCP socket (SCM_RIGHTS) once the command started: made inside the command's
 // network namespace when landjail has one (the socket keeps that
 // namespace, while this process dials out from the host's). It serves
 // until the socket reaches end of file (landjail closes its end once the
@@ -68,6 +70,16 @@ func main() {
 
 func run(allow []string, ctl *net.UnixConn, stdout io.Writer) error {
 	p, err := netproxy.New(netproxy.Config{Allow: allow})
+	if ctl != nil {
+		// landjail waits for this before it starts the command.
+		msg := []byte("R")
+		if err != nil {
+			msg = append([]byte("E"), err.Error()...)
+		}
+		// A failed write means landjail stopped already: the read below
+		// then sees end of file.
+		ctl.Write(msg)
+	}
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -106,5 +107,33 @@ func TestRunRefusesBadMessage(t *testing.T) {
 		err := run([]string{"ok.test"}, ctl, &out)
 		assert.ErrorContains(t, err, fmt.Sprintf("a message with %d descriptors", n))
 		unix.Close(ours)
+	}
+}
+
+// TestRunAnswersReady: the first message on the control socket says
+// whether the list was accepted: "R", or "E" and the reason (a wildcard
+// over a public suffix, which landjail's own flag check does not know).
+func TestRunAnswersReady(t *testing.T) {
+	for _, tc := range []struct {
+		allow []string
+		want  string
+	}{
+		{[]string{"ok.test"}, "R"},
+		{[]string{"ok.test", "*.github.io"}, "Enetproxy: bad allowlist entry \"*.github.io\": wildcard over the public suffix github.io"},
+	} {
+		ours, ctl := controlPair(t)
+		done := make(chan error, 1)
+		go func() { done <- run(tc.allow, ctl, io.Discard) }()
+		buf := make([]byte, 512)
+		n, err := unix.Read(ours, buf)
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(buf[:n]), tc.want), "%q", buf[:n])
+		unix.Close(ours)
+		err = <-done
+		if tc.want == "R" {
+			assert.NoError(t, err)
+		} else {
+			assert.ErrorIs(t, err, netproxy.ErrBadAllowEntry)
+		}
 	}
 }

@@ -516,8 +516,8 @@ func TestAllowDomainNetproxyNotFromPath(t *testing.T) {
 // TestAllowDomainProxyDied: a landjail-netproxy that dies is never
 // silent. Killed while the command runs: the report's proxy_error and a
 // stderr line say its refusals are lost, and the command's own exit
-// status is kept. Dead before it got its listener (false(1) in its
-// place): the command is killed and the run fails. Control: with the
+// status is kept. Dead before it said it was ready (false(1) in its
+// place): the command never starts and the run fails. Control: with the
 // real proxy left alone proxy_error is empty.
 func TestAllowDomainProxyDied(t *testing.T) {
 	useNetproxy(t)
@@ -539,6 +539,10 @@ func TestAllowDomainProxyDied(t *testing.T) {
 	go func() {
 		defer close(killed)
 		for range 500 {
+			if _, err := os.Stat(filepath.Join(ws, "started")); err != nil {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
 			if pid := proctest.Find("landjail-netproxy\x00proxydied.test\x00"); pid > 0 {
 				unix.Kill(pid, unix.SIGKILL)
 				killed <- pid
@@ -547,7 +551,7 @@ func TestAllowDomainProxyDied(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--report", rep, "--allow-domain", "proxydied.test", "--", "sleep", "2")
+	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--report", rep, "--allow-domain", "proxydied.test", "--", "sh", "-c", "touch started; sleep 2")
 	require.NotZero(t, <-killed, "landjail-netproxy not found")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "the refusals it counted are lost")
@@ -566,9 +570,10 @@ func TestAllowDomainProxyDied(t *testing.T) {
 	defer func() { cliopts.NetproxyPath = old }()
 	cliopts.NetproxyPath = filepath.Join(dir, cliopts.NetproxyBinary)
 	require.NoError(t, os.WriteFile(cliopts.NetproxyPath, b, 0o755))
-	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--report", rep, "--allow-domain", "ok.test", "--", "touch", "ran")
-	assert.NotEqual(t, 0, code, stderr)
-	assert.Contains(t, read().Error, "landjail-netproxy")
+	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--allow-domain", "ok.test", "--", "touch", "ran")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "landjail-netproxy did not start")
+	assert.NoFileExists(t, filepath.Join(ws, "ran"), "the command started without its proxy")
 }
 
 // TestAllowDomainNoSeccomp: without a network namespace, Landlock's TCP
@@ -621,4 +626,22 @@ func TestAllowDomainNoSeccomp(t *testing.T) {
 func kerneltestBlocked() bool {
 	_, blocked := kerneltest.Blocked(kerneltest.FeatureLandlock)
 	return blocked
+}
+
+// TestAllowDomainPublicSuffix: a wildcard over a public suffix is refused
+// by landjail-netproxy (which links the Public Suffix List) before the
+// command starts: a usage error naming the entry, nothing run, and the
+// proxy's refusal said once.
+func TestAllowDomainPublicSuffix(t *testing.T) {
+	useNetproxy(t)
+	ws := wsDir(t)
+	code, _, stderr := runCLI(t, "run", "--workspace", ws, "--allow-domain", "ok.test", "--allow-domain", "*.github.io", "--", "touch", "ran")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, `"*.github.io": wildcard over the public suffix github.io`)
+	assert.NoFileExists(t, filepath.Join(ws, "ran"))
+	assert.NotContains(t, stderr, "exit status", "the proxy's own exit reported as a second error")
+	// Control: one label below the suffix runs.
+	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--allow-domain", "*.me.github.io", "--", "touch", "ran")
+	assert.Equal(t, 0, code, stderr)
+	assert.FileExists(t, filepath.Join(ws, "ran"))
 }

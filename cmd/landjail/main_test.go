@@ -7,6 +7,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,9 +46,28 @@ const testCachePrefix = "landjail-test-cache-"
 // output.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	var errb lockedBuffer // landjail-netproxy's stderr is copied in from a goroutine
 	code = runMain(context.Background(), append([]string{"landjail"}, args...), strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent Writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // buildCLI builds the main package pkg ("." for landjail) into a

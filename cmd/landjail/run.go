@@ -260,11 +260,6 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return fmt.Errorf("run: %w", err)
 	}
 	proxy.Warn(stderr)
-	// Before the command exists: nothing it does can change the binary.
-	if err := proxy.Start(); err != nil {
-		removeTmp()
-		return fmt.Errorf("run: %w", err)
-	}
 
 	if err := filterErr; err != nil {
 		if o.Strict {

@@ -119,8 +119,7 @@ func pinNetproxy() (*selfbin.Binary, error) {
 // proxy library stays out of landjail's own binary). Use: NewAllowProxy
 // before compiling the Ruleset (its port goes into
 // landlock.Options.ProxyTCP, see Ports); Decide with the compiled Ruleset;
-// Start (the proxy's process) and Wire the Cmd before the Cmd starts;
-// Serve after it started; Finish after Wait. Close releases
+// Wire the Cmd; Serve after it started; Finish after Wait. Close releases
 // everything on any path. A nil *AllowProxy (no --allow-domain) does
 // nothing in every method.
 type AllowProxy struct {
@@ -135,20 +134,24 @@ type AllowProxy struct {
 	mode   string
 	reason string
 	helper *osexec.Cmd
-	ctl    *os.File      // our end of the helper's stdin, a UNIX socket: the listener goes over it, EOF stops it
+	ctl    *net.UnixConn // our end of the helper's stdin: its ready byte comes back, the listener goes over it, EOF stops it
 	out    *bytes.Buffer // the helper's stdout
 	done   bool
 	result []Refusal
+
+	readyDone bool  // the proxy's first message was read (Decide)
+	readyErr  error // what it said, when not ready
 }
 
 // NewAllowProxy returns the proxy for o.AllowDomain, listening on the
 // host's 127.0.0.1 on a port the kernel picks, or nil when the list is
 // empty. The listener serves the advisory modes; when the command gets
 // its own network namespace (Decide) it is closed and the same port is
-// listened on inside that namespace instead. stderr receives the
-// landjail-netproxy process's own errors. The landjail-netproxy binary
-// next to the executable is pinned (internal/selfbin) the first time a
-// process calls this. Errors: the list's (wrapping
+// listened on inside that namespace instead. It starts the
+// landjail-netproxy process (from the binary next to the executable,
+// pinned by internal/selfbin the first time a process calls this), which
+// checks the list and then waits for the listener (Serve); Decide waits
+// until it is ready. stderr receives that process's own errors. Errors: the list's (wrapping
 // allowlist.ErrBadAllowEntry; Load has checked it already), a
 // landjail-netproxy missing next to the executable (fs.ErrNotExist) or
 // unsafe (selfbin.ErrUnsafe), and listen(2)'s.
@@ -167,7 +170,15 @@ func (o *Options) NewAllowProxy(stderr io.Writer) (*AllowProxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--%s: proxy listener: %w", flagAllowDomain, err)
 	}
-	return &AllowProxy{allow: o.AllowDomain, bin: bin, stderr: stderr, port: uint16(l.Addr().(*net.TCPAddr).Port), host: l}, nil
+	a := &AllowProxy{allow: o.AllowDomain, bin: bin, stderr: stderr, port: uint16(l.Addr().(*net.TCPAddr).Port), host: l}
+	// Started now, before the command exists (nothing confined can have
+	// written to the binary; once it runs the kernel refuses writes to
+	// it, ETXTBSY), so that its start-up overlaps the Ruleset's.
+	if err := a.start(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return a, nil
 }
 
 // Ports returns the proxy's port for landlock.Options.ProxyTCP (nil
@@ -198,13 +209,22 @@ func (a *AllowProxy) Addr() string {
 // connect and bind only: TCP Fast Open's sendto, MPTCP, UDP and raw
 // sockets need the seccomp layer). With strict,
 // a mode other than NetworkAirtight is an error wrapping
-// ErrAllowlistNotEnforced. A private network namespace below ABI 4 is
+// ErrAllowlistNotEnforced. It first waits (up to 10 s) for the
+// landjail-netproxy process to accept the list: an entry it refuses (a
+// wildcard over a public suffix), or a process that died, is an error.
+// A private network namespace below ABI 4 is
 // NetworkUnreachable too: the seccomp layer does not know about the
 // namespace and refuses the IP socket the command would reach the proxy
 // with.
 func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, strict bool) (mode, reason string, err error) {
 	if a == nil {
 		return "", "", nil
+	}
+	a.mu.Lock()
+	err = a.ready()
+	a.mu.Unlock()
+	if err != nil {
+		return "", "", err
 	}
 	rep := rs.Report()
 	_, hasView := rs.View()
@@ -328,46 +348,79 @@ func (a *AllowProxy) Wire(c *exec.Cmd) {
 	a.mu.Unlock()
 }
 
-// Start starts landjail-netproxy from the pinned binary, before the
-// command exists (nothing confined can have written to the binary yet;
-// once it runs the kernel refuses writes to it), in a session of its own
-// (terminal signals do not reach it), from the calling goroutine's
-// ordinary thread: its upstream connections leave from the host's network
-// namespace. It waits for its listener (Serve) and stops at Finish. Call
-// it after Decide. Errors: starting the process.
-func (a *AllowProxy) Start() error {
-	if a == nil {
-		return nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.helper != nil || a.done {
-		return errors.New("--allow-domain: proxy started twice (cannot happen)")
-	}
+// start starts landjail-netproxy from the pinned binary in a session of
+// its own (terminal signals do not reach it), from the calling
+// goroutine's ordinary thread: its upstream connections leave from the
+// host's network namespace.
+func (a *AllowProxy) start() error {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("--%s: socketpair: %w", flagAllowDomain, err)
 	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "netproxy-control"), os.NewFile(uintptr(fds[1]), "netproxy-control")
+	theirs := os.NewFile(uintptr(fds[1]), "netproxy-control")
 	defer theirs.Close()
+	f := os.NewFile(uintptr(fds[0]), "netproxy-control")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
+	}
 	cmd := osexec.Command(a.bin.Path(), a.allow...)
 	cmd.Args[0] = NetproxyBinary
 	cmd.Stdin = theirs
 	a.out = &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = a.out, a.stderr
+	if _, isFile := a.stderr.(*os.File); !isFile && a.stderr != nil {
+		// os/exec copies into a Writer that is not a file from a
+		// goroutine, through ReadFrom when it has one: a bytes.Buffer's
+		// ReadFrom blocked in read(2) drops what others write meanwhile.
+		// Plain Writes only append.
+		cmd.Stderr = struct{ io.Writer }{a.stderr}
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		ours.Close()
+		c.Close()
 		return fmt.Errorf("--%s: %s: %w", flagAllowDomain, NetproxyBinary, err)
 	}
-	a.helper, a.ctl = cmd, ours
+	a.helper, a.ctl = cmd, c.(*net.UnixConn)
 	return nil
+}
+
+// readyTimeout bounds how long Decide waits for landjail-netproxy to
+// check its list and say it is ready.
+const readyTimeout = 10 * time.Second
+
+// ready waits for landjail-netproxy's first message: "R" when its list is
+// accepted, "E" and the reason when it refused an entry (one the parser
+// here accepts but the proxy does not, as a wildcard over a public
+// suffix: the Public Suffix List lives in the proxy, whose HTTP stack
+// landjail does not link). Later calls return the first answer.
+func (a *AllowProxy) ready() error {
+	if a.readyDone {
+		return a.readyErr
+	}
+	a.readyDone = true
+	a.ctl.SetReadDeadline(time.Now().Add(readyTimeout))
+	defer a.ctl.SetReadDeadline(time.Time{})
+	buf := make([]byte, 4096)
+	n, err := a.ctl.Read(buf)
+	switch {
+	case n > 0 && buf[0] == 'R':
+		return nil
+	case n > 0 && buf[0] == 'E':
+		a.readyErr = fmt.Errorf("--%s: %s", flagAllowDomain, buf[1:n])
+	case err != nil:
+		a.readyErr = fmt.Errorf("--%s: %s did not start: %w", flagAllowDomain, NetproxyBinary, err)
+	default:
+		a.readyErr = fmt.Errorf("--%s: %s: unexpected message %q", flagAllowDomain, NetproxyBinary, buf[:n])
+	}
+	return a.readyErr
 }
 
 // Serve hands landjail-netproxy the proxy's listener (the namespace one
 // when airtight, else the host one) over its control socket
-// (SCM_RIGHTS), and closes landjail's copy. Call it after Start and after
-// c.Start succeeded. Errors: no listener to serve (an airtight Cmd whose
+// (SCM_RIGHTS), and closes landjail's copy. Call it after c.Start
+// succeeded. Errors: no listener to serve (an airtight Cmd whose
 // hook did not run), no proxy process, and sendmsg(2)'s (the proxy died:
 // EPIPE).
 func (a *AllowProxy) Serve() error {
@@ -380,21 +433,16 @@ func (a *AllowProxy) Serve() error {
 	if a.mode != NetworkAirtight {
 		l = a.host
 	}
-	if l == nil || a.helper == nil || a.done {
-		return errors.New("--allow-domain: no proxy listener or process to serve it (cannot happen)")
+	if l == nil || a.helper == nil || a.done || !a.readyDone || a.readyErr != nil {
+		return errors.New("--allow-domain: no proxy listener or ready process to serve it (cannot happen)")
 	}
-	raw, err := l.(*net.TCPListener).SyscallConn()
+	f, err := l.(*net.TCPListener).File()
 	if err != nil {
 		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
 	}
-	var sendErr error
-	if err := raw.Control(func(fd uintptr) {
-		sendErr = unix.Sendmsg(int(a.ctl.Fd()), []byte{0}, unix.UnixRights(int(fd)), nil, unix.MSG_NOSIGNAL)
-	}); err != nil {
-		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
-	}
-	if sendErr != nil {
-		return fmt.Errorf("--%s: handing the listener to %s: %w", flagAllowDomain, NetproxyBinary, sendErr)
+	defer f.Close()
+	if _, _, err := a.ctl.WriteMsgUnix([]byte{0}, unix.UnixRights(int(f.Fd())), nil); err != nil {
+		return fmt.Errorf("--%s: handing the listener to %s: %w", flagAllowDomain, NetproxyBinary, err)
 	}
 	// The process holds its copy of the socket: ours go.
 	l.Close()
@@ -435,6 +483,9 @@ func (a *AllowProxy) Finish() ([]Refusal, error) {
 		a.helper.Process.Kill()
 		<-waited
 		err = fmt.Errorf("did not stop within %s (killed)", finishTimeout)
+	}
+	if a.readyErr != nil {
+		return nil, nil // it refused its list: said already, by Decide
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %s: %w", flagAllowDomain, NetproxyBinary, err)

@@ -39,6 +39,7 @@ import (
 
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"golang.org/x/net/netutil"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Limits. Each is the default of the [Config] field of the same meaning.
@@ -165,12 +166,21 @@ type Proxy struct {
 }
 
 // New returns a Proxy for cfg. It returns an error wrapping
-// [ErrBadAllowEntry] when an allowlist entry does not parse. It opens
-// nothing: serving starts with [Proxy.Serve].
+// [ErrBadAllowEntry] when an allowlist entry does not parse
+// (allowlist.ParseAllow) or is a wildcard over a public suffix of the
+// Public Suffix List, ICANN's or a private one ("*.co.uk", "*.github.io",
+// "*.cloudfront.net": anyone can register a name under them;
+// golang.org/x/net/publicsuffix). It opens nothing: serving starts with
+// [Proxy.Serve].
 func New(cfg Config) (*Proxy, error) {
 	rules, err := allowlist.ParseAllow(cfg.Allow)
 	if err != nil {
 		return nil, err
+	}
+	for i, r := range rules {
+		if ps, _ := publicsuffix.PublicSuffix(r.Name); r.Wildcard && ps == r.Name {
+			return nil, fmt.Errorf("%w %q: wildcard over the public suffix %s: anyone can register a name under it (list the names you need)", ErrBadAllowEntry, cfg.Allow[i], r.Name)
+		}
 	}
 	p := &Proxy{
 		rules:    rules,

@@ -695,3 +695,21 @@ func TestUnreachableHidesAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestNewRefusesPublicSuffix: a wildcard over any public suffix, ICANN's
+// or a private one, in any spelling, is refused; a wildcard one label
+// below, or the suffix listed exactly, is not.
+func TestNewRefusesPublicSuffix(t *testing.T) {
+	for _, e := range []string{
+		"*.co.uk", "*.CO.UK.", "*.github.io", "*.githubusercontent.com", "*.cloudfront.net",
+		"*.s3.amazonaws.com:443", "*.com.au:*", "*.Blogspot.COM",
+	} {
+		_, err := New(Config{Allow: []string{"ok.test", e}})
+		assert.ErrorIs(t, err, ErrBadAllowEntry, e)
+		assert.ErrorContains(t, err, "public suffix", e)
+	}
+	for _, e := range []string{"*.example.co.uk", "*.user.github.io", "github.io", "*.cdn.test", "*.пример.рф"} {
+		_, err := New(Config{Allow: []string{e}})
+		assert.NoError(t, err, e)
+	}
+}

@@ -15,8 +15,6 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
-
-	"golang.org/x/net/publicsuffix"
 )
 
 // portsDefault are the ports a bare entry ("registry.npmjs.org") allows:
@@ -85,11 +83,11 @@ func (r Rule) allowsPort(port uint16) bool {
 // one trailing dot is removed. It returns an error wrapping
 // [ErrBadAllowEntry] for an empty entry, a bad port, a name IDNA refuses,
 // a wildcard anywhere but the first label, a wildcard over a single label
-// ("*.com": it would open a whole top-level domain) or over any other
-// public suffix of the Public Suffix List, ICANN's and private ones alike
-// ("*.co.uk", "*.github.io", "*.cloudfront.net": anyone can register a
-// name under them; golang.org/x/net/publicsuffix), and a name made only
-// of digits and dots ("127.1": list such an address as an IP).
+// ("*.com": it would open a whole top-level domain), and a name made only
+// of digits and dots ("127.1": list such an address as an IP). Wildcards
+// over other public suffixes ("*.co.uk") are refused by netproxy.New,
+// which links the Public Suffix List: this package stays small enough
+// for landjail's own flag checks.
 func ParseAllow(entries []string) ([]Rule, error) {
 	rules := make([]Rule, 0, len(entries))
 	for _, e := range entries {
@@ -143,9 +141,7 @@ func parseEntry(e string) (Rule, error) {
 	if r.Wildcard && !strings.Contains(name, ".") {
 		return Rule{}, fmt.Errorf("wildcard over a top-level domain")
 	}
-	if ps, _ := publicsuffix.PublicSuffix(name); r.Wildcard && ps == name {
-		return Rule{}, fmt.Errorf("wildcard over the public suffix %s: anyone can register a name under it (list the names you need)", name)
-	}
+
 	r.Name = name
 	return r, nil
 }
