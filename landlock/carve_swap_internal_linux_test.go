@@ -12,6 +12,8 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 )
 
@@ -81,4 +83,78 @@ func TestMakeShmDirReplacesPlanted(t *testing.T) {
 			assert.Equal(t, before.Mode(), tfi.Mode(), "the symlink's target was not touched")
 		})
 	}
+}
+
+// TestShmRuleRaceSwap: a command of the same workspace swaps TmpDir/.shm
+// with a symlink to an outside tree (renameat2 RENAME_EXCHANGE, in a
+// loop) while Compile runs: no rule may land on the outside tree, whose
+// inode is checked against every rule descriptor Compile added (red-team
+// finding: the .shm rule was opened following symlinks, once granting
+// all of /). Compile may fail instead. Control: addPathRule on the
+// swapped path does land outside.
+func TestShmRuleRaceSwap(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	kerneltest.RequireNamespaces(t, nsview.Probe()) // the .shm rule exists only with the view
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root, tmp, out := filepath.Join(base, "ws"), filepath.Join(base, "tmp"), filepath.Join(base, "out")
+	for _, d := range []string{root, tmp, out} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	var outSt unix.Stat_t
+	require.NoError(t, unix.Stat(out, &outSt))
+	ws, err := jail.New(root)
+	require.NoError(t, err)
+
+	// Control: a rule opened following symlinks lands outside.
+	require.NoError(t, os.Symlink(out, filepath.Join(tmp, "x")))
+	attr := ll.RulesetAttr{HandledAccessFS: uint64(abiConfig(kernelABI()).HandledAccessFS)}
+	rfd, err := ll.LandlockCreateRuleset(&attr, 0)
+	require.NoError(t, err)
+	defer unix.Close(rfd)
+	fd, err := addPathRule(rfd, Rule{Path: filepath.Join(tmp, "x"), Access: RightsRead})
+	require.NoError(t, err)
+	var st unix.Stat_t
+	require.NoError(t, unix.Fstat(fd, &st))
+	unix.Close(fd)
+	require.True(t, st.Dev == outSt.Dev && st.Ino == outSt.Ino, "control")
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// .shm may be missing or a file while makeShmDir works: the
+			// exchange then fails, and the symlink is put back.
+			unix.Renameat2(unix.AT_FDCWD, filepath.Join(tmp, ".shm"), unix.AT_FDCWD, filepath.Join(tmp, "x"), unix.RENAME_EXCHANGE)
+			if _, err := os.Lstat(filepath.Join(tmp, "x")); err != nil {
+				os.Symlink(out, filepath.Join(tmp, "x"))
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	compiled, failed := 0, 0
+	for range 300 {
+		rs, err := Compile(ws, Options{Namespaces: true, System: true, TmpDir: tmp})
+		if err != nil {
+			failed++
+			continue
+		}
+		compiled++
+		if rs.kept != nil {
+			for _, k := range rs.kept.paths {
+				require.NoError(t, unix.Fstat(k.fd, &st))
+				require.False(t, st.Dev == outSt.Dev && st.Ino == outSt.Ino, "a rule landed on the outside tree")
+			}
+		}
+		rs.Close()
+	}
+	t.Logf("compiled %d, failed %d", compiled, failed)
+	require.NotZero(t, compiled, "no Compile succeeded: the race checked nothing")
 }

@@ -133,6 +133,8 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		var rfd int
 		if isDir, ok := c.kinds[r.Path]; ok {
 			rfd, err = addCarvedRule(fd, r, isDir)
+		} else if insideWritable(c.rules, r.Path) {
+			rfd, err = addNoFollowRule(fd, r)
 		} else {
 			rfd, err = addPathRule(fd, r)
 		}
@@ -251,6 +253,45 @@ func makeShmDir(tmp string) (string, error) {
 // returns the descriptor (the caller closes it).
 func addPathRule(rulesetFD int, r Rule) (int, error) {
 	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: r.Path, Err: err}
+	}
+	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
+	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
+	}
+	return fd, nil
+}
+
+// insideWritable reports whether path lies strictly beneath the path of
+// a rule granting a write right: the command (or an earlier or concurrent
+// one of the same workspace) may have replaced any component below that
+// root by a symlink since the path was resolved (TMPDIR's .shm swapped
+// for a link to / would make its rule grant everything).
+func insideWritable(rules []Rule, path string) bool {
+	for _, w := range rules {
+		if w.Access&writeRights != 0 && w.Path != path && (w.Path == "/" || strings.HasPrefix(path, w.Path+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// addNoFollowRule adds r, whose canonical path lies inside a writable
+// root, opened with no symlink followed in any component (openat.Root on
+// "/": openat2 RESOLVE_NO_SYMLINKS, or the O_NOFOLLOW walk). A symlink
+// there now means the tree changed since the path was resolved: Compile
+// fails rather than put the rule on the link's target.
+func addNoFollowRule(rulesetFD int, r Rule) (int, error) {
+	root, err := fsRoot()
+	if err != nil {
+		return -1, err
+	}
+	fd, err := root.OpenFd(strings.TrimPrefix(r.Path, "/"), unix.O_PATH, 0)
+	if errors.Is(err, openat.ErrSymlink) {
+		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("a component is a symlink inside a writable root (it changed while compiling): %w", err)}
+	}
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: r.Path, Err: err}
 	}
