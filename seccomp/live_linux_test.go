@@ -96,6 +96,46 @@ var probes = []struct {
 	{"socket(AF_NETLINK, NETLINK_ROUTE)", func() error {
 		return closeFd(unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE))
 	}},
+	// Set-ID bits: natively each succeeds on a file of the prober's own.
+	{"fchmodat(04755)", func() error {
+		return withProbeFile(func(p string) error { return unix.Fchmodat(unix.AT_FDCWD, p, 0o4755, 0) })
+	}},
+	{"fchmod(02755)", func() error {
+		return withProbeFile(func(p string) error {
+			fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(fd)
+			return unix.Fchmod(fd, 0o2755)
+		})
+	}},
+	{"fchmodat(0755)", func() error {
+		return withProbeFile(func(p string) error { return unix.Fchmodat(unix.AT_FDCWD, p, 0o755, 0) })
+	}},
+	{"openat(O_CREAT, 04755)", func() error {
+		return withProbeFile(func(p string) error {
+			return closeFd(unix.Open(p+".new", unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o4755))
+		})
+	}},
+	// Without O_CREAT the mode is not read: a stray set-ID bit there is no
+	// reason to refuse an open.
+	{"openat(O_RDONLY, mode 04755)", func() error {
+		return withProbeFile(func(p string) error {
+			b, err := unix.BytePtrFromString(p)
+			if err != nil {
+				return err
+			}
+			dirfd := unix.AT_FDCWD
+			return closeFd(rawFd(unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(b)), unix.O_RDONLY|unix.O_CLOEXEC, 0o4755, 0, 0)))
+		})
+	}},
+	{"mkdirat(02755)", func() error {
+		return withProbeFile(func(p string) error { return unix.Mkdirat(unix.AT_FDCWD, p+".d", 0o2755) })
+	}},
+	{"openat2", func() error {
+		return closeFd(unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC}))
+	}},
 	// Natively this autobinds an ephemeral port for a moment.
 	{"listen(unbound TCP)", func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -105,6 +145,19 @@ var probes = []struct {
 		defer unix.Close(fd)
 		return unix.Listen(fd, 1)
 	}},
+}
+
+// withProbeFile runs fn on a fresh file of this process (mode 0600) and
+// removes it, and what fn may have made next to it, afterwards.
+func withProbeFile(fn func(path string) error) error {
+	p := filepath.Join(os.TempDir(), fmt.Sprintf("landjail-setid-probe-%d-%d", os.Getpid(), unix.Gettid()))
+	defer os.Remove(p)
+	defer os.Remove(p + ".new")
+	defer os.Remove(p + ".d")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		return err
+	}
+	return fn(p)
 }
 
 func closeFd(fd int, err error) error {
@@ -269,6 +322,13 @@ func TestInstallLive(t *testing.T) {
 		"socket(AF_NETLINK, NETLINK_SOCK_DIAG)":       "EPERM",
 		"socket(AF_NETLINK, NETLINK_ROUTE)":           "ok",
 		"listen(unbound TCP)":                         "EPERM",
+		"fchmodat(04755)":                             "EPERM",
+		"fchmod(02755)":                               "EPERM",
+		"fchmodat(0755)":                              "ok",
+		"openat(O_CREAT, 04755)":                      "EPERM",
+		"openat(O_RDONLY, mode 04755)":                "ok",
+		"mkdirat(02755)":                              "EPERM",
+		"openat2":                                     "ENOSYS",
 	}
 	require.Len(t, want, len(probes))
 	// Positive controls: natively none of the denied calls fails the way the

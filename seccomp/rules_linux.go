@@ -83,6 +83,34 @@ var syscallNumbers = map[string]uint32{
 	"process_vm_readv":  unix.SYS_PROCESS_VM_READV,
 	"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
 	"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
+	"openat2":           unix.SYS_OPENAT2,
+}
+
+func init() {
+	for _, m := range append(modeSyscalls[:len(modeSyscalls):len(modeSyscalls)], legacyModeSyscalls...) {
+		syscallNumbers[m.name] = m.nr
+	}
+}
+
+// modeSyscall is a syscall taking a file mode: the index of that
+// argument and of the open flags that make the kernel read it (-1: always
+// read).
+type modeSyscall struct {
+	name  string
+	nr    uint32
+	arg   int
+	flags int
+}
+
+// modeSyscalls are the mode-taking syscalls of every architecture
+// (legacyModeSyscalls adds amd64's older forms).
+var modeSyscalls = []modeSyscall{
+	{"fchmod", unix.SYS_FCHMOD, 1, -1},
+	{"fchmodat", unix.SYS_FCHMODAT, 2, -1},
+	{"fchmodat2", unix.SYS_FCHMODAT2, 2, -1},
+	{"openat", unix.SYS_OPENAT, 3, 2},
+	{"mkdirat", unix.SYS_MKDIRAT, 2, -1},
+	{"mknodat", unix.SYS_MKNODAT, 2, -1},
 }
 
 // in is the condition "argument arg, ANDed with mask (0: none), is one of
@@ -189,6 +217,7 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	for _, sc := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
 		rs = append(rs, deny(sc, sc, "", unix.EPERM, "operations queued through io_uring bypass seccomp"))
 	}
+	rs = append(rs, setIDModeRules()...)
 
 	dangerous := []struct{ syscall, reason string }{
 		{"keyctl", "kernel keyrings are shared beyond the sandbox (session and user keyrings)"},
@@ -242,6 +271,38 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		}
 	}
 	return rs
+}
+
+// setIDModeRules: a set-user-ID or set-group-ID bit the command puts on a
+// file stays on the host file system, where its NO_NEW_PRIVS no longer
+// applies: any user who can run the file later runs it as the command's
+// user (root when landjail runs as root: a confined command could hand
+// every local user a root shell). Changing a mode needs only ownership,
+// and the command owns what it creates, so capabilities do not stop it.
+// Every syscall that sets a mode fails with EPERM when the mode has
+// S_ISUID or S_ISGID (an argument the filter reads whole: mode_t is an
+// unsigned int); openat2 carries its mode behind a pointer, so it fails
+// with ENOSYS, and programs fall back to openat(2). A set-group-ID bit a
+// directory passes to a new subdirectory is set by the kernel, not by a
+// mode argument: unaffected. (chown to another user needs CAP_CHOWN, and
+// file capabilities CAP_SETFCAP, which the command does not have.)
+func setIDModeRules() []rule {
+	const reason = "a set-user-ID or set-group-ID bit stays on the host file system, where NO_NEW_PRIVS no longer applies: whoever runs the file later runs it as the command's user (root when landjail runs as root)"
+	var rs []rule
+	const creating = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY) // __O_TMPFILE
+	for _, m := range append(modeSyscalls[:len(modeSyscalls):len(modeSyscalls)], legacyModeSyscalls...) {
+		args := fmt.Sprintf("mode (argument %d) & (S_ISUID|S_ISGID)", m.arg)
+		conds := []bpfprog.Cond{bpfprog.ArgAnyBits(m.arg, unix.S_ISUID|unix.S_ISGID)}
+		if m.flags >= 0 {
+			// open's mode is read only with O_CREAT or O_TMPFILE; without
+			// them libc passes 0, but a raw caller may leave anything.
+			args = fmt.Sprintf("flags (argument %d) & (O_CREAT|O_TMPFILE), ", m.flags) + args
+			conds = append(conds, bpfprog.ArgAnyBits(m.flags, creating))
+		}
+		rs = append(rs, deny("setid-"+m.name, m.name, args, unix.EPERM, reason, conds...))
+	}
+	return append(rs, deny("openat2", "openat2", "", unix.ENOSYS,
+		"openat2's mode is behind a pointer the filter cannot read for set-ID bits; ENOSYS makes programs fall back to openat(2), whose mode is checked"))
 }
 
 // socketpairRules: a pair's sockets are connected to each other, but a

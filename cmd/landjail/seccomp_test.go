@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -83,4 +84,46 @@ func TestRunBindTCPSupervised(t *testing.T) {
 	code, out = runBin(t, landjail, nil, "run", "--workspace", ws, "--bind-tcp", port, "--no-seccomp", "--", bin, port)
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "listen ok\n", "control: Landlock alone lets listen autobind")
+}
+
+// TestRunRefusesSetID: a confined command cannot leave a set-user-ID or
+// set-group-ID file in the workspace (the bit outlives the sandbox: any
+// local user would then run the file as landjail's caller, root here):
+// chmod, install -m, python's os.open(O_CREAT, 0o4755) and mkdir -m all
+// fail, and no file ends with the bit. Control: the same script
+// unconfined sets it. With --no-seccomp the bit is set (the rule is the
+// seccomp layer's).
+func TestRunRefusesSetID(t *testing.T) {
+	requireProgram(t, "python3")
+	const script = `cp /bin/true s1; chmod 4755 s1; chmod g+s s1
+install -m 4755 /bin/true s2
+python3 -c 'import os; os.close(os.open("s3", os.O_CREAT|os.O_WRONLY, 0o6755))'
+mkdir -m 2755 d1
+true`
+	setID := func(ws string) []string {
+		var got []string
+		for _, n := range []string{"s1", "s2", "s3", "d1"} {
+			if fi, err := os.Stat(filepath.Join(ws, n)); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+				got = append(got, n+" "+fi.Mode().String())
+			}
+		}
+		return got
+	}
+	ctl := wsDir(t)
+	cmd := osexec.Command("/bin/sh", "-c", script)
+	cmd.Dir = ctl
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Len(t, setID(ctl), 4, "control: unconfined, every file got its bit")
+
+	for _, tc := range []struct {
+		flags []string
+		want  int
+	}{{nil, 0}, {[]string{"--no-seccomp"}, 4}} {
+		ws := wsDir(t)
+		args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
+		code, _, stderr := runCLI(t, append(args, "--", "/bin/sh", "-c", script)...)
+		require.Equal(t, 0, code, stderr)
+		assert.Len(t, setID(ws), tc.want, "%v: %v", tc.flags, setID(ws))
+	}
 }
