@@ -37,6 +37,11 @@ type runState struct {
 	canceled bool // the context fired and the group got SIGTERM
 
 	ini *pidInit // the PID namespace's init, or nil
+	// stageKeep is the write end of the user-namespace stage's
+	// keep-alive pipe, held until Wait: the stage ends its namespace
+	// (and everything in it) when it reads end of file, so a landjail
+	// killed with SIGKILL takes the command with it.
+	stageKeep *os.File
 }
 
 // prepared is the result of the parent-side work done before confinement.
@@ -201,7 +206,7 @@ func (c *Cmd) start() error {
 	pidns, _ := c.pidNamespace()
 	var ini *pidInit
 	if c.Ruleset.UserNamespace() {
-		err = c.startUserStage(inner, p)
+		st.stageKeep, err = c.startUserStage(inner, p)
 	} else if pidns {
 		ini, err = c.spawnPID(inner.Start)
 	} else {
@@ -433,6 +438,9 @@ func (c *Cmd) wait() error {
 	}
 	defer st.cancel()
 	err := st.inner.Wait()
+	if st.stageKeep != nil {
+		st.stageKeep.Close()
+	}
 	if st.ini != nil {
 		st.ini.close()
 		c.NamespaceLeftovers = st.ini.leftovers

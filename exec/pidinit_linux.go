@@ -181,7 +181,8 @@ func readFull(f *os.File, b []byte) (int, error) {
 
 // join moves the calling thread (locked, never to run anything else)
 // into the init's PID namespace (for its children) and, when the init has
-// a mount namespace of its own, into that and its network namespace, so
+// a mount namespace of its own, into that and its network and IPC
+// namespaces, so
 // that what it forks next is a process of the namespace that sees its
 // procfs. Without ownMountNS the calling thread must be the one that
 // cloned the init (it already shares its mount and network namespaces).
@@ -196,7 +197,7 @@ func (ini *pidInit) join() error {
 	if err := unix.Unshare(unix.CLONE_FS); err != nil {
 		return fmt.Errorf("exec: PID namespace: unshare(CLONE_FS): %w", err)
 	}
-	if err := unix.Setns(ini.pidfd, unix.CLONE_NEWNS|unix.CLONE_NEWPID|unix.CLONE_NEWNET); err != nil {
+	if err := unix.Setns(ini.pidfd, unix.CLONE_NEWNS|unix.CLONE_NEWPID|unix.CLONE_NEWNET|unix.CLONE_NEWIPC); err != nil {
 		return fmt.Errorf("exec: PID namespace: setns: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/nsinit"
+	"github.com/landjail/landjail/internal/nsview"
 )
 
 // errNoStage: the Ruleset's view needs the user-namespace stage (the
@@ -24,6 +25,7 @@ var errNoStage = errors.New("exec: the namespace view of a non-root caller needs
 // (internal/nsinit): the pipes and the descriptors handed to it.
 type userStage struct {
 	specW, statusR  *os.File
+	keepW           *os.File // the keep-alive pipe's write end: Wait closes it
 	closeAfterStart []*os.File
 	spec            nsinit.Spec
 }
@@ -37,7 +39,8 @@ type userStage struct {
 // count only in that user namespace), in a new session; stdio and
 // ExtraFiles as the target's (fds 0..2+len), then the spec pipe, the
 // status pipe, a ruleset of the stage's own (Ruleset.ForkFD: the stage
-// adds its /proc to it) and the binary.
+// adds its /proc to it), the binary and the read end of a keep-alive pipe
+// (the stage ends its namespaces at end of file: landjail died).
 func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 	exe := nsinit.Exe()
 	if exe == nil {
@@ -66,11 +69,19 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 		specW.Close()
 		return nil, err
 	}
+	keepR, keepW, err := os.Pipe()
+	if err != nil {
+		for _, f := range []*os.File{lfd, specR, specW, statusR, statusW} {
+			f.Close()
+		}
+		return nil, err
+	}
 	n := 3 + len(c.ExtraFiles)
 	st := &userStage{
 		specW:           specW,
 		statusR:         statusR,
-		closeAfterStart: []*os.File{specR, statusW, lfd},
+		keepW:           keepW,
+		closeAfterStart: []*os.File{specR, statusW, lfd, keepR},
 		spec: nsinit.Spec{
 			Path: p.path, Argv: p.argv, Env: p.env, Dir: p.dir,
 			Setctty: c.Setctty, Ctty: c.Ctty,
@@ -78,6 +89,7 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 			LandlockFD:    n + 2,
 			LandlockFlags: flags,
 			ExeFD:         n + 3,
+			KeepFD:        n + 4,
 			Seccomp:       nsinit.EncodeProgram(c.Seccomp.Program()),
 			View:          &view,
 		},
@@ -93,10 +105,10 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 	}
 	inner.Env = []string{marker}
 	inner.Dir = ""
-	inner.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), specR, statusW, lfd, exe)
+	inner.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), specR, statusW, lfd, exe, keepR)
 	inner.SysProcAttr = &syscall.SysProcAttr{
 		Setsid:                     true,
-		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID,
+		Cloneflags:                 nsview.UserNSFlags,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		GidMappingsEnableSetgroups: false,
@@ -149,11 +161,16 @@ func (st *userStage) finish(startErr error, inner *osexec.Cmd, p *prepared) erro
 	return fmt.Errorf("exec: user-namespace stage: %s: %s: %w", status.Op, status.Msg, syscall.Errno(status.Errno))
 }
 
-// startUserStage starts inner through the user-namespace stage.
-func (c *Cmd) startUserStage(inner *osexec.Cmd, p *prepared) error {
+// startUserStage starts inner through the user-namespace stage and
+// returns the keep-alive pipe's write end, for Wait to close.
+func (c *Cmd) startUserStage(inner *osexec.Cmd, p *prepared) (*os.File, error) {
 	st, err := c.newUserStage(inner, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return st.finish(inner.Start(), inner, p)
+	if err := st.finish(inner.Start(), inner, p); err != nil {
+		st.keepW.Close()
+		return nil, err
+	}
+	return st.keepW, nil
 }

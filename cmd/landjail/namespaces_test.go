@@ -16,10 +16,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/proctest"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -254,6 +256,39 @@ func testRunUnprivileged(t *testing.T) {
 			assert.Contains(t, stdout, why)
 		}
 	})
+	t.Run("landjail killed with SIGKILL", func(t *testing.T) {
+		if !ns {
+			t.Skip("no stage: without a PID namespace descendants outlive a SIGKILL of landjail (README, Limits)")
+		}
+		// The stage is landjail's child: when landjail dies, the
+		// keep-alive pipe reaches end of file, the stage (PID 1 of the
+		// namespace) exits and the kernel kills the rest, a setsid'd
+		// daemon included.
+		arg := fmt.Sprintf("301.%d", os.Getpid())
+		c := osexec.Command(bin, "run", "--workspace", ws, "--timeout", "1m", "--",
+			"sh", "-c", "setsid sleep "+arg+" </dev/null >/dev/null 2>&1 & exec sleep "+arg)
+		c.Dir = ws
+		c.Env = append(os.Environ(), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "GOCOVERDIR=")
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		require.NoError(t, c.Start())
+		want := "sleep\x00" + arg + "\x00"
+		deadline := time.Now().Add(20 * time.Second)
+		for proctest.Find(want) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		require.NotZero(t, proctest.Find(want), "the command did not start")
+		require.NoError(t, c.Process.Kill())
+		c.Wait()
+		for proctest.Find(want) != 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		pid := proctest.Find(want)
+		for p := pid; p != 0; p = proctest.Find(want) {
+			proctest.Kill(p)
+			time.Sleep(10 * time.Millisecond)
+		}
+		assert.Zero(t, pid, "a process of the namespace outlived landjail")
+	})
 	t.Run("edits at the root and the secret", func(t *testing.T) {
 		code, stdout, stderr := run(append(base2, "--", "sh", "-c", nsScript)...)
 		require.Equal(t, 0, code, stderr)
@@ -362,5 +397,36 @@ func TestDoctorNamespaces(t *testing.T) {
 	default:
 		assert.Equal(t, landlock.LayerLandlockOnly, d.Run.Layer)
 		assert.Contains(t, d.Run.LayerReason, errno.Error())
+	}
+}
+
+// TestRunIPCNamespace: a System V shared-memory segment of the caller
+// (mode 0600) is invisible to the command with the namespace layer (its
+// own IPC namespace), while unconfined `ipcs -m` lists it (control); in
+// the Landlock-only fallback it is visible (README: what the fallback
+// cannot do).
+func TestRunIPCNamespace(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	requireProgram(t, "ipcs")
+	layer := kerneltest.ExpectNamespaces(t, nsview.Probe())
+	key := 0x4c4a0000 | os.Getpid()&0xffff
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	require.NoError(t, err)
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	hex := fmt.Sprintf("0x%08x", key)
+
+	out, err := osexec.Command("ipcs", "-m").Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), hex, "control: the host lists the segment")
+
+	ws := wsDir(t)
+	for _, tc := range []struct {
+		flags   []string
+		visible bool
+	}{{nil, !layer}, {[]string{"--no-namespaces"}, true}} {
+		args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
+		code, stdout, stderr := runCLI(t, append(args, "--", "ipcs", "-m")...)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, tc.visible, strings.Contains(stdout, hex), "%v: %s", tc.flags, stdout)
 	}
 }

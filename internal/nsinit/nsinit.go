@@ -66,6 +66,10 @@ type Spec struct {
 	// ExeFD is the inherited descriptor of the binary the stage was
 	// executed from (closed once the target runs; -1: none).
 	ExeFD int `json:"exe_fd"`
+	// KeepFD is the read end of the parent's keep-alive pipe (-1:
+	// none): at end of file the parent is gone, and the stage exits,
+	// which ends its PID namespace and every process in it.
+	KeepFD int `json:"keep_fd"`
 	// Seccomp is the BPF program (struct sock_filter, 8 bytes each,
 	// native byte order) installed on the init's locked thread before
 	// the fork; empty means none.

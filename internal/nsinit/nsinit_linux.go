@@ -161,6 +161,21 @@ func runInit(marker string) int {
 			unix.Close(fd)
 		}
 	}
+	if sp.KeepFD >= 3 {
+		// The parent (landjail) holds the write end until it reaped
+		// this process: end of file means it died (SIGKILL, the OOM
+		// killer). As PID 1, exiting makes the kernel kill every
+		// process of the namespace.
+		go func() {
+			var b [1]byte
+			for {
+				n, err := unix.Read(sp.KeepFD, b[:])
+				if n == 0 || (err != nil && err != unix.EINTR) {
+					os.Exit(128 + int(unix.SIGKILL))
+				}
+			}
+		}()
+	}
 	return supervise(pid, sigs)
 }
 

@@ -40,7 +40,11 @@ func enter(v View) error {
 	if unix.Gettid() == unix.Getpid() {
 		return ErrMainThread
 	}
-	flags := unix.CLONE_FS | unix.CLONE_NEWNS
+	// CLONE_NEWIPC: System V shared memory, message queues and semaphores
+	// (and POSIX message queues) are per IPC namespace; in the host's,
+	// the command could read, write and remove every object its uid owns
+	// (all of root's), which no Landlock rule covers.
+	flags := unix.CLONE_FS | unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 	netFd := -1 // a namespace made ahead by PrepareNetwork, joined below
 	if p.netns {
 		if netFd = takeNetwork(); netFd >= 0 {

@@ -102,19 +102,21 @@ const (
 	stepNoAnswer = 255
 )
 
-// userNSFlags are the namespaces the user-namespace stage is cloned into
-// (exec's newUserStage), tried by the probe as they are.
-const userNSFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID
+// UserNSFlags are the namespaces the user-namespace stage is cloned into
+// (exec's newUserStage), tried by ProbeUserNS as they are: user, mount,
+// PID and IPC (System V IPC objects and POSIX message queues of the
+// caller's uid stay out of reach).
+const UserNSFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC
 
 func probeUserNSNow() error {
-	step, errno := tryUserNS(userNSFlags)
+	step, errno := tryUserNS(UserNSFlags)
 	if errno == 0 {
 		return nil
 	}
 	var what string
 	switch step {
 	case stepClone:
-		what = "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID)"
+		what = "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)"
 		if errno == unix.EPERM {
 			what += " refused by a seccomp profile (Docker's default) or an LSM (Ubuntu's AppArmor lets an unprivileged process make a user namespace but no mount namespace in it)"
 		}

@@ -46,7 +46,7 @@ func TestTryUserNS(t *testing.T) {
 			blocked, nsBlocked := kerneltest.Blocked(kerneltest.FeatureNamespaces)
 			_, capsOnly := kerneltest.Blocked(kerneltest.FeatureNSCaps)
 
-			step, errno := tryUserNS(userNSFlags)
+			step, errno := tryUserNS(UserNSFlags)
 			if nsBlocked {
 				assert.Equal(t, [2]any{uint32(stepClone), blocked}, [2]any{step, errno}, "the stage's clone")
 			} else {
@@ -67,7 +67,7 @@ func TestTryUserNS(t *testing.T) {
 			if nsBlocked {
 				require.ErrorIs(t, err, ErrUnavailable)
 				assert.ErrorIs(t, err, blocked)
-				assert.Contains(t, err.Error(), "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID)")
+				assert.Contains(t, err.Error(), "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|CLONE_NEWIPC)")
 			} else {
 				assert.NoError(t, err)
 			}
