@@ -37,6 +37,8 @@ func printAllowDomain(w io.Writer, o *options, r *landlock.Report) {
 	switch {
 	case r.ABI < 4 && !o.NoSeccomp:
 		mode = cliopts.NetworkUnreachable
+	case o.NoSeccomp && r.ABI < 9:
+		mode = cliopts.NetworkNotEnforced
 	case r.PrivateNetwork && r.Layer == landlock.LayerNamespaces:
 		mode = cliopts.NetworkAirtight
 	case r.Level == landlock.LevelLandlock && len(r.HandledNet) > 0 && !o.NoSeccomp:

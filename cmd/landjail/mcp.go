@@ -4,19 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	osexec "os/exec"
-	"path/filepath"
 
 	"github.com/urfave/cli/v3"
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/selfbin"
 )
 
 const mcpHelp = `Serve the workspace tools (read_file, write_file, edit_file, list_directory,
 glob, grep, bash) over the Model Context Protocol on stdin/stdout, with the same
 policy flags and --config file as run. Every argument is passed to the
-landjail-mcp binary, which landjail execs from its own directory or from PATH:
-the MCP SDK lives there so that it does not slow down every "landjail run".
+landjail-mcp binary, which landjail execs from its own directory only (never
+from PATH: it runs unconfined; a file or directory other users can write is
+refused): the MCP SDK lives there so that it does not slow down every
+"landjail run".
 "landjail mcp --help" shows landjail-mcp's flags, among them --max-file-size
 (default 10MiB: read_file and edit_file refuse larger files, grep skips them).
 
@@ -34,23 +37,27 @@ func newMCPCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			err = unix.Exec(bin, append([]string{bin}, cmd.Args().Slice()...), os.Environ())
-			return fmt.Errorf("mcp: execve %s: %w", bin, err)
+			// The checked descriptor is executed, not the name: a file
+			// renamed over it since the check is not what runs.
+			err = unix.Exec(bin.Path(), append([]string{"landjail-mcp"}, cmd.Args().Slice()...), os.Environ())
+			return fmt.Errorf("mcp: execve %s: %w", bin.Source(), err)
 		},
 	}
 }
 
-// findMCP looks for landjail-mcp next to the running executable, then in
-// PATH.
-func findMCP() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), "landjail-mcp")
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p, nil
-		}
+// findMCP pins landjail-mcp next to the running executable
+// (internal/selfbin: owner root or the caller, not writable by others).
+func findMCP() (*selfbin.Binary, error) {
+	p, err := selfbin.Next("landjail-mcp")
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
 	}
-	if p, err := osexec.LookPath("landjail-mcp"); err == nil {
-		return p, nil
+	b, err := selfbin.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("mcp: the landjail-mcp binary is not next to landjail (%s; go install github.com/landjail/landjail/cmd/...@latest installs both, or go run ./cmd/landjail-mcp)", p)
 	}
-	return "", errors.New("mcp: the landjail-mcp binary is neither next to landjail nor in PATH (go install github.com/landjail/landjail/cmd/landjail-mcp@latest, or go run ./cmd/landjail-mcp)")
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
+	}
+	return b, nil
 }

@@ -68,7 +68,7 @@ then refuses a policy whose carve-outs would freeze directories.
 
 --allow-domain NAME (repeatable) lets CMD reach the listed hosts, and nothing
 else, through an HTTP/CONNECT proxy landjail serves (the landjail-netproxy
-binary, next to landjail or in PATH); HTTP_PROXY, HTTPS_PROXY and ALL_PROXY
+binary, only from next to landjail); HTTP_PROXY, HTTPS_PROXY and ALL_PROXY
 point at it. With the namespace layer it is airtight (CMD's network namespace
 holds only the proxy); otherwise it is advisory (Landlock lets CMD connect
 only to the proxy's port, but on any host) or, below Landlock ABI 4,

@@ -204,8 +204,10 @@ func (a *AllowProxy) Addr() string {
 // port as the only TCP connect rule (ABI 4); NetworkUnreachable when
 // Landlock cannot restrict TCP (ABI < 4) and the seccomp layer is on (it
 // then refuses every IP socket: seccomp.Options.NetRestricted);
-// NetworkNotEnforced otherwise (no Landlock TCP rules), and without a
-// private network namespace when noSeccomp (Landlock's TCP rules hook
+// NetworkNotEnforced otherwise (no Landlock TCP rules), with noSeccomp
+// below Landlock ABI 9 (the seccomp layer is what refuses UNIX sockets
+// there, and the host's pathname sockets reach the network), and without
+// a private network namespace when noSeccomp (Landlock's TCP rules hook
 // connect and bind only: TCP Fast Open's sendto, MPTCP, UDP and raw
 // sockets need the seccomp layer). With strict,
 // a mode other than NetworkAirtight is an error wrapping
@@ -232,6 +234,15 @@ func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, stric
 	case rep.ABI < 4 && !noSeccomp:
 		mode = NetworkUnreachable
 		reason = fmt.Sprintf("Landlock ABI %d < 4 cannot restrict TCP, so the seccomp layer refuses every IP socket: the command cannot reach the proxy (or anything else) over the network; --no-seccomp would make the list not enforced at all", rep.ABI)
+	case noSeccomp && rep.ABI < 9:
+		// Only the seccomp layer refuses socket(AF_UNIX) below ABI 9,
+		// and a network namespace does not hide the host's pathname
+		// sockets: a local proxy's or daemon's reaches the network.
+		mode = NetworkNotEnforced
+		reason = fmt.Sprintf("--no-seccomp: below Landlock ABI 9 (here %d) nothing refuses connecting to the host's pathname UNIX sockets (a local proxy's, a container runtime's), which reach the network around the proxy", rep.ABI)
+		if !(hasView && rep.Layer == landlock.LayerNamespaces && rep.PrivateNetwork) {
+			reason += "; and with no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") Landlock's TCP rules cover connect(2) and bind(2) only: TCP Fast Open (sendto with MSG_FASTOPEN), MPTCP sockets, UDP and raw sockets reach any host directly"
+		}
 	case hasView && rep.Layer == landlock.LayerNamespaces && rep.PrivateNetwork:
 		mode = NetworkAirtight
 	case rs.Enforced() && containsPort(rep.ProxyTCP, a.port) && noSeccomp:

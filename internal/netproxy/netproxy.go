@@ -114,6 +114,7 @@ const (
 	ReasonScheme       = "only http:// is forwarded; use CONNECT for https"
 	ReasonNotProxyForm = "not a proxy request"
 	ReasonTooMany      = "too many distinct refusals; counted together"
+	ReasonBelowSuffix  = "under a public suffix below the wildcard (another owner's name)"
 )
 
 // Refusal is one kind of refused request and how often it happened.
@@ -388,6 +389,9 @@ func (p *Proxy) decide(ctx context.Context, t allowlist.Target) (*decision, stri
 		}
 		return nil, ReasonNotListed
 	}
+	if !exact && t.Name != "" && !wildcardOwns(p.rules, t) {
+		return nil, ReasonBelowSuffix
+	}
 	if t.IP.IsValid() {
 		return &decision{target: t, addrs: []netip.Addr{t.IP}}, ""
 	}
@@ -409,6 +413,24 @@ func (p *Proxy) decide(ctx context.Context, t allowlist.Target) (*decision, stri
 		checked = append(checked, a)
 	}
 	return &decision{target: t, addrs: checked}, ""
+}
+
+// wildcardOwns reports whether a wildcard rule matching t stands at or
+// below t's public suffix: "*.amazonaws.com" matches
+// "bucket.s3.amazonaws.com", but s3.amazonaws.com is a public suffix of
+// its own (anyone's bucket), so that rule does not own the name;
+// "*.example.co.uk" owns "a.example.co.uk".
+func wildcardOwns(rules []allowlist.Rule, t allowlist.Target) bool {
+	ps, _ := publicsuffix.PublicSuffix(t.Name)
+	for _, r := range rules {
+		if !r.Wildcard || !strings.HasSuffix(r.Name, "."+ps) {
+			continue
+		}
+		if ok, _ := allowlist.Match([]allowlist.Rule{r}, t); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func forbidden(r *http.Request, reason string) *http.Response {
@@ -453,6 +475,16 @@ func (p *Proxy) handleRequest(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Req
 		return r, forbidden(r, reason)
 	}
 	stripHopByHop(r.Header)
+	// Transport errors quote socket addresses ("read tcp A->B: reset"),
+	// which goproxy would put in the error body: the child reads only
+	// the host it asked for and what went wrong.
+	ctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+		resp, err := p.gp.Tr.RoundTrip(req)
+		if err != nil {
+			return nil, hostOnly(t, err)
+		}
+		return resp, nil
+	})
 	return r.WithContext(context.WithValue(r.Context(), decisionKey{}, d)), nil
 }
 
@@ -496,27 +528,49 @@ func (p *Proxy) dialDecision(ctx context.Context, d *decision) (net.Conn, error)
 	return nil, unreachable(d.target, errs)
 }
 
+// hostOnly rewords an upstream error of a forwarded request for the
+// child: the target as requested and why (an errno, a timeout), never an
+// address. Errors already worded by unreachable are kept.
+func hostOnly(t allowlist.Target, err error) error {
+	var u *unreachableError
+	if errors.As(err, &u) {
+		return u
+	}
+	return &unreachableError{fmt.Sprintf("%s: no response: %s", net.JoinHostPort(t.Host(), strconv.Itoa(int(t.Port))), why(err))}
+}
+
+// unreachableError is an upstream failure worded for the child.
+type unreachableError struct{ msg string }
+
+func (e *unreachableError) Error() string { return e.msg }
+
+// why names the cause of err without addresses: its errno, "timed out",
+// or "failed".
+func why(err error) string {
+	var errno syscall.Errno
+	var ne net.Error
+	switch {
+	case errors.As(err, &errno):
+		return errno.Error()
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timed out"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed"
+	}
+	return "failed"
+}
+
 // unreachable is the error for a target none of whose checked addresses
 // answered, as the child sees it in the proxy's error response: the name
 // and the reason (the last address's errno, or a timeout), never the
 // addresses the proxy resolved (an allowed wildcard would otherwise make
 // the proxy a resolver of every name under it).
 func unreachable(t allowlist.Target, errs []error) error {
-	why := "no address"
+	reason := "no address"
 	if len(errs) > 0 {
-		last := errs[len(errs)-1]
-		var errno syscall.Errno
-		var ne net.Error
-		switch {
-		case errors.As(last, &errno):
-			why = errno.Error()
-		case errors.As(last, &ne) && ne.Timeout():
-			why = "timed out"
-		default:
-			why = "unreachable"
-		}
+		reason = why(errs[len(errs)-1])
 	}
-	return fmt.Errorf("cannot connect to %s: %s", net.JoinHostPort(t.Host(), strconv.Itoa(int(t.Port))), why)
+	return &unreachableError{fmt.Sprintf("cannot connect to %s: %s", net.JoinHostPort(t.Host(), strconv.Itoa(int(t.Port))), reason)}
 }
 
 // hopByHop are the hop-by-hop headers of RFC 9110 section 7.6.1 plus the

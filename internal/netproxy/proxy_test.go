@@ -713,3 +713,82 @@ func TestNewRefusesPublicSuffix(t *testing.T) {
 		assert.NoError(t, err, e)
 	}
 }
+
+// TestUpstreamResetHidesAddress: an upstream that accepts and then resets
+// the connection makes the Transport's error quote both socket addresses
+// ("read tcp A->B: connection reset by peer"); the body the child reads
+// names the host and the errno only.
+func TestUpstreamResetHidesAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 4096)
+			c.Read(buf)
+			c.(*net.TCPConn).SetLinger(0) // close sends RST
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(listentest.Port(l))
+	res := newResolver(map[string][]string{"reset.test": {"127.0.0.1"}})
+	_, addr := startProxy(t, Config{Allow: []string{"reset.test:" + port}, Resolver: res})
+	code, body := get(t, proxyClient(addr, nil, false), "http://reset.test:"+port+"/")
+	assert.GreaterOrEqual(t, code, 500, body)
+	assert.Contains(t, body, "reset.test:"+port)
+	assert.NotContains(t, body, "127.0.0.1")
+}
+
+// TestHostHeaderIsURLHost: a forwarded request's Host header is the
+// URL's host, whatever the client sent (net/http's server ignores the Host
+// line of an absolute-form request, RFC 9112 section 3.2.2, and the
+// Transport writes req.Host): a listed shared front end (a CDN) cannot be
+// asked for another site over plain HTTP (domain fronting; inside a
+// CONNECT tunnel nothing is inspected).
+func TestHostHeaderIsURLHost(t *testing.T) {
+	var got atomic.Value
+	up := listentest.HTTPServer(t, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Host)
+		fmt.Fprint(w, "ok")
+	}))
+	port := strconv.Itoa(listentest.Port(up.Listener))
+	res := newResolver(map[string][]string{"front.test": {"127.0.0.1"}})
+	_, addr := startProxy(t, Config{Allow: []string{"front.test:" + port}, Resolver: res})
+	// Raw: Go's client would put req.Host in the absolute URI itself.
+	out := rawRequest(t, addr, "GET http://front.test:"+port+"/ HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n")
+	assert.Contains(t, out, "200 OK")
+	assert.Equal(t, "front.test:"+port, got.Load())
+}
+
+// TestWildcardAboveSuffix: "*.amazonaws.com" is not itself a public
+// suffix, but s3.amazonaws.com is one below it: a bucket name under it
+// is someone else's and is refused without being resolved; a name the
+// wildcard owns (not under a deeper suffix) is allowed (control), and so
+// is a wildcard listed below the deeper suffix.
+func TestWildcardAboveSuffix(t *testing.T) {
+	up := newCountingServer(t, false)
+	res := newResolver(map[string][]string{
+		"bucket.s3.amazonaws.com": {publicAddr}, "console.amazonaws.com": {publicAddr},
+		"x.mine.s3.amazonaws.com": {publicAddr},
+	})
+	d := &recordingDialer{redirect: up.Listener.Addr().String()}
+	p, addr := startProxy(t, Config{Allow: []string{"*.amazonaws.com:" + up.port(), "*.mine.s3.amazonaws.com:" + up.port()}, Resolver: res, Dialer: d})
+	c := proxyClient(addr, nil, false)
+	code, body := get(t, c, "http://bucket.s3.amazonaws.com:"+up.port()+"/")
+	assert.Equal(t, http.StatusForbidden, code, body)
+	assert.Contains(t, body, ReasonBelowSuffix)
+	assert.Zero(t, res.count("bucket.s3.amazonaws.com"), "resolved before refusing")
+	code, body = get(t, c, "http://console.amazonaws.com:"+up.port()+"/")
+	assert.Equal(t, http.StatusOK, code, body)
+	code, body = get(t, c, "http://x.mine.s3.amazonaws.com:"+up.port()+"/")
+	assert.Equal(t, http.StatusOK, code, body)
+	var reasons []string
+	for _, r := range p.Refused() {
+		reasons = append(reasons, r.Host+" "+r.Reason)
+	}
+	assert.Equal(t, []string{"bucket.s3.amazonaws.com " + ReasonBelowSuffix}, reasons)
+}
