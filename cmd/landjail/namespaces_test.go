@@ -430,3 +430,29 @@ func TestRunIPCNamespace(t *testing.T) {
 		assert.Equal(t, tc.visible, strings.Contains(stdout, hex), "%v: %s", tc.flags, stdout)
 	}
 }
+
+// TestRunPinsMaskParents: the red-team's two-run attack on a pattern with
+// a directory component ("**/.kube/config" of --deny-secrets): run 1
+// renames .kube away, run 2 reads k/config, which no pattern names. With
+// the namespace layer the rename fails (.kube is a mount point in the
+// view) and run 2 reads nothing; the control run without landjail shows
+// the rename itself works. The Landlock-only fallback cannot pin a
+// directory without freezing its parent (README: what it cannot do).
+func TestRunPinsMaskParents(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if !kerneltest.ExpectNamespaces(t, nsview.Probe()) {
+		t.Skip("no namespace layer: the fallback does not pin directories")
+	}
+	ws := wsDir(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".kube"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".kube", "config"), []byte("KUBETOKEN"), 0o600))
+	base := []string{"run", "--workspace", ws, "--deny-secrets", "--timeout", "1m", "--"}
+	code, stdout, stderr := runCLI(t, append(base, "sh", "-c", "cat .kube/config; mv .kube k 2>/dev/null && echo renamed || echo refused")...)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "refused\n", stdout)
+	code, stdout, stderr = runCLI(t, append(base, "sh", "-c", "cat k/config .kube/config 2>/dev/null; true")...)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stdout, "KUBETOKEN")
+	// Control: unconfined, the rename works.
+	require.NoError(t, osexec.Command("mv", filepath.Join(ws, ".kube"), filepath.Join(ws, "k")).Run())
+}

@@ -180,6 +180,7 @@ type plan struct {
 	late   []string // writable roots below /tmp or /dev/shm, attached inside the private tmpfs
 	ro     []string // read-only paths, shallowest first, made read-only after every writable root
 	masks  []string // in order; the others were dropped as unreachable
+	pins   []string // directories between a writable root and a mask or read-only path, shallowest first: bound on themselves
 	tmpfs  []string // private tmpfs mount points
 	shm    string   // directory bound on /dev/shm instead of a tmpfs ("" for none)
 	netns  bool
@@ -269,6 +270,7 @@ func (v View) compile() (plan, error) {
 		}
 		p.masks = append(p.masks, m)
 	}
+	p.pins = pins(ws, p.ro, p.masks)
 	if v.privateTmp {
 		p.tmpfs = privateDirs
 		if v.shm != "" {
@@ -280,6 +282,44 @@ func (v View) compile() (plan, error) {
 	}
 	p.netns = v.noNetwork
 	return p, nil
+}
+
+// pins returns the directories strictly between a mask or read-only
+// path and the deepest writable root holding it, shallowest first, minus
+// those that are mount points already (writable roots, read-only paths,
+// masks) or lie under a read-only path (renaming there fails anyway).
+// Enter binds each on itself: a mount point cannot be renamed or removed
+// (EBUSY), so a command cannot move a masked file's or a read-only
+// directory's parent away and leave a decoy at its name for the next
+// run, whose patterns and paths find things by name (a renamed
+// ".kube" would take ".kube/config" out of "**/.kube/config").
+func pins(writable, ro, masks []string) []string {
+	var out []string
+	for _, m := range append(slices.Clone(ro), masks...) {
+		root := ""
+		for _, w := range writable {
+			if w != m && under(m, w) && len(w) > len(root) {
+				root = w
+			}
+		}
+		if root == "" {
+			continue
+		}
+		for d := filepath.Dir(m); d != root && under(d, root); d = filepath.Dir(d) {
+			mounted := slices.Contains(writable, d) || slices.Contains(masks, d) ||
+				slices.ContainsFunc(ro, func(r string) bool { return under(d, r) })
+			if !mounted {
+				out = append(out, d)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		if d := strings.Count(a, "/") - strings.Count(b, "/"); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(out)
 }
 
 // viewJSON is View's JSON form.

@@ -194,6 +194,11 @@ func enter(v View) error {
 			}
 		}
 	}
+	for _, d := range p.pins {
+		if err := pin(d); err != nil {
+			return err
+		}
+	}
 	if len(p.masks) > 0 {
 		if err := applyMasks(p.masks); err != nil {
 			return err
@@ -223,6 +228,27 @@ func remountReadOnly(path string) error {
 	if err := unix.MountSetattr(cfd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return sysErr("mount_setattr(MOUNT_ATTR_RDONLY)", path, err)
 	}
+	if err := unix.MoveMount(cfd, "", src, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return sysErr("move_mount", path, err)
+	}
+	return nil
+}
+
+// pin mounts a recursive clone of the directory path on itself, keeping
+// its flags (writable stays writable; read-only submounts come along):
+// the directory becomes a mount point, which rename(2) and rmdir(2)
+// refuse with EBUSY. Reached by walk: no symbolic link is followed.
+func pin(path string) error {
+	src, err := walk(path, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(src)
+	cfd, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return sysErr("open_tree", path, err)
+	}
+	defer unix.Close(cfd)
 	if err := unix.MoveMount(cfd, "", src, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return sysErr("move_mount", path, err)
 	}

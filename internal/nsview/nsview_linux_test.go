@@ -102,14 +102,17 @@ func newTree(t *testing.T) tree {
 	base := t.TempDir()
 	tr := tree{base: base, ws: filepath.Join(base, "ws"), out: filepath.Join(base, "outside")}
 	for name, data := range map[string]string{
-		"ws/.env":         "SECRET",
-		"ws/a.txt":        "a",
-		"ws/prog":         "#!/bin/sh\n",
-		"ws/sub/.env":     "SUBSECRET",
-		"ws/sub/code.go":  "package sub\n",
-		"ws/secrets/key":  "KEY",
-		"outside/prog":    "OUT",
-		"outside/data.db": "DB",
+		"ws/.env":              "SECRET",
+		"ws/a.txt":             "a",
+		"ws/prog":              "#!/bin/sh\n",
+		"ws/sub/.env":          "SUBSECRET",
+		"ws/sub/code.go":       "package sub\n",
+		"ws/secrets/key":       "KEY",
+		"ws/deep/.kube/config": "KUBE",
+		"ws/lib/vendor/x":      "V",
+		"ws/free/f":            "F",
+		"outside/prog":         "OUT",
+		"outside/data.db":      "DB",
 	} {
 		p := filepath.Join(base, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -272,6 +275,33 @@ func TestViewReadOnly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.check(t, func(tr tree) nsview.View { return tr.view().ReadOnly(tr.ws+"/a.txt", tr.ws+"/sub") })
+		})
+	}
+}
+
+// TestViewPins: the directories between the workspace root and a mask or
+// a read-only path are mount points of their own in the view, so they
+// cannot be renamed or removed (EBUSY): a command cannot move a masked
+// file's parent away (a renamed ".kube" takes ".kube/config" out of the
+// pattern "**/.kube/config" for the next run) or a read-only directory's
+// parent (leaving a decoy at its name). Directories holding nothing
+// protected stay free (control rows), and so does the workspace root.
+func TestViewPins(t *testing.T) {
+	requireViews(t)
+	for _, tc := range []viewCase{
+		{name: "rename a mask's parent", argv: []string{"rename", "deep/.kube", "k"}, view: "EXDEV", control: "ok"}, // the mount point is on another mount than its new name
+		{name: "rename a mask's grandparent", argv: []string{"rename", "deep", "d2"}, view: "EBUSY", control: "ok"},
+		{name: "remove a mask's parent", argv: []string{"sh", "rm -rf deep 2>/dev/null; test -d deep/.kube && echo kept || echo gone"}, view: "kept", control: "gone"},
+		{name: "rename a read-only path's parent", argv: []string{"rename", "lib", "lib2"}, view: "EBUSY", control: "ok"},
+		{name: "the mask holds", argv: []string{"read", "deep/.kube/config"}, view: "", control: "KUBE"},
+		{name: "a free directory can be renamed", argv: []string{"rename", "free", "free2"}, view: "ok", control: "ok"},
+		{name: "the pinned directory stays writable", argv: []string{"sh", "touch deep/new && echo ok"}, view: "ok", control: "ok",
+			host: hostHas("deep/new", "")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.check(t, func(tr tree) nsview.View {
+				return tr.view().Mask(tr.ws + "/deep/.kube/config").ReadOnly(tr.ws + "/lib/vendor")
+			})
 		})
 	}
 }
