@@ -16,6 +16,7 @@ import (
 	"github.com/landjail/landjail/internal/attacktest"
 	"github.com/landjail/landjail/internal/carvetest"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -294,4 +295,27 @@ func TestWalkLimitFlag(t *testing.T) {
 		_, err := os.Stat(marker)
 		assert.ErrorIs(t, err, os.ErrNotExist, "%s: nothing ran", mode)
 	}
+}
+
+// TestRunConfigReadOnly: a --config file kept in the workspace is
+// read-only for the command (red-team: run 1 rewrote it to rw = ["/"],
+// and run 2, the same command line, read /etc/shadow). Control: the same
+// file, not given as --config, is writable.
+func TestRunConfigReadOnly(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	ws := wsDir(t)
+	cfg := filepath.Join(ws, "landjail.toml")
+	const policy = "deny_secrets = true\n"
+	require.NoError(t, os.WriteFile(cfg, []byte(policy), 0o644))
+	const script = `printf 'rw = ["/"]\n' >> landjail.toml 2>/dev/null && echo wrote || echo refused; mv landjail.toml x.toml 2>/dev/null && echo moved || echo kept`
+	code, stdout, stderr := runCLI(t, "run", "--config", cfg, "--workspace", ws, "--timeout", "1m", "--", "sh", "-c", script)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "refused\nkept\n", stdout)
+	b, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, policy, string(b))
+
+	code, stdout, stderr = runCLI(t, "run", "--deny-secrets", "--workspace", ws, "--timeout", "1m", "--", "sh", "-c", script)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "wrote\nmoved\n", stdout, "control")
 }

@@ -60,6 +60,9 @@ type Options struct {
 	Explain     bool     `toml:"explain"`
 
 	ReadOnly           []string `toml:"read_only"`
+	// configFile is the --config file, canonical ("" for none): read-only
+	// for the command when a writable root holds it.
+	configFile string
 	ProtectAgentConfig bool     `toml:"protect_agent_config"`
 	NoCarve            bool     `toml:"no_carve"`
 	WalkLimit          int      `toml:"walk_limit"`
@@ -231,6 +234,14 @@ func Load(cmd *cli.Command) (*Options, error) {
 		var err error
 		if o, err = ReadConfig(path); err != nil {
 			return nil, err
+		}
+		// The policy file itself is read-only for the command when a
+		// writable root holds it (Policy): else a command could rewrite
+		// the policy of the next run started with this file.
+		if c, err := filepath.EvalSymlinks(path); err == nil {
+			if c, err = filepath.Abs(c); err == nil {
+				o.configFile = c
+			}
 		}
 	}
 	isSet := setFlags(cmd)
@@ -506,6 +517,18 @@ func (o *Options) CheckImplicitWorkspace(w io.Writer) error {
 	return nil
 }
 
+// writableHolds reports whether p (canonical) lies inside the workspace
+// root or a --rw root (canonicalised here).
+func (o *Options) writableHolds(root, p string) bool {
+	for _, r := range append([]string{root}, o.RW...) {
+		c, err := filepath.EvalSymlinks(r)
+		if err == nil && (p == c || strings.HasPrefix(p, c+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
 // Policy builds the jail policy: the workspace (default: the current
 // directory, not "/") read-write, the extra roots, the deny patterns, the
 // read-only paths and the agent-config protection. It is the one policy
@@ -535,8 +558,12 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	if len(o.Deny) > 0 {
 		opts = append(opts, jail.WithDeny(o.Deny...))
 	}
-	if len(o.ReadOnly) > 0 {
-		opts = append(opts, jail.WithReadOnly(o.ReadOnly...))
+	readOnly := o.ReadOnly
+	if o.configFile != "" && o.writableHolds(root, o.configFile) {
+		readOnly = append(slices.Clone(readOnly), o.configFile)
+	}
+	if len(readOnly) > 0 {
+		opts = append(opts, jail.WithReadOnly(readOnly...))
 	}
 	for _, f := range []struct {
 		on  bool
