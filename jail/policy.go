@@ -217,9 +217,16 @@ var AgentConfigPaths = []string{
 	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".envrc",
 	".gitconfig", ".config/git/",
 	// Editors and tool-version managers that run code from the project.
-	".vscode/", ".idea/", ".zed/", ".exrc", ".nvimrc", ".nvim.lua", ".mise.toml", ".devcontainer/",
+	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
+	".mise.toml", "mise.toml", ".mise/", ".devcontainer/",
+	// Build and package tools that run what their project configuration
+	// names: cargo's rustc-wrapper and runners (rust-analyzer runs cargo
+	// when the editor opens the project), yarn's yarnPath, npm's
+	// script-shell and node-options, pnpm's hooks file.
+	".cargo/config.toml", ".cargo/config", ".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs",
 	// Agents and their MCP server configuration.
-	".mcp.json", ".claude/", ".codex/", ".cursor/", ".gemini/",
+	".mcp.json", ".claude/", ".codex/", ".cursor/", ".gemini/", ".continue/", ".roo/", ".kiro/",
+	".windsurf/", ".amazonq/",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
@@ -242,7 +249,9 @@ var AgentConfigPatterns = []string{
 // WithProtectedAgentConfig makes AgentConfigPaths in the workspace root
 // read-only (ErrReadOnly for every write, as WithReadOnly), whether they
 // exist or not: a missing one cannot be created; and AgentConfigPatterns
-// (the git metadata of submodules and linked worktrees) likewise. New also protects, as
+// (the git metadata of submodules and linked worktrees) likewise, and
+// each submodule's gitfile ("SUB/.git", for every "path = SUB" of
+// .gitmodules as it is when New runs). New also protects, as
 // they are when it runs: the target of an entry that is a symlink into a
 // policy root (".mcp.json -> cfg/mcp.json" protects cfg/mcp.json), and
 // ".git" itself, which can then be neither created, removed, renamed nor,

@@ -100,6 +100,14 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	readOnly := c.readOnly
 	if c.protectAgent {
 		readOnly = append(slices.Clone(AgentConfigPatterns), readOnly...)
+		// Each submodule's gitfile ("gitdir: ../.git/modules/sub"): git
+		// follows it to a config and hooks, so rewriting it to point at
+		// a git directory the command made runs that directory's
+		// core.fsmonitor on the user's next `git status` in the
+		// superproject. .gitmodules itself is protected (AgentConfigPaths).
+		if b, err := w.roots[0].r.ReadFile(".gitmodules"); err == nil {
+			readOnly = append(readOnly, submoduleGitfiles(b)...)
+		}
 	}
 	for _, p := range readOnly {
 		if !filepath.IsAbs(p) {
@@ -197,4 +205,31 @@ func (w *Workspace) Close() error {
 // String returns "jail.Workspace(<canonical root>)", for logs.
 func (w *Workspace) String() string {
 	return fmt.Sprintf("jail.Workspace(%s)", w.Root())
+}
+
+// submoduleGitfiles returns the WithReadOnly patterns ("sub/.git", anchored
+// at the root by the slash inside)
+// of the submodule paths a .gitmodules file lists ("path = sub" lines,
+// git-config syntax; a quoted value is unquoted). A path that is not
+// relative and clean, or that holds a character gitignore patterns treat
+// specially, is skipped: a submodule there is left to the user (the
+// report lists what is protected).
+func submoduleGitfiles(gitmodules []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(gitmodules), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || strings.TrimSpace(k) != "path" {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		if v == "" || filepath.IsAbs(v) || filepath.Clean(v) != v || v == "." || strings.HasPrefix(v, "../") || v == ".." ||
+			strings.ContainsAny(v, "*?[]\\!#\t\n\r") || strings.HasSuffix(v, " ") {
+			continue
+		}
+		out = append(out, v+"/.git") // a slash inside: anchored at the root
+	}
+	return out
 }
