@@ -59,14 +59,14 @@ type Options struct {
 	GitIdentity bool     `toml:"git_identity"`
 	Explain     bool     `toml:"explain"`
 
-	ReadOnly []string `toml:"read_only"`
+	ReadOnly           []string `toml:"read_only"`
+	ProtectAgentConfig bool     `toml:"protect_agent_config"`
+	NoCarve            bool     `toml:"no_carve"`
+	WalkLimit          int      `toml:"walk_limit"`
+	NoScope            bool     `toml:"no_scope"`
 	// configFile is the --config file, canonical ("" for none): read-only
 	// for the command when a writable root holds it.
-	configFile         string
-	ProtectAgentConfig bool `toml:"protect_agent_config"`
-	NoCarve            bool `toml:"no_carve"`
-	WalkLimit          int  `toml:"walk_limit"`
-	NoScope            bool `toml:"no_scope"`
+	configFile string
 
 	NoSeccomp             bool `toml:"no_seccomp"`
 	AllowUnixSockets      bool `toml:"allow_unix_sockets"`
