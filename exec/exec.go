@@ -235,6 +235,11 @@ type Cmd struct {
 	// Process and ProcessState are set by Start and Wait.
 	Process      *os.Process
 	ProcessState *os.ProcessState
+	// Canceled is set by Wait when the command's context was done (its
+	// Timeout, or the caller's context) and its process group was sent
+	// SIGTERM: how it died tells nothing more where an init between
+	// (the user-namespace stage) turns a signal death into exit 128+N.
+	Canceled bool
 	// NamespaceLeftovers is set by Wait when the child ran in a PID
 	// namespace of its own: how many processes it left running there
 	// (descendants reparented to the namespace's init), all killed when

@@ -449,6 +449,7 @@ func (c *Cmd) wait() error {
 	st.mu.Lock()
 	canceled := st.canceled
 	st.mu.Unlock()
+	c.Canceled = canceled
 	if canceled {
 		killGroup(st.inner.Process.Pid, st.grace)
 	}

@@ -133,7 +133,7 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		var rfd int
 		if isDir, ok := c.kinds[r.Path]; ok {
 			rfd, err = addCarvedRule(fd, r, isDir)
-		} else if insideWritable(c.rules, r.Path) {
+		} else if insideWritable(c.rules, r) {
 			rfd, err = addNoFollowRule(fd, r)
 		} else {
 			rfd, err = addPathRule(fd, r)
@@ -269,9 +269,16 @@ func addPathRule(rulesetFD int, r Rule) (int, error) {
 // one of the same workspace) may have replaced any component below that
 // root by a symlink since the path was resolved (TMPDIR's .shm swapped
 // for a link to / would make its rule grant everything).
-func insideWritable(rules []Rule, path string) bool {
+//
+// Not for the system preset's rules (fixed names, some symlinks by design:
+// /bin -> usr/bin) nor below a writable "/" (everything is writable
+// there: a swap gains nothing).
+func insideWritable(rules []Rule, r Rule) bool {
+	if r.Source == "system" {
+		return false
+	}
 	for _, w := range rules {
-		if w.Access&writeRights != 0 && w.Path != path && (w.Path == "/" || strings.HasPrefix(path, w.Path+"/")) {
+		if w.Access&writeRights != 0 && w.Path != r.Path && w.Path != "/" && strings.HasPrefix(r.Path, w.Path+"/") {
 			return true
 		}
 	}

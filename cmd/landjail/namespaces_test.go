@@ -256,6 +256,13 @@ func testRunUnprivileged(t *testing.T) {
 			assert.Contains(t, stdout, why)
 		}
 	})
+	t.Run("timeout reported", func(t *testing.T) {
+		// The stage turns the command's death by signal into exit
+		// 128+N; the timeout is landjail's own to report.
+		code, _, stderr := run("run", "--workspace", ws, "--timeout", "1s", "--", "sleep", "30")
+		assert.NotZero(t, code)
+		assert.Contains(t, stderr, "timed out after 1s")
+	})
 	t.Run("landjail killed with SIGKILL", func(t *testing.T) {
 		if !ns {
 			t.Skip("no stage: without a PID namespace descendants outlive a SIGKILL of landjail (README, Limits)")

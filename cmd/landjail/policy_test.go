@@ -319,3 +319,23 @@ func TestRunConfigReadOnly(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "wrote\nmoved\n", stdout, "control")
 }
+
+// TestRunHomeChmodded: a command that makes its private HOME world-
+// writable does not stop later runs of the workspace (red-team: every
+// later run refused with exit 125); the next run makes it 0700 again.
+func TestRunHomeChmodded(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1) // the path check refuses "$HOME"
+	ws := wsDir(t)
+	code, stdout, stderr := runCLI(t, "run", "--workspace", ws, "--timeout", "1m", "--", "sh", "-c", `chmod 0777 "$HOME" && echo "$HOME"`)
+	require.Equal(t, 0, code, stderr)
+	home := strings.TrimSpace(stdout)
+	require.NotEmpty(t, home)
+	fi, err := os.Stat(home)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o777), fi.Mode().Perm(), "control: the command changed it")
+	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--timeout", "1m", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	fi, err = os.Stat(home)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+}

@@ -496,7 +496,7 @@ func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdi
 		rep.ExitCode = 128 + int(ws.Signal())
 		rep.Signal = unix.SignalName(ws.Signal())
 	}
-	if c.Timeout > 0 && elapsed >= c.Timeout && rep.Signal != "" {
+	if c.Timeout > 0 && elapsed >= c.Timeout && (rep.Signal != "" || c.Canceled) {
 		rep.TimedOut = true
 		fmt.Fprintf(stderr, "landjail: %s timed out after %s\n", argv[0], c.Timeout)
 	}

@@ -76,7 +76,8 @@ func (o *Options) CommandHome(wsRoot string, cred *syscall.Credential) (dir stri
 
 // ensureOwnDir makes parent/name (mode 0700, owned by uid:gid) or checks
 // an existing one: a directory, not a symbolic link, owned by uid; unless
-// chosen (--home DIR), also not writable by group or others.
+// chosen (--home DIR), its mode is set back to 0700 (a command may have
+// changed it).
 func ensureOwnDir(parent, name string, uid, gid int, chosen bool) error {
 	r, err := os.OpenRoot(parent)
 	if err != nil {
@@ -107,8 +108,16 @@ func ensureOwnDir(parent, name string, uid, gid int, chosen bool) error {
 	if chosen {
 		return nil
 	}
-	if int(st.Uid) != uid || st.Mode&0o022 != 0 {
+	if int(st.Uid) != uid {
 		return fmt.Errorf("--home %s: owned by uid %d with mode %#o, want uid %d and not writable by others (remove it, or give --home DIR)", dir, st.Uid, st.Mode&0o7777, uid)
+	}
+	if st.Mode&0o7777 != 0o700 {
+		// Ours, but a command (which owns it too) chmod-ed it: made
+		// private again rather than refused, or one `chmod 777 $HOME`
+		// would stop every later run of the workspace.
+		if err := unix.Fchmod(int(d.Fd()), 0o700); err != nil {
+			return &fs.PathError{Op: "fchmod", Path: dir, Err: err}
+		}
 	}
 	return nil
 }

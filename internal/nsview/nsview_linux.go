@@ -104,6 +104,18 @@ func enter(v View) error {
 		if err != nil {
 			return sysErr("open_tree", w, err)
 		}
+		if c.st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			// A device node left in a writable directory (an unpacked
+			// root file system, a copied /dev) would be a door to the
+			// device: nodev. nosuid: a set-ID file there gives nothing.
+			// (A writable root that is itself a file, a device the user
+			// named, keeps its flags.)
+			clones = append(clones, c) // closed by the deferred loop on error
+			if err := unix.MountSetattr(c.fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOSUID}); err != nil {
+				return sysErr("mount_setattr(MOUNT_ATTR_NODEV|MOUNT_ATTR_NOSUID)", w, err)
+			}
+			continue
+		}
 		clones = append(clones, c)
 	}
 

@@ -322,3 +322,23 @@ func TestViewWritableBelowReadOnly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "sub-ok", strings.TrimSpace(ctl), "control")
 }
+
+// TestViewNodev: a device node left in a writable root (here /dev/null's
+// numbers, made by the test) cannot be opened in the view (nodev:
+// EACCES); from the host it can (control). A set-user-ID file there does
+// not raise privileges either (nosuid; not exercised here).
+func TestViewNodev(t *testing.T) {
+	requireViews(t)
+	tr := newTree(t)
+	node := filepath.Join(tr.ws, "devnode")
+	require.NoError(t, unix.Mknod(node, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
+	var got string
+	require.NoError(t, inView(tr.view(), func() (err error) {
+		got, err = tr.run([]string{"write", "devnode"}, nil)
+		return err
+	}))
+	assert.Equal(t, "EACCES", got, "in the view")
+	ctl, err := tr.run([]string{"write", "devnode"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "ok", ctl, "control")
+}
