@@ -339,3 +339,28 @@ func TestRunHomeChmodded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
 }
+
+// TestRunSymlinkedWorkspace: a workspace (or --ro/--rw path) given through
+// a symbolic link is said on stderr, with where it leads, and refused
+// under --strict (red-team: a link planted in an earlier workspace made a
+// later run of its "subdirectory" read-write on a host directory). The
+// canonical path runs silently (control).
+func TestRunSymlinkedWorkspace(t *testing.T) {
+	base := wsDir(t)
+	real := filepath.Join(base, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	link := filepath.Join(base, "sub")
+	require.NoError(t, os.Symlink(real, link))
+	code, _, stderr := runCLI(t, "run", "--workspace", link, "--timeout", "1m", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "--workspace "+link+" resolves to "+real+" through a symbolic link")
+	code, _, stderr = runCLI(t, "run", "--strict", "--workspace", link, "--timeout", "1m", "--", "true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "a symbolic link on the way")
+	code, _, stderr = runCLI(t, "run", "--workspace", real, "--ro", link, "--timeout", "1m", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "--ro "+link+" resolves to")
+	code, _, stderr = runCLI(t, "run", "--workspace", real, "--timeout", "1m", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stderr, "symbolic link", "control")
+}

@@ -499,7 +499,15 @@ func implicitWorkspace() (string, error) {
 // directory is "/", and prints a warning to w when it is the user's home
 // directory ($HOME; every file of the user is then writable by the
 // command). With --workspace it does nothing.
+//
+// It also says, on w, when the workspace or a --ro, --rox or --rw path
+// resolves through a symbolic link (a link a confined command planted in
+// a directory it could write redirects a later run given that path), and
+// with --strict refuses it (ErrSymlinkedRoot).
 func (o *Options) CheckImplicitWorkspace(w io.Writer) error {
+	if err := o.checkSymlinkedRoots(w); err != nil {
+		return err
+	}
 	if o.Workspace != "" {
 		return nil
 	}
@@ -512,6 +520,47 @@ func (o *Options) CheckImplicitWorkspace(w io.Writer) error {
 		d, err2 := filepath.EvalSymlinks(wd)
 		if err1 == nil && err2 == nil && h == d {
 			fmt.Fprintf(w, "landjail: warning: the workspace is your home directory %s (no --workspace given): the command can change every file in it\n", h)
+		}
+	}
+	return nil
+}
+
+// ErrSymlinkedRoot: under --strict, a policy path given on the command
+// line or in the --config file resolves through a symbolic link.
+var ErrSymlinkedRoot = errors.New("a symbolic link on the way (--strict)")
+
+// checkSymlinkedRoots warns about (or, with Strict, refuses) the policy
+// roots whose given path is not their canonical one.
+func (o *Options) checkSymlinkedRoots(w io.Writer) error {
+	check := func(flag, p string) error {
+		if p == "" {
+			return nil
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil
+		}
+		c, err := filepath.EvalSymlinks(abs)
+		if err != nil || c == abs {
+			return nil // a missing path fails later, with its own error
+		}
+		if o.Strict {
+			return fmt.Errorf("--%s %s resolves to %s: %w", flag, p, c, ErrSymlinkedRoot)
+		}
+		fmt.Fprintf(w, "landjail: warning: --%s %s resolves to %s through a symbolic link; a command that could write where the link is could have planted it (--strict refuses)\n", flag, p, c)
+		return nil
+	}
+	if err := check(flagWorkspace, o.Workspace); err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		flag  string
+		paths []string
+	}{{flagRO, o.RO}, {flagROX, o.ROX}, {flagRW, o.RW}} {
+		for _, p := range r.paths {
+			if err := check(r.flag, p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
