@@ -84,7 +84,21 @@ var syscallNumbers = map[string]uint32{
 	"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
 	"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
 	"openat2":           unix.SYS_OPENAT2,
+	"shmget":            unix.SYS_SHMGET,
+	"shmat":             unix.SYS_SHMAT,
+	"shmctl":            unix.SYS_SHMCTL,
+	"msgget":            unix.SYS_MSGGET,
+	"msgsnd":            unix.SYS_MSGSND,
+	"msgrcv":            unix.SYS_MSGRCV,
+	"msgctl":            unix.SYS_MSGCTL,
+	"semget":            unix.SYS_SEMGET,
+	"semop":             unix.SYS_SEMOP,
+	"semtimedop":        unix.SYS_SEMTIMEDOP,
+	"semctl":            unix.SYS_SEMCTL,
 }
+
+// sysVIPC are the System V IPC syscalls (Options.DenySysVIPC).
+var sysVIPC = []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"}
 
 func init() {
 	for _, m := range append(modeSyscalls[:len(modeSyscalls):len(modeSyscalls)], legacyModeSyscalls...) {
@@ -218,6 +232,12 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		rs = append(rs, deny(sc, sc, "", unix.EPERM, "operations queued through io_uring bypass seccomp"))
 	}
 	rs = append(rs, setIDModeRules()...)
+	if opt.DenySysVIPC {
+		for _, sc := range sysVIPC {
+			rs = append(rs, deny("sysv-ipc-"+sc, sc, "", unix.EPERM,
+				"the host's IPC namespace: System V shared memory, message queues and semaphores of the child's uid (all of root's) are outside Landlock's reach"))
+		}
+	}
 
 	dangerous := []struct{ syscall, reason string }{
 		{"keyctl", "kernel keyrings are shared beyond the sandbox (session and user keyrings)"},

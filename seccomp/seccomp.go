@@ -87,6 +87,12 @@
 //     (unsigned int), so garbage in the high half cannot evade the rule.
 //   - io_uring: io_uring_setup, io_uring_enter and io_uring_register fail with
 //     EPERM: operations queued through io_uring are not seen by seccomp.
+//   - setid-*: a mode with S_ISUID or S_ISGID fails with EPERM in chmod,
+//     fchmod, fchmodat, fchmodat2, mkdir(at), mknod(at), creat, and
+//     open/openat with O_CREAT or O_TMPFILE; openat2 fails with ENOSYS (its
+//     mode is behind a pointer): the bit would outlive the sandbox.
+//   - sysv-ipc (Options.DenySysVIPC): shmget, shmat, shmctl, msgget, msgsnd,
+//     msgrcv, msgctl, semget, semop, semtimedop and semctl fail with EPERM.
 //   - Unless Options.AllowDangerous: keyctl, add_key, request_key (kernel
 //     keyrings are shared beyond the sandbox), bpf, perf_event_open,
 //     userfaultfd (kernel exploitation primitives), kexec_load,
@@ -169,6 +175,11 @@ type Options struct {
 	// port" to Landlock, lets any TCP socket listen). Order and duplicates
 	// do not matter.
 	BindTCP []uint16
+	// DenySysVIPC refuses the System V IPC syscalls (shared memory,
+	// message queues, semaphores) with EPERM: for a child left in the
+	// host's IPC namespace (no namespace layer), where it would reach
+	// every object its uid owns; Landlock does not mediate them.
+	DenySysVIPC bool
 }
 
 // Rule describes one rule of a Filter for reports.

@@ -172,7 +172,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}()
 	cliopts.WarnDropped(stderr, rs.Report())
 
-	filter, err := o.SeccompFilter()
+	filter, err := o.SeccompFilterFor(rs)
 	if err != nil {
 		if o.Strict {
 			probe.Close()

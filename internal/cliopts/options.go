@@ -712,10 +712,22 @@ func (o *Options) SystemRoots() []jail.Option {
 // SeccompFilter builds the seccomp layer for the child, or nil with
 // --no-seccomp.
 func (o *Options) SeccompFilter() (*seccomp.Filter, error) {
+	return o.seccompFilter(false)
+}
+
+// SeccompFilterFor is SeccompFilter for a compiled Ruleset: without the
+// namespace layer's private IPC namespace the filter also refuses System V
+// IPC (seccomp.Options.DenySysVIPC). Errors: seccomp.Build's.
+func (o *Options) SeccompFilterFor(rs *landlock.Ruleset) (*seccomp.Filter, error) {
+	return o.seccompFilter(rs.Report().Layer != landlock.LayerNamespaces)
+}
+
+func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
 	if o.NoSeccomp {
 		return nil, nil
 	}
 	return seccomp.Build(seccomp.Options{
+		DenySysVIPC:      denySysV,
 		LandlockABI:      landlock.ABI(),
 		AllowUnixSockets: o.AllowUnixSockets,
 		NetRestricted:    o.Net != "host",
