@@ -256,10 +256,38 @@ func addPathRule(rulesetFD int, r Rule) (int, error) {
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: r.Path, Err: err}
 	}
+	return addRuleFD(rulesetFD, fd, r)
+}
+
+// addRuleFD adds the rule for r on fd and returns fd; on error it closes
+// fd.
+func addRuleFD(rulesetFD, fd int, r Rule) (int, error) {
 	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
 	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
 		unix.Close(fd)
 		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
+	}
+	return fd, nil
+}
+
+// openNoFollow opens path O_PATH with no symlink followed in any
+// component (openat.Root on "/": openat2 RESOLVE_NO_SYMLINKS, or the
+// O_NOFOLLOW walk). The paths are canonical, so a symlink means the tree
+// changed while compiling: an error wrapping openat.ErrSymlink. A missing
+// path is fs.ErrNotExist, unwrapped.
+func openNoFollow(path string) (int, error) {
+	root, err := fsRoot()
+	if err != nil {
+		return -1, err
+	}
+	fd, err := root.OpenFd(strings.TrimPrefix(path, "/"), unix.O_PATH, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return -1, fs.ErrNotExist
+	case errors.Is(err, openat.ErrSymlink):
+		return -1, &fs.PathError{Op: "landlock_add_rule", Path: path, Err: fmt.Errorf("a component became a symlink while compiling: %w", err)}
+	case err != nil:
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	return fd, nil
 }
@@ -291,23 +319,14 @@ func insideWritable(rules []Rule, r Rule) bool {
 // there now means the tree changed since the path was resolved: Compile
 // fails rather than put the rule on the link's target.
 func addNoFollowRule(rulesetFD int, r Rule) (int, error) {
-	root, err := fsRoot()
+	fd, err := openNoFollow(r.Path)
 	if err != nil {
+		if err == fs.ErrNotExist {
+			err = &fs.PathError{Op: "open", Path: r.Path, Err: err}
+		}
 		return -1, err
 	}
-	fd, err := root.OpenFd(strings.TrimPrefix(r.Path, "/"), unix.O_PATH, 0)
-	if errors.Is(err, openat.ErrSymlink) {
-		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("a component is a symlink inside a writable root (it changed while compiling): %w", err)}
-	}
-	if err != nil {
-		return -1, &fs.PathError{Op: "open", Path: r.Path, Err: err}
-	}
-	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
-	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
-		unix.Close(fd)
-		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
-	}
-	return fd, nil
+	return addRuleFD(rulesetFD, fd, r)
 }
 
 // addCarvedRule adds a rule the carve planner made from a directory
@@ -323,19 +342,12 @@ func addNoFollowRule(rulesetFD int, r Rule) (int, error) {
 // directory above the entry was swapped meanwhile, and following it
 // would put the rule (with the sibling's full rights) on a tree outside.
 func addCarvedRule(rulesetFD int, r Rule, isDir bool) (int, error) {
-	root, err := fsRoot()
-	if err != nil {
-		return -1, err
-	}
-	fd, err := root.OpenFd(strings.TrimPrefix(r.Path, "/"), unix.O_PATH, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	fd, err := openNoFollow(r.Path)
+	if err == fs.ErrNotExist {
 		return -1, nil
 	}
-	if errors.Is(err, openat.ErrSymlink) {
-		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("a component became a symlink while compiling: %w", err)}
-	}
 	if err != nil {
-		return -1, &fs.PathError{Op: "open", Path: r.Path, Err: err}
+		return -1, err
 	}
 	keep := false
 	defer func() {
@@ -357,12 +369,8 @@ func addCarvedRule(rulesetFD int, r Rule, isDir bool) (int, error) {
 			return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("is no longer a directory: %w", unix.ENOTDIR)}
 		}
 	}
-	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: uint64(r.Access)}
-	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
-		return -1, &fs.PathError{Op: "landlock_add_rule", Path: r.Path, Err: fmt.Errorf("%v: %w", r.Access, err)}
-	}
-	keep = true
-	return fd, nil
+	keep = true // addRuleFD closes it on error
+	return addRuleFD(rulesetFD, fd, r)
 }
 
 // keptRules is what a Ruleset with a view keeps for ForkFD: the

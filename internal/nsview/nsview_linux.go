@@ -226,31 +226,17 @@ func enter(v View) error {
 
 // remountReadOnly mounts a read-only recursive clone of path on itself
 // (reached by walk, so no symbolic link is followed).
-func remountReadOnly(path string) error {
-	src, err := walk(path, false)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(src)
-	cfd, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
-	if err != nil {
-		return sysErr("open_tree", path, err)
-	}
-	defer unix.Close(cfd)
-	if err := unix.MountSetattr(cfd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return sysErr("mount_setattr(MOUNT_ATTR_RDONLY)", path, err)
-	}
-	if err := unix.MoveMount(cfd, "", src, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-		return sysErr("move_mount", path, err)
-	}
-	return nil
-}
+func remountReadOnly(path string) error { return rebind(path, unix.MOUNT_ATTR_RDONLY) }
 
 // pin mounts a recursive clone of the directory path on itself, keeping
 // its flags (writable stays writable; read-only submounts come along):
 // the directory becomes a mount point, which rename(2) and rmdir(2)
-// refuse with EBUSY. Reached by walk: no symbolic link is followed.
-func pin(path string) error {
+// refuse with EBUSY.
+func pin(path string) error { return rebind(path, 0) }
+
+// rebind mounts a recursive clone of path on itself, reached by walk (no
+// symbolic link followed), with the mount attributes attrs added.
+func rebind(path string, attrs uint64) error {
 	src, err := walk(path, false)
 	if err != nil {
 		return err
@@ -261,6 +247,11 @@ func pin(path string) error {
 		return sysErr("open_tree", path, err)
 	}
 	defer unix.Close(cfd)
+	if attrs != 0 {
+		if err := unix.MountSetattr(cfd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attrs}); err != nil {
+			return sysErr("mount_setattr", path, err)
+		}
+	}
 	if err := unix.MoveMount(cfd, "", src, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return sysErr("move_mount", path, err)
 	}
