@@ -136,6 +136,9 @@ func TestConfigKeysMatchFlags(t *testing.T) {
 	ty := reflect.TypeOf(Options{})
 	for i := range ty.NumField() {
 		f := ty.Field(i)
+		if !f.IsExported() {
+			continue
+		}
 		v := map[reflect.Kind]string{reflect.String: `""`, reflect.Bool: "false", reflect.Slice: "[]", reflect.Int: "0"}[f.Type.Kind()]
 		if f.Type == reflect.TypeOf(Duration(0)) {
 			v = `"1s"`
