@@ -500,8 +500,8 @@ func implicitWorkspace() (string, error) {
 // directory ($HOME; every file of the user is then writable by the
 // command). With --workspace it does nothing.
 //
-// It also says, on w, when the workspace or a --ro, --rox or --rw path
-// resolves through a symbolic link (a link a confined command planted in
+// It also says, on w, when the workspace or a --rw path resolves through
+// a symbolic link (a link a confined command planted in
 // a directory it could write redirects a later run given that path), and
 // with --strict refuses it (ErrSymlinkedRoot).
 func (o *Options) CheckImplicitWorkspace(w io.Writer) error {
@@ -525,12 +525,16 @@ func (o *Options) CheckImplicitWorkspace(w io.Writer) error {
 	return nil
 }
 
-// ErrSymlinkedRoot: under --strict, a policy path given on the command
-// line or in the --config file resolves through a symbolic link.
+// ErrSymlinkedRoot: under --strict, the workspace or a --rw path given on
+// the command line or in the --config file resolves through a symbolic
+// link.
 var ErrSymlinkedRoot = errors.New("a symbolic link on the way (--strict)")
 
-// checkSymlinkedRoots warns about (or, with Strict, refuses) the policy
-// roots whose given path is not their canonical one.
+// checkSymlinkedRoots warns about (or, with Strict, refuses) the writable
+// roots (the workspace, --rw) whose given path is not their canonical one.
+// Read-only roots are left alone: system paths are symlinks by design
+// (/lib -> usr/lib), and what they resolve to is read-only anyway
+// (--print-rules shows it).
 func (o *Options) checkSymlinkedRoots(w io.Writer) error {
 	check := func(flag, p string) error {
 		if p == "" {
@@ -553,14 +557,9 @@ func (o *Options) checkSymlinkedRoots(w io.Writer) error {
 	if err := check(flagWorkspace, o.Workspace); err != nil {
 		return err
 	}
-	for _, r := range []struct {
-		flag  string
-		paths []string
-	}{{flagRO, o.RO}, {flagROX, o.ROX}, {flagRW, o.RW}} {
-		for _, p := range r.paths {
-			if err := check(r.flag, p); err != nil {
-				return err
-			}
+	for _, p := range o.RW {
+		if err := check(flagRW, p); err != nil {
+			return err
 		}
 	}
 	return nil
