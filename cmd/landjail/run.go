@@ -255,9 +255,10 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	}
 	cliopts.WarnDropped(stderr, rs.Report())
 	warnFrozen(stderr, rs.Report(), o.NoNamespaces)
-	if filter != nil && rs.Report().Layer != landlock.LayerNamespaces {
-		// No private IPC namespace: System V IPC refused as well (the
-		// filter was built before the layer was known; same Supervised).
+	if filter != nil && rs.Report().Layer != landlock.LayerNamespaces && !o.NoNamespaces {
+		// The layer fell back (namespaces refused, not root without a
+		// usable stage): no private IPC namespace, so System V IPC is
+		// refused as well (same Supervised).
 		filter, filterErr = o.SeccompFilterFor(rs)
 	}
 	if _, _, err := proxy.Decide(rs, o.NoNamespaces, filter == nil, o.Strict); err != nil {
