@@ -619,7 +619,7 @@ func TestAllowDomainNoSeccomp(t *testing.T) {
 			assert.Equal(t, tc.want, r.Network)
 			if tc.want == cliopts.NetworkNotEnforced {
 				assert.Contains(t, stderr, "allowlist is not enforced at all")
-				if landlock.ABI() >= 4 && !kerneltestBlocked() {
+				if _, blocked := kerneltest.Blocked(kerneltest.FeatureLandlock); landlock.ABI() >= 4 && !blocked {
 					if slices.Contains(tc.flags, "--no-namespaces") {
 						assert.Contains(t, r.NetworkReason, "TCP Fast Open")
 					}
@@ -632,13 +632,6 @@ func TestAllowDomainNoSeccomp(t *testing.T) {
 			}
 		})
 	}
-}
-
-// kerneltestBlocked reports whether this test process emulates a kernel
-// without Landlock.
-func kerneltestBlocked() bool {
-	_, blocked := kerneltest.Blocked(kerneltest.FeatureLandlock)
-	return blocked
 }
 
 // TestAllowDomainPublicSuffix: a wildcard over a public suffix is refused
