@@ -104,19 +104,16 @@ func enter(v View) error {
 		if err != nil {
 			return sysErr("open_tree", w, err)
 		}
-		if c.st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			// A device node left in a writable directory (an unpacked
-			// root file system, a copied /dev) would be a door to the
-			// device: nodev. nosuid: a set-ID file there gives nothing.
-			// (A writable root that is itself a file, a device the user
-			// named, keeps its flags.)
-			clones = append(clones, c) // closed by the deferred loop on error
-			if err := unix.MountSetattr(c.fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOSUID}); err != nil {
-				return sysErr("mount_setattr(MOUNT_ATTR_NODEV|MOUNT_ATTR_NOSUID)", w, err)
-			}
-			continue
-		}
 		clones = append(clones, c)
+		// A device node left in a writable directory (an unpacked root
+		// file system, a copied /dev) would be a door to the device. (A
+		// writable root that is itself a file, a device the user named,
+		// keeps its flags.)
+		if c.st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			if err := noDevSuid(c.fd, w); err != nil {
+				return err
+			}
+		}
 	}
 
 	shmFd := -1
@@ -131,6 +128,9 @@ func enter(v View) error {
 			return sysErr("open_tree", p.shm, err)
 		}
 		defer unix.Close(shmFd)
+		if err := noDevSuid(shmFd, p.shm); err != nil {
+			return err
+		}
 	}
 
 	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -220,6 +220,16 @@ func enter(v View) error {
 		if err := loopbackUp(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// noDevSuid sets nodev and nosuid on the detached clone fd (of path) and
+// everything below it: writable directories of the view, where a command
+// could find a device node or a set-ID file left by someone else.
+func noDevSuid(fd int, path string) error {
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOSUID}); err != nil {
+		return sysErr("mount_setattr(MOUNT_ATTR_NODEV|MOUNT_ATTR_NOSUID)", path, err)
 	}
 	return nil
 }
