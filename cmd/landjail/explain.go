@@ -80,9 +80,9 @@ func (e *explainer) finish(ws *jail.Workspace, w io.Writer) ([]explanation, stri
 		if x.Denied != "" {
 			fmt.Fprintf(w, ", by %s", terminalSafe(x.Denied))
 		}
-		fmt.Fprintf(w, "): %s", x.Why)
+		fmt.Fprintf(w, "): %s", terminalSafe(x.Why))
 		if x.Allow != "" {
-			fmt.Fprintf(w, "; to allow: %s", x.Allow)
+			fmt.Fprintf(w, "; to allow: %s", terminalSafe(x.Allow))
 		}
 		fmt.Fprintln(w)
 	}
