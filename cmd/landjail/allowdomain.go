@@ -32,17 +32,8 @@ func printAllowDomain(w io.Writer, o *options, r *landlock.Report) {
 	if len(o.AllowDomain) == 0 {
 		return
 	}
-	// As cliopts.AllowProxy.Decide decides at run time.
-	mode := cliopts.NetworkNotEnforced
-	switch {
-	case r.ABI < 4 && !o.NoSeccomp:
-		mode = cliopts.NetworkUnreachable
-	case o.NoSeccomp && r.ABI < 9:
-		mode = cliopts.NetworkNotEnforced
-	case r.PrivateNetwork && r.Layer == landlock.LayerNamespaces:
-		mode = cliopts.NetworkAirtight
-	case r.Level == landlock.LevelLandlock && len(r.HandledNet) > 0 && !o.NoSeccomp:
-		mode = cliopts.NetworkAdvisory
-	}
+	// As cliopts.AllowProxy.Decide decides at run time; the proxy's
+	// connect rule is there whenever Landlock handles TCP.
+	mode, _ := cliopts.NetworkMode(r, r.Level == landlock.LevelLandlock && len(r.HandledNet) > 0, o.NoNamespaces, o.NoSeccomp)
 	fmt.Fprintf(w, "# network: %s, TCP connect only to its port (chosen at run time); allowed: %v\n", mode, o.AllowDomain)
 }

@@ -229,38 +229,7 @@ func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, stric
 		return "", "", err
 	}
 	rep := rs.Report()
-	_, hasView := rs.View()
-	switch {
-	case rep.ABI < 4 && !noSeccomp:
-		mode = NetworkUnreachable
-		reason = fmt.Sprintf("Landlock ABI %d < 4 cannot restrict TCP, so the seccomp layer refuses every IP socket: the command cannot reach the proxy (or anything else) over the network; --no-seccomp would make the list not enforced at all", rep.ABI)
-	case noSeccomp && rep.ABI < 9:
-		// Only the seccomp layer refuses socket(AF_UNIX) below ABI 9,
-		// and a network namespace does not hide the host's pathname
-		// sockets: a local proxy's or daemon's reaches the network.
-		mode = NetworkNotEnforced
-		reason = fmt.Sprintf("--no-seccomp: below Landlock ABI 9 (here %d) nothing refuses connecting to the host's pathname UNIX sockets (a local proxy's, a container runtime's), which reach the network around the proxy", rep.ABI)
-		if !(hasView && rep.Layer == landlock.LayerNamespaces && rep.PrivateNetwork) {
-			reason += "; and with no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") Landlock's TCP rules cover connect(2) and bind(2) only: TCP Fast Open (sendto with MSG_FASTOPEN), MPTCP sockets, UDP and raw sockets reach any host directly"
-		}
-	case hasView && rep.Layer == landlock.LayerNamespaces && rep.PrivateNetwork:
-		mode = NetworkAirtight
-	case rs.Enforced() && containsPort(rep.ProxyTCP, a.port) && noSeccomp:
-		// Landlock's TCP rules hook connect(2) and bind(2) only: the
-		// seccomp layer is what refuses the rest.
-		mode = NetworkNotEnforced
-		reason = "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") and --no-seccomp: Landlock's TCP rules cover connect(2) and bind(2) only, so TCP Fast Open (sendto with MSG_FASTOPEN), MPTCP sockets, UDP and raw sockets reach any host directly"
-	case rs.Enforced() && containsPort(rep.ProxyTCP, a.port):
-		mode = NetworkAdvisory
-		reason = "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + "): Landlock lets the command connect over TCP only to the proxy's port, but on any host, and programs that ignore the proxy variables fail instead of going through it"
-	default:
-		mode = NetworkNotEnforced
-		why := "no usable Landlock (level " + rep.Level + ")"
-		if rs.Enforced() {
-			why = fmt.Sprintf("Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7)", rep.ABI)
-		}
-		reason = "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") and " + why + ": the command can connect anywhere directly; only programs that honour HTTP_PROXY go through the list"
-	}
+	mode, reason = NetworkMode(rep, rs.Enforced() && containsPort(rep.ProxyTCP, a.port), noNamespaces, noSeccomp)
 	a.mu.Lock()
 	a.mode, a.reason = mode, reason
 	a.mu.Unlock()
@@ -268,6 +237,40 @@ func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, stric
 		return mode, reason, fmt.Errorf("%w: the allowlist would be %s: %s (--strict)", ErrAllowlistNotEnforced, strings.TrimSuffix(strings.TrimPrefix(mode, "proxy ("), ")"), reason)
 	}
 	return mode, reason, nil
+}
+
+// NetworkMode is the --allow-domain mode, and the reason when it is not
+// NetworkAirtight, for a Ruleset's report: proxyRule says Landlock
+// enforces a TCP connect rule for the proxy's port. Decide uses it at run
+// time and --print-rules ahead of it (the port is not known then).
+func NetworkMode(rep *landlock.Report, proxyRule, noNamespaces, noSeccomp bool) (mode, reason string) {
+	const tcpOnly = "Landlock's TCP rules cover connect(2) and bind(2) only: TCP Fast Open (sendto with MSG_FASTOPEN), MPTCP sockets, UDP and raw sockets reach any host directly"
+	private := rep.Layer == landlock.LayerNamespaces && rep.PrivateNetwork
+	switch {
+	case rep.ABI < 4 && !noSeccomp:
+		return NetworkUnreachable, fmt.Sprintf("Landlock ABI %d < 4 cannot restrict TCP, so the seccomp layer refuses every IP socket: the command cannot reach the proxy (or anything else) over the network; --no-seccomp would make the list not enforced at all", rep.ABI)
+	case noSeccomp && rep.ABI < 9:
+		// Only the seccomp layer refuses socket(AF_UNIX) below ABI 9,
+		// and a network namespace does not hide the host's pathname
+		// sockets: a local proxy's or daemon's reaches the network.
+		reason = fmt.Sprintf("--no-seccomp: below Landlock ABI 9 (here %d) nothing refuses connecting to the host's pathname UNIX sockets (a local proxy's, a container runtime's), which reach the network around the proxy", rep.ABI)
+		if !private {
+			reason += "; and with no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") " + tcpOnly
+		}
+		return NetworkNotEnforced, reason
+	case private:
+		return NetworkAirtight, ""
+	case proxyRule && noSeccomp:
+		// The seccomp layer is what refuses the rest.
+		return NetworkNotEnforced, "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") and --no-seccomp: " + tcpOnly
+	case proxyRule:
+		return NetworkAdvisory, "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + "): Landlock lets the command connect over TCP only to the proxy's port, but on any host, and programs that ignore the proxy variables fail instead of going through it"
+	}
+	why := "no usable Landlock (level " + rep.Level + ")"
+	if rep.Level == landlock.LevelLandlock {
+		why = fmt.Sprintf("Landlock ABI %d has no TCP rules (ABI 4, Linux 6.7)", rep.ABI)
+	}
+	return NetworkNotEnforced, "no private network namespace (" + noNamespaceWhy(rep, noNamespaces) + ") and " + why + ": the command can connect anywhere directly; only programs that honour HTTP_PROXY go through the list"
 }
 
 // noNamespaceWhy says why the Ruleset has no private network namespace.
