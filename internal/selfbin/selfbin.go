@@ -139,8 +139,10 @@ func openChecked(path string) (*os.File, error) {
 		path = target
 	}
 	// O_NOFOLLOW: the last component was checked not to be a symlink;
-	// the directories above it were checked not to be writable by
-	// anyone but root and the caller.
+	// its directory (each hop's) was checked not to be writable by
+	// anyone but root and the caller. Directories further up are not
+	// checked: a command that can write there (a confined one, running
+	// as the caller) is kept out by opening before any command runs.
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
