@@ -100,8 +100,12 @@ var syscallNumbers = map[string]uint32{
 // sysVIPC are the System V IPC syscalls (Options.DenySysVIPC).
 var sysVIPC = []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"}
 
+// allModeSyscalls are modeSyscalls and this architecture's
+// legacyModeSyscalls.
+var allModeSyscalls = append(modeSyscalls[:len(modeSyscalls):len(modeSyscalls)], legacyModeSyscalls...)
+
 func init() {
-	for _, m := range append(modeSyscalls[:len(modeSyscalls):len(modeSyscalls)], legacyModeSyscalls...) {
+	for _, m := range allModeSyscalls {
 		syscallNumbers[m.name] = m.nr
 	}
 }
@@ -310,7 +314,7 @@ func setIDModeRules() []rule {
 	const reason = "a set-user-ID or set-group-ID bit stays on the host file system, where NO_NEW_PRIVS no longer applies: whoever runs the file later runs it as the command's user (root when landjail runs as root)"
 	var rs []rule
 	const creating = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY) // __O_TMPFILE
-	for _, m := range append(modeSyscalls[:len(modeSyscalls):len(modeSyscalls)], legacyModeSyscalls...) {
+	for _, m := range allModeSyscalls {
 		args := fmt.Sprintf("mode (argument %d) & (S_ISUID|S_ISGID)", m.arg)
 		conds := []bpfprog.Cond{bpfprog.ArgAnyBits(m.arg, unix.S_ISUID|unix.S_ISGID)}
 		if m.flags >= 0 {
