@@ -57,7 +57,9 @@ func main() {
 	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGTERM, unix.SIGPIPE)
 	// Started from a memfd, the process would be named after the
 	// descriptor's number in ps and /proc/PID/comm.
-	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte("landjail-netpro\x00")[0])), 0, 0, 0)
+	if name, err := unix.BytePtrFromString("landjail-netpro"); err == nil { // 15 bytes: comm's limit
+		unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(name)), 0, 0, 0)
+	}
 	ctl, err := control()
 	if err == nil {
 		err = run(os.Args[1:], ctl, os.Stdout)
