@@ -348,6 +348,9 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		if err := grantProc(rfd); err != nil {
 			return err
 		}
+		if err := grantTmp(rfd, c.Ruleset); err != nil {
+			return err
+		}
 		if err := confineWith(rfd, flags, true, c.Seccomp); err != nil { // capabilities dropped above
 			return err
 		}
@@ -389,7 +392,25 @@ func confineThread(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) 
 	if err := enterView(rs); err != nil {
 		return err
 	}
-	return confineOnly(rs, keepCaps, filter)
+	return confineInView(rs, keepCaps, filter)
+}
+
+// confineInView is confineOnly for a thread already in rs's view: where
+// the view has a private /tmp, the thread is confined by a ruleset of its
+// own that also grants that tmpfs (grantTmp).
+func confineInView(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) error {
+	if v, ok := rs.View(); !ok || !v.HasPrivateTmp() || !rs.Enforced() {
+		return confineOnly(rs, keepCaps, filter)
+	}
+	rfd, flags, err := rs.ForkFD()
+	if err != nil {
+		return err
+	}
+	defer rfd.Close()
+	if err := grantTmp(rfd, rs); err != nil {
+		return err
+	}
+	return confineWith(rfd, flags, keepCaps, filter)
 }
 
 // enterView moves the calling thread (locked, not the main thread, still
@@ -647,7 +668,7 @@ func (c *Cmd) execConfined(p *prepared) error {
 			return err
 		}
 	}
-	if err := confineOnly(c.Ruleset, true, c.Seccomp); err != nil { // caps dropped above; view entered by exec
+	if err := confineInView(c.Ruleset, true, c.Seccomp); err != nil { // caps dropped above; view entered by Exec
 		return err
 	}
 	err := unix.Exec(p.path, p.argv, p.env)

@@ -16,6 +16,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -220,6 +221,10 @@ func procRuleset(rs *landlock.Ruleset) (*os.File, uint32, error) {
 		f.Close()
 		return nil, 0, err
 	}
+	if err := grantTmp(f, rs); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
 	return f, flags, nil
 }
 
@@ -242,6 +247,18 @@ func grantProc(f *os.File) error {
 		return &fs.PathError{Op: "landlock_add_rule", Path: "/proc", Err: err}
 	}
 	return nil
+}
+
+// grantTmp adds to the ruleset f a rule granting every right rs handles
+// on the view's private /tmp (a fresh tmpfs in the calling thread's mount
+// namespace), when rs's view has one: like /proc, a mount point that
+// Landlock's path walk does not reach from any rule of rs. Without it the
+// private /tmp was neither writable nor listable.
+func grantTmp(f *os.File, rs *landlock.Ruleset) error {
+	if v, ok := rs.View(); !ok || !v.HasPrivateTmp() {
+		return nil
+	}
+	return nsview.GrantPrivateTmp(int(f.Fd()), rs.HandledAccessFS())
 }
 
 // close ends the namespace: it closes the keep-alive pipe (the init

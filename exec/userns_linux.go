@@ -15,6 +15,7 @@ import (
 
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/landlock"
 )
 
 // errNoStage: the Ruleset's view needs the user-namespace stage (the
@@ -92,6 +93,7 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 			KeepFD:        n + 4,
 			Seccomp:       nsinit.EncodeProgram(c.Seccomp.Program()),
 			View:          &view,
+			TmpAccess:     tmpAccess(c.Ruleset, view),
 		},
 	}
 	// The child's fds from 3 are the dup2'd ExtraFiles: the binary is
@@ -173,4 +175,13 @@ func (c *Cmd) startUserStage(inner *osexec.Cmd, p *prepared) (*os.File, error) {
 		return nil, err
 	}
 	return st.keepW, nil
+}
+
+// tmpAccess is Spec.TmpAccess: every right rs handles when its view has a
+// private /tmp, else 0.
+func tmpAccess(rs *landlock.Ruleset, v nsview.View) uint64 {
+	if !v.HasPrivateTmp() {
+		return 0
+	}
+	return rs.HandledAccessFS()
 }

@@ -123,7 +123,7 @@ type Options struct {
 	// under Landlock where this process can build it (nsview.Probe: root
 	// with CAP_SYS_ADMIN, unshare and the new mount API allowed, Linux >=
 	// 5.12) and Landlock is usable: the deny carve-outs then become masks
-	// (empty read-only files and directories mounted over them), the
+	// (empty mode-0000 read-only files and directories mounted over them: EACCES), the
 	// read-only ones read-only mounts, everything outside the writable
 	// roots read-only, /tmp and /dev/shm private and, with the network
 	// fully restricted (no ConnectTCP, BindTCP, not NetHost), a network
@@ -295,7 +295,7 @@ type Report struct {
 	// (no Landlock). LayerReason says why it is not LayerNamespaces.
 	Layer       string `json:"layer"`
 	LayerReason string `json:"layer_reason,omitempty"`
-	// Masks are the paths covered by empty read-only files or directories
+	// Masks are the paths covered by mode-0000 read-only files or directories
 	// in the view, ReadOnlyMounts the paths mounted read-only in it,
 	// Writable the roots that stay writable in it (LayerNamespaces only).
 	Masks          []string `json:"masks,omitempty"`

@@ -25,6 +25,26 @@ import (
 // Close, else the errno of the failing syscall, wrapped. Landlock ABI 1
 // (Linux 5.13).
 func (r *Ruleset) ForkFD() (*os.File, uint32, error) {
+	return r.forkFD()
+}
+
+// HandledAccessFS is the set of LANDLOCK_ACCESS_FS_* rights the
+// Ruleset's rulesets handle (0 without a Landlock domain): the most a
+// rule added to a ForkFD ruleset may grant (a right outside it is
+// EINVAL). Package exec grants all of it on the view's private /tmp.
+func (r *Ruleset) HandledAccessFS() uint64 {
+	if r == nil {
+		return 0
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.kept == nil {
+		return 0
+	}
+	return r.kept.attr.HandledAccessFS
+}
+
+func (r *Ruleset) forkFD() (*os.File, uint32, error) {
 	if r == nil {
 		return nil, 0, ErrUnavailable
 	}

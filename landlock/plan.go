@@ -320,9 +320,12 @@ func classifyFeatures(req request, abi int, rep *Report) handled {
 	}
 	if len(req.carves)+len(req.viewCarves) > 0 {
 		f := Feature{Name: "carve-outs", ABI: 1, Required: true}
-		if req.noCarve {
+		if req.noCarve && len(req.carves) > 0 {
 			f.ABI = 0 // no ABI helps: Strict reports ErrNotEnforceable
 			f.Reason = "Options.NoCarve: deny patterns and read-only paths below allowed roots stay reachable for children"
+			if len(req.viewCarves) > 0 {
+				f.Reason = "Options.NoCarve: protected names that do not exist yet may be created by children (existing ones stay masked or read-only by the namespace view)"
+			}
 			rep.Dropped = append(rep.Dropped, f)
 		} else {
 			classify(rep, f, abi > 0)
@@ -507,7 +510,7 @@ func nestedNotes(rules []Rule) []string {
 // viewNotes are the limits of the namespace layer, stated in every report
 // where it is in force.
 var viewNotes = []string{
-	"namespaces: denied files and directories are covered by empty read-only ones (masks) when the ruleset is compiled; a file that starts to match a deny pattern later is not masked",
+	"namespaces: denied files and directories are covered by inaccessible (mode 0000, EACCES) read-only ones (masks) when the ruleset is compiled; a file that starts to match a deny pattern later is not masked",
 	"namespaces: everything outside the writable roots is read-only (EROFS for writes, chmod, chown, utime, setxattr); /tmp and /dev/shm are private to the spawner thread's children",
 }
 
@@ -543,9 +546,9 @@ func chooseLayer(req request, abi int, rep *Report) request {
 		req.rules = append(req.rules[:len(req.rules):len(req.rules)], Rule{Path: req.shmDir, Access: RightsAll, Source: "shm"})
 		rep.SharedMemory = req.shmDir
 	}
-	if req.noCarve {
-		return req // Options.NoCarve: nothing masked either
-	}
+	// Options.NoCarve drops only what would freeze a directory (the
+	// residual carves of names that do not exist yet): masks and
+	// read-only mounts of existing paths freeze nothing and stay.
 	var residual []carve
 	for _, cv := range req.carves {
 		if cv.exists {

@@ -20,7 +20,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -30,8 +29,8 @@ import (
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/jail"
-	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/mcpserver"
+	"github.com/landjail/landjail/sandbox"
 	"github.com/landjail/landjail/tools"
 )
 
@@ -104,7 +103,6 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if o.User != "" || o.Report != "" || o.Home != "" || o.GitIdentity || o.Explain {
 		return errors.New("the user, report, home, git_identity and explain settings apply to run only")
 	}
-	cliopts.WarnDNS(cmd.Root().ErrWriter, o)
 	if err := o.CheckImplicitWorkspace(cmd.Root().ErrWriter); err != nil {
 		return err
 	}
@@ -114,87 +112,29 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if err := reaper.Become(); err != nil {
 		return err
 	}
-	// The policy exactly as run builds it, plus the read tracker the
-	// write tools need.
+	// The plan exactly as run builds it, plus the read tracker the write
+	// tools need.
 	tracker := jail.NewReadTracker()
-	ws, err := o.Policy(jail.WithReadTracker(tracker))
+	plan, err := sandbox.New(o, sandbox.Settings{Stderr: cmd.Root().ErrWriter, JailOptions: []jail.Option{jail.WithReadTracker(tracker)}})
 	if err != nil {
 		return err
 	}
-	defer ws.Close()
-
-	// bash's HOME: the same private directory per workspace as run's
-	// (outside the workspace, kept between sessions), unless --env sets
-	// HOME or --no-system asks for no preset.
-	pass, home := o.Env, ""
-	if !o.NoSystem && !cliopts.HasEnv(o.Env, "HOME") {
-		h, grant, err := o.CommandHome(ws.Root(), nil)
-		if err != nil {
-			return err
-		}
-		pass = append([]string{"HOME=" + h}, pass...)
-		if grant {
-			home = h
-		}
-	}
-	env := exec.DefaultEnv(ws, pass)
-	tmp := ""
-	if !o.NoSystem && !cliopts.HasEnv(env, "TMPDIR") {
-		if tmp, err = os.MkdirTemp("", "landjail-mcp-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-	}
-	stderr := cmd.Root().ErrWriter
-	// --allow-domain: every bash call gets a proxy of its own (its port
-	// in that call's Ruleset); this one only tells the mode at start.
-	// Pinned now, before any call's command runs: a sealed copy, since
-	// each call starts the proxy while earlier calls' processes may run.
-	cliopts.NetproxySealed = true
-	probe, err := o.NewAllowProxy(stderr)
-	if err != nil {
+	defer plan.Close()
+	if err := plan.PrepareServer(); err != nil {
 		return err
 	}
-	startOpts := o.LandlockOptions(tmp, home)
-	startOpts.ProxyTCP = probe.Ports()
-	rs, err := landlock.Compile(ws, startOpts)
-	if err != nil {
-		probe.Close()
-		return err
-	}
-	defer rs.Close()
-	defer exec.Release(rs)
+	defer exec.Release(plan.Ruleset)
 	// Registered last, so it runs first: before the TMPDIR is removed.
 	defer func() {
 		if _, err := reaper.KillDescendants(); err != nil {
 			fmt.Fprintf(cmd.Root().ErrWriter, "landjail mcp: %v\n", err)
 		}
 	}()
-	cliopts.WarnDropped(stderr, rs.Report())
-
-	filter, err := o.SeccompFilterFor(rs)
-	if err != nil {
-		if o.Strict {
-			probe.Close()
-			return fmt.Errorf("seccomp: %w", err)
-		}
-		fmt.Fprintf(stderr, "landjail: warning: best effort dropped the seccomp layer: %v\n", err)
-	}
-	_, _, err = probe.Decide(rs, o.NoNamespaces, filter == nil, o.Strict)
-	probe.Warn(stderr)
-	probe.Close()
-	if err != nil {
-		return err
-	}
-	k := &tools.Toolkit{WS: ws, Ruleset: rs, Tracker: tracker, Env: env, Seccomp: filter, NoPIDNamespace: o.NoPIDNamespace}
+	k := &tools.Toolkit{WS: plan.WS, Ruleset: plan.Ruleset, Tracker: tracker, Env: plan.Env, Seccomp: plan.Seccomp, NoPIDNamespace: o.NoPIDNamespace}
 	// Carve-outs follow the tree as it is at each bash call, not as it
-	// was when the server started (a .env created mid-session is denied).
-	lopts := o.LandlockOptions(tmp, home)
-	k.Compile = func() (*landlock.Ruleset, error) { return landlock.Compile(ws, lopts) }
-	if len(o.AllowDomain) > 0 {
-		p := &callProxies{o: o, ws: ws, lopts: lopts, noSeccomp: filter == nil, stderr: stderr}
-		k.Compile, k.Network = p.compile, p.network
-	}
+	// was when the server started (a .env created mid-session is denied);
+	// with --allow-domain each call gets a proxy of its own.
+	k.Compile, k.Network = plan.CompileCall, plan.Network
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	maxFile, err := parseSize(cmd.String(flagMaxFileSize))
 	if err != nil {
@@ -235,71 +175,4 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid size %q (want a positive number of bytes, e.g. 10MiB)", s)
 	}
 	return n << sh, nil
-}
-
-// callProxies gives each bash call its own --allow-domain proxy: compile
-// makes the proxy (its port goes into the call's Ruleset) and compiles;
-// network, called by tools.Bash with that Ruleset, wires the call's Cmd
-// and returns the hooks that serve the proxy once the command started and
-// list its refusals once it was reaped. Each call's Ruleset has its own
-// spawner threads (tools.Toolkit.Compile), so with the namespace layer
-// each call has its own network namespace and the proxy's port is free
-// there.
-type callProxies struct {
-	o         *cliopts.Options
-	ws        *jail.Workspace
-	lopts     landlock.Options
-	noSeccomp bool
-	stderr    io.Writer
-
-	mu      sync.Mutex
-	pending map[*landlock.Ruleset]*cliopts.AllowProxy
-}
-
-func (p *callProxies) compile() (*landlock.Ruleset, error) {
-	ap, err := p.o.NewAllowProxy(p.stderr)
-	if err != nil {
-		return nil, err
-	}
-	lopts := p.lopts
-	lopts.ProxyTCP = ap.Ports()
-	rs, err := landlock.Compile(p.ws, lopts)
-	if err != nil {
-		ap.Close()
-		return nil, err
-	}
-	p.mu.Lock()
-	if p.pending == nil {
-		p.pending = map[*landlock.Ruleset]*cliopts.AllowProxy{}
-	}
-	p.pending[rs] = ap
-	p.mu.Unlock()
-	return rs, nil
-}
-
-func (p *callProxies) network(rs *landlock.Ruleset, c *exec.Cmd) (func() error, func() []string, error) {
-	p.mu.Lock()
-	ap := p.pending[rs]
-	delete(p.pending, rs)
-	p.mu.Unlock()
-	if ap == nil {
-		return nil, nil, errors.New("--allow-domain: no proxy for this call (cannot happen)")
-	}
-	if _, _, err := ap.Decide(rs, p.o.NoNamespaces, p.noSeccomp, p.o.Strict); err != nil {
-		ap.Close()
-		return nil, nil, err
-	}
-	ap.Wire(c)
-	finish := func() []string {
-		refused, err := ap.Finish()
-		var lines []string
-		if err != nil {
-			lines = append(lines, err.Error())
-		}
-		for _, r := range refused {
-			lines = append(lines, cliopts.FormatRefusal(r))
-		}
-		return lines
-	}
-	return ap.Serve, finish, nil
 }

@@ -32,12 +32,13 @@ const nsScript = `touch NEW 2>/dev/null && echo touch || echo no-touch
 mkdir D 2>/dev/null && echo mkdir || echo no-mkdir
 sed -i s/a/b/ a.txt 2>/dev/null && echo sed || echo no-sed
 /usr/bin/python3 -c 'import tempfile; tempfile.NamedTemporaryFile(dir=".")' 2>/dev/null && echo ntf || echo no-ntf
-echo "env=[$(cat .env 2>/dev/null)]"
+cat .env >/dev/null 2>&1 && echo env-read || echo env-refused
 (echo X > .env) 2>/dev/null && echo wrote-env || echo env-protected`
 
 // TestRunNamespaces: `landjail run --deny-secrets` with a .env at the
 // workspace root. With the namespace layer (default, as root) every edit
-// at the root works, .env reads empty and cannot be written, and no
+// at the root works, .env is refused (EACCES, never read as empty) and
+// cannot be written, and no
 // frozen-directory line is printed; with --no-namespaces the carve-out
 // freezes the root (every edit there fails) and stderr says so, naming the
 // flag; in both the host's .env is unchanged. --print-rules and the
@@ -54,7 +55,7 @@ func TestRunNamespaces(t *testing.T) {
 	const (
 		edits  = "touch\nmkdir\nsed\nntf\n"
 		frozen = "no-touch\nno-mkdir\nno-sed\nno-ntf\n"
-		secret = "env=[]\nenv-protected\n" // every row, every mode
+		secret = "env-refused\nenv-protected\n" // every row, every mode
 	)
 	type want struct {
 		layer, out string

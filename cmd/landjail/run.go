@@ -18,8 +18,8 @@ import (
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/ptyrelay"
 	"github.com/landjail/landjail/internal/reaper"
-	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/sandbox"
 	"github.com/landjail/landjail/seccomp"
 )
 
@@ -56,7 +56,8 @@ written through that descriptor.
 Where the kernel and process allow a mount namespace (root, not refused by a
 seccomp profile such as Docker's default), the command also runs in a
 namespace view under Landlock: denied files (--deny, --deny-secrets) are
-covered by empty read-only files instead of Landlock carve-outs, so no
+covered by inaccessible read-only files (EACCES, as from Landlock)
+instead of Landlock carve-outs, so no
 directory of the workspace is frozen; everything outside the writable roots
 is read-only (chmod, utime, truncate: EROFS); /tmp and /dev/shm are private;
 with TCP fully denied (no --connect-tcp/--bind-tcp, not --net host) the
@@ -133,12 +134,6 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if !o.NoNamespaces {
-		// Compile's namespace probe, and the network namespace when the
-		// view will have one (as landlock's plan decides it), overlap
-		// the work up to the exec.
-		landlock.StartProbe(o.Net != "host" && len(o.ConnectTCP) == 0 && len(o.BindTCP) == 0)
-	}
 	argv := cmd.Args().Slice()
 	printRules := cmd.Bool("print-rules")
 	if len(argv) == 0 && !printRules {
@@ -161,146 +156,51 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		}
 		defer report.close()
 	}
-	ws, err := o.Policy()
+	set := sandbox.Settings{Stderr: stderr, Credential: cred, PrintRules: printRules}
+	if o.GitIdentity {
+		if set.Env, err = gitIdentity(); err != nil {
+			return err
+		}
+	}
+	plan, err := sandbox.New(o, set)
 	if err != nil {
 		return err
 	}
-	defer ws.Close()
-	pass := o.Env
-	var home string
-	if !o.NoSystem && !setsEnv(o.Env, "HOME") {
-		var grant bool
-		if home, grant, err = o.CommandHome(ws.Root(), cred); err != nil {
-			return err
-		}
-		pass = append([]string{"HOME=" + home}, pass...)
-		if !grant {
-			home = ""
-		}
-	}
-	if o.GitIdentity {
-		id, err := gitIdentity()
-		if err != nil {
-			return err
-		}
-		pass = append(id, pass...)
-	}
-	env := exec.DefaultEnv(ws, pass)
-	if !printRules {
-		cliopts.WarnDNS(stderr, o)
-	}
-
-	filter, filterErr := o.SeccompFilter()
+	defer plan.Close()
 	stdio := stdioFiles(cmd.Root().Reader, cmd.Root().Writer, stderr)
 	supervise, why := false, ""
 	if !printRules {
-		supervise, why = needsSupervisor(o, filter.Supervised(), stdio, leaveTerminal)
+		supervise, why = needsSupervisor(o, plan.SupervisedFilter(), stdio, leaveTerminal)
 	}
-	// Supervised only for the PID namespace: the workspace's TMPDIR, as
-	// for an execve'd command (nothing else of the run needs cleaning).
-	perRunTmp := supervise && why != whyPIDNamespace
-
 	// A private TMPDIR, unless the caller chose one or wants no preset:
 	// per run when supervised for --timeout, --report, a terminal, ...
 	// (removed afterwards), per workspace when landjail execve's (nothing
 	// is left to remove it) or supervises only for the PID namespace.
-	// Owned by the user the command runs as.
-	var tmp *privateTmp
-	if !o.NoSystem && !printRules && !cliopts.HasEnv(env, "TMPDIR") {
-		if tmp, err = newPrivateTmp(ws.Root(), perRunTmp, cred); err != nil {
-			return err
-		}
+	tmp := sandbox.TmpWorkspace
+	if supervise && why != whyPIDNamespace {
+		tmp = sandbox.TmpRun
 	}
-	removeTmp := func() {
-		if perRunTmp {
-			tmp.remove()
-		}
-	}
-	// --allow-domain: the proxy's port must be known to Compile (the
-	// Landlock connect rule); it listens on the host until Decide knows
-	// whether the command gets a network namespace of its own.
-	var proxy *cliopts.AllowProxy
-	if !printRules {
-		if proxy, err = o.NewAllowProxy(stderr); err != nil {
-			removeTmp()
-			return err
-		}
-		defer proxy.Close()
-	}
-	lopts := o.LandlockOptions(tmp.path(), home)
-	lopts.LogDenials = o.Explain
-	lopts.ProxyTCP = proxy.Ports()
-	rs, err := landlock.Compile(ws, lopts)
-	if err != nil {
-		removeTmp()
-		if errors.Is(err, landlock.ErrWalkLimit) {
-			limit := o.WalkLimit
-			if limit == 0 {
-				limit = landlock.DefaultWalkLimit
-			}
-			return &wordedError{fmt.Sprintf("run: expanding the --deny and --read-only patterns (--deny-secrets, --protect-agent-config included) visits more than %d entries (--walk-limit %d); nothing was run (raise --walk-limit N, or narrow the workspace)", limit, limit), err}
-		}
+	if err := plan.Prepare(tmp); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	defer rs.Close()
 	if printRules {
 		w := cmd.Root().Writer
-		for _, r := range rs.Rules() {
+		for _, r := range plan.Ruleset.Rules() {
 			fmt.Fprintln(w, r)
 		}
-		printLayer(w, rs.Report())
-		printPIDNamespace(w, rs, filter, o)
-		printAllowDomain(w, o, rs.Report())
+		printLayer(w, plan.Ruleset.Report())
+		printPIDNamespace(w, plan)
+		printAllowDomain(w, o, plan.Ruleset.Report())
 		return nil
 	}
-	cliopts.WarnDropped(stderr, rs.Report())
-	warnFrozen(stderr, rs.Report(), o.NoNamespaces)
-	if filter != nil && rs.Report().Layer != landlock.LayerNamespaces && !o.NoNamespaces {
-		// The layer fell back (namespaces refused, not root without a
-		// usable stage): no private IPC namespace, so System V IPC is
-		// refused as well (same Supervised).
-		filter, filterErr = o.SeccompFilterFor(rs)
-	}
-	if _, _, err := proxy.Decide(rs, o.NoNamespaces, filter == nil, o.Strict); err != nil {
-		removeTmp()
-		return fmt.Errorf("run: %w", err)
-	}
-	proxy.Warn(stderr)
-
-	if err := filterErr; err != nil {
-		if o.Strict {
-			removeTmp()
-			return fmt.Errorf("run: seccomp: %w", err)
-		}
-		fmt.Fprintf(stderr, "landjail: warning: best effort dropped the seccomp layer: %v\n", err)
-	}
-
-	c := exec.CommandContext(ctx, ws, rs, argv[0], argv[1:]...)
-	c.Env = env
-	c.Credential = cred
-	c.Seccomp = filter
-	c.SelfTest = o.Strict || o.SelfTest
-	c.NoPIDNamespace = o.NoPIDNamespace
-	c.FreshThread = true // one spawn per run: a pooled worker would be made for nothing
-	proxy.Wire(c)
+	c := plan.Command(ctx, argv)
 	if !supervise {
 		// Only returns on error. The calling thread may be confined by
 		// now; runMain prints the error and main exits.
 		return &startError{c.Exec()}
 	}
-	defer removeTmp()
-	return supervised(c, ws, o, argv, stdio, report, stderr, proxy)
+	return supervised(c, plan, argv, stdio, report, stderr)
 }
-
-// wordedError is err told in the words of the command line: Error is msg
-// (flags and paths, no Go identifiers), errors.Is and As see err.
-type wordedError struct {
-	msg string
-	err error
-}
-
-func (e *wordedError) Error() string { return e.msg }
-func (e *wordedError) Unwrap() error { return e.err }
 
 // setsEnv reports whether the --env entries pass or set name.
 func setsEnv(env []string, name string) bool {
@@ -401,11 +301,12 @@ const drainTime = 2 * time.Second
 // its process group, every descendant killed when it exits (landjail is
 // a child subreaper), the exit status returned as an exitStatus, the
 // report written.
-func supervised(c *exec.Cmd, ws *jail.Workspace, o *options, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, proxy *cliopts.AllowProxy) (err error) {
+func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer) (err error) {
+	o, ws, proxy := plan.Options, plan.WS, plan.Proxy
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
-	rep.PIDNamespace, rep.PIDNamespaceReason = pidNamespace(c.Ruleset, c.Seccomp, o)
+	rep.PIDNamespace, rep.PIDNamespaceReason = plan.PIDNamespace()
 	if c.Seccomp != nil {
 		rep.Seccomp = c.Seccomp.Rules()
 	}
@@ -613,43 +514,12 @@ func printLayer(w io.Writer, r *landlock.Report) {
 
 }
 
-// pidNamespace is exec.PIDNamespace with --no-pid-namespace.
-func pidNamespace(rs *landlock.Ruleset, filter *seccomp.Filter, o *options) (bool, string) {
-	if o.NoPIDNamespace {
-		return false, "--no-pid-namespace"
-	}
-	return exec.PIDNamespace(rs, filter)
-}
-
 // printPIDNamespace ends --print-rules with "# pid namespace: yes (...)"
 // or "# pid namespace: no (WHY)".
-func printPIDNamespace(w io.Writer, rs *landlock.Ruleset, filter *seccomp.Filter, o *options) {
-	if in, why := pidNamespace(rs, filter, o); in {
+func printPIDNamespace(w io.Writer, plan *sandbox.Plan) {
+	if in, why := plan.PIDNamespace(); in {
 		fmt.Fprintln(w, "# pid namespace: yes (fresh read-only /proc, a minimal init as PID 1, leftovers killed when the command exits)")
 	} else {
 		fmt.Fprintf(w, "# pid namespace: no (%s)\n", why)
-	}
-}
-
-// warnFrozen prints one line on stderr per directory the Landlock
-// carve-outs freeze for the child (no entry can be created, removed or
-// renamed directly in it), with why the namespace layer is not in force
-// and the flag that avoids it.
-func warnFrozen(w io.Writer, r *landlock.Report, noNamespaces bool) {
-	if len(r.FrozenDirs) == 0 {
-		return
-	}
-	avoid := "--no-carve avoids it (deny and read-only paths are then not enforced for the command)"
-	if noNamespaces {
-		avoid = "dropping --no-namespaces avoids it"
-	} else if r.Layer == landlock.LayerNamespaces {
-		avoid = "a protected name that does not exist yet; create it first, or --no-carve"
-	}
-	why := r.Layer
-	if r.LayerReason != "" {
-		why += ": " + r.LayerReason
-	}
-	for _, d := range r.FrozenDirs {
-		fmt.Fprintf(w, "landjail: frozen directory %s: the command cannot create, remove or rename entries in it (carve-outs, layer %s); %s\n", d, why, avoid)
 	}
 }

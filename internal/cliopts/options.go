@@ -177,7 +177,7 @@ func ChildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagBestEffort, Usage: "drop what the kernel cannot enforce, with a one-line warning (default)"},
 		&cli.BoolFlag{Name: flagNoSystem, Usage: "do not add the system preset (/usr, /bin, /lib*, a few /etc files, /dev/null, ...) nor a private TMPDIR and HOME"},
 		walkLimitFlag(),
-		&cli.BoolFlag{Name: flagNoCarve, Usage: "do not carve deny patterns and read-only paths out of writable roots for children (with --strict: refuse such policies)"},
+		&cli.BoolFlag{Name: flagNoCarve, Usage: "do not carve deny patterns and read-only paths out of writable roots for children: nothing is frozen; with the namespace layer existing denied files stay masked and read-only paths read-only, without it they are NOT enforced for the command (with --strict: refuse such policies)"},
 		&cli.BoolFlag{Name: flagNoScope, Usage: "do not scope signals and abstract UNIX sockets to the sandbox (Landlock ABI 6)"},
 		&cli.BoolFlag{Name: flagNoSeccomp, Usage: "do not add the seccomp layer (UNIX sockets below Landlock ABI 9, UDP/raw/MPTCP sockets, TIOCSTI, io_uring, keyctl, bpf, user namespaces, ...)"},
 		&cli.BoolFlag{Name: flagAllowUnixSockets, Usage: "let the child create UNIX sockets (below Landlock ABI 9 a pathname socket outside the policy is then reachable: reported unconfined)"},
@@ -859,6 +859,17 @@ func WarnDropped(w io.Writer, r *landlock.Report) {
 	for _, f := range r.Dropped {
 		if f.Required {
 			names = append(names, f.Name)
+		}
+	}
+	for _, f := range r.Dropped {
+		if f.Name == "carve-outs" && f.ABI == 0 {
+			// --no-carve: said in words, not as a dropped feature.
+			if r.Layer == landlock.LayerNamespaces {
+				fmt.Fprintln(w, "landjail: warning: --no-carve: protected names that do not exist yet are NOT enforced for the command (existing denied files stay masked, read-only paths read-only)")
+			} else {
+				fmt.Fprintln(w, "landjail: warning: --no-carve: deny patterns and read-only paths are NOT enforced for the command (no namespace layer to mask them)")
+			}
+			names = slices.DeleteFunc(names, func(n string) bool { return n == "carve-outs" })
 		}
 	}
 	switch {

@@ -80,6 +80,11 @@ type Spec struct {
 	// LandlockFD (a ruleset of the stage's own, landlock.Ruleset.ForkFD)
 	// gets a rule granting it read access.
 	View *nsview.View `json:"view"`
+	// TmpAccess, when not 0, is granted (LANDLOCK_ACCESS_FS_* rights)
+	// on the view's private /tmp in LandlockFD once the view is built
+	// (nsview.GrantPrivateTmp): the fresh tmpfs is a mount point that no
+	// rule of the ruleset reaches.
+	TmpAccess uint64 `json:"tmp_access,omitempty"`
 }
 
 // Status is what the init stage writes back on the status pipe before

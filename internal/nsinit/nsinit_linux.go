@@ -237,6 +237,11 @@ func forkTarget(sp *Spec) (int, string, error) {
 	if err := grantProc(sp.LandlockFD); err != nil {
 		return 0, "landlock_add_rule(/proc)", err
 	}
+	if sp.TmpAccess != 0 {
+		if err := nsview.GrantPrivateTmp(sp.LandlockFD, sp.TmpAccess); err != nil {
+			return 0, "landlock_add_rule(/tmp)", err
+		}
+	}
 	if err := confine(sp); err != nil {
 		return 0, "confine", err
 	}

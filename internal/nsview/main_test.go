@@ -52,6 +52,16 @@ func helperOp(args []string) string {
 		}
 		return ""
 	}
+	if op, ok := strings.CutPrefix(args[0], "nocaps-"); ok {
+		// As landjail's commands run: uid 0 (or the caller's), no
+		// capability at all, so file modes bind (a mask is mode 0000).
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return "capset: " + err.Error()
+		}
+		args = append([]string{op}, args[1:]...)
+	}
 	p := arg(1)
 	var err error
 	switch args[0] {

@@ -1,7 +1,7 @@
 // Package nsview builds a private mount (and optionally network) namespace
 // view on the calling OS thread, to sit UNDER Landlock: everything outside
 // the writable roots is read-only, denied files and directories are covered
-// by empty read-only ones, /tmp and /dev/shm are fresh, and the network can
+// by inaccessible (mode 0000) read-only ones, /tmp and /dev/shm are fresh, and the network can
 // be cut off entirely. Children forked from that thread inherit the view;
 // the rest of the process and the host are unaffected.
 //
@@ -73,12 +73,15 @@ func (v View) Writable(paths ...string) View {
 }
 
 // Mask returns a copy of v in which each path (absolute, clean, not "/")
-// is covered: a directory by an empty read-only directory (mode 0555), any
-// other file by an empty read-only regular file (mode 0444), both owned by
-// root on a private tmpfs. Reads see an empty file or directory, so tools
-// that walk the tree (cp -r, grep -r, git add -A) keep working and learn
-// nothing but the name, which the parent directory shows anyway; writes,
-// rename, unlink and link of the masked name fail (EROFS or EBUSY). A path
+// is covered: a directory by an empty directory, any other file by an
+// empty regular file, both mode 0000, read-only, owned by root on a
+// private tmpfs. Opening one fails with EACCES for the command (it holds
+// no capability), as Landlock refuses a denied file in the Landlock-only
+// layer: a denied file is refused, never read as empty, so `git add -A`
+// fails loudly instead of committing a secret emptied. Tools that walk
+// the tree learn nothing but the name, which the parent directory shows
+// anyway; writes, rename, unlink and link of the masked name fail
+// (EACCES, EROFS or EBUSY). A path
 // that does not exist when the view is built makes Enter fail (the
 // caller's deny list is stale), except under a private /tmp or /dev/shm
 // and outside every writable root, where it is unreachable anyway.
@@ -113,6 +116,11 @@ func (v View) PrivateTmp() View {
 	v.privateTmp = true
 	return v
 }
+
+// HasPrivateTmp reports whether the view mounts a fresh tmpfs on /tmp
+// (PrivateTmp), which a Landlock rule must grant on its own root (see
+// OpenPrivateTmp).
+func (v View) HasPrivateTmp() bool { return v.privateTmp }
 
 // SharedMemory returns a copy of v in which, with PrivateTmp, /dev/shm is
 // not a fresh tmpfs but dir (absolute, clean, an existing directory,

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,8 +18,12 @@ const (
 
 // Names of the mask sources on the private mask tmpfs.
 const (
-	maskDir  = "d" // mode 0555: reads as an empty directory
-	maskFile = "f" // mode 0444: reads as an empty file
+	// Mode 0000: the command, which holds no capability (no
+	// CAP_DAC_OVERRIDE), gets EACCES on open, as from Landlock in the
+	// Landlock-only layer: a denied file is refused, never read as
+	// empty (an empty read made `git add -A` commit a secret emptied).
+	maskDir  = "d" // mode 0000: an empty directory nobody without capabilities can list or enter
+	maskFile = "f" // mode 0000: an empty file nobody without capabilities can open
 )
 
 // sysErr wraps a syscall failure on path: EPERM and ENOSYS from the mount
@@ -350,9 +355,16 @@ func newTmpfs(what string, attrs int, options ...string) (int, error) {
 	return mfd, nil
 }
 
-// mountTmpfs mounts a fresh tmpfs, mode 1777, nosuid, nodev, on dir.
+// TmpfsSize caps each private tmpfs of the view (/tmp, and /dev/shm
+// when it is not the private TMPDIR's .shm): tmpfs(5) "size=" as a share
+// of RAM, half the kernel's default of 50%. Its pages are charged to the
+// writer's memory cgroup, so a run's memory limit caps it too.
+const TmpfsSize = "25%"
+
+// mountTmpfs mounts a fresh tmpfs, mode 1777, nosuid, nodev, capped at
+// TmpfsSize, on dir.
 func mountTmpfs(dir string) error {
-	mfd, err := newTmpfs(dir, tmpAttrs, "mode=1777")
+	mfd, err := newTmpfs(dir, tmpAttrs, "mode=1777", "size="+TmpfsSize)
 	if err != nil {
 		return err
 	}
@@ -369,7 +381,8 @@ func mountTmpfs(dir string) error {
 }
 
 // applyMasks covers each path with a read-only bind of an empty directory
-// (mode 0555) or an empty file (mode 0444) from one private tmpfs that is
+// or an empty file, both mode 0000 (open refused with EACCES for the
+// command, which has no capability), from one private tmpfs that is
 // never attached anywhere itself.
 func applyMasks(paths []string) error {
 	// Made 0755 and closed to 0555 below: without CAP_DAC_OVERRIDE (the
@@ -379,16 +392,16 @@ func applyMasks(paths []string) error {
 		return err
 	}
 	defer unix.Close(mfd)
-	if err := unix.Mkdirat(mfd, maskDir, 0o555); err != nil {
+	if err := unix.Mkdirat(mfd, maskDir, 0); err != nil {
 		return sysErr("mkdirat", "(masks)/"+maskDir, err)
 	}
-	f, err := unix.Openat(mfd, maskFile, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_CLOEXEC, 0o444)
+	f, err := unix.Openat(mfd, maskFile, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return sysErr("openat", "(masks)/"+maskFile, err)
 	}
 	unix.Close(f)
 	// The umask may have cleared bits: set the modes exactly.
-	for name, mode := range map[string]uint32{maskDir: 0o555, maskFile: 0o444} {
+	for name, mode := range map[string]uint32{maskDir: 0, maskFile: 0} {
 		if err := unix.Fchmodat(mfd, name, mode, 0); err != nil {
 			return sysErr("fchmodat", "(masks)/"+name, err)
 		}
@@ -459,4 +472,46 @@ func loopbackUp() error {
 		return sysErr("ioctl(SIOCSIFFLAGS)", "lo", err)
 	}
 	return nil
+}
+
+// GrantPrivateTmp adds to the Landlock ruleset rulesetFD a rule granting
+// access (LANDLOCK_ACCESS_FS_* rights, at most the ruleset's handled set)
+// beneath the view's private /tmp, opened with OpenPrivateTmp. Landlock
+// ABI 1.
+func GrantPrivateTmp(rulesetFD int, access uint64) error {
+	fd, err := OpenPrivateTmp()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: access}
+	if err := ll.LandlockAddPathBeneathRule(rulesetFD, &attr, 0); err != nil {
+		return sysErr("landlock_add_rule", "/tmp", err)
+	}
+	return nil
+}
+
+// OpenPrivateTmp opens the view's private /tmp in the calling thread's
+// mount namespace (O_PATH, no symbolic link followed) for a Landlock rule
+// on its root: Landlock's path walk stops at mount points, so the fresh
+// tmpfs is granted only by a rule on its own root, which the thread adds
+// to a ruleset of its own (never to the shared one: one rule per spawn
+// would accumulate). It fails unless /tmp is a tmpfs (statfs
+// TMPFS_MAGIC): never grant something else mounted there. Call it only
+// after Enter of a view with PrivateTmp.
+func OpenPrivateTmp() (int, error) {
+	fd, err := unix.Open("/tmp", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, sysErr("open", "/tmp", err)
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(fd, &sfs); err != nil {
+		unix.Close(fd)
+		return -1, sysErr("fstatfs", "/tmp", err)
+	}
+	if sfs.Type != unix.TMPFS_MAGIC {
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: "landlock_add_rule", Path: "/tmp", Err: fmt.Errorf("not a tmpfs (magic %#x): %w", sfs.Type, ErrChanged)}
+	}
+	return fd, nil
 }

@@ -1,0 +1,45 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/landjail/landjail/internal/cliopts"
+)
+
+// commandHome is the command's HOME and whether it must be granted
+// read-write (cliopts.Options.CommandHome). When the default, a private
+// directory under the caller's cache directory, cannot be made because
+// the caller's HOME is not writable (`docker run --user 1000` with
+// HOME=/, setpriv keeping root's HOME), the HOME is a private directory
+// inside the private TMPDIR instead (granted with it), said in one line
+// on stderr: caches then last as long as that TMPDIR. A --home DIR that
+// cannot be made stays an error: the user chose it.
+func (p *Plan) commandHome() (string, bool, error) {
+	home, grant, err := p.Options.CommandHome(p.WS.Root(), p.set.Credential)
+	if err == nil || p.Options.Home != "" || p.tmp == nil || !errors.Is(err, fs.ErrPermission) {
+		return home, grant, err
+	}
+	dir := filepath.Join(p.tmp.path(), "home")
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", false, fmt.Errorf("private HOME: %w", err)
+	}
+	r, err2 := os.OpenRoot(p.tmp.path())
+	if err2 != nil {
+		return "", false, fmt.Errorf("private HOME: %w", err2)
+	}
+	defer r.Close()
+	uid, gid := os.Geteuid(), os.Getegid()
+	if c := p.set.Credential; c != nil {
+		uid, gid = int(c.Uid), int(c.Gid)
+	}
+	if err2 := cliopts.HandDirTo(r, "home", uid, gid); err2 != nil {
+		return "", false, fmt.Errorf("private HOME: %w", err2)
+	}
+	fmt.Fprintf(p.set.Stderr, "landjail: no private HOME under your cache directory (%s); the command's HOME is %s, inside its private TMPDIR\n", strings.TrimPrefix(err.Error(), "--home: "), dir)
+	return dir, true, nil
+}

@@ -1,0 +1,329 @@
+// Package sandbox assembles a confined run, once, for every entry point:
+// `landjail run`, `landjail-mcp` and its bash tool are thin clients of it.
+//
+// A run is built in two steps. [New] turns the parsed options
+// (cliopts.Options: flags and --config) into the policy (a
+// jail.Workspace, the one choke point) and the first seccomp filter.
+// The caller then decides how it runs the command (execve in place, or
+// supervised: see [Plan.SupervisedFilter]) and calls [Plan.Prepare], which
+// makes, in this order and nowhere else: the private TMPDIR, the
+// command's HOME (with a private one under the TMPDIR when the caller's
+// cannot be written), the environment, the --allow-domain proxy, the
+// Landlock ruleset (namespace view, carve-outs), the seccomp filter for
+// the layer in force, the network mode, and every warning a user must
+// see on stderr (dropped features, frozen directories, a namespace
+// layer that fell back). [Plan.Command] then gives an exec.Cmd wired
+// with all of it; [Plan.Close] undoes what Prepare made.
+//
+// Under --strict every "best effort" step that would weaken the policy
+// fails instead, with an error that names the flag.
+//
+// The plan follows the README's "one policy, enforced the same way in
+// three places": the Workspace it holds is the one that jail.Resolve,
+// the MCP file tools and landlock.Compile all use.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
+)
+
+// Settings is what an entry point adds to the options.
+type Settings struct {
+	// Stderr receives the warnings (one line each, "landjail: ...").
+	Stderr io.Writer
+	// Credential is the user the command runs as (--user), nil for the
+	// caller.
+	Credential *syscall.Credential
+	// JailOptions are added to the policy (landjail-mcp: the read
+	// tracker of its write tools).
+	JailOptions []jail.Option
+	// Env is prepended to the --env entries (--git-identity).
+	Env []string
+	// PrintRules: only the rules are wanted (landjail run --print-rules):
+	// no TMPDIR, no proxy process, no warnings.
+	PrintRules bool
+}
+
+// TmpMode says how long the private TMPDIR lives.
+type TmpMode uint8
+
+const (
+	// TmpWorkspace is one directory per workspace and user, kept
+	// between runs: $TMPDIR/landjail-UID-HASH (an execve'd command
+	// leaves nobody to remove a per-run one).
+	TmpWorkspace TmpMode = iota
+	// TmpRun is a fresh directory per run, removed by Close.
+	TmpRun
+)
+
+// Plan is one confined run (or one MCP server's bash calls) as the
+// options ask for it. Its fields are read-only after Prepare.
+type Plan struct {
+	// Options are the parsed flags and --config.
+	Options *cliopts.Options
+	// WS is the policy. Plan owns it (Close closes it).
+	WS *jail.Workspace
+	// Env is the command's environment (exec.DefaultEnv plus HOME,
+	// TMPDIR, --env and, with --allow-domain, the proxy variables).
+	Env []string
+	// Seccomp is the filter for the layer in force, nil with
+	// --no-seccomp or when best effort dropped it.
+	Seccomp *seccomp.Filter
+	// Ruleset is the compiled Landlock ruleset (set by Prepare). Plan
+	// owns it.
+	Ruleset *landlock.Ruleset
+	// Proxy is the --allow-domain proxy of a single run, nil without
+	// --allow-domain (and for a server: see Plan.CompileCall).
+	Proxy *cliopts.AllowProxy
+	// Home is the command's HOME ("" when the command keeps --env HOME
+	// or runs with --no-system).
+	Home string
+
+	set        Settings
+	seccompErr error
+	tmp        *privateTmp
+	homeGrant  string // HOME granted read-write to the command ("" none)
+	lopts      landlock.Options
+	server     *callProxies
+}
+
+// New builds the policy and the first seccomp filter from o. It starts
+// nothing and writes nothing to disk. Errors: cliopts' policy errors
+// (in the words of the command line), and a missing workspace.
+func New(o *cliopts.Options, s Settings) (*Plan, error) {
+	if s.Stderr == nil {
+		s.Stderr = io.Discard
+	}
+	if !o.NoNamespaces {
+		// Compile's namespace probe, and the network namespace when the
+		// view will have one, overlap the work up to the exec.
+		landlock.StartProbe(o.Net != "host" && len(o.ConnectTCP) == 0 && len(o.BindTCP) == 0)
+	}
+	ws, err := o.Policy(s.JailOptions...)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Options: o, WS: ws, set: s}
+	p.Seccomp, p.seccompErr = o.SeccompFilter()
+	return p, nil
+}
+
+// SupervisedFilter reports whether the seccomp filter hands listen(2)
+// to landjail (--bind-tcp, or UNIX sockets with the network
+// restricted): the caller must then stay alive while the command runs.
+func (p *Plan) SupervisedFilter() bool { return p.Seccomp.Supervised() }
+
+// Prepare makes everything the command needs before it starts (see the
+// package doc for the order). tmp says how long the private TMPDIR
+// lives. On error nothing Prepare made is left (Close is still needed
+// for the policy). Errors: the TMPDIR's and HOME's file-system errors,
+// the proxy's start, landlock.Compile's (ErrWalkLimit told in flags),
+// and --strict refusals (seccomp unavailable, the namespace layer
+// unavailable, a network mode that is not airtight).
+func (p *Plan) Prepare(tmp TmpMode) (err error) {
+	o, stderr := p.Options, p.set.Stderr
+	defer func() {
+		if err != nil {
+			p.undo()
+		}
+	}()
+	pass := append(append([]string(nil), p.set.Env...), o.Env...)
+	wantTmp := !o.NoSystem && !p.set.PrintRules && !cliopts.HasEnv(exec.DefaultEnv(p.WS, o.Env), "TMPDIR")
+	if wantTmp {
+		if p.tmp, err = newPrivateTmp(p.WS.Root(), tmp == TmpRun, p.set.Credential); err != nil {
+			return fmt.Errorf("private TMPDIR: %w", err)
+		}
+	}
+	if !o.NoSystem && !hasEnv(pass, "HOME") {
+		home, grant, err := p.commandHome()
+		if err != nil {
+			return err
+		}
+		p.Home = home
+		pass = append([]string{"HOME=" + home}, pass...)
+		if grant {
+			p.homeGrant = home
+		}
+	}
+	p.Env = exec.DefaultEnv(p.WS, pass)
+	if !p.set.PrintRules {
+		cliopts.WarnDNS(stderr, o)
+		if p.Proxy, err = o.NewAllowProxy(stderr); err != nil {
+			return err
+		}
+	}
+	p.lopts = o.LandlockOptions(p.tmp.path(), p.homeGrant)
+	p.lopts.LogDenials = o.Explain
+	lopts := p.lopts
+	lopts.ProxyTCP = p.Proxy.Ports()
+	if p.Ruleset, err = p.compile(lopts); err != nil {
+		return err
+	}
+	if p.set.PrintRules {
+		return nil
+	}
+	rep := p.Ruleset.Report()
+	cliopts.WarnDropped(stderr, rep)
+	warnFrozen(stderr, rep, o.NoNamespaces)
+	if err := p.checkLayer(rep); err != nil {
+		return err
+	}
+	if p.Seccomp != nil && rep.Layer != landlock.LayerNamespaces && !o.NoNamespaces {
+		// The layer fell back: no private IPC namespace, so System V
+		// IPC is refused as well (same Supervised).
+		p.Seccomp, p.seccompErr = o.SeccompFilterFor(p.Ruleset)
+	}
+	if err := p.seccompErr; err != nil {
+		if o.Strict {
+			return fmt.Errorf("seccomp: %w", err)
+		}
+		fmt.Fprintf(stderr, "landjail: warning: best effort dropped the seccomp layer: %v\n", err)
+	}
+	if _, _, err := p.Proxy.Decide(p.Ruleset, o.NoNamespaces, p.Seccomp == nil, o.Strict); err != nil {
+		return err
+	}
+	p.Proxy.Warn(stderr)
+	return nil
+}
+
+// compile is landlock.Compile with its walk-limit error told in flags.
+func (p *Plan) compile(lopts landlock.Options) (*landlock.Ruleset, error) {
+	rs, err := landlock.Compile(p.WS, lopts)
+	if errors.Is(err, landlock.ErrWalkLimit) {
+		limit := p.Options.WalkLimit
+		if limit == 0 {
+			limit = landlock.DefaultWalkLimit
+		}
+		return nil, &wordedError{fmt.Sprintf("expanding the --deny and --read-only patterns (--deny-secrets, --protect-agent-config included) visits more than %d entries (--walk-limit %d); nothing was run (raise --walk-limit N, or narrow the workspace)", limit, limit), err}
+	}
+	return rs, err
+}
+
+// ErrNoNamespaces: the namespace layer (the default) is unavailable and
+// --strict was given without --no-namespaces.
+var ErrNoNamespaces = errors.New("the namespace layer is unavailable")
+
+// checkLayer says on stderr, in one line, when the default namespace
+// layer is not in force although --no-namespaces was not given (a
+// seccomp profile such as Docker's refuses namespaces, no user
+// namespace for a non-root caller, ...), and what the run loses; under
+// --strict it refuses (ErrNoNamespaces) instead.
+func (p *Plan) checkLayer(rep *landlock.Report) error {
+	if p.Options.NoNamespaces || rep.Layer == landlock.LayerNamespaces {
+		return nil
+	}
+	why := rep.LayerReason
+	if why == "" {
+		why = "no usable Landlock"
+	}
+	if p.Options.Strict {
+		return &wordedError{fmt.Sprintf("--strict: the namespace layer is unavailable (%s); add --no-namespaces to run under %s alone", why, rep.Layer), ErrNoNamespaces}
+	}
+	fmt.Fprintf(p.set.Stderr, "landjail: warning: namespace layer unavailable (%s): no PID namespace, private /tmp, read-only view or network namespace; running under %s (--no-namespaces silences this, --strict refuses)\n", why, rep.Layer)
+	return nil
+}
+
+// Command returns the confined command argv[0] argv[1:] with the plan's
+// policy, ruleset, environment, credential, seccomp filter and network
+// wiring. FreshThread: one spawn per run.
+func (p *Plan) Command(ctx context.Context, argv []string) *exec.Cmd {
+	o := p.Options
+	c := exec.CommandContext(ctx, p.WS, p.Ruleset, argv[0], argv[1:]...)
+	c.Env = p.Env
+	c.Credential = p.set.Credential
+	c.Seccomp = p.Seccomp
+	c.SelfTest = o.Strict || o.SelfTest
+	c.NoPIDNamespace = o.NoPIDNamespace
+	c.FreshThread = true
+	p.Proxy.Wire(c)
+	return c
+}
+
+// PIDNamespace reports whether the command gets a PID namespace of its
+// own, and why not (exec.PIDNamespace with --no-pid-namespace).
+func (p *Plan) PIDNamespace() (bool, string) {
+	if p.Options.NoPIDNamespace {
+		return false, "--no-pid-namespace"
+	}
+	return exec.PIDNamespace(p.Ruleset, p.Seccomp)
+}
+
+// TmpDir is the private TMPDIR ("" for none).
+func (p *Plan) TmpDir() string { return p.tmp.path() }
+
+// RemoveTmp removes a per-run TMPDIR now (Close does it too).
+func (p *Plan) RemoveTmp() { p.tmp.remove() }
+
+// undo removes what Prepare made.
+func (p *Plan) undo() {
+	if p.Ruleset != nil {
+		p.Ruleset.Close()
+		p.Ruleset = nil
+	}
+	p.Proxy.Close()
+	p.Proxy = nil
+	p.tmp.remove()
+}
+
+// Close undoes Prepare and closes the policy. Safe to call twice.
+func (p *Plan) Close() {
+	p.undo()
+	if p.WS != nil {
+		p.WS.Close()
+		p.WS = nil
+	}
+}
+
+// wordedError is err told in the words of the command line: Error is msg
+// (flags and paths, no Go identifiers), errors.Is and As see err.
+type wordedError struct {
+	msg string
+	err error
+}
+
+func (e *wordedError) Error() string { return e.msg }
+func (e *wordedError) Unwrap() error { return e.err }
+
+// warnFrozen prints one line on stderr per directory the Landlock
+// carve-outs freeze for the child (no entry can be created, removed or
+// renamed directly in it), with why the namespace layer is not in force
+// and the flag that avoids it.
+func warnFrozen(w io.Writer, r *landlock.Report, noNamespaces bool) {
+	if len(r.FrozenDirs) == 0 {
+		return
+	}
+	avoid := "--no-carve avoids it (deny and read-only paths are then not enforced for the command)"
+	if noNamespaces {
+		avoid = "dropping --no-namespaces avoids it"
+	} else if r.Layer == landlock.LayerNamespaces {
+		avoid = "a protected name that does not exist yet; create it first, or --no-carve"
+	}
+	why := r.Layer
+	if r.LayerReason != "" {
+		why += ": " + r.LayerReason
+	}
+	for _, d := range r.FrozenDirs {
+		fmt.Fprintf(w, "landjail: frozen directory %s: the command cannot create, remove or rename entries in it (carve-outs, layer %s); %s\n", d, why, avoid)
+	}
+}
+
+// hasEnv is cliopts.HasEnv for --env entries that only name a variable.
+func hasEnv(env []string, name string) bool {
+	for _, e := range env {
+		if n, _, _ := strings.Cut(e, "="); n == name {
+			return true
+		}
+	}
+	return false
+}

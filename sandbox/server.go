@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/landlock"
+)
+
+// PrepareServer is Prepare for a server whose commands are many calls
+// (landjail-mcp's bash tool): a per-run TMPDIR shared by the calls and
+// removed by Close, the --allow-domain mode decided (and warned about)
+// once at start with a probe proxy that is closed again, the companion
+// proxy binary pinned as a sealed copy (calls start it while earlier
+// calls' processes run). The start Ruleset (Plan.Ruleset) confines
+// nothing by itself: each call compiles its own with CompileCall.
+func (p *Plan) PrepareServer() error {
+	cliopts.NetproxySealed = true
+	if err := p.Prepare(TmpRun); err != nil {
+		return err
+	}
+	p.Proxy.Close()
+	p.Proxy = nil
+	p.server = &callProxies{}
+	return nil
+}
+
+// CompileCall compiles a Ruleset for one call of a server: carve-outs
+// and masks follow the tree as it is now, not as it was at start (a .env
+// created mid-session is denied), and with --allow-domain the call gets
+// a proxy of its own, whose port goes into that Ruleset. The caller
+// closes the Ruleset (and exec.Release's it); Network wires the proxy.
+func (p *Plan) CompileCall() (*landlock.Ruleset, error) {
+	if len(p.Options.AllowDomain) == 0 {
+		return p.compile(p.lopts)
+	}
+	ap, err := p.Options.NewAllowProxy(p.set.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	lopts := p.lopts
+	lopts.ProxyTCP = ap.Ports()
+	rs, err := p.compile(lopts)
+	if err != nil {
+		ap.Close()
+		return nil, err
+	}
+	p.server.put(rs, ap)
+	return rs, nil
+}
+
+// Network wires the proxy of a call whose Ruleset came from CompileCall
+// into its Cmd: the proxy is served once the command started (started)
+// and its refusals listed once it was reaped (finish), one line each.
+// Without --allow-domain it does nothing. This is tools.Toolkit.Network.
+func (p *Plan) Network(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error) {
+	if len(p.Options.AllowDomain) == 0 {
+		return func() error { return nil }, func() []string { return nil }, nil
+	}
+	ap := p.server.take(rs)
+	if ap == nil {
+		return nil, nil, errors.New("--allow-domain: no proxy for this call (cannot happen)")
+	}
+	if _, _, err := ap.Decide(rs, p.Options.NoNamespaces, p.Seccomp == nil, p.Options.Strict); err != nil {
+		ap.Close()
+		return nil, nil, err
+	}
+	ap.Wire(c)
+	finish = func() []string {
+		refused, err := ap.Finish()
+		var lines []string
+		if err != nil {
+			lines = append(lines, err.Error())
+		}
+		for _, r := range refused {
+			lines = append(lines, cliopts.FormatRefusal(r))
+		}
+		return lines
+	}
+	return ap.Serve, finish, nil
+}
+
+// callProxies holds each call's proxy from CompileCall to Network. Each
+// call's Ruleset has its own spawner threads, so with the namespace layer
+// each call has its own network namespace and the proxy's port is free
+// there.
+type callProxies struct {
+	mu      sync.Mutex
+	pending map[*landlock.Ruleset]*cliopts.AllowProxy
+}
+
+func (c *callProxies) put(rs *landlock.Ruleset, ap *cliopts.AllowProxy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending == nil {
+		c.pending = map[*landlock.Ruleset]*cliopts.AllowProxy{}
+	}
+	c.pending[rs] = ap
+}
+
+func (c *callProxies) take(rs *landlock.Ruleset) *cliopts.AllowProxy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ap := c.pending[rs]
+	delete(c.pending, rs)
+	return ap
+}
