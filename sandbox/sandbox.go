@@ -53,6 +53,11 @@ type Settings struct {
 	// PrintRules: only the rules are wanted (landjail run --print-rules):
 	// no TMPDIR, no proxy process, no warnings.
 	PrintRules bool
+	// Server: the policy also serves file tools (landjail-mcp): it then
+	// holds the system preset's directories read-only
+	// (cliopts.Options.SystemRoots), so that read_file reads what the
+	// bash tool may read, as resolve answers.
+	Server bool
 }
 
 // TmpMode says how long the private TMPDIR lives.
@@ -72,7 +77,9 @@ const (
 type Plan struct {
 	// Options are the parsed flags and --config.
 	Options *cliopts.Options
-	// WS is the policy. Plan owns it (Close closes it).
+	// WS is the policy. Plan owns it (Close closes it). For a server it
+	// also holds the system preset's directories read-only (see
+	// Settings.Server).
 	WS *jail.Workspace
 	// Env is the command's environment (exec.DefaultEnv plus HOME,
 	// TMPDIR, --env and, with --allow-domain, the proxy variables).
@@ -90,6 +97,7 @@ type Plan struct {
 	// or runs with --no-system).
 	Home string
 
+	rulesWS    *jail.Workspace // what Landlock compiles: WS without the system roots
 	set        Settings
 	seccompErr error
 	tmp        *privateTmp
@@ -114,7 +122,17 @@ func New(o *cliopts.Options, s Settings) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Options: o, WS: ws, set: s}
+	p := &Plan{Options: o, WS: ws, rulesWS: ws, set: s}
+	if s.Server && !o.NoSystem {
+		// The same policy plus the system preset's directories,
+		// read-only, for the file tools; Landlock keeps compiling from
+		// the policy alone (the preset is its own rules, and walking
+		// /usr for the deny patterns would cost a second per call).
+		if p.WS, err = o.Policy(append(o.SystemRoots(), s.JailOptions...)...); err != nil {
+			ws.Close()
+			return nil, err
+		}
+	}
 	p.Seccomp, p.seccompErr = o.SeccompFilter()
 	return p, nil
 }
@@ -199,7 +217,7 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 
 // compile is landlock.Compile with its walk-limit error told in flags.
 func (p *Plan) compile(lopts landlock.Options) (*landlock.Ruleset, error) {
-	rs, err := landlock.Compile(p.WS, lopts)
+	rs, err := landlock.Compile(p.rulesWS, lopts)
 	if errors.Is(err, landlock.ErrWalkLimit) {
 		limit := p.Options.WalkLimit
 		if limit == 0 {
@@ -279,6 +297,10 @@ func (p *Plan) undo() {
 // Close undoes Prepare and closes the policy. Safe to call twice.
 func (p *Plan) Close() {
 	p.undo()
+	if p.rulesWS != nil && p.rulesWS != p.WS {
+		p.rulesWS.Close()
+	}
+	p.rulesWS = nil
 	if p.WS != nil {
 		p.WS.Close()
 		p.WS = nil

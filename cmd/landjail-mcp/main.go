@@ -115,7 +115,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// The plan exactly as run builds it, plus the read tracker the write
 	// tools need.
 	tracker := jail.NewReadTracker()
-	plan, err := sandbox.New(o, sandbox.Settings{Stderr: cmd.Root().ErrWriter, JailOptions: []jail.Option{jail.WithReadTracker(tracker)}})
+	plan, err := sandbox.New(o, sandbox.Settings{Stderr: cmd.Root().ErrWriter, JailOptions: []jail.Option{jail.WithReadTracker(tracker)}, Server: true})
 	if err != nil {
 		return err
 	}

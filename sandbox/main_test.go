@@ -1,0 +1,13 @@
+package sandbox_test
+
+import (
+	"testing"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/kerneltest"
+)
+
+func TestMain(m *testing.M) {
+	exec.Init()
+	kerneltest.Main(m)
+}

@@ -1,0 +1,75 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/sandbox"
+	"github.com/landjail/landjail/tools"
+)
+
+// server builds what landjail-mcp builds: the plan of a server and its
+// Toolkit (file tools and bash through the same plan).
+func server(t *testing.T, o *cliopts.Options) *tools.Toolkit {
+	t.Helper()
+	tracker := jail.NewReadTracker()
+	var stderr strings.Builder
+	plan, err := sandbox.New(o, sandbox.Settings{Stderr: &stderr, JailOptions: []jail.Option{jail.WithReadTracker(tracker)}, Server: true})
+	require.NoError(t, err)
+	t.Cleanup(plan.Close)
+	start := time.Now()
+	require.NoError(t, plan.PrepareServer())
+	t.Logf("PrepareServer %s: %s", time.Since(start), plan.Ruleset.Report().Layer)
+	t.Cleanup(func() { exec.Release(plan.Ruleset) })
+	k := &tools.Toolkit{WS: plan.WS, Ruleset: plan.Ruleset, Tracker: tracker, Env: plan.Env, Seccomp: plan.Seccomp, NoPIDNamespace: o.NoPIDNamespace}
+	k.Compile, k.Network = plan.CompileCall, plan.Network
+	return k
+}
+
+// TestServerFileToolsReadWhatBashReads: MCP read_file of a system file
+// was refused (outside the workspace) while the bash tool read it: the
+// file tools' policy now holds the system preset's directories read-only
+// (what resolve answers and what the command may read), so both agree;
+// writes there stay refused in both. Control: a file outside every root
+// stays refused in both.
+func TestServerFileToolsReadWhatBashReads(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "o.txt"), []byte("OUT\n"), 0o644))
+	k := server(t, &cliopts.Options{Workspace: ws, DenySecrets: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		path string
+		read bool
+	}{
+		{"/etc/os-release", true},
+		{"/usr/share/common-licenses/GPL-3", true},
+		{filepath.Join(outside, "o.txt"), false},
+	} {
+		if _, err := os.Stat(tc.path); err != nil {
+			continue
+		}
+		_, ferr := k.ReadFile(tools.ReadFileArgs{Path: tc.path})
+		r, berr := k.Bash(ctx, tools.BashArgs{Command: "cat " + tc.path + " >/dev/null"})
+		require.NoError(t, berr)
+		assert.Equal(t, tc.read, ferr == nil, "read_file %s: %v", tc.path, ferr)
+		assert.Equal(t, tc.read, r.ExitCode == 0, "bash cat %s: %s", tc.path, r.Output)
+		_, werr := k.WriteFile(tools.WriteFileArgs{Path: tc.path, Content: "x"})
+		assert.Error(t, werr, "write_file %s", tc.path)
+	}
+}
