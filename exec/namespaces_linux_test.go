@@ -122,7 +122,7 @@ func (f *nsFixture) run(t *testing.T, rs *landlock.Ruleset, script string) strin
 // checks the layer the report names, each case's output for that layer,
 // and the host afterwards (.env unchanged; the UDP listener got a
 // datagram only without the layer).
-func checkNS(t *testing.T, opt landlock.Options, wantLayer string) {
+func checkNS(t *testing.T, opt landlock.Options, wantLayer landlock.Layer) {
 	for _, tc := range nsCases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newNSFixture(t)

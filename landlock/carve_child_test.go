@@ -224,7 +224,7 @@ func TestCarveOutTableChild(t *testing.T) {
 // refusal (denied or read-only: the table's words for the same outcome,
 // refused), after checking that the refusal printed no marker, changed
 // nothing, and, in the carve-outs layer, was Landlock's EACCES.
-func carveVerdict(t *testing.T, c *carvetest.Case, opt landlock.Options, wantLayer string) string {
+func carveVerdict(t *testing.T, c *carvetest.Case, opt landlock.Options, wantLayer landlock.Layer) string {
 	t.Helper()
 	root := carvetest.Build(t, c)
 	ws, err := c.Policy.Options(root).Policy()

@@ -293,7 +293,7 @@ type Report struct {
 	// (a namespace view under Landlock, see Options.Namespaces),
 	// LayerLandlockOnly (Landlock alone, with carve-outs) or LayerPathCheck
 	// (no Landlock). LayerReason says why it is not LayerNamespaces.
-	Layer       string `json:"layer"`
+	Layer       Layer  `json:"layer"`
 	LayerReason string `json:"layer_reason,omitempty"`
 	// Masks are the paths covered by mode-0000 read-only files or directories
 	// in the view, ReadOnlyMounts the paths mounted read-only in it,
@@ -305,6 +305,14 @@ type Report struct {
 	// (false when a rule grants them or a directory above them, such as
 	// "/": the host's are then shown, read-only but for writable roots).
 	PrivateTmp bool `json:"private_tmp,omitempty"`
+	// WritableTmp: the view's private /tmp is a writable tmpfs of the
+	// command's own (capped at nsview.TmpfsSize), granted by a Landlock
+	// rule on its root that each spawn adds. False when a root below
+	// /tmp has fewer rights than a writable one, or a carve-out there
+	// freezes a directory: Landlock grants what any rule on a path's way
+	// up grants, so a rule on /tmp would lift them (the tmpfs then stays
+	// unwritable, as /tmp is for a policy that keeps its roots there).
+	WritableTmp bool `json:"writable_tmp,omitempty"`
 	// SharedMemory is the directory (TmpDir/.shm, mode 1777) bound on the
 	// view's /dev/shm and granted read-write ("" for none: no TmpDir or
 	// no System; /dev/shm is then a fresh tmpfs no rule grants).
@@ -323,18 +331,50 @@ type Report struct {
 	FrozenDirs []string `json:"frozen_dirs,omitempty"`
 }
 
+// Layer is the file-system layer in force for children (Report.Layer).
+// The zero value, LayerUnset, is a report made before the layer was
+// chosen. It marshals as its String ("namespaces", "landlock-only",
+// "path-check"; "" for LayerUnset), the report's JSON as it always was.
+type Layer uint8
+
 // Layers, for Report.Layer.
 const (
+	// LayerUnset: not chosen yet.
+	LayerUnset Layer = iota
 	// LayerNamespaces: a mount (and maybe network) namespace view under
 	// Landlock: masks instead of carve-outs, read-only outside the
 	// writable roots, private /tmp and /dev/shm.
-	LayerNamespaces = "namespaces"
+	LayerNamespaces
 	// LayerLandlockOnly: Landlock alone; deny and read-only paths inside
 	// allowed roots are carve-outs, which freeze directories.
-	LayerLandlockOnly = "landlock-only"
+	LayerLandlockOnly
 	// LayerPathCheck: no usable Landlock (see LevelPathCheck).
-	LayerPathCheck = "path-check"
+	LayerPathCheck
 )
+
+var layerNames = [...]string{"", "namespaces", "landlock-only", "path-check"}
+
+// String is the layer's name ("" for LayerUnset).
+func (l Layer) String() string {
+	if int(l) < len(layerNames) {
+		return layerNames[l]
+	}
+	return fmt.Sprintf("Layer(%d)", uint8(l))
+}
+
+// MarshalText is String.
+func (l Layer) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText parses what MarshalText wrote.
+func (l *Layer) UnmarshalText(b []byte) error {
+	for i, n := range layerNames {
+		if n == string(b) {
+			*l = Layer(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("landlock: unknown layer %q", b)
+}
 
 // String renders the report as readable text, one fact per line.
 func (r *Report) String() string {
@@ -344,7 +384,7 @@ func (r *Report) String() string {
 		b.WriteString(", strict")
 	}
 	b.WriteString(")\n")
-	if r.Layer != "" {
+	if r.Layer != LayerUnset {
 		fmt.Fprintf(&b, "layer: %s", r.Layer)
 		if r.LayerReason != "" {
 			fmt.Fprintf(&b, " (%s)", r.LayerReason)
@@ -365,6 +405,9 @@ func (r *Report) String() string {
 	}
 	if r.PrivateTmp {
 		b.WriteString("tmp: private /tmp and /dev/shm\n")
+	}
+	if r.WritableTmp {
+		b.WriteString("tmp: /tmp writable (a tmpfs of the command's own)\n")
 	}
 	for _, d := range r.FrozenDirs {
 		fmt.Fprintf(&b, "frozen directory: %s\n", d)

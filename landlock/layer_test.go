@@ -27,7 +27,7 @@ func TestPlanLayer(t *testing.T) {
 		name       string
 		edit       func(r *request)
 		abi        int
-		layer      string
+		layer      Layer
 		reasonHas  string
 		masks, ro  []string
 		frozen     []string

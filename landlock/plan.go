@@ -624,6 +624,7 @@ func viewLists(req request, rep *Report) {
 		}
 	}
 	rep.PrivateTmp = privateTmpOK(req)
+	rep.WritableTmp = rep.PrivateTmp && tmpRuleSafe(req)
 	for _, r := range req.rules {
 		if rep.PrivateTmp && r.Source != "system" && r.Source != "shm" && belowPrivateTmp(r.Path) && r.Access&writeRights == 0 && !skipped[r.Path] {
 			rep.ReadOnlyMounts = append(rep.ReadOnlyMounts, r.Path)
@@ -635,4 +636,20 @@ func viewLists(req request, rep *Report) {
 		}
 	}
 	rep.PrivateNetwork = req.net && len(req.connect) == 0 && len(req.bind) == 0
+}
+
+// tmpRuleSafe reports whether a rule granting every right on the view's
+// private /tmp (Report.WritableTmp) changes nothing for anything below it
+// that the policy restricts: Landlock grants an access when any rule on
+// the path's way up grants it, across mount points, so such a rule covers
+// every root re-attached inside the tmpfs. It is safe only when each rule
+// below /tmp or /dev/shm grants RightsAll already and no carve-out (a
+// frozen directory, a name that does not exist yet) lies below them.
+func tmpRuleSafe(req request) bool {
+	for _, r := range req.rules {
+		if belowPrivateTmp(r.Path) && r.Access&RightsAll != RightsAll {
+			return false
+		}
+	}
+	return !slices.ContainsFunc(req.carves, func(cv carve) bool { return belowPrivateTmp(cv.path) })
 }

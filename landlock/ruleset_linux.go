@@ -12,30 +12,15 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 )
 
-// erratumSignalScope is bit 1 of LANDLOCK_CREATE_RULESET_ERRATA: the fix
-// for signal scoping across threads (Linux 6.15, backported to 6.12 LTS).
-// go-landlock (landlock/internal/abi.go) downgrades ABI >= 6 to 5 without
-// it; so do we, so that both agree on the ABI.
-const erratumSignalScope = 1 << 1
-
-func kernelABI() int {
-	v, err := ll.LandlockGetABIVersion()
-	if err != nil || v < 0 {
-		return 0
-	}
-	if v >= 6 {
-		if e, err := ll.LandlockGetErrata(); err != nil || e&erratumSignalScope == 0 {
-			v = 5
-		}
-	}
-	return v
-}
+// kernelABI is the one probe (internal/kernel), errata included.
+func kernelABI() int { return kernel.LandlockABI() }
 
 func startProbe(privateNetwork bool) {
 	if kernelABI() > 0 {
@@ -199,6 +184,9 @@ func buildView(rep *Report) (nsview.View, error) {
 	v := nsview.New().Writable(rep.Writable...).ReadOnly(rep.ReadOnlyMounts...).Mask(rep.Masks...)
 	if rep.PrivateTmp {
 		v = v.PrivateTmp()
+	}
+	if rep.WritableTmp {
+		v = v.WritableTmp()
 	}
 	if rep.SharedMemory != "" {
 		v = v.SharedMemory(rep.SharedMemory)

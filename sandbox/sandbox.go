@@ -331,7 +331,7 @@ func warnFrozen(w io.Writer, r *landlock.Report, noNamespaces bool) {
 	} else if r.Layer == landlock.LayerNamespaces {
 		avoid = "a protected name that does not exist yet; create it first, or --no-carve"
 	}
-	why := r.Layer
+	why := r.Layer.String()
 	if r.LayerReason != "" {
 		why += ": " + r.LayerReason
 	}

@@ -40,7 +40,7 @@ import (
 //	landlock=ENOSYS, all=EPERM     unreachable: no Landlock (so no namespace
 //	                               layer either), and the seccomp layer then
 //	                               refuses every IP socket: fail closed
-func wantProxyMode(t *testing.T, noNamespaces bool) string {
+func wantProxyMode(t *testing.T, noNamespaces bool) cliopts.Network {
 	t.Helper()
 	if _, ok := kerneltest.Blocked(kerneltest.FeatureLandlock); ok || landlock.ABI() < 4 {
 		return cliopts.NetworkUnreachable
@@ -466,7 +466,7 @@ func TestAllowDomainPrintRules(t *testing.T) {
 			}
 			code, stdout, stderr := runCLI(t, args...)
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stdout, "# network: "+mode+", TCP connect only to its port (chosen at run time); allowed: [registry.test]\n")
+			assert.Contains(t, stdout, "# network: "+mode.String()+", TCP connect only to its port (chosen at run time); allowed: [registry.test]\n")
 		})
 	}
 }
@@ -599,7 +599,7 @@ func TestAllowDomainNoSeccomp(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		flags []string
-		want  string
+		want  cliopts.Network
 	}{
 		{"seccomp", []string{"--no-namespaces"}, wantProxyMode(t, true)},
 		{"--no-seccomp", []string{"--no-namespaces", "--no-seccomp"}, cliopts.NetworkNotEnforced},
@@ -608,7 +608,7 @@ func TestAllowDomainNoSeccomp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, append(append(append([]string{}, base...), tc.flags...), "--print-rules", "--", "true")...)
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stdout, "# network: "+tc.want+",")
+			assert.Contains(t, stdout, "# network: "+tc.want.String()+",")
 
 			code, _, stderr = runCLI(t, append(append(append([]string{}, base...), tc.flags...), "--", "true")...)
 			require.Equal(t, 0, code, stderr)

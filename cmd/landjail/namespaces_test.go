@@ -58,8 +58,9 @@ func TestRunNamespaces(t *testing.T) {
 		secret = "env-refused\nenv-protected\n" // every row, every mode
 	)
 	type want struct {
-		layer, out string
-		stderrHas  []string // the frozen-directory line is expected when not empty
+		layer     landlock.Layer
+		out       string
+		stderrHas []string // the frozen-directory line is expected when not empty
 	}
 	fallback := want{landlock.LayerLandlockOnly, frozen + secret, []string{"--no-carve avoids it", errno.Error()}}
 	for _, tc := range []struct {
@@ -105,7 +106,7 @@ func TestRunNamespaces(t *testing.T) {
 
 			code, stdout, stderr = runCLI(t, append([]string{"run", "--print-rules", "--deny-secrets", "--workspace", ws}, tc.flags...)...)
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stdout, "# layer: "+w.layer)
+			assert.Contains(t, stdout, "# layer: "+w.layer.String())
 			if w.layer == landlock.LayerNamespaces {
 				assert.Contains(t, stdout, "# mask: "+filepath.Join(ws, ".env"))
 			} else if !layer && len(tc.flags) == 0 {
@@ -252,7 +253,7 @@ func testRunUnprivileged(t *testing.T) {
 	t.Run("layer and reason", func(t *testing.T) {
 		code, stdout, stderr := run(append(base2, "--print-rules")...)
 		require.Equal(t, 0, code, stderr)
-		assert.Contains(t, stdout, "# layer: "+layer)
+		assert.Contains(t, stdout, "# layer: "+layer.String())
 		if !ns {
 			assert.Contains(t, stdout, why)
 		}

@@ -480,7 +480,7 @@ type runReport struct {
 	// request the proxy refused, with its count; ProxyError what went
 	// wrong with the proxy's process (it died, or did not report within
 	// 10 s): its refusals are then lost.
-	Network       string            `json:"network,omitempty"`
+	Network       cliopts.Network   `json:"network,omitempty"`
 	NetworkReason string            `json:"network_reason,omitempty"`
 	ProxyRefused  []cliopts.Refusal `json:"proxy_refused,omitempty"`
 	ProxyError    string            `json:"proxy_error,omitempty"`

@@ -28,23 +28,65 @@ import (
 
 // Network modes of an --allow-domain proxy, as the enforcement report's
 // "network" field and the warnings name them.
+// Network is the --allow-domain mode of a run: how much of the allowlist
+// the kernel enforces. The zero value, NetworkNone, is a run without
+// --allow-domain. It marshals as the text the report always had
+// ("proxy (airtight)", ...; "" for NetworkNone).
+type Network uint8
+
 const (
+	// NetworkNone: no --allow-domain, no proxy.
+	NetworkNone Network = iota
 	// NetworkAirtight: the command runs in a network namespace holding
 	// only loopback, where the proxy listens; nothing else is reachable.
-	NetworkAirtight = "proxy (airtight)"
+	NetworkAirtight
 	// NetworkAdvisory: no network namespace; Landlock lets the command
 	// connect over TCP only to the proxy's port, but on any host.
-	NetworkAdvisory = "proxy (advisory)"
+	NetworkAdvisory
 	// NetworkNotEnforced: neither a network namespace nor Landlock TCP
 	// rules: the proxy variables are set, nothing stops a direct
 	// connection.
-	NetworkNotEnforced = "proxy (not enforced)"
+	NetworkNotEnforced
 	// NetworkUnreachable: no network namespace and Landlock below ABI 4,
 	// so the seccomp layer refuses every IP socket: the command cannot
 	// reach the proxy either (fail closed; --no-seccomp would make the
 	// list NetworkNotEnforced instead).
-	NetworkUnreachable = "proxy (unreachable)"
+	NetworkUnreachable
 )
+
+var networkWords = [...]string{"", "airtight", "advisory", "not enforced", "unreachable"}
+
+// Word is the mode in one or two words ("airtight", "not enforced"; ""
+// for NetworkNone).
+func (n Network) Word() string {
+	if int(n) < len(networkWords) {
+		return networkWords[n]
+	}
+	return fmt.Sprintf("Network(%d)", uint8(n))
+}
+
+// String is the mode as the report and stderr say it: "proxy (WORD)",
+// "" for NetworkNone.
+func (n Network) String() string {
+	if n == NetworkNone {
+		return ""
+	}
+	return "proxy (" + n.Word() + ")"
+}
+
+// MarshalText is String (the report's JSON field "network").
+func (n Network) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
+// UnmarshalText parses what MarshalText wrote.
+func (n *Network) UnmarshalText(b []byte) error {
+	for i := range networkWords {
+		if Network(i).String() == string(b) {
+			*n = Network(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown network mode %q", b)
+}
 
 // ErrAllowlistNotEnforced is returned (wrapped, with the reason) by
 // AllowProxy.Decide under --strict when the allowlist would be advisory or
@@ -131,7 +173,7 @@ type AllowProxy struct {
 	mu     sync.Mutex
 	host   net.Listener // listener on the host's 127.0.0.1; closed when airtight
 	inNS   net.Listener // made by the InNamespace hook (airtight)
-	mode   string
+	mode   Network
 	reason string
 	helper *osexec.Cmd
 	ctl    *net.UnixConn // our end of the helper's stdin: its ready byte comes back, the listener goes over it, EOF stops it
@@ -218,15 +260,15 @@ func (a *AllowProxy) Addr() string {
 // NetworkUnreachable too: the seccomp layer does not know about the
 // namespace and refuses the IP socket the command would reach the proxy
 // with.
-func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, strict bool) (mode, reason string, err error) {
+func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, strict bool) (mode Network, reason string, err error) {
 	if a == nil {
-		return "", "", nil
+		return NetworkNone, "", nil
 	}
 	a.mu.Lock()
 	err = a.ready()
 	a.mu.Unlock()
 	if err != nil {
-		return "", "", err
+		return NetworkNone, "", err
 	}
 	rep := rs.Report()
 	mode, reason = NetworkMode(rep, rs.Enforced() && containsPort(rep.ProxyTCP, a.port), noNamespaces, noSeccomp)
@@ -234,7 +276,7 @@ func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, stric
 	a.mode, a.reason = mode, reason
 	a.mu.Unlock()
 	if strict && mode != NetworkAirtight {
-		return mode, reason, fmt.Errorf("%w: the allowlist would be %s: %s (--strict)", ErrAllowlistNotEnforced, strings.TrimSuffix(strings.TrimPrefix(mode, "proxy ("), ")"), reason)
+		return mode, reason, fmt.Errorf("%w: the allowlist would be %s: %s (--strict)", ErrAllowlistNotEnforced, mode.Word(), reason)
 	}
 	return mode, reason, nil
 }
@@ -243,7 +285,7 @@ func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, stric
 // NetworkAirtight, for a Ruleset's report: proxyRule says Landlock
 // enforces a TCP connect rule for the proxy's port. Decide uses it at run
 // time and --print-rules ahead of it (the port is not known then).
-func NetworkMode(rep *landlock.Report, proxyRule, noNamespaces, noSeccomp bool) (mode, reason string) {
+func NetworkMode(rep *landlock.Report, proxyRule, noNamespaces, noSeccomp bool) (mode Network, reason string) {
 	const tcpOnly = "Landlock's TCP rules cover connect(2) and bind(2) only: TCP Fast Open (sendto with MSG_FASTOPEN), MPTCP sockets, UDP and raw sockets reach any host directly"
 	private := rep.Layer == landlock.LayerNamespaces && rep.PrivateNetwork
 	switch {
@@ -582,11 +624,11 @@ func WithProxyEnv(env []string, addr string) []string {
 	return append(out, allowlist.Env(addr)...)
 }
 
-// Mode returns the mode Decide chose and its reason ("", "" before
-// Decide or without a proxy).
-func (a *AllowProxy) Mode() (mode, reason string) {
+// Mode returns the mode Decide chose and its reason (NetworkNone, ""
+// before Decide or without a proxy).
+func (a *AllowProxy) Mode() (mode Network, reason string) {
 	if a == nil {
-		return "", ""
+		return NetworkNone, ""
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -73,7 +73,7 @@ var (
 // locked and enabled works, locked and disabled cannot be changed). It
 // opens and closes a netlink socket; it changes nothing.
 func Available() (ok bool, why string) {
-	if abi := kernel.LandlockABI(); abi < 7 {
+	if abi := kernel.LandlockRawABI(); abi < 7 {
 		return false, fmt.Sprintf("Landlock ABI %d < 7 (audit logging needs Linux >= 6.15)", abi)
 	}
 	g, err := netlink.Dial(netlinkAudit, &netlink.Config{Groups: auditNlgrpReadlog})

@@ -11,7 +11,19 @@ package kernel
 // process (sync.OnceValue): the answer cannot change unless a seccomp filter
 // is added later, and landjail's own tests install theirs before the first
 // call (kerneltest.Main). Safe for concurrent use.
+//
+// ABI 6 and later count only with the erratum that fixed signal scoping
+// across threads (LANDLOCK_CREATE_RULESET_ERRATA bit 1, Linux 6.15,
+// backported to 6.12): without it the ABI is reported as 5, as
+// go-landlock does (its landlock/internal/abi.go), so that both agree.
+// This is the one ABI probe of landjail; LandlockRawABI is the kernel's
+// own number.
 func LandlockABI() int { return landlockABI() }
+
+// LandlockRawABI is the ABI version the kernel reports, without the
+// errata downgrade of LandlockABI: for features that do not depend on
+// the erratum (audit logging, ABI 7). Same single probe.
+func LandlockRawABI() int { return landlockRawABI() }
 
 // LandlockErr returns why LandlockABI is 0: the raw syscall error (an
 // unix.Errno such as ENOSYS, EOPNOTSUPP or EPERM, test with errors.Is), or

@@ -14,22 +14,35 @@ import (
 )
 
 type landlockProbe struct {
-	abi int
-	err error
+	abi, raw int
+	err      error
 }
+
+// erratumSignalScope is bit 1 of LANDLOCK_CREATE_RULESET_ERRATA: the fix
+// for signal scoping across threads (Linux 6.15, backported to 6.12 LTS).
+// go-landlock (landlock/internal/abi.go) downgrades ABI >= 6 to 5 without
+// it; so do we, so that both agree on the ABI.
+const erratumSignalScope = 1 << 1
 
 var probeLandlock = sync.OnceValue(func() landlockProbe {
 	abi, err := llsyscall.LandlockGetABIVersion()
 	if err != nil {
-		return landlockProbe{abi: 0, err: err}
+		return landlockProbe{err: err}
 	}
 	if abi <= 0 {
-		return landlockProbe{abi: 0, err: errors.New("kernel: landlock_create_ruleset returned a non-positive ABI version (cannot happen)")}
+		return landlockProbe{err: errors.New("kernel: landlock_create_ruleset returned a non-positive ABI version (cannot happen)")}
 	}
-	return landlockProbe{abi: abi}
+	p := landlockProbe{abi: abi, raw: abi}
+	if abi >= 6 {
+		if e, err := llsyscall.LandlockGetErrata(); err != nil || e&erratumSignalScope == 0 {
+			p.abi = 5
+		}
+	}
+	return p
 })
 
 func landlockABI() int      { return probeLandlock().abi }
+func landlockRawABI() int   { return probeLandlock().raw }
 func landlockErr() error    { return probeLandlock().err }
 func releaseString() string { return release() }
 

@@ -55,7 +55,9 @@ type View struct {
 	masks      []string
 	privateTmp bool
 	shm        string // SharedMemory
-	noNetwork  bool
+	// writableTmp: WritableTmp.
+	writableTmp bool
+	noNetwork   bool
 }
 
 // New returns an empty View: the whole file tree read-only, no mask, the
@@ -117,10 +119,21 @@ func (v View) PrivateTmp() View {
 	return v
 }
 
-// HasPrivateTmp reports whether the view mounts a fresh tmpfs on /tmp
-// (PrivateTmp), which a Landlock rule must grant on its own root (see
-// OpenPrivateTmp).
-func (v View) HasPrivateTmp() bool { return v.privateTmp }
+// WritableTmp returns a copy of v whose private /tmp (with PrivateTmp)
+// is meant to be granted to the command by a Landlock rule on its own
+// root, which each spawn adds after Enter (GrantPrivateTmp). The view
+// itself mounts the same tmpfs either way; this only records the choice
+// (landlock.Report.WritableTmp) for the spawner. Not in the JSON form:
+// the user-namespace stage is told with nsinit.Spec.TmpAccess.
+func (v View) WritableTmp() View {
+	v.writableTmp = true
+	return v
+}
+
+// HasPrivateTmp reports whether the view's /tmp is a fresh tmpfs to be
+// granted by a Landlock rule of its own (PrivateTmp and WritableTmp; see
+// GrantPrivateTmp).
+func (v View) HasPrivateTmp() bool { return v.privateTmp && v.writableTmp }
 
 // SharedMemory returns a copy of v in which, with PrivateTmp, /dev/shm is
 // not a fresh tmpfs but dir (absolute, clean, an existing directory,
