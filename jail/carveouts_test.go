@@ -30,7 +30,7 @@ func TestCarveOutTable(t *testing.T) {
 				ws, err := c.Policy.Options(root).Policy()
 				require.NoError(t, err)
 				defer ws.Close()
-				before, _ := os.ReadFile(root + "/" + c.Path)
+				before, _ := os.ReadFile(carvetest.HostPath(root, &c))
 				var got []byte
 				switch c.Access {
 				case carvetest.Read:
@@ -56,12 +56,14 @@ func TestCarveOutTable(t *testing.T) {
 					assert.ErrorIs(t, err, jail.ErrDenied)
 				case carvetest.ReadOnly:
 					assert.ErrorIs(t, err, jail.ErrReadOnly)
+				case carvetest.Outside:
+					assert.ErrorIs(t, err, jail.ErrOutsideWorkspace)
 				}
 				assert.NotContains(t, string(got), carvetest.Marker)
 				if err != nil {
 					assert.NotContains(t, err.Error(), carvetest.Marker)
 				}
-				after, _ := os.ReadFile(root + "/" + c.Path)
+				after, _ := os.ReadFile(carvetest.HostPath(root, &c))
 				assert.Equal(t, string(before), string(after), "a refused access changes nothing")
 			})
 		}

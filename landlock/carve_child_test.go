@@ -232,7 +232,10 @@ func carveVerdict(t *testing.T, c *carvetest.Case, opt landlock.Options, wantLay
 	defer ws.Close()
 	rs := compile(t, ws, opt)
 	require.Equal(t, wantLayer, rs.Report().Layer, rs.Report().LayerReason)
-	p := filepath.Join(root, c.Path)
+	p := carvetest.HostPath(root, c)
+	if filepath.IsAbs(c.Path) && c.Access != carvetest.Read {
+		t.Cleanup(func() { os.Remove(p) }) // a probe: only there if the test fails
+	}
 	before, _ := os.ReadFile(p)
 	var script string
 	switch c.Access {
@@ -253,6 +256,11 @@ func carveVerdict(t *testing.T, c *carvetest.Case, opt landlock.Options, wantLay
 		// A mask once read as an empty file (exit 0): `git add -A`
 		// then committed the secret emptied. Every layer refuses.
 		t.Errorf("%s: read returned %q with exit 0: a denied file must be refused, never read as empty", script, out)
+	case c.Want == carvetest.Outside && wantLayer == landlock.LayerNamespaces:
+		// Next to a workspace below /tmp: the view's private /tmp
+		// hides it (ENOENT), or Landlock refuses it (EACCES).
+		require.Error(t, err, "must be refused: %s\n%s", script, out)
+		assert.Regexp(t, "Permission denied|No such file or directory|Directory nonexistent", out)
 	case wantLayer != landlock.LayerNamespaces, c.Access == carvetest.Read:
 		// Landlock's EACCES, or the mask's (mode 0000): the same errno
 		// in both layers.

@@ -29,11 +29,14 @@ func TestVerdictTableFileTools(t *testing.T) {
 			t.Parallel()
 			root := carvetest.Build(t, &c)
 			tracker := jail.NewReadTracker()
-			ws, err := c.Policy.Options(root).Policy(jail.WithReadTracker(tracker))
+			// As landjail-mcp builds it (sandbox.Settings.Server): the
+			// policy plus the system preset's directories, read-only.
+			o := c.Policy.Options(root)
+			ws, err := o.Policy(append(o.SystemRoots(), jail.WithReadTracker(tracker))...)
 			require.NoError(t, err)
 			defer ws.Close()
 			k := &tools.Toolkit{WS: ws, Tracker: tracker}
-			before, _ := os.ReadFile(root + "/" + c.Path)
+			before, _ := os.ReadFile(carvetest.HostPath(root, &c))
 			var out string
 			r, err := k.ReadFile(tools.ReadFileArgs{Path: c.Path})
 			if r != nil {
@@ -55,12 +58,14 @@ func TestVerdictTableFileTools(t *testing.T) {
 				assert.ErrorIs(t, err, jail.ErrDenied)
 			case carvetest.ReadOnly:
 				assert.ErrorIs(t, err, jail.ErrReadOnly)
+			case carvetest.Outside:
+				assert.ErrorIs(t, err, jail.ErrOutsideWorkspace)
 			}
 			assert.NotContains(t, out, carvetest.Marker)
 			if err != nil {
 				assert.NotContains(t, err.Error(), carvetest.Marker)
 			}
-			after, _ := os.ReadFile(root + "/" + c.Path)
+			after, _ := os.ReadFile(carvetest.HostPath(root, &c))
 			assert.Equal(t, string(before), string(after), "a refused access changes nothing")
 		})
 	}

@@ -26,6 +26,9 @@ const (
 	OK       = "ok"
 	Denied   = "denied"
 	ReadOnly = "read-only"
+	// Outside: outside every root of the policy (jail.ErrOutsideWorkspace;
+	// Landlock's EACCES; hidden by the namespace view's private /tmp).
+	Outside = "outside"
 )
 
 // Accesses, for Case.Access.
@@ -61,13 +64,20 @@ type Case struct {
 	// LandlockWant overrides Want for the Landlock layer, where Landlock
 	// is stricter than the Workspace by design (Why says why).
 	LandlockWant string `toml:"landlock_want"`
-	Why          string `toml:"why"`
+	// JailWant overrides Want for a bare jail.Workspace, which holds no
+	// system preset (the entry points add it: resolve, the MCP file
+	// tools, a child's Landlock rules).
+	JailWant string `toml:"jail_want"`
+	Why      string `toml:"why"`
 }
 
 // WantFor returns the verdict expected from layer "landlock" or any other.
 func (c *Case) WantFor(layer string) string {
 	if layer == "landlock" && c.LandlockWant != "" {
 		return c.LandlockWant
+	}
+	if layer == "jail" && c.JailWant != "" {
+		return c.JailWant
 	}
 	return c.Want
 }
@@ -84,7 +94,7 @@ func Load(t testing.TB, path string) []Case {
 	require.NotEmpty(t, f.Case)
 	for _, c := range f.Case {
 		require.Contains(t, []string{Read, Write, Remove}, c.Access, c.Name)
-		require.Contains(t, []string{OK, Denied, ReadOnly}, c.Want, c.Name)
+		require.Contains(t, []string{OK, Denied, ReadOnly, Outside}, c.Want, c.Name)
 	}
 	return f.Case
 }
@@ -179,9 +189,23 @@ func (p Policy) Flags(root string) []string {
 	return args
 }
 
+// HostPath is the case's path on the host: Path itself when absolute (a
+// system file), else below root.
+func HostPath(root string, c *Case) string {
+	if filepath.IsAbs(c.Path) {
+		return c.Path
+	}
+	return filepath.Join(root, c.Path)
+}
+
 // Expected returns the content a successful read of the case's path
-// returns, following symlinks in the tree spec ("" if unknown).
+// returns, following symlinks in the tree spec ("" if unknown); for an
+// absolute path, the host file's content.
 func Expected(c *Case) string {
+	if filepath.IsAbs(c.Path) {
+		b, _ := os.ReadFile(c.Path)
+		return string(b)
+	}
 	want := c.Path
 	for range 8 {
 		for _, s := range c.Tree {
