@@ -155,3 +155,37 @@ func TestRunPrivateTmpWritable(t *testing.T) {
 		assert.ErrorIs(t, err, os.ErrNotExist, "%v: the host's /tmp is untouched", flags)
 	}
 }
+
+// TestRunNamespaceLayerUnavailable: where namespaces are refused
+// (Docker's default seccomp profile, emulated here with ns=EPERM in a
+// re-executed test process), a plain run silently lost the PID
+// namespace, the private /tmp, the read-only view and the network
+// namespace, and --strict still ran. Now one line on stderr says so,
+// --strict refuses (exit 125, naming --no-namespaces), and --strict
+// --no-namespaces runs. Control: with the layer available (natively, as
+// root) there is no such line.
+func TestRunNamespaceLayerUnavailable(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	ws := wsDir(t)
+	const line = "namespace layer unavailable"
+	if _, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); !blocked {
+		if nsview.Probe() == nil && !kerneltest.IsChild() {
+			code, _, stderr := runCLI(t, "run", "--workspace", ws, "--timeout", "1m", "--", "true")
+			require.Equal(t, 0, code, stderr)
+			assert.NotContains(t, stderr, line, "control: the layer is in force")
+		}
+		if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"=ns=EPERM") {
+			return
+		}
+	}
+	code, _, stderr := runCLI(t, "run", "--workspace", ws, "--timeout", "1m", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, line)
+	assert.Equal(t, 1, strings.Count(stderr, line), stderr)
+	code, _, stderr = runCLI(t, "run", "--strict", "--workspace", ws, "--timeout", "1m", "--", "true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "--no-namespaces")
+	code, _, stderr = runCLI(t, "run", "--strict", "--no-namespaces", "--workspace", ws, "--timeout", "1m", "--", "true")
+	assert.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stderr, line)
+}
