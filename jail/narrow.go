@@ -164,8 +164,8 @@ var (
 //     OpenPGP's armored "PGP PRIVATE KEY BLOCK" (RFC 4880 section 6.2),
 //     anywhere, not only at the start of a line: a service-account JSON
 //     file holds it inside a string ("private_key": "-----BEGIN ...");
-//   - PuTTY's "PuTTY-User-Key-File-<version>:" at the start of b or of a
-//     line (PuTTY manual, appendix C, "PPK file format": versions 1 to
+//   - PuTTY's "PuTTY-User-Key-File-<version>:" at the start of b (after
+//     a UTF-8 byte order mark, if any) or of a line (PuTTY manual, appendix C, "PPK file format": versions 1 to
 //     3 so far);
 //   - the SSH Communications Security (ssh.com) format's "---- BEGIN
 //     SSH2 ENCRYPTED PRIVATE KEY ----" line, which ssh-keygen -i reads.
@@ -176,8 +176,12 @@ func keyText(b []byte) bool {
 	return pemPrivateKey(b) || puttyKey(b) || bytes.Contains(b, ssh2Begin)
 }
 
+// utf8BOM is the byte order mark a Windows editor may put first.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // puttyKey reports whether b holds "PuTTY-User-Key-File-<digits>:" at
-// its start or at the start of a line.
+// its start (after a UTF-8 byte order mark, if any) or at the start of a
+// line.
 func puttyKey(b []byte) bool {
 	for i := 0; ; {
 		j := bytes.Index(b[i:], puttyBegin)
@@ -186,7 +190,7 @@ func puttyKey(b []byte) bool {
 		}
 		at := i + j
 		i = at + len(puttyBegin)
-		if at > 0 && b[at-1] != '\n' {
+		if at > 0 && b[at-1] != '\n' && (at != len(utf8BOM) || !bytes.HasPrefix(b, utf8BOM)) {
 			continue
 		}
 		k := i

@@ -299,6 +299,8 @@ func TestHeadHoldsPrivateKey(t *testing.T) {
 		{"putty v2", "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\n", true},
 		{"putty v3", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: aes256-cbc\n", true},
 		{"putty after a line", "\r\nPuTTY-User-Key-File-3: ssh-ed25519\n", true},
+		{"putty after a byte order mark", "\xef\xbb\xbfPuTTY-User-Key-File-2: ssh-rsa\n", true},
+		{"putty after other bytes", "\xef\xbbPuTTY-User-Key-File-2: ssh-rsa\n", false},
 		{"putty named in prose", "convert your PuTTY-User-Key-File-2: header with puttygen\n", false},
 		{"putty without a version", "PuTTY-User-Key-File-: x\n", false},
 		{"putty without a colon", "PuTTY-User-Key-File-3 x\n", false},
