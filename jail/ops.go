@@ -73,9 +73,9 @@ func accessForFlags(flag int) Access {
 // tracker or hard-link rule that needs the file's state, and no
 // private-key pattern matching the name (its content is examined on the
 // slow path), nor a write under WithDenyPrivateKeyHeaders (the existing
-// file is examined before O_TRUNC; a read examines the fd it opened). The decision (root mode for access a, deny patterns,
-// read-only paths for Write) is taken on the lexically
-// cleaned path; that is the canonical path exactly when the name holds
+// file is examined before O_TRUNC; a read examines the fd it opened).
+// The decision (root mode for access a, deny patterns, read-only paths
+// for Write) is taken on the lexically cleaned path; that is the canonical path exactly when the name holds
 // no symlink, which RESOLVE_NO_SYMLINKS then guarantees: an open that
 // meets a symlink, or a ".." climbing out, fails and takes the slow path.
 // The raw name is what is opened, never the cleaned one ("a/../b" with a
@@ -457,12 +457,14 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 			refused = ErrDenied
 		case w.ro.denied(canon, t.root.Path):
 			refused = ErrReadOnly
-		case !d.IsDir() && w.keyScanOf(canon, t.root) != scanNone:
-			if err := w.keyCheckRel(op, name, t.root, p, w.keyScanOf(canon, t.root)); err != nil {
-				if isRaced(err) {
-					return err
+		case !d.IsDir():
+			if s := w.keyScanOf(canon, t.root); s != scanNone {
+				if err := w.keyCheckRel(op, name, t.root, p, s); err != nil {
+					if isRaced(err) {
+						return err
+					}
+					refused = ErrDenied
 				}
-				refused = ErrDenied
 			}
 		}
 		if refused != nil {

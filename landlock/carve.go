@@ -323,11 +323,12 @@ func nestedCarves(roots []Rule) []carve {
 // ws.Narrowing says: a denied entry (not descended into), a non-directory
 // matching a private-key pattern whose content holds a key (or cannot be
 // examined), a regular file whose first bytes hold a key header
-// (jail.NarrowKeyHeaders: every regular file is opened), and the topmost entry of each read-only subtree (descended
-// into, so that denied entries below it are carved out too). A directory
-// that cannot be listed is carved out whole, denied (fail closed: its
-// entries would be reachable by name). More than limit entries in all
-// fail with ErrWalkLimit. The result is sorted by path.
+// (jail.NarrowKeyHeaders: every regular file is opened), and the topmost
+// entry of each read-only subtree (descended into, so that denied
+// entries below it are carved out too). A directory that cannot be
+// listed is carved out whole, denied (fail closed: its entries would be
+// reachable by name). More than limit entries in all fail with
+// ErrWalkLimit. The result is sorted by path.
 func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) {
 	var (
 		mu     sync.Mutex
