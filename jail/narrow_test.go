@@ -1,6 +1,7 @@
 package jail_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -357,6 +358,9 @@ func TestKeyHeaderOps(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(root, "config/deploy_key"), []byte(key), 0o600))
 		require.NoError(t, os.WriteFile(filepath.Join(root, "config/app.toml"), []byte("a = 1\n"), 0o644))
 		require.NoError(t, unix.Mkfifo(filepath.Join(root, "config/pipe/deploy_key"), 0o600))
+		bin := make([]byte, 5<<20) // a 5 MiB binary: above MaxKeyScan, no header
+		_, _ = rand.NewChaCha8([32]byte{1}).Read(bin)
+		require.NoError(t, os.WriteFile(filepath.Join(root, "config/model.bin"), bin, 0o644))
 		ws, err := jail.New(root, jail.WithDenySecrets())
 		require.NoError(t, err)
 		defer ws.Close()
@@ -401,6 +405,9 @@ func TestKeyHeaderOps(t *testing.T) {
 		b, err = ws.ReadFile("config/app.toml")
 		require.NoError(t, err)
 		assert.Equal(t, "a = 1\n", string(b))
+		b, err = ws.ReadFile("config/model.bin")
+		require.NoError(t, err, "a 5 MiB binary is read by its head only")
+		assert.Equal(t, bin, b)
 
 		// Unconfined control: the attack works without the policy.
 		open, err := jail.New(root)

@@ -123,7 +123,9 @@ const Prose = "Deploy notes: the PRIVATE KEY lives in the vault. Never commit a 
 const BigSize = 5 << 20
 
 // Content returns the content the tree spec gives a file. "@big" is
-// BigSize bytes of deterministic binary noise (no key header).
+// BigSize bytes of one line of deterministic noise repeated (printable,
+// no key header: read_file, which shows at most 256 KiB of text, then
+// shows every distinct line of it).
 func Content(spec string) (name, content string) {
 	name, content, ok := strings.Cut(spec, " = ")
 	if !ok {
@@ -152,17 +154,19 @@ func Content(spec string) (name, content string) {
 	return name, content + "\n"
 }
 
-// big returns BigSize bytes of xorshift noise (the same every call).
+// big returns BigSize bytes: a 64-byte line of xorshift noise in the
+// printable range, repeated (the same every call).
 var big = sync.OnceValue(func() string {
-	b := make([]byte, BigSize)
+	line := make([]byte, 64)
 	x := uint64(0x9e3779b97f4a7c15)
-	for i := range b {
+	for i := range line[:63] {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
-		b[i] = byte(x)
+		line[i] = '!' + byte(x%94)
 	}
-	return string(b)
+	line[63] = '\n'
+	return strings.Repeat(string(line), BigSize/len(line))
 })
 
 // Build creates the case's tree in a fresh workspace directory and
