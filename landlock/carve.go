@@ -106,6 +106,10 @@ const (
 // second, so the default bounds the walk to seconds before Compile
 // refuses with ErrWalkLimit. It exists so that a policy over a huge tree
 // fails with a clear error instead of hanging, never to drop patterns.
+// With jail.WithDenyPrivateKeyHeaders (--deny-secrets) every regular
+// file is opened and its head read too: 10-16 µs per file on the same VM
+// under load (BenchmarkCarveWalkKeyHeaders), so the limit then allows
+// minutes rather than seconds.
 const DefaultWalkLimit = 10_000_000
 
 // CarveOut is one path carved out of an allowed root, in a Report.
