@@ -1,6 +1,7 @@
 package jail_test
 
 import (
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -358,6 +359,8 @@ func TestKeyHeaderOps(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(root, "config/deploy_key"), []byte(key), 0o600))
 		require.NoError(t, os.WriteFile(filepath.Join(root, "config/app.toml"), []byte("a = 1\n"), 0o644))
 		require.NoError(t, unix.Mkfifo(filepath.Join(root, "config/pipe/deploy_key"), 0o600))
+		require.NoError(t, os.Symlink("config/deploy_key", filepath.Join(root, "link-to-key")))
+		require.NoError(t, os.Link(filepath.Join(root, "config/deploy_key"), filepath.Join(root, "notes.txt")))
 		bin := make([]byte, 5<<20) // a 5 MiB binary: above MaxKeyScan, no header
 		_, _ = rand.NewChaCha8([32]byte{1}).Read(bin)
 		require.NoError(t, os.WriteFile(filepath.Join(root, "config/model.bin"), bin, 0o644))
@@ -370,6 +373,9 @@ func TestKeyHeaderOps(t *testing.T) {
 		}{
 			{"read", func() error { _, err := ws.ReadFile("config/deploy_key"); return err }},
 			{"open O_RDONLY (fast path)", func() error { f, err := ws.Open("config/deploy_key"); closeIf(f); return err }},
+			{"fs.ReadFile(ws.FS())", func() error { _, err := fs.ReadFile(ws.FS(), "config/deploy_key"); return err }},
+			{"through a symlink", func() error { _, err := ws.ReadFile("link-to-key"); return err }},
+			{"through a hard link with another name", func() error { _, err := ws.ReadFile("notes.txt"); return err }},
 			{"open O_RDWR", func() error { f, err := ws.OpenFile("config/deploy_key", os.O_RDWR, 0); closeIf(f); return err }},
 			{"open O_WRONLY|O_TRUNC", func() error {
 				f, err := ws.OpenFile("config/deploy_key", os.O_WRONLY|os.O_TRUNC, 0)
