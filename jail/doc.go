@@ -6,9 +6,10 @@
 // with options — extra roots ([WithAllowed] with [ReadOnly], [ReadExec] or
 // [ReadWrite]), deny patterns in gitignore syntax ([WithDeny],
 // [WithDenySecrets]), private keys recognised by content
-// ([WithDenyPrivateKeys]), read-only paths inside writable roots
-// ([WithReadOnly], [WithProtectedAgentConfig]), and a read-before-write
-// tracker ([WithReadTracker]).
+// ([WithDenyPrivateKeys] for names that look like key files,
+// [WithDenyPrivateKeyHeaders] for every other file), read-only paths
+// inside writable roots ([WithReadOnly], [WithProtectedAgentConfig]), and
+// a read-before-write tracker ([WithReadTracker]).
 //
 // [Workspace.Resolve] turns an unsafe path into the canonical absolute
 // path it names under the policy, or an error: it walks the name one
@@ -38,7 +39,10 @@
 //
 // Does not protect against: hard links that already point outside when
 // the policy is built (see [WithNoHardlinkedWrites]), bind mounts inside a
-// root unless [WithNoXDev], and the content of files the policy allows.
+// root unless [WithNoXDev], and the content of files the policy allows
+// (a private key is recognised only by a header within the first
+// [KeyHeadScan] bytes of a file no key pattern names; see
+// [HeadHoldsPrivateKey]).
 // Resolve's answer is advisory (the tree can change after it); the file
 // operations are not.
 package jail

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -33,6 +34,12 @@ const (
 	// itself; it is denied if it is not a directory and HoldsPrivateKey
 	// says so for its content.
 	NarrowPrivateKey
+	// NarrowKeyHeaders: WithDenyPrivateKeyHeaders is in force and no
+	// private-key pattern matches the entry; it is denied if it is a
+	// regular file and HeadHoldsPrivateKey says so for its content.
+	// Reported for every path in a root (the names say nothing): a walk
+	// has to open every regular file.
+	NarrowKeyHeaders
 )
 
 // MaxKeyScan is the largest file, in bytes, that HoldsPrivateKey
@@ -40,14 +47,27 @@ const (
 // a private key is a few KiB). A larger file counts as a private key.
 const MaxKeyScan = 1 << 20
 
-// HoldsPrivateKey reports whether the file open as fd holds a PEM private
-// key block: a line "-----BEGIN <label>-----" whose label ends in
-// "PRIVATE KEY" (RFC 7468 section 10 and 11; OpenSSL's legacy "RSA
-// PRIVATE KEY", "EC PRIVATE KEY", OpenSSH's "OPENSSH PRIVATE KEY"). It
-// reads with pread(2) from offset 0, so the file offset does not move,
+// KeyHeadScan is how many bytes, from offset 0, HeadHoldsPrivateKey
+// examines (16 KiB). A key file written by a tool (ssh-keygen, openssl,
+// PuTTYgen, gpg --export-secret-keys --armor, a cloud console's
+// service-account JSON) starts with its header; what may come before it
+// is short: openssl's "Bag Attributes" lines, or the certificates of a
+// combined certificate-and-key file (HAProxy, nginx), 1-2 KiB each, so
+// 16 KiB covers a chain of about eight. Reading 16 KiB instead of 4 KiB
+// is still one pread(2) per file and costs the same on the small files
+// that make up most trees (the kernel's readahead fetches 128 KiB of a
+// cold file either way); see BENCHMARKS.md for the walk's cost.
+const KeyHeadScan = 16 << 10
+
+// HoldsPrivateKey reports whether the file open as fd holds a private
+// key anywhere in its content (see keyText for the headers recognised).
+// It reads with pread(2) from offset 0, so the file offset does not move,
 // and never re-opens anything. A directory holds no key (false). It
 // fails closed: true when fd is not a regular file or a directory, cannot
 // be read (a write-only fd included), or is larger than MaxKeyScan bytes.
+// It is the rule for names that match a private-key pattern
+// (WithDenyPrivateKeys); HeadHoldsPrivateKey is the one for every other
+// file (WithDenyPrivateKeyHeaders).
 func HoldsPrivateKey(fd int) bool {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -64,6 +84,55 @@ func HoldsPrivateKey(fd int) bool {
 		return true
 	}
 	buf := make([]byte, st.Size+1)
+	n, err := preadFull(fd, buf)
+	if err != nil {
+		return true
+	}
+	if n > MaxKeyScan {
+		return true // grew past the limit since the fstat
+	}
+	return keyText(buf[:n])
+}
+
+// HeadHoldsPrivateKey reports whether the first KeyHeadScan bytes of the
+// regular file open as fd hold a private key header (see keyText): the
+// whole header line must lie in them. It reads with one pread(2) from
+// offset 0 (the file offset does not move) and never re-opens anything.
+// Not a regular file (a directory, FIFO, socket or device): false, the
+// file is not examined (a FIFO or socket has no content at rest, and
+// reading it would consume what it delivers). A regular file that cannot
+// be read (a write-only fd included) counts as a key (true, fail
+// closed); its size does not matter.
+//
+// What it does not catch: a key whose header starts after the first
+// KeyHeadScan bytes (a key pasted into the middle of a large file), a key
+// stored in a binary format (DER, PKCS#12, a Java keystore: their names,
+// *.key, *.p12, *.jks, are in SecretPatterns), and a key encoded again
+// (base64 of a PEM file, a compressed archive).
+func HeadHoldsPrivateKey(fd int) bool {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return true
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	bp := headBufs.Get().(*[]byte)
+	defer headBufs.Put(bp)
+	n, err := preadFull(fd, *bp)
+	if err != nil {
+		return true
+	}
+	return keyText((*bp)[:n])
+}
+
+// headBufs holds KeyHeadScan-byte buffers for HeadHoldsPrivateKey, which
+// a walk calls once per file from several goroutines.
+var headBufs = sync.Pool{New: func() any { b := make([]byte, KeyHeadScan); return &b }}
+
+// preadFull reads from offset 0 until buf is full or the end of the file,
+// retrying EINTR.
+func preadFull(fd int, buf []byte) (int, error) {
 	n := 0
 	for n < len(buf) {
 		m, err := unix.Pread(fd, buf[n:], int64(n))
@@ -71,23 +140,71 @@ func HoldsPrivateKey(fd int) bool {
 			continue
 		}
 		if err != nil {
-			return true
+			return n, err
 		}
 		if m == 0 {
 			break
 		}
 		n += m
 	}
-	if n > MaxKeyScan {
-		return true // grew past the limit since the fstat
-	}
-	return pemPrivateKey(buf[:n])
+	return n, nil
 }
 
-var pemBegin = []byte("-----BEGIN ")
+var (
+	pemBegin   = []byte("-----BEGIN ")
+	puttyBegin = []byte("PuTTY-User-Key-File-")
+	ssh2Begin  = []byte("---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----")
+)
+
+// keyText reports whether b holds a private key header:
+//   - a PEM line "-----BEGIN <label>-----" whose label ends in "PRIVATE
+//     KEY" (RFC 7468 sections 10 and 11: "PRIVATE KEY", "ENCRYPTED
+//     PRIVATE KEY"; OpenSSL's legacy "RSA PRIVATE KEY", "EC PRIVATE
+//     KEY", ...; OpenSSH's "OPENSSH PRIVATE KEY", PROTOCOL.key), or
+//     OpenPGP's armored "PGP PRIVATE KEY BLOCK" (RFC 4880 section 6.2),
+//     anywhere, not only at the start of a line: a service-account JSON
+//     file holds it inside a string ("private_key": "-----BEGIN ...");
+//   - PuTTY's "PuTTY-User-Key-File-<version>:" at the start of b (after
+//     a UTF-8 byte order mark, if any) or of a line (PuTTY manual, appendix C, "PPK file format": versions 1 to
+//     3 so far);
+//   - the SSH Communications Security (ssh.com) format's "---- BEGIN
+//     SSH2 ENCRYPTED PRIVATE KEY ----" line, which ssh-keygen -i reads.
+//
+// Prose that names a key ("put your PRIVATE KEY in ~/.ssh") has no header
+// and is not a key; a document that quotes a whole header line is.
+func keyText(b []byte) bool {
+	return pemPrivateKey(b) || puttyKey(b) || bytes.Contains(b, ssh2Begin)
+}
+
+// utf8BOM is the byte order mark a Windows editor may put first.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// puttyKey reports whether b holds "PuTTY-User-Key-File-<digits>:" at
+// its start (after a UTF-8 byte order mark, if any) or at the start of a
+// line.
+func puttyKey(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(b[i:], puttyBegin)
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		i = at + len(puttyBegin)
+		if at > 0 && b[at-1] != '\n' && (at != len(utf8BOM) || !bytes.HasPrefix(b, utf8BOM)) {
+			continue
+		}
+		k := i
+		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			k++
+		}
+		if k > i && k < len(b) && b[k] == ':' {
+			return true
+		}
+	}
+}
 
 // pemPrivateKey reports whether b holds a "-----BEGIN ...PRIVATE KEY-----"
-// line, or OpenPGP's armored "-----BEGIN PGP PRIVATE KEY BLOCK-----"
+// header, or OpenPGP's armored "-----BEGIN PGP PRIVATE KEY BLOCK-----"
 // (RFC 4880 section 6.2).
 func pemPrivateKey(b []byte) bool {
 	for {
@@ -153,8 +270,11 @@ func (w *Workspace) narrowing(canon string, entryOnly bool) Narrowing {
 	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) {
 		n |= NarrowAgentConfig
 	}
-	if w.keys.matchesEntry(canon, root.Path) {
+	switch w.keyScanOf(canon, root) {
+	case scanWhole:
 		n |= NarrowPrivateKey
+	case scanHead:
+		n |= NarrowKeyHeaders
 	}
 	return n
 }
@@ -188,6 +308,10 @@ func (w *Workspace) ReadOnlyPatterns() []string { return w.ro.patterns() }
 // PrivateKeyPatterns returns the patterns given to WithDenyPrivateKeys.
 func (w *Workspace) PrivateKeyPatterns() []string { return w.keys.patterns() }
 
+// PrivateKeyHeaders reports whether WithDenyPrivateKeyHeaders is in
+// force: every regular file in the roots is examined by its first bytes.
+func (w *Workspace) PrivateKeyHeaders() bool { return w.keyHeaders }
+
 // AgentConfigProtected returns the canonical absolute paths that
 // WithProtectedAgentConfig protects (nil without it): each of
 // AgentConfigPaths in the workspace root whether it exists or not, the
@@ -212,15 +336,55 @@ func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {
 // narrows reports whether the policy has anything beyond roots and deny
 // patterns that a fast path would have to consult.
 func (w *Workspace) narrows() bool {
-	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || !w.keys.empty()
+	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || !w.keys.empty() || w.keyHeaders
 }
 
-// keyDeniedPath reports whether canon matches a private-key pattern and
-// holds a key, examining it by path (O_NOFOLLOW: canon is canonical). A
+// keyScan says how a file is examined for a private key.
+type keyScan uint8
+
+const (
+	scanNone  keyScan = iota
+	scanHead          // WithDenyPrivateKeyHeaders: HeadHoldsPrivateKey
+	scanWhole         // a WithDenyPrivateKeys pattern matches: HoldsPrivateKey
+)
+
+// keyScanOf returns how the entry canon in root is examined: a
+// private-key pattern matching the entry itself wins over the header
+// rule (it is stricter: the whole file, and fail closed on size and
+// type).
+func (w *Workspace) keyScanOf(canon string, root *wsRoot) keyScan {
+	switch {
+	case w.keys.matchesEntry(canon, root.Path):
+		return scanWhole
+	case w.keyHeaders:
+		return scanHead
+	}
+	return scanNone
+}
+
+// holds examines the file open as fd by the rule s.
+func (s keyScan) holds(fd int) bool {
+	switch s {
+	case scanWhole:
+		return HoldsPrivateKey(fd)
+	case scanHead:
+		return HeadHoldsPrivateKey(fd)
+	}
+	return false
+}
+
+// keyDeniedPath reports whether canon holds a key by the rule keyScanOf
+// gives it, examining it by path (O_NOFOLLOW: canon is canonical). A
 // missing file holds nothing; a file that cannot be opened counts as a
 // key (fail closed).
 func (w *Workspace) keyDeniedPath(canon string, root *wsRoot) bool {
-	return w.keys.matchesEntry(canon, root.Path) && PathHoldsPrivateKey(canon)
+	switch w.keyScanOf(canon, root) {
+	case scanWhole:
+		return PathHoldsPrivateKey(canon)
+	case scanHead:
+		return PathHeadHoldsPrivateKey(canon)
+	}
+	return false
 }
 
 // PathHoldsPrivateKey is HoldsPrivateKey for the file at the canonical
@@ -242,19 +406,43 @@ func PathHoldsPrivateKey(canon string) bool {
 	return HoldsPrivateKey(fd)
 }
 
-// keyCheck fails with ErrDenied when t matches a private-key pattern and
-// the existing file holds a key, examined through an fd opened beneath
+// PathHeadHoldsPrivateKey is HeadHoldsPrivateKey for the file at the
+// canonical path canon, opened as PathHoldsPrivateKey opens it, plus
+// O_NOATIME where the caller may set it (the owner, or CAP_FOWNER: a walk
+// that examines every file leaves their access times alone). A missing
+// file holds nothing (false); a file that cannot be opened counts as a
+// key (true, fail closed). The same caveat as PathHoldsPrivateKey: the
+// answer is about the file at that moment.
+func PathHeadHoldsPrivateKey(canon string) bool {
+	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
+	fd, err := unix.Open(canon, flags|unix.O_NOATIME, 0)
+	if err == unix.EPERM {
+		fd, err = unix.Open(canon, flags, 0) // O_NOATIME needs ownership
+	}
+	if err == unix.ENOENT {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	defer unix.Close(fd)
+	return HeadHoldsPrivateKey(fd)
+}
+
+// keyCheck fails with ErrDenied when the existing file at t holds a key
+// by the rule keyScanOf gives it, examined through an fd opened beneath
 // t's root (O_NOFOLLOW; a raced symlink fails the open and the operation
 // is retried). A missing file is fine; any other open error counts as a
 // key (fail closed).
 func (w *Workspace) keyCheck(op, name string, t target) error {
-	if !w.keys.matchesEntry(t.canon, t.root.Path) {
+	s := w.keyScanOf(t.canon, t.root)
+	if s == scanNone {
 		return nil
 	}
-	return w.keyCheckRel(op, name, t.root, t.rel)
+	return w.keyCheckRel(op, name, t.root, t.rel, s)
 }
 
-func (w *Workspace) keyCheckRel(op, name string, root *wsRoot, rel string) error {
+func (w *Workspace) keyCheckRel(op, name string, root *wsRoot, rel string, s keyScan) error {
 	if fi, err := root.r.Lstat(rel); err == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeDir) != 0 {
 		return nil // a link holds no key (its target is checked where it lives)
 	}
@@ -265,7 +453,7 @@ func (w *Workspace) keyCheckRel(op, name string, root *wsRoot, rel string) error
 	if err != nil && isRaced(err) {
 		return err
 	}
-	if err != nil || HoldsPrivateKey(fd) {
+	if err != nil || s.holds(fd) {
 		if err == nil {
 			unix.Close(fd)
 		}

@@ -1,6 +1,8 @@
 package jail_test
 
 import (
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -274,5 +276,152 @@ func TestReadOnlyOps(t *testing.T) {
 		}
 		_, err = jail.New(root, jail.WithReadOnly(root+"/missing"))
 		assert.ErrorIs(t, err, os.ErrNotExist)
+	})
+}
+
+// TestHeadHoldsPrivateKey: the header rule for files no key pattern
+// names: key headers in the first KeyHeadScan bytes, whatever the size;
+// not examined when not a regular file; fail closed on an unreadable fd.
+// The "after the head" row is the documented limit (a key deep inside a
+// large file is not caught); the size rows are what keeps a large
+// ordinary file readable (HoldsPrivateKey would deny it).
+func TestHeadHoldsPrivateKey(t *testing.T) {
+	dir := t.TempDir()
+	pad := strings.Repeat("x", jail.KeyHeadScan)
+	for _, tc := range []struct {
+		name    string
+		content string
+		want    bool
+	}{
+		{"openssh", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n", true},
+		{"pkcs8 after a few certificates", strings.Repeat("-----BEGIN CERTIFICATE-----\nMII\n-----END CERTIFICATE-----\n", 100) +
+			"-----BEGIN PRIVATE KEY-----\nMII\n", true},
+		{"pgp private key block", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQ\n", true},
+		{"service-account json", `{"private_key": "-----BEGIN PRIVATE KEY-----\nMII\n-----END PRIVATE KEY-----\n"}`, true},
+		{"putty v2", "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\n", true},
+		{"putty v3", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: aes256-cbc\n", true},
+		{"putty after a line", "\r\nPuTTY-User-Key-File-3: ssh-ed25519\n", true},
+		{"putty after a byte order mark", "\xef\xbb\xbfPuTTY-User-Key-File-2: ssh-rsa\n", true},
+		{"putty after other bytes", "\xef\xbbPuTTY-User-Key-File-2: ssh-rsa\n", false},
+		{"putty named in prose", "convert your PuTTY-User-Key-File-2: header with puttygen\n", false},
+		{"putty without a version", "PuTTY-User-Key-File-: x\n", false},
+		{"putty without a colon", "PuTTY-User-Key-File-3 x\n", false},
+		{"ssh.com", "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: x\n", true},
+		{"prose", "Keep the PRIVATE KEY out of git; BEGIN with a fresh key.\n", false},
+		{"public key", "-----BEGIN PUBLIC KEY-----\nx\n", false},
+		{"openssh public key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host\n", false},
+		{"header at the end of the head", pad[:jail.KeyHeadScan-40] + "\n-----BEGIN RSA PRIVATE KEY-----\n", true},
+		{"header after the head (not caught)", pad + "\n-----BEGIN RSA PRIVATE KEY-----\n", false},
+		{"larger than MaxKeyScan", strings.Repeat("a", jail.MaxKeyScan+1), false},
+		{"larger than MaxKeyScan, key first", "-----BEGIN EC PRIVATE KEY-----\n" + strings.Repeat("a", jail.MaxKeyScan), true},
+		{"empty", "", false},
+	} {
+		p := filepath.Join(dir, tc.name)
+		require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o600))
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, jail.HeadHoldsPrivateKey(int(f.Fd())), tc.name)
+		off, err := f.Seek(0, 1)
+		require.NoError(t, err)
+		assert.Zero(t, off, "pread: the offset does not move")
+		f.Close()
+		assert.Equal(t, tc.want, jail.PathHeadHoldsPrivateKey(p), "by path: %s", tc.name)
+	}
+	p := filepath.Join(dir, "prose")
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	assert.True(t, jail.HeadHoldsPrivateKey(int(f.Fd())), "write-only fd: fail closed")
+	f.Close()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	fd, err := unix.Open(fifo, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	require.NoError(t, err)
+	assert.False(t, jail.HeadHoldsPrivateKey(fd), "a fifo is not examined")
+	unix.Close(fd)
+	assert.False(t, jail.PathHeadHoldsPrivateKey(fifo), "by path, without waiting for a writer")
+	assert.False(t, jail.PathHeadHoldsPrivateKey(filepath.Join(dir, "missing")), "missing")
+	require.NoError(t, os.Symlink(filepath.Join(dir, "openssh"), filepath.Join(dir, "link")))
+	assert.True(t, jail.PathHeadHoldsPrivateKey(filepath.Join(dir, "link")), "a symlink is not followed: fail closed")
+}
+
+// TestKeyHeaderOps: with WithDenySecrets, a private key in a file no key
+// pattern names (config/deploy_key) is refused by every Workspace
+// operation that would hand out, destroy or move it, like a .pem key
+// (TestPrivateKeyOps); a FIFO with that name hangs nothing and is an
+// ordinary entry; write-only opens of ordinary files still work.
+// Unconfined control: without the policy the key reads and renames. Red
+// before: the operations on deploy_key succeeded.
+func TestKeyHeaderOps(t *testing.T) {
+	const key = "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET\n-----END OPENSSH PRIVATE KEY-----\n"
+	attacktest.ForEachMechanism(t, func(t *testing.T) {
+		root := mustDir(t)
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "config/pipe"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "config/deploy_key"), []byte(key), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "config/app.toml"), []byte("a = 1\n"), 0o644))
+		require.NoError(t, unix.Mkfifo(filepath.Join(root, "config/pipe/deploy_key"), 0o600))
+		require.NoError(t, os.Symlink("config/deploy_key", filepath.Join(root, "link-to-key")))
+		require.NoError(t, os.Link(filepath.Join(root, "config/deploy_key"), filepath.Join(root, "notes.txt")))
+		bin := make([]byte, 5<<20) // a 5 MiB binary: above MaxKeyScan, no header
+		_, _ = rand.NewChaCha8([32]byte{1}).Read(bin)
+		require.NoError(t, os.WriteFile(filepath.Join(root, "config/model.bin"), bin, 0o644))
+		ws, err := jail.New(root, jail.WithDenySecrets())
+		require.NoError(t, err)
+		defer ws.Close()
+		for _, tc := range []struct {
+			name string
+			op   func() error
+		}{
+			{"read", func() error { _, err := ws.ReadFile("config/deploy_key"); return err }},
+			{"open O_RDONLY (fast path)", func() error { f, err := ws.Open("config/deploy_key"); closeIf(f); return err }},
+			{"fs.ReadFile(ws.FS())", func() error { _, err := fs.ReadFile(ws.FS(), "config/deploy_key"); return err }},
+			{"through a symlink", func() error { _, err := ws.ReadFile("link-to-key"); return err }},
+			{"through a hard link with another name", func() error { _, err := ws.ReadFile("notes.txt"); return err }},
+			{"open O_RDWR", func() error { f, err := ws.OpenFile("config/deploy_key", os.O_RDWR, 0); closeIf(f); return err }},
+			{"open O_WRONLY|O_TRUNC", func() error {
+				f, err := ws.OpenFile("config/deploy_key", os.O_WRONLY|os.O_TRUNC, 0)
+				closeIf(f)
+				return err
+			}},
+			{"rename away", func() error { return ws.Rename("config/deploy_key", "config/k.txt") }},
+			{"rename a file over it", func() error { return ws.Rename("config/app.toml", "config/deploy_key") }},
+			{"rename its directory", func() error { return ws.Rename("config", "config2") }},
+			{"remove", func() error { return ws.Remove("config/deploy_key") }},
+			{"remove its directory", func() error { return ws.RemoveAll("config") }},
+			{"write over it", func() error { return ws.WriteFile("config/deploy_key", []byte("x"), 0o600) }},
+			{"resolve", func() error { _, err := ws.Resolve("config/deploy_key"); return err }},
+			{"check", func() error { _, err := ws.Check("config/deploy_key", jail.Read); return err }},
+		} {
+			assert.ErrorIs(t, tc.op(), jail.ErrDenied, tc.name)
+		}
+		b, err := os.ReadFile(filepath.Join(root, "config/deploy_key"))
+		require.NoError(t, err)
+		assert.Equal(t, key, string(b), "the key is intact")
+
+		// Ordinary files and a FIFO named deploy_key: nothing hangs,
+		// nothing is refused.
+		_, err = ws.Resolve("config/pipe/deploy_key")
+		require.NoError(t, err)
+		f, err := ws.OpenFile("config/pipe/deploy_key", os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		require.NoError(t, err, "a fifo is not examined")
+		f.Close()
+		f, err = ws.OpenFile("config/app.toml", os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err, "a write-only open of an ordinary file")
+		f.Close()
+		require.NoError(t, ws.RemoveAll("config/pipe"), "a fifo does not hang the subtree walk")
+		b, err = ws.ReadFile("config/app.toml")
+		require.NoError(t, err)
+		assert.Equal(t, "a = 1\n", string(b))
+		b, err = ws.ReadFile("config/model.bin")
+		require.NoError(t, err, "a 5 MiB binary is read by its head only")
+		assert.Equal(t, bin, b)
+
+		// Unconfined control: the attack works without the policy.
+		open, err := jail.New(root)
+		require.NoError(t, err)
+		defer open.Close()
+		require.NoError(t, open.Rename("config/deploy_key", "config/k.txt"))
+		b, err = open.ReadFile("config/k.txt")
+		require.NoError(t, err)
+		assert.Equal(t, key, string(b))
 	})
 }

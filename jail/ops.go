@@ -72,9 +72,10 @@ func accessForFlags(flag int) Access {
 // relative (or absolute under the workspace root), valid, and no
 // tracker or hard-link rule that needs the file's state, and no
 // private-key pattern matching the name (its content is examined on the
-// slow path). The decision (root mode for access a, deny patterns,
-// read-only paths for Write) is taken on the lexically
-// cleaned path; that is the canonical path exactly when the name holds
+// slow path), nor a write under WithDenyPrivateKeyHeaders (the existing
+// file is examined before O_TRUNC; a read examines the fd it opened).
+// The decision (root mode for access a, deny patterns, read-only paths
+// for Write) is taken on the lexically cleaned path; that is the canonical path exactly when the name holds
 // no symlink, which RESOLVE_NO_SYMLINKS then guarantees: an open that
 // meets a symlink, or a ".." climbing out, fails and takes the slow path.
 // The raw name is what is opened, never the cleaned one ("a/../b" with a
@@ -100,7 +101,8 @@ func (w *Workspace) fastRel(name string, a Access) (string, bool) {
 	candidate := filepath.Join(root, rel)
 	r := w.rootOf(candidate)
 	if r == nil || !r.Mode.Allows(a) || w.deny.denied(candidate, r.Path) ||
-		(a == Write && w.readOnlyAt(candidate, r)) || w.keys.matchesEntry(candidate, r.Path) {
+		(a == Write && w.readOnlyAt(candidate, r)) || w.keys.matchesEntry(candidate, r.Path) ||
+		(a == Write && w.keyHeaders) {
 		return "", false // the slow path gives the precise answer
 	}
 	return rel, true
@@ -185,6 +187,10 @@ func (w *Workspace) openFd(name string, flag int, perm fs.FileMode) (int, error)
 	a := accessForFlags(flag)
 	if rel, ok := w.fastRel(name, a); ok {
 		fd, err := w.roots[0].r.OpenFd(rel, flag, perm)
+		if err == nil && w.keyHeaders && scanHead.holds(fd) {
+			unix.Close(fd) // a read: the fd examined is the fd handed out
+			return -1, &fs.PathError{Op: "open", Path: name, Err: ErrDenied}
+		}
 		if err == nil {
 			return fd, nil
 		}
@@ -204,25 +210,30 @@ func (w *Workspace) openFd(name string, flag int, perm fs.FileMode) (int, error)
 				return -1, err
 			}
 		}
-		keyed := w.keys.matchesEntry(t.canon, t.root.Path)
+		scan := w.keyScanOf(t.canon, t.root)
 		oflag := flag
-		if keyed && a == Write {
+		if scan != scanNone && a == Write {
 			// O_TRUNC would destroy the content before the fd could be
-			// examined: examine the existing file first, and open
-			// write-only as read-write so the fd can be examined too.
+			// examined: examine the existing file first. A name matching
+			// a key pattern is opened write-only as read-write so the fd
+			// can be examined too; any other file opened write-only
+			// hands out no content, and the check before suffices.
 			if err = w.keyCheck("open", name, t); err != nil {
 				if isRaced(err) {
 					continue
 				}
 				return -1, err
 			}
-			if oflag&(os.O_WRONLY|os.O_RDWR) == os.O_WRONLY {
+			if scan == scanWhole && oflag&(os.O_WRONLY|os.O_RDWR) == os.O_WRONLY {
 				oflag = oflag&^os.O_WRONLY | os.O_RDWR
 			}
 		}
+		if scan == scanHead && oflag&(os.O_WRONLY|os.O_RDWR) == os.O_WRONLY {
+			scan = scanNone
+		}
 		var fd int
 		fd, err = t.root.r.OpenFd(t.rel, oflag, perm)
-		if err == nil && keyed && HoldsPrivateKey(fd) {
+		if err == nil && scan.holds(fd) {
 			unix.Close(fd)
 			return -1, &fs.PathError{Op: "open", Path: name, Err: ErrDenied}
 		}
@@ -428,7 +439,7 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 		(w.gitEntry != "" && within(w.gitEntry, t.canon)) {
 		return &fs.PathError{Op: op, Path: name, Err: ErrReadOnly}
 	}
-	if w.deny.empty() && w.ro.empty() && w.keys.empty() {
+	if w.deny.empty() && w.ro.empty() && w.keys.empty() && !w.keyHeaders {
 		return nil
 	}
 	fi, err := t.root.r.Lstat(t.rel)
@@ -446,12 +457,14 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 			refused = ErrDenied
 		case w.ro.denied(canon, t.root.Path):
 			refused = ErrReadOnly
-		case !d.IsDir() && w.keys.matchesEntry(canon, t.root.Path):
-			if err := w.keyCheckRel(op, name, t.root, p); err != nil {
-				if isRaced(err) {
-					return err
+		case !d.IsDir():
+			if s := w.keyScanOf(canon, t.root); s != scanNone {
+				if err := w.keyCheckRel(op, name, t.root, p, s); err != nil {
+					if isRaced(err) {
+						return err
+					}
+					refused = ErrDenied
 				}
-				refused = ErrDenied
 			}
 		}
 		if refused != nil {

@@ -93,6 +93,7 @@ type config struct {
 	readOnly       []string
 	protectAgent   bool
 	keyPatterns    []string
+	keyHeaders     bool
 }
 
 type allowedSpec struct {
@@ -299,13 +300,33 @@ func WithDenyPrivateKeys(patterns ...string) Option {
 	}
 }
 
+// WithDenyPrivateKeyHeaders denies (ErrDenied) every regular file in the
+// roots whose first KeyHeadScan bytes hold a private key header: PEM and
+// OpenPGP armor, OpenSSH, PuTTY's PPK and ssh.com's format (see
+// HeadHoldsPrivateKey for the list, its sources and what it does not
+// catch), whatever the file's name: config/deploy_key, notes.txt, a
+// service-account JSON. Files whose names match a WithDenyPrivateKeys
+// pattern keep that stricter rule (the whole file, fail closed on size);
+// others are examined only by their head, so a large file is not denied
+// for its size. A FIFO, socket or device is not examined (not denied).
+//
+// Where the decision is taken, and when, is as for WithDenyPrivateKeys.
+// The cost is one open and one pread(2) per file examined: per operation
+// for the Workspace, and for every regular file of the roots when
+// landlock.Compile walks them (BENCHMARKS.md has the numbers).
+func WithDenyPrivateKeyHeaders() Option {
+	return func(c *config) error { c.keyHeaders = true; return nil }
+}
+
 // WithDenySecrets denies the preset of common secrets: WithDeny with
-// SecretPatterns, and WithDenyPrivateKeys with PrivateKeyPatterns. It is
-// what the CLI's --deny-secrets selects.
+// SecretPatterns, WithDenyPrivateKeys with PrivateKeyPatterns, and
+// WithDenyPrivateKeyHeaders (a private key is recognised by its header in
+// any file). It is what the CLI's --deny-secrets selects.
 func WithDenySecrets() Option {
 	return func(c *config) error {
 		c.deny = append(c.deny, SecretPatterns...)
 		c.keyPatterns = append(c.keyPatterns, PrivateKeyPatterns...)
+		c.keyHeaders = true
 		return nil
 	}
 }

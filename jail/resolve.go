@@ -62,8 +62,10 @@ const (
 //
 // With WithDenyPrivateKeys, an existing file whose name matches is
 // opened (O_NOFOLLOW) and examined: ErrDenied when it holds a private key
-// (see HoldsPrivateKey). This is the one place Resolve opens a file; the
-// Workspace's operations decide on the fd they open instead.
+// (see HoldsPrivateKey). With WithDenyPrivateKeyHeaders, any other
+// existing file is opened the same way and its first KeyHeadScan bytes
+// examined (see HeadHoldsPrivateKey). This is the one place Resolve opens
+// a file; the Workspace's operations decide on the fd they open instead.
 func (w *Workspace) Resolve(unsafePath string) (string, error) {
 	canon, root, err := w.resolve("resolve", unsafePath, true)
 	if err == nil && w.keyDeniedPath(canon, root) {

@@ -35,6 +35,9 @@ type Workspace struct {
 	agent    []string     // WithProtectedAgentConfig: AgentConfigProtected
 	gitEntry string       // WithProtectedAgentConfig: <root>/.git, protected itself
 	keys     *denyMatcher // WithDenyPrivateKeys patterns
+	// keyHeaders: WithDenyPrivateKeyHeaders, every other regular file
+	// is examined by HeadHoldsPrivateKey.
+	keyHeaders bool
 }
 
 type wsRoot struct {
@@ -133,6 +136,7 @@ func New(root string, opts ...Option) (*Workspace, error) {
 		w.Close()
 		return nil, fmt.Errorf("jail: WithDenyPrivateKeys: %w", err)
 	}
+	w.keyHeaders = c.keyHeaders
 	if c.protectAgent {
 		w.agent = w.agentProtected(w.Root())
 		w.gitEntry = filepath.Join(w.Root(), ".git")

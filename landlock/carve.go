@@ -83,8 +83,10 @@ const (
 const (
 	// SourceDenyPattern: a deny pattern (jail.WithDeny) matches.
 	SourceDenyPattern = "deny-pattern"
-	// SourcePrivateKey: a private-key pattern (jail.WithDenyPrivateKeys)
-	// matches and the file held a private key when Compile ran.
+	// SourcePrivateKey: the file held a private key when Compile ran: a
+	// private-key pattern (jail.WithDenyPrivateKeys) matches and its
+	// content holds one, or jail.WithDenyPrivateKeyHeaders found a key
+	// header in its first jail.KeyHeadScan bytes.
 	SourcePrivateKey = "private-key"
 	// SourceReadOnly: jail.WithReadOnly.
 	SourceReadOnly = "read-only"
@@ -104,6 +106,10 @@ const (
 // second, so the default bounds the walk to seconds before Compile
 // refuses with ErrWalkLimit. It exists so that a policy over a huge tree
 // fails with a clear error instead of hanging, never to drop patterns.
+// With jail.WithDenyPrivateKeyHeaders (--deny-secrets) every regular
+// file is opened and its head read too: 10-16 µs per file on the same VM
+// under load (BenchmarkCarveWalkKeyHeaders), so the limit then allows
+// minutes rather than seconds.
 const DefaultWalkLimit = 10_000_000
 
 // CarveOut is one path carved out of an allowed root, in a Report.
@@ -320,11 +326,13 @@ func nestedCarves(roots []Rule) []carve {
 // met where it lives) and returns what the policy narrows, as
 // ws.Narrowing says: a denied entry (not descended into), a non-directory
 // matching a private-key pattern whose content holds a key (or cannot be
-// examined), and the topmost entry of each read-only subtree (descended
-// into, so that denied entries below it are carved out too). A directory
-// that cannot be listed is carved out whole, denied (fail closed: its
-// entries would be reachable by name). More than limit entries in all
-// fail with ErrWalkLimit. The result is sorted by path.
+// examined), a regular file whose first bytes hold a key header
+// (jail.NarrowKeyHeaders: every regular file is opened), and the topmost
+// entry of each read-only subtree (descended into, so that denied
+// entries below it are carved out too). A directory that cannot be
+// listed is carved out whole, denied (fail closed: its entries would be
+// reachable by name). More than limit entries in all fail with
+// ErrWalkLimit. The result is sorted by path.
 func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) {
 	var (
 		mu     sync.Mutex
@@ -387,7 +395,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 				}
 				return nil
 			}
-			if n&jail.NarrowPrivateKey != 0 && !isDir && holdsKey(p, typ) {
+			if n&(jail.NarrowPrivateKey|jail.NarrowKeyHeaders) != 0 && !isDir && holdsKey(p, typ, n) {
 				add(carve{path: p, source: SourcePrivateKey, exists: true})
 				return nil
 			}
@@ -405,12 +413,17 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 }
 
 // holdsKey examines the file at p (met by the walk, so canonical) for a
-// private key, opening it without following a symlink. Only regular
-// files are opened: a FIFO or device matching the pattern counts as a
-// key (fail closed, and no open with side effects). A file that vanished
-// holds nothing.
-func holdsKey(p string, typ fs.FileMode) bool {
-	return !typ.IsRegular() || jail.PathHoldsPrivateKey(p)
+// private key by the rule n names, opening it without following a
+// symlink. Only regular files are opened (by the walk's dirent type; the
+// open is O_NONBLOCK should it have become a FIFO since): a FIFO or
+// device matching a private-key pattern counts as a key (fail closed, and
+// no open with side effects), one met by the header rule
+// (NarrowKeyHeaders) is not examined. A file that vanished holds nothing.
+func holdsKey(p string, typ fs.FileMode, n jail.Narrowing) bool {
+	if n&jail.NarrowPrivateKey != 0 {
+		return !typ.IsRegular() || jail.PathHoldsPrivateKey(p)
+	}
+	return typ.IsRegular() && jail.PathHeadHoldsPrivateKey(p)
 }
 
 // topRoots returns the policy roots that lie inside no other policy root.
@@ -442,7 +455,8 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 	if limit <= 0 {
 		limit = DefaultWalkLimit
 	}
-	patterns := len(ws.DenyPatterns()) > 0 || len(ws.ReadOnlyPatterns()) > 0 || len(ws.PrivateKeyPatterns()) > 0
+	patterns := len(ws.DenyPatterns()) > 0 || len(ws.ReadOnlyPatterns()) > 0 || len(ws.PrivateKeyPatterns()) > 0 ||
+		ws.PrivateKeyHeaders()
 	if patterns && ws.Unrestricted() {
 		if opt.NoCarve {
 			return carves, nil
@@ -503,6 +517,6 @@ func widenedCarves(rules []Rule, carves []carve) []string {
 var carveNotes = []string{
 	"carve-outs: directories on the way to a carved-out path (chain directories) get read_dir only: a child cannot create, remove or rename entries directly in them (EACCES), and a sibling file replaced by rename (editors, git's index.lock -> index) would lose its rule; files and directories below other entries are fully usable",
 	"carve-outs: patterns are expanded when the ruleset is compiled; a file that starts to match later (created or renamed by another process, or by the child below a sibling directory, which it fully owns) is not carved out",
-	"carve-outs: a file matching a private-key pattern (*.pem, id_*) is carved out when it holds a private key at compile time; one that becomes a key later is not, as every start-time match",
+	"carve-outs: a file holding a private key at compile time is carved out (a file matching a private-key pattern, *.pem, id_*, by its whole content; with --deny-secrets any other regular file by its first 16 KiB); one that becomes a key later is not, as every start-time match",
 	"carve-outs: a denied directory can still be listed (read_dir is inherited from its chain), its files cannot be read, written, removed or renamed; hard links to a carved-out file that existed before compile time are the same inode and get the rights of wherever they live",
 }

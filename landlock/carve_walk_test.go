@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,5 +98,65 @@ func TestWalkLimitRefuses(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		_, err = collectCarves(ws, Options{Strict: strict, WalkLimit: entries - 1}, []Rule{{Path: ws.Root(), Access: RightsAll}})
 		assert.ErrorIs(t, err, ErrWalkLimit, "strict=%v", strict)
+	}
+}
+
+// keyTree100k returns a tree of 100,000 files of 300 bytes (source-like
+// text, no key) in 1,000 directories, plus config/deploy_key holding an
+// OpenSSH private key, built once in the temporary directory and reused
+// (a warm cache is what the measurement is about).
+func keyTree100k(tb testing.TB) string {
+	tb.Helper()
+	root := filepath.Join(os.TempDir(), "landjail-keys-100k")
+	if _, err := os.Stat(filepath.Join(root, "config", "deploy_key")); err == nil {
+		return root
+	}
+	tmp := root + ".tmp"
+	require.NoError(tb, os.RemoveAll(tmp))
+	body := []byte(strings.Repeat("export const x = 1; // PRIVATE KEY handling lives elsewhere\n", 5)[:300])
+	for d := range 1_000 {
+		dir := filepath.Join(tmp, "src", fmt.Sprintf("pkg%02d", d/100), fmt.Sprintf("m%02d", d%100))
+		require.NoError(tb, os.MkdirAll(dir, 0o755))
+		for f := range 100 {
+			require.NoError(tb, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.js", f)), body, 0o644))
+		}
+	}
+	require.NoError(tb, os.MkdirAll(filepath.Join(tmp, "config"), 0o755))
+	key := "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE=\n-----END OPENSSH PRIVATE KEY-----\n"
+	require.NoError(tb, os.WriteFile(filepath.Join(tmp, "config", "deploy_key"), []byte(key), 0o600))
+	require.NoError(tb, os.Rename(tmp, root))
+	return root
+}
+
+// BenchmarkCarveWalkKeyHeaders: the carve walk over 100,000 files of 300
+// bytes, without the header rule (deny patterns only: names are matched,
+// no file is opened) and with it (the secrets preset: every regular file
+// is opened and its head read, jail.PathHeadHoldsPrivateKey). Both find
+// exactly config/deploy_key, the first only because it is told the name.
+// Numbers in BENCHMARKS.md.
+func BenchmarkCarveWalkKeyHeaders(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a 100,000-file tree")
+	}
+	root := keyTree100k(b)
+	for _, tc := range []struct {
+		name string
+		opts []jail.Option
+	}{
+		{"deny=deploy_key", []jail.Option{jail.WithDeny("deploy_key")}},
+		{"deny-secrets", []jail.Option{jail.WithDenySecrets()}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			ws, err := jail.New(root, tc.opts...)
+			require.NoError(b, err)
+			defer ws.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				found, err := walkCarves(ws, []string{ws.Root()}, DefaultWalkLimit)
+				if err != nil || len(found) != 1 || filepath.Base(found[0].path) != "deploy_key" {
+					b.Fatal(found, err)
+				}
+			}
+		})
 	}
 }

@@ -536,7 +536,9 @@ func (r *Ruleset) Close() error { return r.close() }
 // Compile walks the roots once in parallel (fastwalk, following no
 // symlink, at most WalkLimit entries, else ErrWalkLimit) asking
 // ws.Narrowing of every entry, reads the files a private-key pattern
-// matches (jail.HoldsPrivateKey), and lists every chain directory; the
+// matches (jail.HoldsPrivateKey) and, with jail.WithDenyPrivateKeyHeaders,
+// the first bytes of every other regular file (jail.HeadHoldsPrivateKey:
+// see BenchmarkCarveWalkKeyHeaders), and lists every chain directory; the
 // rule count then grows with the number of entries in chain directories
 // (see BenchmarkCompileCarve and BenchmarkCarveWalk1M). A directory the
 // walk cannot list (EACCES) is carved out whole (fail closed).

@@ -28,6 +28,9 @@ type PatchCase struct {
 	NoTracker   bool     `toml:"no_tracker"`
 	// PrivateKeys: jail.WithDenyPrivateKeys(jail.PrivateKeyPatterns...).
 	PrivateKeys bool `toml:"private_keys"`
+	// KeyHeaders: jail.WithDenyPrivateKeyHeaders (a key recognised by
+	// its header in any file).
+	KeyHeaders bool `toml:"key_headers"`
 	// Read lists the files read_file reads before the patch.
 	Read []string `toml:"read"`
 	// Patch is the diff (placeholders substituted); PatchRepeat, when
@@ -87,6 +90,9 @@ func (c *PatchCase) Workspace(t testing.TB, e *Env) *jail.Workspace {
 	}
 	if c.PrivateKeys {
 		opts = append(opts, jail.WithDenyPrivateKeys(jail.PrivateKeyPatterns...))
+	}
+	if c.KeyHeaders {
+		opts = append(opts, jail.WithDenyPrivateKeyHeaders())
 	}
 	if c.AgentConfig {
 		opts = append(opts, jail.WithProtectedAgentConfig())

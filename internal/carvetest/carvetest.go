@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -55,7 +57,8 @@ type Case struct {
 	// Tree is the tree spec: "d/" a directory, "f" a file holding its
 	// own name, "a => b" a symlink, "f = CONTENT" a file holding
 	// CONTENT, where "@secret" is a line with the Marker, "@key" a PEM
-	// private key holding the Marker, "@cert" a PEM certificate.
+	// private key holding the Marker, "@cert" a PEM certificate, and the
+	// other "@" words those of Content; "f = @fifo" makes a FIFO.
 	Tree   []string `toml:"tree"`
 	Policy Policy   `toml:"policy"`
 	Path   string   `toml:"path"`
@@ -106,7 +109,33 @@ const Key = "-----BEGIN PRIVATE KEY-----\n" + Marker + "\n-----END PRIVATE KEY--
 // Cert is a PEM certificate block (a CA bundle entry).
 const Cert = "-----BEGIN CERTIFICATE-----\nMIIBcert\n-----END CERTIFICATE-----\n"
 
-// Content returns the content the tree spec gives a file.
+// OpenSSHKey is an OpenSSH private key block holding the Marker
+// (ssh-keygen's format, OpenSSH PROTOCOL.key; not a real key).
+const OpenSSHKey = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA" + Marker +
+	"\n-----END OPENSSH PRIVATE KEY-----\n"
+
+// PuTTYKey is a PuTTY private key file (PPK version 3, PuTTY manual
+// appendix C) holding the Marker.
+const PuTTYKey = "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n" +
+	"Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAI\nAAAA\nPrivate-Lines: 1\n" + Marker + "\nPrivate-MAC: 00\n"
+
+// ServiceAccount is a cloud service-account key file: JSON whose
+// "private_key" string holds a PEM key (with "\n" escapes), the Marker
+// in it.
+const ServiceAccount = `{"type": "service_account", "project_id": "p", "private_key": ` +
+	`"-----BEGIN PRIVATE KEY-----\n` + Marker + `\n-----END PRIVATE KEY-----\n", "client_email": "a@p"}` + "\n"
+
+// Prose names private keys without a key header: it is no key.
+const Prose = "Deploy notes: the PRIVATE KEY lives in the vault. Never commit a private key;\n" +
+	"a key file starts with its BEGIN line, which this file does not have.\n"
+
+// BigSize is the size of the "@big" file: 5 MiB, above jail.MaxKeyScan.
+const BigSize = 5 << 20
+
+// Content returns the content the tree spec gives a file. "@big" is
+// BigSize bytes of one line of deterministic noise repeated (printable,
+// no key header: read_file, which shows at most 256 KiB of text, then
+// shows every distinct line of it).
 func Content(spec string) (name, content string) {
 	name, content, ok := strings.Cut(spec, " = ")
 	if !ok {
@@ -119,9 +148,36 @@ func Content(spec string) (name, content string) {
 		return name, Key
 	case "@cert":
 		return name, Cert
+	case "@openssh":
+		return name, OpenSSHKey
+	case "@putty":
+		return name, PuTTYKey
+	case "@sajson":
+		return name, ServiceAccount
+	case "@prose":
+		return name, Prose
+	case "@cabundle":
+		return name, strings.Repeat(Cert, 200) // about 14 KiB, certificates only
+	case "@big":
+		return name, big()
 	}
 	return name, content + "\n"
 }
+
+// big returns BigSize bytes: a 64-byte line of xorshift noise in the
+// printable range, repeated (the same every call).
+var big = sync.OnceValue(func() string {
+	line := make([]byte, 64)
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := range line[:63] {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		line[i] = '!' + byte(x%94)
+	}
+	line[63] = '\n'
+	return strings.Repeat(string(line), BigSize/len(line))
+})
 
 // Build creates the case's tree in a fresh workspace directory and
 // returns its canonical path.
@@ -140,6 +196,10 @@ func Build(t testing.TB, c *Case) string {
 			require.NoError(t, os.Symlink(target, p))
 		case strings.HasSuffix(s, "/"):
 			require.NoError(t, os.MkdirAll(filepath.Join(root, s), 0o755))
+		case strings.HasSuffix(s, " = @fifo"):
+			p := filepath.Join(root, strings.TrimSuffix(s, " = @fifo"))
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, syscall.Mkfifo(p, 0o644))
 		default:
 			name, content := Content(s)
 			p := filepath.Join(root, name)
