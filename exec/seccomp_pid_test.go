@@ -159,10 +159,19 @@ func (v *victim) affected(t *testing.T, effect string) bool {
 	}
 	switch effect {
 	case "sigxcpu":
-		// RLIMIT_CPU 0 acts as 1 s of CPU time (update_rlimit_cpu).
-		return exitedBy(syscall.SIGXCPU, 5*time.Second)
+		// A limit never set shows at once; a set one (RLIMIT_CPU 0 acts
+		// as 1 s of CPU time, update_rlimit_cpu) must then kill.
+		limits, _ := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid)) // empty once it died
+		for line := range strings.Lines(string(limits)) {
+			if strings.HasPrefix(line, "Max cpu time") && strings.Fields(line)[3] == "unlimited" {
+				return false
+			}
+		}
+		return exitedBy(syscall.SIGXCPU, 10*time.Second)
 	case "sigterm":
-		return exitedBy(syscall.SIGTERM, time.Second)
+		// A sent signal is pending when the syscall returns: the
+		// sleeping victim dies as soon as it is scheduled.
+		return exitedBy(syscall.SIGTERM, 300*time.Millisecond)
 	case "nofile":
 		for line := range strings.Lines(proc("limits")) {
 			if strings.HasPrefix(line, "Max open files") {
@@ -223,6 +232,9 @@ var pidModes = []pidMode{
 // row succeeds.
 func TestSeccompPIDSyscalls(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 6)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the non-root rows run as another uid, the root rows as root")
+	}
 	f := newFixture(t)
 	bin := f.withPIDProbe(t)
 	for d := f.root; d != "/tmp"; d = filepath.Dir(d) {
@@ -235,9 +247,6 @@ func TestSeccompPIDSyscalls(t *testing.T) {
 	havePIDNS, why := exec.PIDNamespace(rsNS, filter)
 
 	users := map[string]*syscall.Credential{"root": nil, "nonroot": {Uid: nonrootUID, Gid: nonrootUID}}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the non-root rows run as another uid, the root rows as root")
-	}
 	for _, tc := range loadPIDCases(t) {
 		us := tc.Users
 		if len(us) == 0 {
@@ -250,6 +259,9 @@ func TestSeccompPIDSyscalls(t *testing.T) {
 				name := fmt.Sprintf("%s %s/%s/%s", tc.Verb, tc.Target, user, m.name)
 				t.Run(name, func(t *testing.T) {
 					if m.pidns && !havePIDNS {
+						if errno, ok := kerneltest.Blocked(kerneltest.FeatureNamespaces); ok {
+							t.Skipf("namespaces blocked with %s by the emulation: %s", unix.ErrnoName(errno), why)
+						}
 						kerneltest.Missing(t, "no PID namespace: %s", why)
 					}
 					want := map[string]string{"unconfined": tc.Unconfined, "landlock": tc.Landlock, "seccomp": tc.Seccomp, "pidns": tc.Seccomp}[m.name]
