@@ -233,7 +233,7 @@ func requireSeccomp(t *testing.T) {
 // goroutine exits without unlocking, so the thread dies with it. It is never
 // the main thread, which the runtime parks instead of destroying (as exec's
 // goLocked does: the main thread stays locked until the retry has a thread).
-func onFilteredThread(t *testing.T, f *Filter, fn func()) {
+func onFilteredThread(t testing.TB, f *Filter, fn func()) {
 	t.Helper()
 	done := make(chan error)
 	go func() {

@@ -30,6 +30,9 @@ const (
 	landlockABIUnixSockets = 9
 	// landlockABITCP is the first Landlock ABI with TCP bind/connect rights.
 	landlockABITCP = 4
+	// landlockABIScopes is the first Landlock ABI that scopes signals
+	// (LANDLOCK_SCOPE_SIGNAL) and abstract UNIX sockets.
+	landlockABIScopes = 6
 )
 
 // Conditions are on the low 32 bits of a syscall argument. Every argument
@@ -104,9 +107,29 @@ var sysVIPC = []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv"
 // legacyModeSyscalls.
 var allModeSyscalls = append(modeSyscalls[:len(modeSyscalls):len(modeSyscalls)], legacyModeSyscalls...)
 
+// pidSyscalls are the numbers of the syscalls pidRules and ptraceFamily
+// add.
+var pidSyscalls = map[string]uint32{
+	"prlimit64":          unix.SYS_PRLIMIT64,
+	"setpriority":        unix.SYS_SETPRIORITY,
+	"ioprio_set":         unix.SYS_IOPRIO_SET,
+	"sched_setaffinity":  unix.SYS_SCHED_SETAFFINITY,
+	"sched_setscheduler": unix.SYS_SCHED_SETSCHEDULER,
+	"sched_setparam":     unix.SYS_SCHED_SETPARAM,
+	"sched_setattr":      unix.SYS_SCHED_SETATTR,
+	"migrate_pages":      unix.SYS_MIGRATE_PAGES,
+	"move_pages":         unix.SYS_MOVE_PAGES,
+	"get_robust_list":    unix.SYS_GET_ROBUST_LIST,
+	"kcmp":               unix.SYS_KCMP,
+	"process_madvise":    unix.SYS_PROCESS_MADVISE,
+}
+
 func init() {
 	for _, m := range allModeSyscalls {
 		syscallNumbers[m.name] = m.nr
+	}
+	for name, nr := range pidSyscalls {
+		syscallNumbers[name] = nr
 	}
 }
 
@@ -280,12 +303,14 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 				"clone3's flags are behind a pointer seccomp cannot read; ENOSYS makes libc and the Go runtime fall back to clone(2), whose flags are checked"))
 	}
 
+	rs = append(rs, pidRules(opt)...)
+
 	// ptrace and friends.
 	if opt.LandlockABI >= 1 {
 		rs = append(rs, allow("ptrace", "ptrace", "",
-			"Landlock (ABI >= 1) already limits ptrace, process_vm_readv/writev and pidfd_getfd to processes in the same domain"))
+			"Landlock (ABI >= 1) already limits ptrace, process_vm_readv/writev, pidfd_getfd, get_robust_list, kcmp and process_madvise (ptrace_may_access) to processes in the same domain"))
 	} else {
-		for _, sc := range []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"} {
+		for _, sc := range ptraceFamily {
 			if opt.AllowDangerous {
 				rs = append(rs, allow(sc, sc, "", "AllowDangerous without Landlock: the child can trace and inject into any process of its user"))
 			} else {
@@ -294,6 +319,76 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 			}
 		}
 	}
+	return rs
+}
+
+// ptraceFamily are the syscalls on another process that the kernel checks
+// with ptrace_may_access (or mm_access), which Landlock (ABI >= 1) limits to
+// processes of the same domain: without Landlock they fail with EPERM.
+var ptraceFamily = []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "get_robust_list", "kcmp", "process_madvise"}
+
+// Values of setpriority's and ioprio_set's which (include/uapi/linux/resource.h,
+// include/uapi/linux/ioprio.h).
+const (
+	prioProcess      = 0 // PRIO_PROCESS
+	ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS
+)
+
+// pidRules: syscalls that change another process's limits, priority or
+// placement by process ID. The kernel allows them on any process of the
+// same uid (check_prlimit_permission, set_one_prio, check_same_owner,
+// set_task_ioprio) and calls only the LSM hooks task_prlimit,
+// task_setnice, task_setscheduler, task_setioprio and task_movememory,
+// none of which Landlock implements (its scopes cover signals, through
+// task_kill, and ptrace_may_access). Without a PID namespace a confined
+// command could so kill the user's shell (prlimit RLIMIT_CPU 0: SIGXCPU),
+// make its writes fail (RLIMIT_FSIZE 0: SIGXFSZ) or starve it (nice 19,
+// SCHED_IDLE, one CPU, idle I/O class). Each is allowed only with pid 0,
+// the calling process or thread; a filter cannot know the caller's own ID,
+// so spelling it out (prlimit64(getpid(), ...),
+// pthread_setaffinity_np on a sibling thread) fails with EPERM too. glibc's
+// setrlimit/getrlimit and the Go runtime's pass 0 (Go's syscall package,
+// its rlimit restore in forkAndExecInChild), as do nice, taskset and
+// ionice when they start a command. All pid_t and int arguments: the low
+// word decides. The read-only counterparts (getpriority, ioprio_get,
+// sched_get*) stay allowed: they show a setting, change nothing.
+func pidRules(opt Options) []rule {
+	notSelf := bpfprog.ArgNotIn(0, 0)
+	const harm = "the kernel lets a process change any process of its uid, and Landlock has no hook for it: "
+	rs := []rule{
+		deny("pid-prlimit64", "prlimit64", "pid (argument 0) != 0", unix.EPERM,
+			harm+"prlimit64 on another process sets its limits (RLIMIT_CPU 0 kills it with SIGXCPU, RLIMIT_FSIZE 0 makes its writes fail); getrlimit and setrlimit pass pid 0",
+			notSelf),
+		deny("pid-setpriority-which", "setpriority", "which (argument 0) != PRIO_PROCESS", unix.EPERM,
+			harm+"PRIO_USER renices every process of the uid, PRIO_PGRP a whole process group (who 0 may be the caller's own group, shared with its parent)",
+			bpfprog.ArgNotIn(0, prioProcess)),
+		deny("pid-setpriority-who", "setpriority", "who (argument 1) != 0", unix.EPERM,
+			harm+"setpriority on another process or thread renices it (nice 19 starves it; root may also raise priority); nice(2) passes 0",
+			bpfprog.ArgNotIn(1, 0)),
+		deny("pid-ioprio_set-which", "ioprio_set", "which (argument 0) != IOPRIO_WHO_PROCESS", unix.EPERM,
+			harm+"IOPRIO_WHO_USER sets the I/O priority of every process of the uid, IOPRIO_WHO_PGRP of a process group",
+			bpfprog.ArgNotIn(0, ioprioWhoProcess)),
+		deny("pid-ioprio_set-who", "ioprio_set", "who (argument 1) != 0", unix.EPERM,
+			harm+"ioprio_set on another process gives it the idle I/O class; ionice starting a command passes 0",
+			bpfprog.ArgNotIn(1, 0)),
+	}
+	for _, sc := range []struct{ name, what string }{
+		{"sched_setaffinity", "pins another process or thread to one CPU (pthread_setaffinity_np and pthread_create with an affinity attribute name a sibling thread's ID and fail too)"},
+		{"sched_setscheduler", "moves another process or thread to SCHED_IDLE (or, as root, a real-time class)"},
+		{"sched_setparam", "changes another process's or thread's static priority"},
+		{"sched_setattr", "changes another process's or thread's policy, nice value or utilization clamps"},
+		{"migrate_pages", "moves another process's memory between NUMA nodes (also refused by Landlock's ptrace scope, ABI >= 1)"},
+		{"move_pages", "moves another process's pages, or reads where they are (also refused by Landlock's ptrace scope, ABI >= 1)"},
+	} {
+		rs = append(rs, deny("pid-"+sc.name, sc.name, "pid (argument 0) != 0", unix.EPERM, harm+sc.name+" "+sc.what, notSelf))
+	}
+	signals := fmt.Sprintf("Landlock ABI %d scopes signals (task_kill): kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo and pidfd_send_signal reach only processes of the sandbox", opt.LandlockABI)
+	if opt.LandlockABI < landlockABIScopes {
+		signals = fmt.Sprintf("UNCONFINED: Landlock ABI %d < 6 does not scope signals, so without a PID namespace kill and the rest of the family reach every process of the uid; a filter cannot tell the caller's own pid from another", opt.LandlockABI)
+	}
+	rs = append(rs, allow("pid-signals", "kill", "", signals),
+		allow("pid-read", "getpriority", "",
+			"getpriority, ioprio_get, sched_getaffinity, sched_getscheduler, sched_getparam, sched_getattr, capget, pidfd_open and waitid only read or wait (waitid only on children); the Go runtime and glibc call sched_getaffinity(0) at start"))
 	return rs
 }
 

@@ -103,12 +103,26 @@
 //     inside it and opens much more kernel surface); clone3 fails with ENOSYS
 //     because its flags sit behind a pointer the filter cannot read, and libc
 //     and the Go runtime then fall back to clone(2), whose flags it checks.
+//   - pid-*: syscalls that change another process by process ID fail with
+//     EPERM unless they name the caller as 0: prlimit64, sched_setaffinity,
+//     sched_setscheduler, sched_setparam, sched_setattr, migrate_pages and
+//     move_pages with a pid other than 0; setpriority and ioprio_set with a
+//     which other than PRIO_PROCESS (IOPRIO_WHO_PROCESS) or a who other
+//     than 0. The kernel lets a process do these to any process of its uid
+//     and Landlock has no hook for them: without a PID namespace the child
+//     could kill the user's shell (RLIMIT_CPU 0: SIGXCPU), or renice, pin
+//     or starve it. A filter cannot know the caller's own pid, so
+//     prlimit(getpid(), ...) and pthread_setaffinity_np on a sibling
+//     thread fail too; glibc's setrlimit, the Go runtime, nice, taskset
+//     and ionice pass 0. The read-only counterparts stay allowed
+//     (pid-read), and signals are left to Landlock's scope (pid-signals,
+//     reported UNCONFINED below ABI 6).
 //   - ptrace: allowed when LandlockABI >= 1, because a Landlock domain already
-//     limits ptrace (and process_vm_*, pidfd_getfd) to processes inside the
-//     same domain. Without Landlock (LandlockABI < 1) and unless
-//     AllowDangerous, ptrace, process_vm_readv, process_vm_writev and
-//     pidfd_getfd fail with EPERM, so the child cannot inject code into the
-//     process that started it.
+//     limits ptrace (and process_vm_*, pidfd_getfd, get_robust_list, kcmp,
+//     process_madvise: every check through ptrace_may_access) to processes
+//     inside the same domain. Without Landlock (LandlockABI < 1) and unless
+//     AllowDangerous, those seven fail with EPERM, so the child cannot
+//     inject code into the process that started it.
 //
 // Without NetRestricted (host network) no rule looks at socket families,
 // types or protocols except AF_UNIX (socket and datagram socketpairs), nor
@@ -135,7 +149,11 @@
 // or CLONE_NEWTIME is set (those get ENOSYS), and SysProcAttr.Cloneflags or
 // Unshareflags with CLONE_NEWUSER get EPERM unless AllowDangerous.
 //
-// Does not protect against: anything a rule above lists as allowed; sockets
+// Does not protect against: anything a rule above lists as allowed
+// (signals to the uid's processes below Landlock ABI 6 without a PID
+// namespace, reading their priorities and affinity); writes to another
+// process's /proc/PID files (oom_score_adj, autogroup, coredump_filter),
+// left to Landlock's file rules (the system preset grants no /proc); sockets
 // and file descriptors the child inherits already open (a listening socket
 // passed as stdin can accept); UDP to any port with AllowDNS; the host's
 // interfaces, addresses and routes read through NETLINK_ROUTE (and

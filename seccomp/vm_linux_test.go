@@ -114,6 +114,37 @@ func TestFilterVM(t *testing.T) {
 		sys("unshare(CLONE_NEWNS)", unix.SYS_UNSHARE, ok, unix.CLONE_NEWNS),
 		sys("clone(vfork)", unix.SYS_CLONE, ok, unix.CLONE_VM|unix.CLONE_VFORK|uint64(unix.SIGCHLD)),
 	}
+	// The pid rules apply under every Options: pid 0 (the caller) only.
+	// pid_t and int arguments are read by the kernel from the low word,
+	// so garbage in the high half changes nothing.
+	const rlimitCPU, prioPGRP, prioUser, ioprioWhoPGRP, ioprioWhoUser = 0, 1, 2, 2, 3
+	pidCalls := []call{
+		sys("prlimit64(0, RLIMIT_NOFILE)", unix.SYS_PRLIMIT64, ok, 0, unix.RLIMIT_NOFILE, 0x1000, 0),
+		sys("prlimit64(0|high)", unix.SYS_PRLIMIT64, ok, hi32, rlimitCPU, 0x1000, 0),
+		sys("prlimit64(1234, RLIMIT_CPU)", unix.SYS_PRLIMIT64, eperm, 1234, rlimitCPU, 0x1000, 0),
+		sys("prlimit64(1234, get)", unix.SYS_PRLIMIT64, eperm, 1234, unix.RLIMIT_NOFILE, 0, 0x1000),
+		sys("prlimit64(-1)", unix.SYS_PRLIMIT64, eperm, 0xffffffff, rlimitCPU, 0x1000, 0),
+		sys("setpriority(PRIO_PROCESS, 0)", unix.SYS_SETPRIORITY, ok, unix.PRIO_PROCESS, 0, 19),
+		sys("setpriority(PRIO_PROCESS, 0|high)", unix.SYS_SETPRIORITY, ok, hi32|unix.PRIO_PROCESS, hi32, 19),
+		sys("setpriority(PRIO_PROCESS, 1234)", unix.SYS_SETPRIORITY, eperm, unix.PRIO_PROCESS, 1234, 19),
+		sys("setpriority(PRIO_PGRP, 0)", unix.SYS_SETPRIORITY, eperm, prioPGRP, 0, 19),
+		sys("setpriority(PRIO_USER, 0)", unix.SYS_SETPRIORITY, eperm, prioUser, 0, 19),
+		sys("getpriority(PRIO_USER, 1234)", unix.SYS_GETPRIORITY, ok, prioUser, 1234),
+		sys("ioprio_set(IOPRIO_WHO_PROCESS, 0)", unix.SYS_IOPRIO_SET, ok, 1, 0, 3<<13),
+		sys("ioprio_set(IOPRIO_WHO_PROCESS, 1234)", unix.SYS_IOPRIO_SET, eperm, 1, 1234, 3<<13),
+		sys("ioprio_set(IOPRIO_WHO_PGRP, 0)", unix.SYS_IOPRIO_SET, eperm, ioprioWhoPGRP, 0, 3<<13),
+		sys("ioprio_set(IOPRIO_WHO_USER, 0)", unix.SYS_IOPRIO_SET, eperm, ioprioWhoUser, 0, 3<<13),
+		sys("ioprio_get(IOPRIO_WHO_USER, 1234)", unix.SYS_IOPRIO_GET, ok, ioprioWhoUser, 1234),
+		sys("sched_getaffinity(1234)", unix.SYS_SCHED_GETAFFINITY, ok, 1234, 128, 0x1000),
+		sys("kill(1234)", unix.SYS_KILL, ok, 1234, 15),
+	}
+	for _, sc := range []string{"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr", "migrate_pages", "move_pages"} {
+		pidCalls = append(pidCalls,
+			sys(sc+"(0)", syscallNumbers[sc], ok, 0, 0x80, 0x1000),
+			sys(sc+"(1234)", syscallNumbers[sc], eperm, 1234, 0x80, 0x1000),
+			sys(sc+"(1234|high)", syscallNumbers[sc], eperm, hi32|1234, 0x80, 0x1000))
+	}
+	common = append(common, pidCalls...)
 	dangerousCalls := func(want string) []call {
 		var cs []call
 		for _, name := range []string{"keyctl", "add_key", "request_key", "bpf", "perf_event_open",
@@ -171,6 +202,9 @@ func TestFilterVM(t *testing.T) {
 			sys("process_vm_writev", unix.SYS_PROCESS_VM_WRITEV, want),
 			sys("process_vm_readv", unix.SYS_PROCESS_VM_READV, want),
 			sys("pidfd_getfd", unix.SYS_PIDFD_GETFD, want),
+			sys("get_robust_list", unix.SYS_GET_ROBUST_LIST, want, 1234),
+			sys("kcmp", unix.SYS_KCMP, want, 1, 1234),
+			sys("process_madvise", unix.SYS_PROCESS_MADVISE, want, 3),
 		}
 	}
 
@@ -290,6 +324,27 @@ func TestRules(t *testing.T) {
 	m = rulesByName(t, Options{LandlockABI: 0})
 	assert.Equal(t, actEPERM, m["ptrace"].Action)
 	assert.Equal(t, actEPERM, m["pidfd_getfd"].Action)
+	assert.Equal(t, actEPERM, m["get_robust_list"].Action)
+	assert.Equal(t, actEPERM, m["kcmp"].Action)
+}
+
+// TestRulesPID: the pid rules are reported under every Options, each
+// with its condition, and the signal rule says whether Landlock scopes
+// signals on this ABI.
+func TestRulesPID(t *testing.T) {
+	for _, opt := range []Options{{LandlockABI: 7}, {LandlockABI: 0, AllowDangerous: true}, {LandlockABI: 7, NetRestricted: true}} {
+		m := rulesByName(t, opt)
+		for _, name := range []string{"pid-prlimit64", "pid-setpriority-which", "pid-setpriority-who",
+			"pid-ioprio_set-which", "pid-ioprio_set-who", "pid-sched_setaffinity", "pid-sched_setscheduler",
+			"pid-sched_setparam", "pid-sched_setattr", "pid-migrate_pages", "pid-move_pages"} {
+			if assert.Contains(t, m, name, "%+v", opt) {
+				assert.Equal(t, actEPERM, m[name].Action, name)
+				assert.Contains(t, m[name].Args, "!= ", name)
+			}
+		}
+	}
+	assert.NotContains(t, rulesByName(t, Options{LandlockABI: 6})["pid-signals"].Reason, "UNCONFINED")
+	assert.Contains(t, rulesByName(t, Options{LandlockABI: 5})["pid-signals"].Reason, "UNCONFINED")
 }
 
 func BenchmarkBuild(b *testing.B) {
