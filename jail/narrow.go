@@ -150,7 +150,7 @@ func (w *Workspace) narrowing(canon string, entryOnly bool) Narrowing {
 	if matches(w.ro) || slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
 		n |= NarrowReadOnly
 	}
-	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) {
+	if matches(w.agentPat) || slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) {
 		n |= NarrowAgentConfig
 	}
 	if w.keys.matchesEntry(canon, root.Path) {
@@ -199,7 +199,7 @@ func (w *Workspace) AgentConfigProtected() []string { return slices.Clone(w.agen
 // readOnlyAt reports whether a write to canon is refused by WithReadOnly
 // or WithProtectedAgentConfig.
 func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {
-	if canon == w.gitEntry {
+	if canon == w.gitEntry || w.gitAny && filepath.Base(canon) == ".git" {
 		return true
 	}
 	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) ||
@@ -212,7 +212,7 @@ func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {
 // narrows reports whether the policy has anything beyond roots and deny
 // patterns that a fast path would have to consult.
 func (w *Workspace) narrows() bool {
-	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || !w.keys.empty()
+	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || w.gitAny || !w.keys.empty()
 }
 
 // keyDeniedPath reports whether canon matches a private-key pattern and

@@ -34,6 +34,8 @@ type Workspace struct {
 	roPaths  []string     // WithReadOnly absolute paths, canonical
 	agent    []string     // WithProtectedAgentConfig: AgentConfigProtected
 	gitEntry string       // WithProtectedAgentConfig: <root>/.git, protected itself
+	agentPat *denyMatcher // WithProtectedAgentConfig: AgentConfigNestedPatterns (also in ro)
+	gitAny   bool         // WithProtectedAgentConfig: every entry named .git is protected itself
 	keys     *denyMatcher // WithDenyPrivateKeys patterns
 }
 
@@ -99,7 +101,12 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	var roPatterns []string
 	readOnly := c.readOnly
 	if c.protectAgent {
-		readOnly = append(slices.Clone(AgentConfigPatterns), readOnly...)
+		readOnly = append(slices.Concat(AgentConfigPatterns, AgentConfigNestedPatterns), readOnly...)
+		if w.agentPat, err = newDenyMatcher(AgentConfigNestedPatterns); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("jail: AgentConfigNestedPatterns: %w (cannot happen: fixed patterns)", err)
+		}
+		w.gitAny = true
 		// Each submodule's gitfile ("gitdir: ../.git/modules/sub"): git
 		// follows it to a config and hooks, so rewriting it to point at
 		// a git directory the command made runs that directory's
