@@ -29,6 +29,7 @@ import (
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/reaper"
+	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/mcpserver"
@@ -122,6 +123,15 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer ws.Close()
+	// --protect-agent-config: swept after every bash call (sweep.AfterEach
+	// below) and, deferred here so that it runs after the descendants are
+	// killed, once more at exit.
+	snap, err := sweep.Take(ws, o.WalkLimit)
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	defer sweep.Finish(snap, cmd.Root().ErrWriter)
 
 	// bash's HOME: the same private directory per workspace as run's
 	// (outside the workspace, kept between sessions), unless --env sets
@@ -157,6 +167,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	startOpts := o.LandlockOptions(tmp, home)
 	startOpts.ProxyTCP = probe.Ports()
+	startOpts.SweepAgentConfig = true // swept: see sweep.Take above
 	rs, err := landlock.Compile(ws, startOpts)
 	if err != nil {
 		probe.Close()
@@ -190,11 +201,13 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// Carve-outs follow the tree as it is at each bash call, not as it
 	// was when the server started (a .env created mid-session is denied).
 	lopts := o.LandlockOptions(tmp, home)
+	lopts.SweepAgentConfig = true // swept: see sweep.Take above
 	k.Compile = func() (*landlock.Ruleset, error) { return landlock.Compile(ws, lopts) }
 	if len(o.AllowDomain) > 0 {
 		p := &callProxies{o: o, ws: ws, lopts: lopts, noSeccomp: filter == nil, stderr: stderr}
 		k.Compile, k.Network = p.compile, p.network
 	}
+	k.Network = sweep.AfterEach(snap, stderr, k.Network)
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	maxFile, err := parseSize(cmd.String(flagMaxFileSize))
 	if err != nil {

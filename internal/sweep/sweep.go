@@ -145,6 +145,7 @@ type Snapshot struct {
 	// names, not examined again (what is moved out of one is, at its
 	// new path).
 	mine sync.Map
+	mu   sync.Mutex // one Sweep at a time (known is updated)
 	now  func() time.Time
 }
 
@@ -207,6 +208,8 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	if s == nil {
 		return nil, nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	found, err := s.walk()
 	if err != nil {
 		return nil, err
@@ -264,10 +267,52 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	return out, errors.Join(errs...)
 }
 
-// Print writes one line per entry of q to w, prefixed "landjail: ".
-func Print(w io.Writer, q []Quarantined) {
+// Finish is Sweep, with one line per entry and the error, if any,
+// written to w ("landjail: ..."). A nil Snapshot does nothing. Callers
+// decide what an error means for the run; landjail run makes a command
+// that exited 0 fail (the workspace may hold what the sweep could not
+// neutralise).
+func Finish(s *Snapshot, w io.Writer) ([]Quarantined, error) {
+	q, err := s.Sweep()
 	for _, e := range q {
 		fmt.Fprintf(w, "landjail: %s\n", e)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "landjail: sweeping agent configuration: %v\n", err)
+	}
+	return q, err
+}
+
+// AfterEach wraps next, a per-call hook of the shape of tools.Toolkit's
+// Network (nil for none), so that the finish of every call also sweeps
+// s (once the call's process is reaped) and returns its lines, which
+// the bash tool shows to the model; they are also written to w. With a
+// nil s it returns next unchanged. Generic so that this package needs
+// neither tools nor exec.
+func AfterEach[R, C any](s *Snapshot, w io.Writer, next func(R, C) (func() error, func() []string, error)) func(R, C) (func() error, func() []string, error) {
+	if s == nil {
+		return next
+	}
+	return func(r R, c C) (func() error, func() []string, error) {
+		started, finish := func() error { return nil }, func() []string { return nil }
+		if next != nil {
+			s, f, err := next(r, c)
+			if err != nil {
+				return nil, nil, err
+			}
+			started, finish = s, f
+		}
+		return started, func() []string {
+			lines := finish()
+			q, err := Finish(s, w)
+			for _, e := range q {
+				lines = append(lines, e.String())
+			}
+			if err != nil {
+				lines = append(lines, "sweeping agent configuration failed: "+err.Error())
+			}
+			return lines
+		}, nil
 	}
 }
 
