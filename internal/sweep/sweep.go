@@ -146,7 +146,12 @@ type Snapshot struct {
 	// new path).
 	mine sync.Map
 	mu   sync.Mutex // one Sweep at a time (known is updated)
-	now  func() time.Time
+	// names are the last components a protected entry can have
+	// (candidates: Narrowing decides), paths the absolute protected
+	// paths (jail.Workspace.AgentConfigProtected).
+	names map[string]bool
+	paths map[string]bool
+	now   func() time.Time
 }
 
 // Take records the protected entries of ws's workspace root as they are
@@ -165,7 +170,11 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{ws: ws, root: r, limit: limit, known: map[string]*entry{}, now: time.Now}
+	s := &Snapshot{ws: ws, root: r, limit: limit, known: map[string]*entry{}, now: time.Now,
+		names: lastNames(), paths: map[string]bool{}}
+	for _, p := range ws.AgentConfigProtected() {
+		s.paths[p] = true
+	}
 	found, err := s.walk()
 	if err != nil {
 		r.Close()
@@ -348,6 +357,18 @@ func classify(was, now *entry, hash func() (bool, [sha256.Size]byte)) string {
 	return ""
 }
 
+// lastNames returns the last component of every pattern and path that
+// jail.WithProtectedAgentConfig protects by name.
+func lastNames() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range [][]string{jail.AgentConfigPaths, jail.AgentConfigPatterns, jail.AgentConfigNestedPatterns} {
+		for _, p := range l {
+			out[filepath.Base(strings.TrimSuffix(p, "/"))] = true
+		}
+	}
+	return out
+}
+
 // walk returns the protected entries below the root, relative, sorted
 // (a directory before what is below it).
 func (s *Snapshot) walk() ([]string, error) {
@@ -391,7 +412,11 @@ func (s *Snapshot) walk() ([]string, error) {
 		parent := filepath.Dir(p)
 		_, below := inside.Load(parent)
 		protected := below
-		if !protected {
+		// Only an entry named like the last component of a protected
+		// pattern or path can match one (they all end in a literal
+		// name): the matcher is asked about those alone, which is what
+		// keeps a 100,000-entry walk cheap (BENCHMARKS.md).
+		if !protected && (s.names[d.Name()] || s.paths[p]) {
 			if parent == root {
 				protected = s.ws.Narrowing(p)&jail.NarrowAgentConfig != 0
 			} else {
