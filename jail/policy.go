@@ -301,8 +301,11 @@ func nestedAgentPatterns() []string {
 // when it is a file ("gitdir: ..." of a worktree or submodule),
 // rewritten to point at another repository's hooks. A symlink or gitfile
 // created after New is not followed up: Workspace has no operation that
-// creates symlinks, and landlock.Compile freezes the workspace root for
-// children (see landlock's chain directories).
+// creates symlinks and refuses every ".git" entry; for children,
+// landlock.Compile freezes the workspace root (Landlock-only, see
+// landlock's chain directories), and under the namespace layer the
+// caller's sweep renames a protected name or ".git" that is new or
+// replaced (internal/sweep).
 //
 // AgentConfigNestedPatterns protect the same names in every directory
 // of the tree, and no entry named ".git", at any depth, can be created,
