@@ -71,6 +71,11 @@ import (
 // entries than the walk's limit: the sweep did not look at everything.
 var ErrWalkLimit = errors.New("sweep: walk limit reached")
 
+// ErrUnlistable is returned (wrapped) by Sweep when a directory of the
+// workspace that could be listed when the Snapshot was taken (or did not
+// exist) cannot be listed any more: what is below it was not examined.
+var ErrUnlistable = errors.New("sweep: a directory became unlistable during the run")
+
 // DefaultWalkLimit is the number of entries a walk visits at most when
 // Take is given 0: landlock.DefaultWalkLimit's number (10,000,000, seconds
 // of walking), so a workspace that can be compiled can be swept.
@@ -151,7 +156,10 @@ type Snapshot struct {
 	// paths (jail.Workspace.AgentConfigProtected).
 	names map[string]bool
 	paths map[string]bool
-	now   func() time.Time
+	// unlistable are the directories Take could not list (nil before
+	// Take's walk): they hide nothing the command made.
+	unlistable map[string]bool
+	now        func() time.Time
 }
 
 // Take records the protected entries of ws's workspace root as they are
@@ -376,6 +384,7 @@ func (s *Snapshot) walk() ([]string, error) {
 	var (
 		mu      sync.Mutex
 		out     []string
+		denied  []string // directories that could not be listed
 		seen    atomic.Int64
 		inside  sync.Map // protected directories: everything below is protected
 		limitFn = func() error {
@@ -392,7 +401,10 @@ func (s *Snapshot) walk() ([]string, error) {
 				return nil
 			}
 			if errors.Is(err, fs.ErrPermission) {
-				return nil // an unlistable directory: the command could not list it either
+				mu.Lock()
+				denied = append(denied, p[len(root)+1:])
+				mu.Unlock()
+				return nil
 			}
 			return err
 		}
@@ -441,6 +453,28 @@ func (s *Snapshot) walk() ([]string, error) {
 		return nil, err
 	}
 	sort.Strings(out)
+	// A directory that cannot be listed hides what is below it. One
+	// that could be listed at Take (or is new) was made so during the
+	// run (chmod 000 by the command): the sweep is incomplete.
+	var hidden []string
+	for _, d := range denied {
+		if s.unlistable == nil {
+			continue
+		}
+		if !s.unlistable[d] {
+			hidden = append(hidden, d)
+		}
+	}
+	if s.unlistable == nil {
+		s.unlistable = map[string]bool{}
+		for _, d := range denied {
+			s.unlistable[d] = true
+		}
+	}
+	if len(hidden) > 0 {
+		sort.Strings(hidden)
+		return nil, fmt.Errorf("%w: %q (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, hidden[0], len(hidden)-1)
+	}
 	return out, nil
 }
 
@@ -515,6 +549,18 @@ func (s *Snapshot) quarantine(rel, stamp string) (string, error) {
 		}
 		if err = s.root.Rename(rel, to); err == nil {
 			return to, nil
+		}
+		if errors.Is(err, unix.EACCES) {
+			// The command made the directory read-only (chmod a-w):
+			// the owner may write it again.
+			dir := filepath.Dir(rel)
+			if fi, lerr := s.root.Lstat(dir); lerr == nil && fi.IsDir() {
+				if s.root.Chmod(dir, fi.Mode().Perm()|0o300) == nil {
+					if err = s.root.Rename(rel, to); err == nil {
+						return to, nil
+					}
+				}
+			}
 		}
 	}
 	return "", err
