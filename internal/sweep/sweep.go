@@ -228,11 +228,11 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found, err := s.walk()
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrUnlistable) {
 		return nil, err
 	}
 	var out []Quarantined
-	var errs []error
+	errs := []error{err} // ErrUnlistable: what could be seen is still swept
 	stamp := s.now().UTC().Format("20060102T150405Z")
 	var moved []string // directories moved away: skip what was below them
 	for _, rel := range found {
@@ -473,7 +473,7 @@ func (s *Snapshot) walk() ([]string, error) {
 	}
 	if len(hidden) > 0 {
 		sort.Strings(hidden)
-		return nil, fmt.Errorf("%w: %q (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, hidden[0], len(hidden)-1)
+		return out, fmt.Errorf("%w: %q (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, hidden[0], len(hidden)-1)
 	}
 	return out, nil
 }

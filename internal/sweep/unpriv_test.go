@@ -86,8 +86,12 @@ func sweepUnprivileged(t *testing.T, root string) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
 	mk("hid/.git/config", evilConfig)
+	mk("seen/.envrc", "x")
 	require.NoError(t, os.Chmod(filepath.Join(root, "hid"), 0))
 	defer os.Chmod(filepath.Join(root, "hid"), 0o755)
-	_, err = snap.Sweep()
+	q, err = snap.Sweep()
 	assert.ErrorIs(t, err, sweep.ErrUnlistable)
+	if assert.Len(t, q, 1, "what can be seen is still swept") {
+		assert.Equal(t, "seen/.envrc", q[0].Path)
+	}
 }
