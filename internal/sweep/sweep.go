@@ -228,11 +228,11 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found, err := s.walk()
-	if err != nil && !errors.Is(err, ErrUnlistable) {
+	if err != nil && !errors.Is(err, ErrUnlistable) && !errors.Is(err, ErrWalkLimit) {
 		return nil, err
 	}
 	var out []Quarantined
-	errs := []error{err} // ErrUnlistable: what could be seen is still swept
+	errs := []error{err} // ErrUnlistable, ErrWalkLimit: what was seen is still swept
 	stamp := s.now().UTC().Format("20060102T150405Z")
 	var moved []string // directories moved away: skip what was below them
 	for _, rel := range found {
@@ -449,10 +449,13 @@ func (s *Snapshot) walk() ([]string, error) {
 		mu.Unlock()
 		return nil
 	})
+	sort.Strings(out)
+	if errors.Is(err, ErrWalkLimit) {
+		return out, err // what was found is still swept
+	}
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(out)
 	// A directory that cannot be listed hides what is below it. One
 	// that could be listed at Take (or is new) was made so during the
 	// run (chmod 000 by the command): the sweep is incomplete.

@@ -3,6 +3,7 @@ package sweep_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,4 +178,17 @@ func TestSweepWalkLimit(t *testing.T) {
 	defer ws.Close()
 	_, err = sweep.Take(ws, 3)
 	assert.ErrorIs(t, err, sweep.ErrWalkLimit)
+
+	// The command grows the tree past the limit: the sweep fails, and
+	// still renames what it met before the limit.
+	snap, err := sweep.Take(ws, 20)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".envrc"), []byte("x"), 0o644))
+	for i := range 30 {
+		require.NoError(t, os.WriteFile(filepath.Join(root, "x", strconv.Itoa(i)), nil, 0o644))
+	}
+	q, err := snap.Sweep()
+	assert.ErrorIs(t, err, sweep.ErrWalkLimit)
+	t.Log(q)
 }
