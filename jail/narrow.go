@@ -206,13 +206,13 @@ func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {
 		slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
 		return true
 	}
-	return w.ro.denied(canon, root.Path)
+	return w.ro.denied(canon, root.Path) || w.agentPat.denied(canon, root.Path)
 }
 
 // narrows reports whether the policy has anything beyond roots and deny
 // patterns that a fast path would have to consult.
 func (w *Workspace) narrows() bool {
-	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || w.gitAny || !w.keys.empty()
+	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || w.gitAny || !w.agentPat.empty() || !w.keys.empty()
 }
 
 // keyDeniedPath reports whether canon matches a private-key pattern and

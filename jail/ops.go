@@ -428,7 +428,7 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 		(w.gitEntry != "" && within(w.gitEntry, t.canon)) {
 		return &fs.PathError{Op: op, Path: name, Err: ErrReadOnly}
 	}
-	if w.deny.empty() && w.ro.empty() && w.keys.empty() {
+	if w.deny.empty() && w.ro.empty() && w.keys.empty() && w.agentPat.empty() {
 		return nil
 	}
 	fi, err := t.root.r.Lstat(t.rel)
@@ -444,7 +444,7 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 		switch {
 		case w.deny.denied(canon, t.root.Path):
 			refused = ErrDenied
-		case w.ro.denied(canon, t.root.Path), w.gitAny && d.Name() == ".git":
+		case w.ro.denied(canon, t.root.Path), w.agentPat.denied(canon, t.root.Path), w.gitAny && d.Name() == ".git":
 			refused = ErrReadOnly
 		case !d.IsDir() && w.keys.matchesEntry(canon, t.root.Path):
 			if err := w.keyCheckRel(op, name, t.root, p); err != nil {

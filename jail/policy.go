@@ -248,8 +248,8 @@ var AgentConfigPatterns = []string{
 	".git/worktrees/*/commondir", ".git/worktrees/*/gitdir",
 }
 
-// AgentConfigNestedPatterns are the read-only patterns (WithReadOnly
-// syntax) that WithProtectedAgentConfig adds for every directory of the
+// AgentConfigNestedPatterns are the patterns (WithReadOnly syntax)
+// that WithProtectedAgentConfig protects for every directory of the
 // tree, not only the workspace root: a repository nested anywhere
 // ("git init src/vendor", a clone, a vendored checkout) has its own
 // .git/config and .git/hooks, and git runs what they name when the user
@@ -262,10 +262,16 @@ var AgentConfigPatterns = []string{
 // (agentConfigHomeOnly: shell start-up files, .gitconfig, .config/git/),
 // which nothing reads below the root. Every Workspace operation and
 // Check(p, Write) refuse a write to one with ErrReadOnly, whether it
-// exists or not; landlock.Compile carves the existing ones out for
-// children. One that a child creates is not stopped by a rule (its
-// directory may not even exist when the ruleset is compiled): the CLI
-// sweeps the workspace after the command (internal/sweep).
+// exists or not. For children they are not carved out (Narrowing reports
+// NarrowAgentConfig, not NarrowReadOnly): a name that does not exist
+// cannot be carved without freezing its parent, its directory may not
+// exist when the ruleset is compiled, and carving every existing one
+// would freeze (or mount over) package trees that ship them
+// (node_modules/*/.vscode): the CLI sweeps the workspace after the
+// command instead (internal/sweep: what was created is renamed away,
+// what was changed is renamed away and its content restored). The
+// entries of the workspace root (AgentConfigPaths, AgentConfigPatterns)
+// are carved out as before.
 var AgentConfigNestedPatterns = nestedAgentPatterns()
 
 // agentConfigHomeOnly are the AgentConfigPaths protected in the workspace
@@ -308,8 +314,9 @@ func nestedAgentPatterns() []string {
 // replaced (internal/sweep).
 //
 // AgentConfigNestedPatterns protect the same names in every directory
-// of the tree, and no entry named ".git", at any depth, can be created,
-// removed or renamed through the Workspace (a gitfile "sub/.git" or a
+// of the tree (for children: by the caller's sweep), and no entry named
+// ".git", at any depth, can be created, removed or renamed through the
+// Workspace (a gitfile "sub/.git" or a
 // symlink named .git selects a repository directory, and with it a
 // config the command wrote).
 //

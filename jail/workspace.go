@@ -34,7 +34,7 @@ type Workspace struct {
 	roPaths  []string     // WithReadOnly absolute paths, canonical
 	agent    []string     // WithProtectedAgentConfig: AgentConfigProtected
 	gitEntry string       // WithProtectedAgentConfig: <root>/.git, protected itself
-	agentPat *denyMatcher // WithProtectedAgentConfig: AgentConfigNestedPatterns (also in ro)
+	agentPat *denyMatcher // WithProtectedAgentConfig: AgentConfigNestedPatterns (not in ro: not carved)
 	gitAny   bool         // WithProtectedAgentConfig: every entry named .git is protected itself
 	keys     *denyMatcher // WithDenyPrivateKeys patterns
 }
@@ -101,7 +101,7 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	var roPatterns []string
 	readOnly := c.readOnly
 	if c.protectAgent {
-		readOnly = append(slices.Concat(AgentConfigPatterns, AgentConfigNestedPatterns), readOnly...)
+		readOnly = append(slices.Clone(AgentConfigPatterns), readOnly...)
 		if w.agentPat, err = newDenyMatcher(AgentConfigNestedPatterns); err != nil {
 			w.Close()
 			return nil, fmt.Errorf("jail: AgentConfigNestedPatterns: %w (cannot happen: fixed patterns)", err)

