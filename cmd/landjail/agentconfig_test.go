@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,6 +133,55 @@ func TestRunAgentConfigRootWritable(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join(ws, ".git/config"))
 			require.NoError(t, err)
 			assert.False(t, strings.HasSuffix(string(b), "x\n"))
+		})
+	}
+}
+
+// TestRunAgentConfigSweepAfterTree: the sweep runs once the command's
+// whole process tree is dead, so a descendant that detaches (setsid, in
+// the background) cannot plant a config after it: landjail kills it
+// (with the PID namespace, or as the subreaper with
+// --no-pid-namespace). Control: the same script run unconfined plants
+// the file a moment after it returns. The report lists what was
+// quarantined.
+func TestRunAgentConfigSweepAfterTree(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	// Below src/, which exists: Landlock-only, the root is frozen.
+	script := "cd src && (setsid sh -c 'sleep 1; mkdir -p late/.git && echo x > late/.git/config' >/dev/null 2>&1 &); mkdir -p now/.git && echo x > now/.git/config; echo started"
+
+	ctl := wsDir(t)
+	require.NoError(t, os.Mkdir(filepath.Join(ctl, "src"), 0o755))
+	cmd := osexec.Command("sh", "-c", script)
+	cmd.Dir = ctl
+	require.NoError(t, cmd.Run())
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(ctl, "src/late/.git/config"))
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "control: the detached process plants the config")
+
+	for _, flags := range [][]string{nil, {"--no-pid-namespace"}} {
+		t.Run(strings.Join(append([]string{"default"}, flags...), " "), func(t *testing.T) {
+			ws := wsDir(t)
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "src"), 0o755))
+			report := filepath.Join(t.TempDir(), "report.json")
+			args := append([]string{"run", "--protect-agent-config", "--workspace", ws, "--report", report}, flags...)
+			code, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", script)...)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, "started\n", stdout)
+			assert.Contains(t, stderr, "landjail: quarantined src/now/.git/config")
+			time.Sleep(2 * time.Second) // past the detached process's sleep
+			_, err := os.Stat(filepath.Join(ws, "src/late/.git/config"))
+			assert.ErrorIs(t, err, os.ErrNotExist, "a descendant outlived the run and planted a config after the sweep")
+			b, err := os.ReadFile(report)
+			require.NoError(t, err)
+			var rep struct {
+				Quarantined []struct{ Path, Reason string } `json:"quarantined"`
+			}
+			require.NoError(t, json.Unmarshal(b, &rep))
+			if assert.Len(t, rep.Quarantined, 1) {
+				assert.Equal(t, "src/now/.git/config", rep.Quarantined[0].Path)
+				assert.Equal(t, "created", rep.Quarantined[0].Reason)
+			}
 		})
 	}
 }
