@@ -206,7 +206,26 @@ func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {
 		slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
 		return true
 	}
-	return w.ro.denied(canon, root.Path) || w.agentPat.denied(canon, root.Path)
+	return w.ro.denied(canon, root.Path) || w.agentNested(canon, root.Path)
+}
+
+// agentNested reports whether AgentConfigNestedPatterns match canon or a
+// parent. Every pattern ends in a literal name, so the matcher is asked
+// only when a component of canon below root is one of them (the write
+// path's hot spot: BenchmarkCheckWriteAgentConfig).
+func (w *Workspace) agentNested(canon, root string) bool {
+	if w.agentPat.empty() {
+		return false
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
+	for rel != "" {
+		name, rest, _ := strings.Cut(rel, "/")
+		if w.agentNames[name] {
+			return w.agentPat.denied(canon, root)
+		}
+		rel = rest
+	}
+	return false
 }
 
 // narrows reports whether the policy has anything beyond roots and deny

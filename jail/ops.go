@@ -444,7 +444,7 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 		switch {
 		case w.deny.denied(canon, t.root.Path):
 			refused = ErrDenied
-		case w.ro.denied(canon, t.root.Path), w.agentPat.denied(canon, t.root.Path), w.gitAny && d.Name() == ".git":
+		case w.ro.denied(canon, t.root.Path), w.agentNested(canon, t.root.Path), w.gitAny && d.Name() == ".git":
 			refused = ErrReadOnly
 		case !d.IsDir() && w.keys.matchesEntry(canon, t.root.Path):
 			if err := w.keyCheckRel(op, name, t.root, p); err != nil {
