@@ -39,8 +39,8 @@ type Workspace struct {
 	// agentNames are the last components of AgentConfigNestedPatterns
 	// (all literal): a path none of whose components is one cannot match.
 	agentNames map[string]bool
-	gitAny   bool         // WithProtectedAgentConfig: every entry named .git is protected itself
-	keys     *denyMatcher // WithDenyPrivateKeys patterns
+	gitAny     bool         // WithProtectedAgentConfig: every entry named .git is protected itself
+	keys       *denyMatcher // WithDenyPrivateKeys patterns
 }
 
 type wsRoot struct {
