@@ -123,3 +123,24 @@ func BenchmarkResolve(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckWriteAgentConfig measures Check(name, Write) with the
+// agent defaults (--deny-secrets --protect-agent-config): the read-only
+// patterns, matched against every component of the path, are the
+// write path's hot spot.
+func BenchmarkCheckWriteAgentConfig(b *testing.B) {
+	for _, depth := range []int{1, 4, 16} {
+		root, name := benchTree(b, depth)
+		b.Run("depth="+strconv.Itoa(depth), func(b *testing.B) {
+			ws, err := jail.New(root, jail.WithDenySecrets(), jail.WithProtectedAgentConfig())
+			require.NoError(b, err)
+			defer ws.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ws.Check(name, jail.Write); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

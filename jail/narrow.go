@@ -267,7 +267,7 @@ func (w *Workspace) narrowing(canon string, entryOnly bool) Narrowing {
 	if matches(w.ro) || slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
 		n |= NarrowReadOnly
 	}
-	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) {
+	if matches(w.agentPat) || slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) {
 		n |= NarrowAgentConfig
 	}
 	switch w.keyScanOf(canon, root) {
@@ -323,20 +323,39 @@ func (w *Workspace) AgentConfigProtected() []string { return slices.Clone(w.agen
 // readOnlyAt reports whether a write to canon is refused by WithReadOnly
 // or WithProtectedAgentConfig.
 func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {
-	if canon == w.gitEntry {
+	if canon == w.gitEntry || w.gitAny && filepath.Base(canon) == ".git" {
 		return true
 	}
 	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) ||
 		slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
 		return true
 	}
-	return w.ro.denied(canon, root.Path)
+	return w.ro.denied(canon, root.Path) || w.agentNested(canon, root.Path)
+}
+
+// agentNested reports whether AgentConfigNestedPatterns match canon or a
+// parent. Every pattern ends in a literal name, so the matcher is asked
+// only when a component of canon below root is one of them (the write
+// path's hot spot: BenchmarkCheckWriteAgentConfig).
+func (w *Workspace) agentNested(canon, root string) bool {
+	if w.agentPat.empty() {
+		return false
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
+	for rel != "" {
+		name, rest, _ := strings.Cut(rel, "/")
+		if w.agentNames[name] {
+			return w.agentPat.denied(canon, root)
+		}
+		rel = rest
+	}
+	return false
 }
 
 // narrows reports whether the policy has anything beyond roots and deny
 // patterns that a fast path would have to consult.
 func (w *Workspace) narrows() bool {
-	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || !w.keys.empty() || w.keyHeaders
+	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || w.gitAny || !w.agentPat.empty() || !w.keys.empty() || w.keyHeaders
 }
 
 // keyScan says how a file is examined for a private key.

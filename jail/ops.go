@@ -439,7 +439,7 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 		(w.gitEntry != "" && within(w.gitEntry, t.canon)) {
 		return &fs.PathError{Op: op, Path: name, Err: ErrReadOnly}
 	}
-	if w.deny.empty() && w.ro.empty() && w.keys.empty() && !w.keyHeaders {
+	if w.deny.empty() && w.ro.empty() && w.keys.empty() && !w.keyHeaders && w.agentPat.empty() {
 		return nil
 	}
 	fi, err := t.root.r.Lstat(t.rel)
@@ -455,7 +455,7 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 		switch {
 		case w.deny.denied(canon, t.root.Path):
 			refused = ErrDenied
-		case w.ro.denied(canon, t.root.Path):
+		case w.ro.denied(canon, t.root.Path), w.agentNested(canon, t.root.Path), w.gitAny && d.Name() == ".git":
 			refused = ErrReadOnly
 		case !d.IsDir():
 			if s := w.keyScanOf(canon, t.root); s != scanNone {

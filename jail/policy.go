@@ -3,6 +3,8 @@ package jail
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // Mode is how an allowed root may be used. The workspace root itself is
@@ -247,6 +249,53 @@ var AgentConfigPatterns = []string{
 	".git/worktrees/*/commondir", ".git/worktrees/*/gitdir",
 }
 
+// AgentConfigNestedPatterns are the patterns (WithReadOnly syntax)
+// that WithProtectedAgentConfig protects for every directory of the
+// tree, not only the workspace root: a repository nested anywhere
+// ("git init src/vendor", a clone, a vendored checkout) has its own
+// .git/config and .git/hooks, and git runs what they name when the user
+// (or a git-aware prompt, an IDE scanning sub-repositories) works there;
+// direnv, editors, cargo, npm and agents read their configuration from
+// the directory they are started in or one above it. They are
+// AgentConfigPaths and AgentConfigPatterns made to match at any depth
+// ("**/.git/config"; a name without an inner "/" matches at any depth
+// already, gitignore(5)), except the entries of a home directory
+// (agentConfigHomeOnly: shell start-up files, .gitconfig, .config/git/),
+// which nothing reads below the root. Every Workspace operation and
+// Check(p, Write) refuse a write to one with ErrReadOnly, whether it
+// exists or not. For children they are not carved out (Narrowing reports
+// NarrowAgentConfig, not NarrowReadOnly): a name that does not exist
+// cannot be carved without freezing its parent, its directory may not
+// exist when the ruleset is compiled, and carving every existing one
+// would freeze (or mount over) package trees that ship them
+// (node_modules/*/.vscode): the CLI sweeps the workspace after the
+// command instead (internal/sweep: what was created is renamed away,
+// what was changed is renamed away and its content restored). The
+// entries of the workspace root (AgentConfigPaths, AgentConfigPatterns)
+// are carved out as before.
+var AgentConfigNestedPatterns = nestedAgentPatterns()
+
+// agentConfigHomeOnly are the AgentConfigPaths protected in the workspace
+// root only (a home directory's start-up files).
+var agentConfigHomeOnly = []string{
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".gitconfig", ".config/git/",
+}
+
+func nestedAgentPatterns() []string {
+	var out []string
+	for _, p := range append(slices.Clone(AgentConfigPaths), AgentConfigPatterns...) {
+		if slices.Contains(agentConfigHomeOnly, p) {
+			continue
+		}
+		if strings.Contains(strings.TrimSuffix(p, "/"), "/") {
+			p = "**/" + p // anchored otherwise (gitignore(5))
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // WithProtectedAgentConfig makes AgentConfigPaths in the workspace root
 // read-only (ErrReadOnly for every write, as WithReadOnly), whether they
 // exist or not: a missing one cannot be created; and AgentConfigPatterns
@@ -259,16 +308,29 @@ var AgentConfigPatterns = []string{
 // when it is a file ("gitdir: ..." of a worktree or submodule),
 // rewritten to point at another repository's hooks. A symlink or gitfile
 // created after New is not followed up: Workspace has no operation that
-// creates symlinks, and landlock.Compile freezes the workspace root for
-// children (see landlock's chain directories).
+// creates symlinks and refuses every ".git" entry; for children,
+// landlock.Compile freezes the workspace root (Landlock-only, see
+// landlock's chain directories), and under the namespace layer the
+// caller's sweep renames a protected name or ".git" that is new or
+// replaced (internal/sweep).
 //
-// For children, landlock.Compile carves the same paths out read-only;
-// their parent directories (the workspace root, .git) become frozen, so
-// a child cannot create, remove or rename entries directly in them: `git
-// add` and `git commit` fail cleanly inside (they create .git/index.lock;
-// measured: EACCES, no lock left behind), while reads, `git status`,
-// writing objects and everything below other directories work. That is
-// why the CLI leaves it off by default (--protect-agent-config).
+// AgentConfigNestedPatterns protect the same names in every directory
+// of the tree (for children: by the caller's sweep), and no entry named
+// ".git", at any depth, can be created, removed or renamed through the
+// Workspace (a gitfile "sub/.git" or a
+// symlink named .git selects a repository directory, and with it a
+// config the command wrote).
+//
+// For children, landlock.Compile carves the existing paths out
+// read-only (read-only mounts under the namespace layer). A name that
+// does not exist cannot be carved out without freezing its parent
+// directory: Landlock-only, the parent (the workspace root, .git) is
+// frozen, so a child cannot create, remove or rename entries directly in
+// it (`git add` and `git commit` fail cleanly: they create
+// .git/index.lock, measured EACCES, no lock left behind); under the
+// namespace layer, with landlock.Options.SweepAgentConfig, nothing is
+// frozen and the caller sweeps what the command created
+// (internal/sweep).
 func WithProtectedAgentConfig() Option {
 	return func(c *config) error { c.protectAgent = true; return nil }
 }

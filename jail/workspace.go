@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,7 +35,12 @@ type Workspace struct {
 	roPaths  []string     // WithReadOnly absolute paths, canonical
 	agent    []string     // WithProtectedAgentConfig: AgentConfigProtected
 	gitEntry string       // WithProtectedAgentConfig: <root>/.git, protected itself
-	keys     *denyMatcher // WithDenyPrivateKeys patterns
+	agentPat *denyMatcher // WithProtectedAgentConfig: AgentConfigNestedPatterns (not in ro: not carved)
+	// agentNames are the last components of AgentConfigNestedPatterns
+	// (all literal): a path none of whose components is one cannot match.
+	agentNames map[string]bool
+	gitAny     bool         // WithProtectedAgentConfig: every entry named .git is protected itself
+	keys       *denyMatcher // WithDenyPrivateKeys patterns
 	// keyHeaders: WithDenyPrivateKeyHeaders, every other regular file
 	// is examined by HeadHoldsPrivateKey.
 	keyHeaders bool
@@ -103,6 +109,15 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	readOnly := c.readOnly
 	if c.protectAgent {
 		readOnly = append(slices.Clone(AgentConfigPatterns), readOnly...)
+		if w.agentPat, err = newDenyMatcher(AgentConfigNestedPatterns); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("jail: AgentConfigNestedPatterns: %w (cannot happen: fixed patterns)", err)
+		}
+		w.gitAny = true
+		w.agentNames = map[string]bool{}
+		for _, p := range AgentConfigNestedPatterns {
+			w.agentNames[path.Base(strings.TrimSuffix(p, "/"))] = true
+		}
 		// Each submodule's gitfile ("gitdir: ../.git/modules/sub"): git
 		// follows it to a config and hooks, so rewriting it to point at
 		// a git directory the command made runs that directory's

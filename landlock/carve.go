@@ -400,7 +400,11 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 				return nil
 			}
 			if n&jail.NarrowReadOnly != 0 && !roParent {
-				add(carve{path: p, access: RightsReadExec, source: SourceReadOnly, exists: true})
+				src := SourceReadOnly
+				if n&jail.NarrowAgentConfig != 0 {
+					src = SourceAgentConfig // AgentConfigNestedPatterns
+				}
+				add(carve{path: p, access: RightsReadExec, source: src, exists: true})
 			}
 			return nil
 		})

@@ -131,7 +131,8 @@ type Options struct {
 	// whole, so no directory is frozen, and with System and TmpDir the
 	// view's /dev/shm (TmpDir/.shm, created by Compile) read-write: POSIX
 	// shared memory, Python multiprocessing. Carve-outs of paths that do not
-	// exist (a missing agent-config file) stay Landlock carve-outs.
+	// exist (a missing agent-config file) stay Landlock carve-outs, which
+	// freeze their parent directory, unless SweepAgentConfig is set.
 	// Ruleset.View returns the view; package exec enters it on every
 	// spawner thread before Landlock (a Ruleset with a view is only
 	// correct inside it). Where the layer is unavailable Compile falls
@@ -139,6 +140,18 @@ type Options struct {
 	// say why; with Strict that fallback is refused (ErrNotEnforceable)
 	// when it would freeze directories.
 	Namespaces bool
+
+	// SweepAgentConfig tells Compile that the caller sweeps the
+	// workspace after the command, once every process it started is gone
+	// (package internal/sweep: agent configuration the command created is
+	// renamed out of the way). Under the namespace layer the agent-config
+	// names that do not exist (jail.WithProtectedAgentConfig) are then
+	// not carved out of the Landlock rules, so no directory is frozen
+	// (Report.Swept lists them); Landlock-only they stay carve-outs
+	// (frozen parents), since existing protected files freeze the same
+	// directories there anyway. Set it only when the sweep runs: without
+	// it nothing stops a child from creating those names.
+	SweepAgentConfig bool
 
 	// MaxABI caps the Landlock ABI used (0: the running kernel's). For
 	// tests and for reproducing the behaviour of an older kernel.
@@ -329,6 +342,11 @@ type Report struct {
 	// (see chainRights in carve.go): children cannot create, remove or
 	// rename entries directly in them.
 	FrozenDirs []string `json:"frozen_dirs,omitempty"`
+	// Swept are the protected names that did not exist at compile time
+	// and were left to the caller's sweep (Options.SweepAgentConfig,
+	// LayerNamespaces): nothing stops a child from creating them; the
+	// sweep after the command renames what it created out of the way.
+	Swept []string `json:"swept,omitempty"`
 }
 
 // Layer is the file-system layer in force for children (Report.Layer).

@@ -31,6 +31,7 @@ func TestPlanLayer(t *testing.T) {
 		reasonHas  string
 		masks, ro  []string
 		frozen     []string
+		swept      []string
 		privateTmp bool
 		privateNet bool
 		err        error
@@ -48,6 +49,11 @@ func TestPlanLayer(t *testing.T) {
 		{name: "no Landlock: path-check", abi: 0, layer: LayerPathCheck, reasonHas: "no usable Landlock"},
 		{name: "missing agent-config file stays a carve-out", abi: 7, edit: func(r *request) { r.carves = append(r.carves, missing) },
 			layer: LayerNamespaces, masks: []string{"/ws/.env"}, ro: []string{"/ws/sub"}, frozen: []string{"/ws"}, privateTmp: true},
+		{name: "missing agent-config file swept: nothing frozen", abi: 7, edit: func(r *request) { r.carves = append(r.carves, missing); r.sweep = true },
+			layer: LayerNamespaces, masks: []string{"/ws/.env"}, ro: []string{"/ws/sub"}, swept: []string{"/ws/.mcp.json"}, privateTmp: true},
+		{name: "missing agent-config file, sweep, Landlock-only: still frozen", abi: 7,
+			edit:  func(r *request) { r.carves = append(r.carves, missing); r.sweep = true; r.namespaces = false },
+			layer: LayerLandlockOnly, reasonHas: "--no-namespaces", frozen: []string{"/ws"}},
 		{name: "network fully restricted: private network", abi: 7, edit: func(r *request) { r.connect = nil },
 			layer: LayerNamespaces, masks: []string{"/ws/.env"}, ro: []string{"/ws/sub"}, privateTmp: true, privateNet: true},
 		{name: "rox /: host /tmp kept", abi: 7, edit: func(r *request) { r.rules = append(r.rules, Rule{Path: "/", Access: RightsReadExec, Source: "rox"}) },
@@ -81,6 +87,7 @@ func TestPlanLayer(t *testing.T) {
 			assert.Equal(t, tc.masks, rep.Masks)
 			assert.Equal(t, tc.ro, rep.ReadOnlyMounts)
 			assert.Equal(t, tc.frozen, rep.FrozenDirs)
+			assert.Equal(t, tc.swept, rep.Swept)
 			assert.Equal(t, tc.privateTmp, rep.PrivateTmp)
 			assert.Equal(t, tc.privateNet, rep.PrivateNetwork)
 			if tc.layer == LayerNamespaces && len(tc.frozen) == 0 {

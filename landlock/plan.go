@@ -88,6 +88,8 @@ type request struct {
 	// viewCarves are the carves the namespace view takes over (masks and
 	// read-only mounts); set by plan when the layer is in force.
 	viewCarves []carve
+	// sweep is Options.SweepAgentConfig.
+	sweep bool
 }
 
 func newRequest(ws *jail.Workspace, opt Options) (request, error) {
@@ -99,6 +101,7 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 		noCarve:      opt.NoCarve,
 		namespaces:   opt.Namespaces,
 		system:       opt.System,
+		sweep:        opt.SweepAgentConfig,
 	}
 	if req.net {
 		req.connect = opt.ConnectTCP
@@ -253,6 +256,9 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 	rep.Notes = planNotes(req, abi, c.rules, h.net, widened, carving)
 	if rep.Layer == LayerNamespaces {
 		rep.Notes = append(rep.Notes, viewNotes...)
+	}
+	if len(rep.Swept) > 0 {
+		rep.Notes = append(rep.Notes, sweptNote)
 	}
 	if h.net != 0 {
 		rep.ConnectTCP = sortedPorts(req.connect)
@@ -514,12 +520,16 @@ var viewNotes = []string{
 	"namespaces: everything outside the writable roots is read-only (EROFS for writes, chmod, chown, utime, setxattr); /tmp and /dev/shm are private to the spawner thread's children",
 }
 
+// sweptNote is stated when protected names were left to the sweep.
+const sweptNote = "agent configuration (--protect-agent-config): names that do not exist (Report.Swept), and any in directories the command creates, are not stopped by a rule (nothing is frozen); the sweep after the command renames what it created to NAME.landjail-quarantined-TIME and names it"
+
 // chooseLayer sets rep.Layer and rep.LayerReason and, for
 // LayerNamespaces, moves every carve of an existing path from req.carves
 // to req.viewCarves (the view masks or remounts it; Landlock then grants
 // the roots whole). A carve of a missing path (an agent-config file that
 // does not exist) stays a Landlock carve-out: no mount can stop a name
-// from being created.
+// from being created; with req.sweep it is left to the caller's sweep
+// instead (rep.Swept), so that nothing is frozen.
 func chooseLayer(req request, abi int, rep *Report) request {
 	rep.Layer = LayerLandlockOnly
 	switch {
@@ -551,9 +561,12 @@ func chooseLayer(req request, abi int, rep *Report) request {
 	// read-only mounts of existing paths freeze nothing and stay.
 	var residual []carve
 	for _, cv := range req.carves {
-		if cv.exists {
+		switch {
+		case cv.exists:
 			req.viewCarves = append(req.viewCarves, cv)
-		} else {
+		case req.sweep && cv.source == SourceAgentConfig:
+			rep.Swept = append(rep.Swept, cv.path)
+		default:
 			residual = append(residual, cv)
 		}
 	}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -100,6 +101,7 @@ type Plan struct {
 	rulesWS    *jail.Workspace // what Landlock compiles: WS without the system roots
 	set        Settings
 	seccompErr error
+	snap       *sweep.Snapshot // TakeSweep's
 	tmp        *privateTmp
 	homeGrant  string // HOME granted read-write to the command ("" none)
 	lopts      landlock.Options
@@ -183,6 +185,10 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 	}
 	p.lopts = o.LandlockOptions(p.tmp.path(), p.homeGrant)
 	p.lopts.LogDenials = o.Explain
+	// --protect-agent-config: names that do not exist yet (and nested
+	// configuration) are swept after the command (TakeSweep and
+	// FinishSweep, which every entry point calls) instead of frozen.
+	p.lopts.SweepAgentConfig = true
 	lopts := p.lopts
 	lopts.ProxyTCP = p.Proxy.Ports()
 	if p.Ruleset, err = p.compile(lopts); err != nil {
@@ -283,6 +289,28 @@ func (p *Plan) TmpDir() string { return p.tmp.path() }
 // RemoveTmp removes a per-run TMPDIR now (Close does it too).
 func (p *Plan) RemoveTmp() { p.tmp.remove() }
 
+// TakeSweep records the workspace's agent configuration before the
+// command starts (--protect-agent-config; nothing without it), so that
+// FinishSweep can rename away what the command created or changed: the
+// names Landlock cannot stop without freezing their directory, nested
+// repositories included (internal/sweep). Call it right before the
+// command starts. Errors: sweep.Take's (a walk over --walk-limit).
+func (p *Plan) TakeSweep() error {
+	if p.snap != nil {
+		return nil
+	}
+	var err error
+	p.snap, err = sweep.Take(p.rulesWS, p.Options.WalkLimit)
+	return err
+}
+
+// FinishSweep sweeps once every process of the command is gone: each
+// entry renamed away is named on stderr and returned; an error means the
+// sweep could not see everything (the run must then fail).
+func (p *Plan) FinishSweep() ([]sweep.Quarantined, error) {
+	return sweep.Finish(p.snap, p.set.Stderr)
+}
+
 // undo removes what Prepare made.
 func (p *Plan) undo() {
 	if p.Ruleset != nil {
@@ -292,6 +320,8 @@ func (p *Plan) undo() {
 	p.Proxy.Close()
 	p.Proxy = nil
 	p.tmp.remove()
+	p.snap.Close()
+	p.snap = nil
 }
 
 // Close undoes Prepare and closes the policy. Safe to call twice.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -24,6 +25,12 @@ func (p *Plan) PrepareServer() error {
 	p.Proxy.Close()
 	p.Proxy = nil
 	p.server = &callProxies{}
+	// Swept after every call (the lines go to the model too) and, with
+	// FinishSweep, once more at exit.
+	if err := p.TakeSweep(); err != nil {
+		return err
+	}
+	p.server.network = sweep.AfterEach(p.snap, p.set.Stderr, p.callNetwork)
 	return nil
 }
 
@@ -53,9 +60,14 @@ func (p *Plan) CompileCall() (*landlock.Ruleset, error) {
 
 // Network wires the proxy of a call whose Ruleset came from CompileCall
 // into its Cmd: the proxy is served once the command started (started)
-// and its refusals listed once it was reaped (finish), one line each.
-// Without --allow-domain it does nothing. This is tools.Toolkit.Network.
+// and its refusals listed once it was reaped (finish), one line each,
+// followed by what the --protect-agent-config sweep renamed away after
+// the call. This is tools.Toolkit.Network.
 func (p *Plan) Network(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error) {
+	return p.server.network(rs, c)
+}
+
+func (p *Plan) callNetwork(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error) {
 	if len(p.Options.AllowDomain) == 0 {
 		return func() error { return nil }, func() []string { return nil }, nil
 	}
@@ -87,6 +99,8 @@ func (p *Plan) Network(rs *landlock.Ruleset, c *exec.Cmd) (started func() error,
 // each call has its own network namespace and the proxy's port is free
 // there.
 type callProxies struct {
+	network func(*landlock.Ruleset, *exec.Cmd) (func() error, func() []string, error)
+
 	mu      sync.Mutex
 	pending map[*landlock.Ruleset]*cliopts.AllowProxy
 }

@@ -123,6 +123,10 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if err := plan.PrepareServer(); err != nil {
 		return err
 	}
+	// --protect-agent-config: swept after every bash call (Plan.Network)
+	// and, deferred here so that it runs after the descendants are
+	// killed, once more at exit.
+	defer plan.FinishSweep()
 	defer exec.Release(plan.Ruleset)
 	// Registered last, so it runs first: before the TMPDIR is removed.
 	defer func() {

@@ -18,6 +18,7 @@ import (
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/ptyrelay"
 	"github.com/landjail/landjail/internal/reaper"
+	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/sandbox"
 	"github.com/landjail/landjail/seccomp"
@@ -259,6 +260,9 @@ func needsSupervisor(o *options, supervisedFilter bool, stdio stdioSet, leave fu
 		// A PID namespace needs a fork: the command is a child of
 		// landjail in it (execve cannot move a process there).
 		return true, whyPIDNamespace
+	case o.ProtectAgentConfig:
+		// What the command creates is swept after it (internal/sweep).
+		return true, "--protect-agent-config (the workspace is swept after the command)"
 	case supervisedFilter:
 		// The seccomp filter hands listen(2) to landjail (--bind-tcp, or
 		// UNIX sockets with the network restricted): it must stay alive.
@@ -349,6 +353,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	if o.Explain {
 		ex = startExplainer(context.Background())
 	}
+	if err := plan.TakeSweep(); err != nil { // --protect-agent-config (nothing without)
+		return fail(fmt.Errorf("run: %w", err))
+	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
 		return fail(&startError{err})
@@ -393,6 +400,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	if relay != nil && !relay.Finish(drainTime) {
 		fmt.Fprintf(stderr, "landjail: the pseudo-terminal was still held open %s after %s exited; output dropped\n", drainTime, argv[0])
 	}
+	// Every process of the command is gone: sweep what it created.
+	var sweepErr error
+	rep.Quarantined, sweepErr = plan.FinishSweep()
 
 	ps := c.ProcessState
 	if ps == nil {
@@ -412,6 +422,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		rep.Denials, rep.ExplainUnavailable = ex.finish(ws, stderr)
 	} else if rep.ExitCode != 0 && c.Ruleset.Enforced() {
 		fmt.Fprintf(stderr, "landjail: %s exited with status %d; if it was denied access, --explain lists what and the flag that allows it (--print-rules shows the rules)\n", argv[0], rep.ExitCode)
+	}
+	if sweepErr != nil && rep.ExitCode == 0 {
+		rep.ExitCode, rep.Error = 1, "run: the sweep of agent configuration failed: "+sweepErr.Error()
 	}
 	if err := report.write(&rep, stderr); err != nil {
 		return err
@@ -464,8 +477,11 @@ type runReport struct {
 	ExitCode           int            `json:"exit_code"`
 	Signal             string         `json:"signal,omitempty"`
 	TimedOut           bool           `json:"timed_out,omitempty"`
-	DurationMS         float64        `json:"duration_ms"`
-	Error              string         `json:"error,omitempty"`
+	// Quarantined: agent configuration the command created or changed,
+	// renamed out of the way after it (--protect-agent-config).
+	Quarantined []sweep.Quarantined `json:"quarantined,omitempty"`
+	DurationMS  float64             `json:"duration_ms"`
+	Error       string              `json:"error,omitempty"`
 	// KilledDescendants counts the processes the command left behind
 	// that landjail killed after it exited.
 	KilledDescendants int `json:"killed_descendants,omitempty"`
@@ -504,6 +520,9 @@ func printLayer(w io.Writer, r *landlock.Report) {
 	}
 	for _, m := range r.Writable {
 		fmt.Fprintf(w, "# writable: %s\n", m)
+	}
+	for _, m := range r.Swept {
+		fmt.Fprintf(w, "# swept after the command (no rule stops its creation): %s\n", m)
 	}
 	if r.PrivateNetwork {
 		fmt.Fprintln(w, "# network: private namespace, loopback only")

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/landlock"
+)
+
+// hostGit runs git as the user would, unconfined, in dir.
+func hostGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := osexec.Command("git", append([]string{"-c", "user.name=u", "-c", "user.email=u@example.com", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// gitRepo makes a workspace that is a git repository with one commit
+// (a.txt, src/main.go).
+func gitRepo(t *testing.T) string {
+	ws := wsDir(t)
+	hostGit(t, ws, "init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "src"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src/main.go"), []byte("package main\n"), 0o644))
+	hostGit(t, ws, "add", "a.txt", "src")
+	hostGit(t, ws, "commit", "-qm", "init")
+	return ws
+}
+
+// TestRunAgentConfigNestedRepo (issue 20 item 3): the command creates a
+// repository below the workspace and sets core.fsmonitor in it; with
+// --protect-agent-config the user's next `git status` there (a prompt on
+// cd, an IDE) does not run it, and stderr names the quarantined file. The
+// control, without the flag, shows the attack works: git runs the
+// command. Every layer (the default, and --no-namespaces).
+func TestRunAgentConfigNestedRepo(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		safe  bool
+	}{
+		{"control: no --protect-agent-config", []string{"--deny-secrets"}, false},
+		{"--protect-agent-config", []string{"--deny-secrets", "--protect-agent-config"}, true},
+		{"--protect-agent-config --no-namespaces", []string{"--deny-secrets", "--protect-agent-config", "--no-namespaces"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := gitRepo(t)
+			mark := filepath.Join(t.TempDir(), "pwned")
+			script := "git init -q src/vendor && git -C src/vendor config core.fsmonitor 'touch " + mark + "; false' && echo planted"
+			args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
+			code, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", script)...)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, "planted\n", stdout, stderr)
+			_, err := os.Stat(mark)
+			require.ErrorIs(t, err, os.ErrNotExist, "the command itself cannot run it")
+
+			// The user's next git status in the nested repository.
+			cmd := osexec.Command("git", "status", "--porcelain")
+			cmd.Dir = filepath.Join(ws, "src/vendor")
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+			out, _ := cmd.CombinedOutput()
+			_, err = os.Stat(mark)
+			if !tc.safe {
+				assert.NoError(t, err, "control: git ran core.fsmonitor (%s)", out)
+				return
+			}
+			assert.ErrorIs(t, err, os.ErrNotExist, "git ran the command's core.fsmonitor: %s", out)
+			assert.Contains(t, stderr, "landjail: quarantined src/vendor/.git/config -> src/vendor/.git/config.landjail-quarantined-")
+		})
+	}
+}
+
+// TestRunAgentConfigRootWritable (issue 21): with the agent defaults
+// (--deny-secrets --protect-agent-config) and the namespace layer, the
+// workspace root and .git stay writable: a new file at the root and a
+// commit work inside, no directory is frozen, and --print-rules says so
+// (no chain rule; the missing names are listed as swept). Before the
+// sweep existed, the missing agent-config names (.envrc, .mcp.json, ...)
+// were Landlock carve-outs that froze the root and .git: this failed.
+// Landlock-only (--no-namespaces) the root stays frozen, and stderr says
+// so.
+func TestRunAgentConfigRootWritable(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	layer := kerneltest.ExpectNamespaces(t, nsview.Probe())
+	script := "touch new.txt && git add new.txt && git -c user.name=a -c user.email=a@example.com commit -qm new && echo committed"
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		frozen bool
+	}{
+		{"namespaces (default)", nil, !layer},
+		{"--no-namespaces", []string{"--no-namespaces"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := gitRepo(t)
+			base := append([]string{"run", "--deny-secrets", "--protect-agent-config", "--workspace", ws}, tc.flags...)
+			code, stdout, stderr := runCLI(t, append(base, "--timeout", "1m", "--", "sh", "-c", script)...)
+			code2, rules, _ := runCLI(t, append(base, "--print-rules")...)
+			require.Equal(t, 0, code2)
+			if tc.frozen {
+				assert.NotEqual(t, 0, code, stdout)
+				assert.Contains(t, stderr, "landjail: frozen directory "+ws+":")
+				assert.Contains(t, rules, "chain")
+				return
+			}
+			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, "committed\n", stdout)
+			assert.NotContains(t, stderr, "frozen directory")
+			assert.Contains(t, hostGit(t, ws, "log", "--oneline"), "new")
+			assert.Contains(t, rules, "# layer: "+landlock.LayerNamespaces.String())
+			assert.Contains(t, rules, "# writable: "+ws)
+			assert.NotContains(t, rules, "chain", "no frozen directory")
+			assert.Contains(t, rules, "# swept after the command (no rule stops its creation): "+filepath.Join(ws, ".envrc"))
+			assert.Contains(t, rules, "# read-only mount: "+filepath.Join(ws, ".git/config"))
+			// The existing protected files stay read-only.
+			code, _, _ = runCLI(t, append(base, "--timeout", "1m", "--", "sh", "-c", "echo x >> .git/config")...)
+			assert.NotEqual(t, 0, code)
+			b, err := os.ReadFile(filepath.Join(ws, ".git/config"))
+			require.NoError(t, err)
+			assert.False(t, strings.HasSuffix(string(b), "x\n"))
+		})
+	}
+}
+
+// TestRunAgentConfigSweepAfterTree: the sweep runs once the command's
+// whole process tree is dead, so a descendant that detaches (setsid, in
+// the background) cannot plant a config after it: landjail kills it
+// (with the PID namespace, or as the subreaper with
+// --no-pid-namespace). Control: the same script run unconfined plants
+// the file a moment after it returns. The report lists what was
+// quarantined.
+func TestRunAgentConfigSweepAfterTree(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	// Below src/, which exists: Landlock-only, the root is frozen.
+	script := "cd src && (setsid sh -c 'sleep 1; mkdir -p late/.git && echo x > late/.git/config' >/dev/null 2>&1 &); mkdir -p now/.git && echo x > now/.git/config; echo started"
+
+	ctl := wsDir(t)
+	require.NoError(t, os.Mkdir(filepath.Join(ctl, "src"), 0o755))
+	cmd := osexec.Command("sh", "-c", script)
+	cmd.Dir = ctl
+	require.NoError(t, cmd.Run())
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(ctl, "src/late/.git/config"))
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "control: the detached process plants the config")
+
+	for _, flags := range [][]string{nil, {"--no-pid-namespace"}} {
+		t.Run(strings.Join(append([]string{"default"}, flags...), " "), func(t *testing.T) {
+			ws := wsDir(t)
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "src"), 0o755))
+			report := filepath.Join(t.TempDir(), "report.json")
+			args := append([]string{"run", "--protect-agent-config", "--workspace", ws, "--report", report}, flags...)
+			code, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", script)...)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, "started\n", stdout)
+			assert.Contains(t, stderr, "landjail: quarantined src/now/.git/config")
+			time.Sleep(2 * time.Second) // past the detached process's sleep
+			_, err := os.Stat(filepath.Join(ws, "src/late/.git/config"))
+			assert.ErrorIs(t, err, os.ErrNotExist, "a descendant outlived the run and planted a config after the sweep")
+			b, err := os.ReadFile(report)
+			require.NoError(t, err)
+			var rep struct {
+				Quarantined []struct{ Path, Reason string } `json:"quarantined"`
+			}
+			require.NoError(t, json.Unmarshal(b, &rep))
+			if assert.Len(t, rep.Quarantined, 1) {
+				assert.Equal(t, "src/now/.git/config", rep.Quarantined[0].Path)
+				assert.Equal(t, "created", rep.Quarantined[0].Reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,611 @@
+// Package sweep neutralises agent and tool configuration that a confined
+// command created or changed in the workspace (jail.WithProtectedAgentConfig),
+// after the command and every process it started are gone.
+//
+// Rules cannot stop every such file: a name that does not exist cannot be
+// carved out of Landlock rules without freezing its parent directory, and
+// a repository created during the run ("git init src/vendor", then
+// core.fsmonitor set in src/vendor/.git/config) lives in a directory that
+// did not exist when the rules were compiled. Git, direnv, editors and
+// build tools run what these files name the next time the user works
+// there, unconfined. So the caller takes a Snapshot of the protected
+// entries before the command starts and calls Sweep once the command's
+// whole process tree is dead: every protected entry that is new, or is not
+// the file that was there (another inode, other content, other type), is
+// renamed in its own directory to NAME.landjail-quarantined-TIME-RAND, a
+// name no tool reads, and the original content of a replaced small file
+// is written back; a file whose permission bits alone changed (chmod +x
+// on a disabled hook) gets its bits back.
+//
+// Protected entries: those jail.Workspace.Narrowing reports as
+// jail.NarrowAgentConfig (jail.AgentConfigPaths in the workspace root,
+// jail.AgentConfigNestedPatterns at any depth), everything below a
+// protected directory, and every entry named ".git" that is not a
+// directory (a gitfile or a symlink selects another repository directory,
+// and with it a config the command wrote).
+//
+// Every action goes through an openat.Root of the workspace root: no
+// symlink is followed and nothing outside the workspace is touched. The
+// walk that finds entries does not follow symlinks either.
+//
+// Sweep is race-free only when no process the command started is alive:
+// landjail run kills the whole tree first (a PID namespace, or the
+// subreaper's KillDescendants). A process still running could create an
+// entry right after the walk passed it; landjail-mcp therefore sweeps
+// after every bash call and once more after killing everything at exit.
+//
+// Sweep does NOT cover: writable roots other than the workspace
+// (--rw DIR), a repository directory under another name that the user
+// enters directly (an embedded bare repository: git's
+// safe.bareRepository=explicit is the user's defence), and a file the
+// user created in the workspace while the command ran (it is quarantined
+// like the command's, and named).
+package sweep
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/charlievieth/fastwalk"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/openat"
+)
+
+// ErrWalkLimit is returned (wrapped) when the workspace holds more
+// entries than the walk's limit: the sweep did not look at everything.
+var ErrWalkLimit = errors.New("sweep: walk limit reached")
+
+// ErrUnlistable is returned (wrapped) by Sweep when a directory of the
+// workspace that could be listed when the Snapshot was taken (or did not
+// exist) cannot be listed any more: what is below it was not examined.
+var ErrUnlistable = errors.New("sweep: a directory became unlistable during the run")
+
+// DefaultWalkLimit is the number of entries a walk visits at most when
+// Take is given 0: landlock.DefaultWalkLimit's number (10,000,000, seconds
+// of walking), so a workspace that can be compiled can be swept.
+const DefaultWalkLimit = 10_000_000
+
+// Suffix is inserted between a quarantined entry's name and its time
+// stamp: NAME.landjail-quarantined-20261127T030501Z-1a2b3c4d.
+const Suffix = ".landjail-quarantined-"
+
+// maxKeep is the size up to which a protected regular file's content is
+// kept by Take, to be written back if the command replaces the file
+// (64 KiB: a .git/config is well under 1 KiB); maxKeepTotal bounds all
+// content kept (8 MiB). Larger files are compared by SHA-256 only (up to
+// maxHash, 1 MiB); a larger one that changed ctime counts as changed.
+const (
+	maxKeep      = 64 << 10
+	maxKeepTotal = 8 << 20
+	maxHash      = 1 << 20
+)
+
+// Quarantined is one entry Sweep renamed out of the way.
+type Quarantined struct {
+	// Path is the entry's path relative to the workspace root, MovedTo
+	// the name it has now (same directory).
+	Path    string `json:"path"`
+	MovedTo string `json:"moved_to,omitempty"`
+	// Reason is "created" (no such entry before the command),
+	// "replaced" (another file, or another type, than before) or
+	// "changed" (other content), or "mode" (only the permission bits
+	// changed: they were set back, nothing was moved).
+	Reason string `json:"reason"`
+	// Restored: the original content (or mode) was written back at Path.
+	Restored bool `json:"restored,omitempty"`
+	// Error is set when the entry could not be neutralised.
+	Error string `json:"error,omitempty"`
+}
+
+// String renders q for a terminal or a model, one line.
+func (q Quarantined) String() string {
+	if q.Error != "" {
+		return fmt.Sprintf("could NOT neutralise %s (%s by the command): %s", q.Path, q.Reason, q.Error)
+	}
+	if q.Reason == "mode" {
+		return fmt.Sprintf("%s: permission bits changed by the command set back", q.Path)
+	}
+	s := fmt.Sprintf("quarantined %s -> %s (%s by the command; agent configuration would run outside the sandbox)", q.Path, q.MovedTo, q.Reason)
+	if q.Restored {
+		s += "; original content restored"
+	}
+	return s
+}
+
+// entry is what a Snapshot knows of one protected entry.
+type entry struct {
+	dev, ino uint64
+	mode     uint32 // st_mode: type and permission bits
+	size     int64
+	ctime    unix.Timespec
+	sum      [sha256.Size]byte
+	hashed   bool
+	content  []byte // kept for restoring, regular files up to maxKeep
+	link     string // symlink target
+}
+
+// Snapshot is the protected entries of a workspace at one moment.
+type Snapshot struct {
+	ws    *jail.Workspace
+	root  *openat.Root
+	limit int
+	known map[string]*entry // by path relative to the workspace root
+	// mine are the entries Sweep renamed (new relative paths): inert
+	// names, not examined again (what is moved out of one is, at its
+	// new path).
+	mine sync.Map
+	mu   sync.Mutex // one Sweep at a time (known is updated)
+	// names are the last components a protected entry can have
+	// (candidates: Narrowing decides), paths the absolute protected
+	// paths (jail.Workspace.AgentConfigProtected).
+	names map[string]bool
+	paths map[string]bool
+	// unlistable are the directories Take could not list (nil before
+	// Take's walk): they hide nothing the command made.
+	unlistable map[string]bool
+	now        func() time.Time
+}
+
+// Take records the protected entries of ws's workspace root as they are
+// now. It returns nil, nil when ws does not protect agent configuration
+// (then Sweep on the nil Snapshot does nothing). limit bounds the entries
+// walked (0: DefaultWalkLimit); more fail with ErrWalkLimit. The
+// Snapshot holds a directory fd of the root until Close.
+func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
+	if len(ws.AgentConfigProtected()) == 0 {
+		return nil, nil
+	}
+	if limit <= 0 {
+		limit = DefaultWalkLimit
+	}
+	r, err := openat.OpenRoot(ws.Root())
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{ws: ws, root: r, limit: limit, known: map[string]*entry{}, now: time.Now,
+		names: lastNames(), paths: map[string]bool{}}
+	for _, p := range ws.AgentConfigProtected() {
+		s.paths[p] = true
+	}
+	found, err := s.walk()
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	kept := 0
+	for _, rel := range found {
+		e, err := s.stat(rel, kept < maxKeepTotal)
+		if err != nil {
+			continue // gone since the walk met it
+		}
+		kept += len(e.content)
+		s.known[rel] = e
+	}
+	return s, nil
+}
+
+// Close releases the root's fd. Safe on a nil Snapshot.
+func (s *Snapshot) Close() error {
+	if s == nil {
+		return nil
+	}
+	return s.root.Close()
+}
+
+// Len is the number of protected entries recorded (0 for nil).
+func (s *Snapshot) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.known)
+}
+
+// Sweep walks the workspace again and neutralises every protected entry
+// that is not as Take recorded it (see the package doc). Call it only
+// once no process of the command is alive. It returns what it did, in
+// path order; an entry it could not neutralise is listed with Error set
+// and makes the returned error non-nil too. A nil Snapshot does nothing.
+func (s *Snapshot) Sweep() ([]Quarantined, error) {
+	if s == nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found, err := s.walk()
+	if err != nil && !errors.Is(err, ErrUnlistable) && !errors.Is(err, ErrWalkLimit) {
+		return nil, err
+	}
+	var out []Quarantined
+	errs := []error{err} // ErrUnlistable, ErrWalkLimit: what was seen is still swept
+	stamp := s.now().UTC().Format("20060102T150405Z")
+	var moved []string // directories moved away: skip what was below them
+	for _, rel := range found {
+		if slicesHasParent(moved, rel) {
+			continue
+		}
+		now, err := s.stat(rel, false)
+		if err != nil {
+			continue // removed (cannot happen once the command is dead)
+		}
+		was := s.known[rel]
+		reason := classify(was, now, func() (bool, [sha256.Size]byte) { return s.hash(rel) })
+		if reason == "" {
+			continue
+		}
+		q := Quarantined{Path: rel, Reason: reason}
+		if reason == "mode" {
+			if err := s.root.Chmod(rel, fileMode(was.mode)); err != nil {
+				q.Error = err.Error()
+				errs = append(errs, err)
+			} else {
+				q.Restored = true
+			}
+			out = append(out, q)
+			continue
+		}
+		to, err := s.quarantine(rel, stamp)
+		if err != nil {
+			q.Error = err.Error()
+			errs = append(errs, err)
+			out = append(out, q)
+			continue
+		}
+		q.MovedTo = to
+		s.mine.Store(to, true)
+		if now.mode&unix.S_IFMT == unix.S_IFDIR {
+			moved = append(moved, rel)
+		}
+		if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG {
+			if err := s.restore(rel, was); err == nil {
+				q.Restored = true
+				if e, err := s.stat(rel, true); err == nil {
+					s.known[rel] = e // the restored file is the one to keep
+				}
+			}
+		}
+		out = append(out, q)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Finish is Sweep, with one line per entry and the error, if any,
+// written to w ("landjail: ..."). A nil Snapshot does nothing. Callers
+// decide what an error means for the run; landjail run makes a command
+// that exited 0 fail (the workspace may hold what the sweep could not
+// neutralise).
+func Finish(s *Snapshot, w io.Writer) ([]Quarantined, error) {
+	q, err := s.Sweep()
+	for _, e := range q {
+		fmt.Fprintf(w, "landjail: %s\n", e)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "landjail: sweeping agent configuration: %v\n", err)
+	}
+	return q, err
+}
+
+// AfterEach wraps next, a per-call hook of the shape of tools.Toolkit's
+// Network (nil for none), so that the finish of every call also sweeps
+// s (once the call's process is reaped) and returns its lines, which
+// the bash tool shows to the model; they are also written to w. With a
+// nil s it returns next unchanged. Generic so that this package needs
+// neither tools nor exec.
+func AfterEach[R, C any](s *Snapshot, w io.Writer, next func(R, C) (func() error, func() []string, error)) func(R, C) (func() error, func() []string, error) {
+	if s == nil {
+		return next
+	}
+	return func(r R, c C) (func() error, func() []string, error) {
+		started, finish := func() error { return nil }, func() []string { return nil }
+		if next != nil {
+			s, f, err := next(r, c)
+			if err != nil {
+				return nil, nil, err
+			}
+			started, finish = s, f
+		}
+		return started, func() []string {
+			lines := finish()
+			q, err := Finish(s, w)
+			for _, e := range q {
+				lines = append(lines, e.String())
+			}
+			if err != nil {
+				lines = append(lines, "sweeping agent configuration failed: "+err.Error())
+			}
+			return lines
+		}, nil
+	}
+}
+
+// classify says why now is not the entry was ("" when it is): created,
+// replaced, changed or mode. hash is called only when the content must
+// be compared.
+func classify(was, now *entry, hash func() (bool, [sha256.Size]byte)) string {
+	switch {
+	case was == nil:
+		return "created"
+	case was.dev != now.dev || was.ino != now.ino || was.mode&unix.S_IFMT != now.mode&unix.S_IFMT:
+		return "replaced"
+	}
+	switch now.mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		if was.link != now.link {
+			return "changed"
+		}
+	case unix.S_IFREG:
+		if was.size != now.size {
+			return "changed"
+		}
+		if was.ctime != now.ctime {
+			ok, sum := hash()
+			if !ok || !was.hashed || sum != was.sum {
+				return "changed"
+			}
+		}
+	}
+	if was.mode != now.mode {
+		return "mode"
+	}
+	return ""
+}
+
+// lastNames returns the last component of every pattern and path that
+// jail.WithProtectedAgentConfig protects by name.
+func lastNames() map[string]bool {
+	out := map[string]bool{}
+	for _, l := range [][]string{jail.AgentConfigPaths, jail.AgentConfigPatterns, jail.AgentConfigNestedPatterns} {
+		for _, p := range l {
+			out[filepath.Base(strings.TrimSuffix(p, "/"))] = true
+		}
+	}
+	return out
+}
+
+// walk returns the protected entries below the root, relative, sorted
+// (a directory before what is below it).
+func (s *Snapshot) walk() ([]string, error) {
+	root := s.ws.Root()
+	var (
+		mu      sync.Mutex
+		out     []string
+		denied  []string // directories that could not be listed
+		seen    atomic.Int64
+		inside  sync.Map // protected directories: everything below is protected
+		limitFn = func() error {
+			return fmt.Errorf("%w: more than %d entries below %s; agent configuration created there may not have been found (raise --walk-limit N)", ErrWalkLimit, s.limit, root)
+		}
+	)
+	conf := fastwalk.Config{Follow: false}
+	err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if errors.Is(err, fs.ErrPermission) {
+				mu.Lock()
+				denied = append(denied, p[len(root)+1:])
+				mu.Unlock()
+				return nil
+			}
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		if seen.Add(1) > int64(s.limit) {
+			return limitFn()
+		}
+		rel := p[len(root)+1:]
+		if _, ok := s.mine.Load(rel); ok {
+			if d.IsDir() {
+				return fastwalk.SkipDir
+			}
+			return nil
+		}
+		parent := filepath.Dir(p)
+		_, below := inside.Load(parent)
+		protected := below
+		// Only an entry named like the last component of a protected
+		// pattern or path can match one (they all end in a literal
+		// name): the matcher is asked about those alone, which is what
+		// keeps a 100,000-entry walk cheap (BENCHMARKS.md).
+		if !protected && (s.names[d.Name()] || s.paths[p]) {
+			if parent == root {
+				protected = s.ws.Narrowing(p)&jail.NarrowAgentConfig != 0
+			} else {
+				protected = s.ws.EntryNarrowing(p)&jail.NarrowAgentConfig != 0
+			}
+		}
+		if !protected && d.Name() == ".git" && !d.IsDir() {
+			protected = true
+		}
+		if !protected {
+			return nil
+		}
+		if d.IsDir() {
+			inside.Store(p, true)
+		}
+		mu.Lock()
+		out = append(out, rel)
+		mu.Unlock()
+		return nil
+	})
+	sort.Strings(out)
+	if errors.Is(err, ErrWalkLimit) {
+		return out, err // what was found is still swept
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A directory that cannot be listed hides what is below it. One
+	// that could be listed at Take (or is new) was made so during the
+	// run (chmod 000 by the command): the sweep is incomplete.
+	var hidden []string
+	for _, d := range denied {
+		if s.unlistable == nil {
+			continue
+		}
+		if !s.unlistable[d] {
+			hidden = append(hidden, d)
+		}
+	}
+	if s.unlistable == nil {
+		s.unlistable = map[string]bool{}
+		for _, d := range denied {
+			s.unlistable[d] = true
+		}
+	}
+	if len(hidden) > 0 {
+		sort.Strings(hidden)
+		return out, fmt.Errorf("%w: %q (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, hidden[0], len(hidden)-1)
+	}
+	return out, nil
+}
+
+// stat records the entry at rel (no symlink followed); keep also keeps
+// a small regular file's content.
+func (s *Snapshot) stat(rel string, keep bool) (*entry, error) {
+	fi, err := s.root.Lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil, errors.New("sweep: no Stat_t (cannot happen on Linux)")
+	}
+	e := &entry{dev: st.Dev, ino: st.Ino, mode: st.Mode, size: st.Size, ctime: unix.Timespec(st.Ctim)}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		e.link, _ = s.root.Readlink(rel)
+	case unix.S_IFREG:
+		if st.Size <= maxHash {
+			if b, err := s.read(rel); err == nil {
+				e.sum, e.hashed = sha256.Sum256(b), true
+				if keep && len(b) <= maxKeep {
+					e.content = b
+				}
+			}
+		}
+	}
+	return e, nil
+}
+
+// hash returns the SHA-256 of the regular file at rel (false when it
+// cannot be read or is larger than maxHash).
+func (s *Snapshot) hash(rel string) (bool, [sha256.Size]byte) {
+	b, err := s.read(rel)
+	if err != nil {
+		return false, [sha256.Size]byte{}
+	}
+	return true, sha256.Sum256(b)
+}
+
+func (s *Snapshot) read(rel string) ([]byte, error) {
+	f, err := s.root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxHash+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxHash {
+		return nil, errors.New("larger than the hash limit")
+	}
+	return b, nil
+}
+
+// quarantine renames rel within its directory to a name no tool reads,
+// returning the new relative path. The name carries a random part, so a
+// command cannot plant an entry there in advance; a taken name is tried
+// again with another.
+func (s *Snapshot) quarantine(rel, stamp string) (string, error) {
+	var err error
+	for range 8 {
+		var rnd [4]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return "", err
+		}
+		to := rel + Suffix + stamp + "-" + hex.EncodeToString(rnd[:])
+		if _, lerr := s.root.Lstat(to); lerr == nil {
+			continue
+		}
+		if err = s.root.Rename(rel, to); err == nil {
+			return to, nil
+		}
+		if errors.Is(err, unix.EACCES) {
+			// The command made the directory read-only (chmod a-w):
+			// the owner may write it again.
+			dir := filepath.Dir(rel)
+			if fi, lerr := s.root.Lstat(dir); lerr == nil && fi.IsDir() {
+				if s.root.Chmod(dir, fi.Mode().Perm()|0o300) == nil {
+					if err = s.root.Rename(rel, to); err == nil {
+						return to, nil
+					}
+				}
+			}
+		}
+	}
+	return "", err
+}
+
+// restore writes was's content back at rel, which must not exist
+// (O_EXCL), with its permission bits.
+func (s *Snapshot) restore(rel string, was *entry) error {
+	f, err := s.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(was.mode&0o777))
+	if err != nil {
+		return err
+	}
+	_, werr := io.Copy(f, bytes.NewReader(was.content))
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	if werr == nil {
+		werr = s.root.Chmod(rel, fileMode(was.mode)) // the umask and the special bits
+	}
+	return werr
+}
+
+// fileMode converts st_mode's permission and special bits to fs.FileMode.
+func fileMode(m uint32) fs.FileMode {
+	fm := fs.FileMode(m & 0o777)
+	if m&unix.S_ISUID != 0 {
+		fm |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		fm |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		fm |= fs.ModeSticky
+	}
+	return fm
+}
+
+func slicesHasParent(dirs []string, rel string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
+}

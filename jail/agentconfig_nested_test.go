@@ -1,0 +1,100 @@
+package jail_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/jail"
+)
+
+// TestAgentConfigNested: WithProtectedAgentConfig protects agent and
+// tool configuration at any depth (a repository nested in the
+// workspace, created before or during the session), whether it exists
+// or not; the same operations succeed without it (unconfined control).
+func TestAgentConfigNested(t *testing.T) {
+	mk := func(t *testing.T) string {
+		root := t.TempDir()
+		for _, d := range []string{"a/b/.git/hooks", "old/.git", "vendor/x/.cargo", "p/.vscode", "fresh/.git"} {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		}
+		for _, f := range []string{"a/b/.git/config", "old/.git/config", "p/.vscode/tasks.json", "free.txt"} {
+			require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644))
+		}
+		return root
+	}
+	write := func(name string) func(ws *jail.Workspace) error {
+		return func(ws *jail.Workspace) error {
+			return ws.WriteFile(name, []byte("[core]\n\tfsmonitor = touch /tmp/pwned\n"), 0o644)
+		}
+	}
+	ops := []struct {
+		name string
+		op   func(ws *jail.Workspace) error
+	}{
+		{"WriteFile a/b/.git/config (exists)", write("a/b/.git/config")},
+		{"WriteFile fresh/.git/config (new repository)", write("fresh/.git/config")},
+		{"WriteFile a/b/.git/hooks/pre-commit", write("a/b/.git/hooks/pre-commit")},
+		{"WriteFile a/b/.git/commondir", write("a/b/.git/commondir")},
+		{"WriteFile a/b/.git/modules/m/config", func(ws *jail.Workspace) error {
+			if err := ws.MkdirAll("a/b/.git/modules/m", 0o755); err != nil {
+				return err
+			}
+			return write("a/b/.git/modules/m/config")(ws)
+		}},
+		{"WriteFile a/.envrc", write("a/.envrc")},
+		{"WriteFile vendor/x/.cargo/config.toml", write("vendor/x/.cargo/config.toml")},
+		{"WriteFile p/.vscode/tasks.json", write("p/.vscode/tasks.json")},
+		{"WriteFile p/q/.vscode/settings.json", func(ws *jail.Workspace) error {
+			if err := ws.MkdirAll("p/q/.vscode", 0o755); err != nil {
+				return err
+			}
+			return write("p/q/.vscode/settings.json")(ws)
+		}},
+		{"Mkdir p/q/.idea", func(ws *jail.Workspace) error { return ws.MkdirAll("p/q/.idea", 0o755) }},
+		{"WriteFile a/.mcp.json", write("a/.mcp.json")},
+		{"WriteFile a/.npmrc", write("a/.npmrc")},
+		{"WriteFile a/.git (gitfile)", write("a/.git")},
+		{"Mkdir a/.git", func(ws *jail.Workspace) error { return ws.Mkdir("a/.git", 0o755) }},
+		{"Rename old/.git", func(ws *jail.Workspace) error { return ws.Rename("old/.git", "old/.git-old") }},
+		{"Rename free.txt over a/b/.git/config", func(ws *jail.Workspace) error { return ws.Rename("free.txt", "a/b/.git/config") }},
+		{"Rename a/b (holds a repository)", func(ws *jail.Workspace) error { return ws.Rename("a/b", "a/c") }},
+		{"RemoveAll old", func(ws *jail.Workspace) error { return ws.RemoveAll("old") }},
+	}
+	for _, o := range ops {
+		t.Run(o.name, func(t *testing.T) {
+			ws, err := jail.New(mk(t), jail.WithProtectedAgentConfig())
+			require.NoError(t, err)
+			defer ws.Close()
+			err = o.op(ws)
+			assert.ErrorIs(t, err, jail.ErrReadOnly)
+			var pe *fs.PathError
+			var le *os.LinkError
+			assert.True(t, errors.As(err, &pe) || errors.As(err, &le), "a path error: %v", err)
+			// Unconfined control: the same operation without the option.
+			ctl, err := jail.New(mk(t))
+			require.NoError(t, err)
+			defer ctl.Close()
+			assert.NoError(t, o.op(ctl), "control")
+		})
+	}
+	t.Run("other writes stay allowed", func(t *testing.T) {
+		ws, err := jail.New(mk(t), jail.WithProtectedAgentConfig(), jail.WithDenySecrets())
+		require.NoError(t, err)
+		defer ws.Close()
+		require.NoError(t, ws.MkdirAll("a/b/.git/objects", 0o755))
+		require.NoError(t, ws.MkdirAll("a/git", 0o755))
+		for _, p := range []string{"new.txt", "a/b/main.go", "a/b/.git/HEAD", "a/b/.git/objects/ab", "a/.bashrc", "p/.vscodex", "a/git/config"} {
+			assert.NoError(t, ws.WriteFile(p, []byte("x"), 0o644), p)
+		}
+		_, err = ws.ReadFile("a/b/.git/config")
+		assert.NoError(t, err, "reads stay allowed")
+		assert.Equal(t, jail.NarrowAgentConfig, ws.Narrowing(filepath.Join(ws.Root(), "a/b/.git/hooks/x"))&jail.NarrowAgentConfig)
+		assert.Zero(t, ws.Narrowing(filepath.Join(ws.Root(), "a/b/.git/HEAD"))&jail.NarrowAgentConfig)
+	})
+}
