@@ -30,7 +30,9 @@
 //     through the freezer hierarchy when mounted.
 //   - rlimit: the file-size (RLIMIT_FSIZE: writes past it fail with EFBIG)
 //     and open-file (RLIMIT_NOFILE) limits are always per-process rlimits
-//     the spawner sets in the child before execve (Run.Rlimits).
+//     the spawner sets in the child before execve (Run.Rlimits,
+//     exec.Cmd.Rlimits). Without CAP_SYS_RESOURCE only the soft limit is
+//     set, which the command could raise again; the Limit's Note says so.
 //   - not enforced: without a usable cgroup, pids, memory and cpus are not
 //     enforced. Their rlimit look-alikes are not substitutes and are not
 //     used: RLIMIT_NPROC counts every process of the real user id, not of
@@ -46,6 +48,11 @@
 // What a pids limit counts: every process and thread of the run, and on
 // cgroup v1 also the spawning thread while it forks; with a PID namespace
 // its init (exec's PID 1) when it was forked from a placed thread.
+//
+// Statistics (Result): on v1 the memory and cpuacct hierarchies are
+// joined only for a memory or CPU limit, or with Options.Stats (each
+// hierarchy is a mkdir and an rmdir per run); without them PeakMemory and
+// CPUTimeUsec are nil. pids.peak exists on v1 since Linux 6.13.
 //
 // Containers: a container usually has a cgroup namespace and a read-only
 // /sys/fs/cgroup; Available reports both. In Kubernetes the pod's own

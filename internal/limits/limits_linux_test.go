@@ -397,23 +397,46 @@ func contains(s []string, v string) bool {
 	return false
 }
 
-// BenchmarkRun: the added cost of limits per run: make the group with
-// the default spec, move a (fresh, locked) thread into it as a spawn
-// would, kill nothing, remove it.
+// BenchmarkRun: the added cost of limits per run: make the group,
+// move a (fresh, locked) thread into it as a spawn does (v1), find it
+// empty, read the statistics, remove it. Per Spec: the default (pids),
+// with memory and CPU limits, and the default with Options.Stats.
 func BenchmarkRun(b *testing.B) {
 	if limits.Available().Mechanism == limits.NotEnforced {
 		b.Skip("no cgroup")
 	}
-	for b.Loop() {
-		r, err := limits.Start(limits.DefaultSpec(), limits.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := osthread.Run(r.JoinThread); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := r.Close(); err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name string
+		spec limits.Spec
+		opts limits.Options
+	}{
+		{"default", limits.DefaultSpec(), limits.Options{}},
+		{"pids+memory+cpus", limits.Spec{Pids: 4096, Memory: 1 << 30, CPUs: 1}, limits.Options{}},
+		{"default+stats", limits.DefaultSpec(), limits.Options{Stats: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			// cpu-µs/op: this process's user+system time per run, less
+			// dependent than ns/op on a host shared with other jobs.
+			before := cpuTime()
+			for b.Loop() {
+				r, err := limits.Start(bc.spec, bc.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := osthread.Run(r.JoinThread); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-before).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
 	}
+}
+
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,0 +1,114 @@
+package limits_test
+
+import (
+	"bufio"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/limits"
+)
+
+// v2Parent makes a parent group for the test in a real cgroup2
+// hierarchy: the unified mode's root, or on a hybrid host its
+// /sys/fs/cgroup/unified (whose controllers, here hugetlb only, do not
+// matter for placement, cgroup.kill, cpu.stat and removal).
+func v2Parent(t *testing.T) string {
+	t.Helper()
+	var root string
+	for _, d := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		var st unix.Statfs_t
+		if unix.Statfs(d, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+			root = d
+			break
+		}
+	}
+	if root == "" || os.Geteuid() != 0 {
+		kerneltest.Missing(t, "no writable cgroup2 hierarchy (needs root and a cgroup2 mount)")
+	}
+	dir := filepath.Join(root, "landjail-test-"+strconv.Itoa(os.Getpid()))
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	t.Cleanup(func() { unix.Rmdir(dir) })
+	return dir
+}
+
+// TestV2PlaceKillRemove: on cgroup v2 (Options.Parent) the child is
+// cloned into the group (CLONE_INTO_CGROUP: its /proc/PID/cgroup names
+// it from its first instruction), a setsid'd SIGTERM-ignoring daemon
+// that outlived its parent (control: alive before Close) is killed by
+// cgroup.kill, CPU time comes from cpu.stat, a pids limit the parent
+// cannot offer is reported NotEnforced with the reason (and refused with
+// Strict), and the group is removed.
+func TestV2PlaceKillRemove(t *testing.T) {
+	parent := v2Parent(t)
+	r, err := limits.Start(limits.Spec{Pids: 40}, limits.Options{Parent: parent})
+	require.NoError(t, err)
+	require.NotEqual(t, -1, r.CgroupFD())
+	l := r.Limits()[0]
+	hasPids := strings.Contains(readFile(t, filepath.Join(parent, "cgroup.controllers")), "pids")
+	if hasPids {
+		assert.Equal(t, limits.CgroupV2, l.Mechanism)
+	} else {
+		assert.Equal(t, limits.NotEnforced, l.Mechanism)
+		assert.Contains(t, l.Note, "no cgroup v2 pids controller")
+		_, err := limits.Start(limits.Spec{Pids: 40}, limits.Options{Parent: parent, Strict: true})
+		assert.ErrorIs(t, err, limits.ErrNotEnforced)
+	}
+
+	c := osexec.Command(python(t), "-c", daemon)
+	stdout, err := c.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, r.Start(c))
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.NoError(t, c.Wait())
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	rel := strings.TrimPrefix(r.Path(), filepath.Dir(parent))
+	assert.Contains(t, readFile(t, "/proc/"+strconv.Itoa(pid)+"/cgroup"), rel, "the daemon is in the group")
+	require.NoError(t, unix.Kill(pid, 0), "control: the daemon outlived its parent")
+
+	res, err := r.Close()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, res.Killed, 2)
+	assert.True(t, gone(pid))
+	assert.NotNil(t, res.CPUTimeUsec, "cpu.stat usage_usec is always there on v2")
+	_, err = os.Stat(res.Cgroup)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestV2Stale: a group in a v2 parent whose owner is gone (a pid that
+// does not exist) with a sleep in it is emptied and removed by
+// CleanStale; a directory of another name is left alone (control).
+func TestV2Stale(t *testing.T) {
+	parent := v2Parent(t)
+	stale := filepath.Join(parent, "landjail-999999999-1-1")
+	other := filepath.Join(parent, "not-landjail")
+	require.NoError(t, os.Mkdir(stale, 0o755))
+	require.NoError(t, os.Mkdir(other, 0o755))
+	t.Cleanup(func() { unix.Rmdir(other); unix.Rmdir(stale) })
+	sleep := osexec.Command("/bin/sleep", "100")
+	require.NoError(t, sleep.Start())
+	go sleep.Wait()
+	require.NoError(t, os.WriteFile(filepath.Join(stale, "cgroup.procs"), []byte(strconv.Itoa(sleep.Process.Pid)), 0))
+	n, err := limits.CleanStale(parent)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.NoDirExists(t, stale)
+	assert.DirExists(t, other)
+	assert.True(t, gone(sleep.Process.Pid))
+}
+
+func readFile(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
+}
