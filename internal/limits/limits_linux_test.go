@@ -81,10 +81,11 @@ func python(t *testing.T) string {
 }
 
 // run runs a python program in a Run with spec and returns its stdout,
-// its wait error and the Result; it checks the group is gone afterwards.
+// its wait error and the Result (with Options.Stats); it checks the
+// group is gone afterwards.
 func run(t *testing.T, spec limits.Spec, prog string, args ...string) (string, *limits.Result, error) {
 	t.Helper()
-	r, err := limits.Start(spec, limits.Options{})
+	r, err := limits.Start(spec, limits.Options{Stats: true})
 	require.NoError(t, err)
 	var out bytes.Buffer
 	c := osexec.Command(python(t), append([]string{"-c", prog}, args...)...)

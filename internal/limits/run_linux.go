@@ -147,7 +147,11 @@ func Start(spec Spec, opts Options) (*Run, error) {
 	)
 	cleanStaleOnce(opts.Parent)
 	p := Available()
+	v2 := opts.Parent != "" || p.Mechanism == CgroupV2
 	switch {
+	case v2 && clone3Refused() != nil:
+		reason = "clone3 refused here (" + clone3Refused().Error() + ", a seccomp profile?): without CLONE_INTO_CGROUP " +
+			"a child cannot start in a cgroup v2 group (a thread cannot join one alone)"
 	case opts.Parent != "":
 		mech = CgroupV2
 		g, err = newV2(opts.Parent, spec)
@@ -480,4 +484,16 @@ func hasCapSysResource() bool {
 		return false
 	}
 	return data[unix.CAP_SYS_RESOURCE/32].Effective&(1<<(unix.CAP_SYS_RESOURCE%32)) != 0
+}
+
+// clone3Refused returns nil when clone3(2) is available (Linux 5.3; a
+// call with a nil argument fails with EINVAL), else its errno: ENOSYS
+// from an old kernel or, as in Docker's default profile, from seccomp.
+// Not cached: a filter may be installed later in the process's life.
+func clone3Refused() error {
+	_, _, e := unix.Syscall(unix.SYS_CLONE3, 0, 0, 0)
+	if e == unix.EINVAL || e == unix.EFAULT {
+		return nil
+	}
+	return e
 }
