@@ -241,7 +241,9 @@ type Cmd struct {
 	// and confinement. A JoinThread implies FreshThread, and with a PID
 	// namespace the namespace's init is forked from the joined thread too
 	// (it then counts in the group). Its error fails Start, wrapped.
-	// Package internal/limits provides one (limits.Run). Ignored by Exec.
+	// Package internal/limits provides one (limits.Run). Ignored by Exec:
+	// there the caller moves itself into the group first
+	// (limits.Run.JoinProcess) and the command inherits it.
 	Cgroup CgroupPlacement
 	// Rlimits are set in the child (setrlimit(2), soft and hard) before
 	// its execve. Go's fork cannot run code in the child, so Start sets
@@ -251,7 +253,8 @@ type Cmd struct {
 	// with EFBIG, an open with a descriptor number past RLIMIT_NOFILE with
 	// EMFILE). Restoring a lowered hard limit needs CAP_SYS_RESOURCE:
 	// without it only the soft limits are set (see HardRlimits). A limit
-	// above the caller's hard limit is lowered to it. Ignored by Exec.
+	// above the caller's hard limit is lowered to it. Exec sets them, hard
+	// ones included, on the process it replaces.
 	Rlimits []Rlimit
 
 	// Process and ProcessState are set by Start and Wait.

@@ -731,6 +731,13 @@ func (c *Cmd) exec() error {
 // execConfined drops capabilities, switches to Credential, confines the
 // calling (locked) thread and execve's the command.
 func (c *Cmd) execConfined(p *prepared) error {
+	// The process is replaced: its own limits become the command's,
+	// hard ones included (lowering needs no capability).
+	for _, r := range c.Rlimits {
+		if err := unix.Prlimit(0, r.Resource, &unix.Rlimit{Cur: min(r.Cur, r.Max), Max: r.Max}, nil); err != nil {
+			return fmt.Errorf("exec: setrlimit(%d): %w", r.Resource, err)
+		}
+	}
 	if !c.KeepCaps {
 		if err := dropCaps(); err != nil {
 			return err

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -135,4 +137,65 @@ func TestRlimitsFileSize(t *testing.T) {
 	var after unix.Rlimit
 	require.NoError(t, unix.Getrlimit(unix.RLIMIT_FSIZE, &after))
 	assert.Equal(t, before, after, "the caller's limit restored")
+}
+
+// TestExecLimits: the in-place path. A process that moved itself into
+// a run's group (limits.Run.JoinProcess) and calls Cmd.Exec with Rlimits
+// becomes the command in that group with those limits, hard ones
+// included (/proc/self/cgroup names the group; ulimit -f and -Hf are
+// 1 MiB in 512-byte blocks); control: without JoinProcess and Rlimits
+// the command is in no such group and unlimited. The group, whose owner
+// is then gone, is removed by CleanStale.
+func TestExecLimits(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if mode := os.Getenv("LANDJAIL_EXEC_LIMITS"); mode != "" {
+		ws, err := jail.New(os.Getenv("LANDJAIL_EXEC_LIMITS_DIR"))
+		if err == nil {
+			var rs *landlock.Ruleset
+			rs, err = landlock.Compile(ws, landlock.Options{System: true, Extra: []landlock.Rule{
+				{Path: "/proc", Access: ll.AccessFSReadFile | ll.AccessFSReadDir, Source: "extra"}}})
+			var r *limits.Run
+			if err == nil {
+				r, err = limits.Start(limits.DefaultSpec(), limits.Options{})
+			}
+			if err == nil {
+				os.Stdout.WriteString(filepath.Base(r.Path()) + "\n")
+				c := exec.CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", "cat /proc/self/cgroup; ulimit -f; ulimit -Hf")
+				if mode == "join" {
+					c.Rlimits = []exec.Rlimit{{Resource: unix.RLIMIT_FSIZE, Cur: 1 << 20, Max: 1 << 20}}
+					err = r.JoinProcess()
+				}
+				if err == nil {
+					err = c.Exec()
+				}
+			}
+		}
+		os.Stdout.WriteString("error: " + err.Error() + "\n")
+		os.Exit(3)
+	}
+	if p := limits.Available(); p.Mechanism == limits.NotEnforced {
+		kerneltest.Missing(t, "no usable cgroup: %s", p.Reason)
+	}
+	for _, join := range []bool{true, false} {
+		mode := "control"
+		if join {
+			mode = "join"
+		}
+		c := osexec.Command(os.Args[0], "-test.run=^TestExecLimits$")
+		c.Env = append(os.Environ(), "LANDJAIL_EXEC_LIMITS="+mode, "LANDJAIL_EXEC_LIMITS_DIR="+t.TempDir())
+		out, err := c.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		group := lines[0]
+		body := strings.Join(lines[1:len(lines)-2], "\n")
+		if join {
+			assert.Contains(t, body, group, "in the group")
+			assert.Equal(t, []string{"2048", "2048"}, lines[len(lines)-2:], "soft and hard RLIMIT_FSIZE in 512-byte blocks")
+		} else {
+			assert.NotContains(t, body, group, "control: not in the group")
+			assert.Equal(t, []string{"unlimited", "unlimited"}, lines[len(lines)-2:], "control")
+		}
+	}
+	_, err := limits.CleanStale("")
+	require.NoError(t, err)
 }

@@ -60,6 +60,8 @@ type group interface {
 	cloneFD() int
 	// joinThread moves the calling thread into the group.
 	joinThread() error
+	// joinProcess moves the calling process into the group.
+	joinProcess() error
 	// stats fills the statistics of r.
 	stats(r *Result)
 	// kill kills every process in the group and waits until it is empty;
@@ -268,6 +270,22 @@ func (r *Run) JoinThread() error {
 		return nil
 	}
 	return r.g.joinThread()
+}
+
+// JoinProcess moves the whole calling process (every thread) into the
+// run's group, for a caller about to replace itself with the command
+// (exec.Cmd.Exec: execve keeps the group). Nobody is left to Close the
+// run then: when the command has exited, the next landjail's Start
+// (CleanStale) kills what it left and removes the group, as for a
+// landjail killed with SIGKILL (the owner's pid and start time are the
+// command's until it exits). Writes the pid to cgroup.procs (v1: of each
+// hierarchy; v2: of the group, allowed for a whole process). Without a
+// group it does nothing.
+func (r *Run) JoinProcess() error {
+	if r.g == nil {
+		return nil
+	}
+	return r.g.joinProcess()
 }
 
 // ChildRlimit is one resource limit for the child: setrlimit(Resource,

@@ -144,6 +144,15 @@ func (g *v1Group) joinThread() error {
 	return nil
 }
 
+func (g *v1Group) joinProcess() error {
+	for _, d := range g.dirs {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), itoa(os.Getpid())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (g *v1Group) stats(r *Result) {
 	if d, ok := g.ctrl["memory"]; ok {
 		r.PeakMemory = ptr(readUint(filepath.Join(d, "memory.max_usage_in_bytes")))

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,6 +139,10 @@ func (g *v2Group) cloneFD() int {
 }
 
 func (g *v2Group) joinThread() error { return nil }
+
+func (g *v2Group) joinProcess() error {
+	return writeFile(filepath.Join(g.dir, "cgroup.procs"), strconv.Itoa(os.Getpid()))
+}
 
 func (g *v2Group) stats(r *Result) {
 	r.PeakMemory = ptr(readUint(filepath.Join(g.dir, "memory.peak")))
