@@ -5,8 +5,8 @@
 // left, daemons that called setsid and ignore SIGTERM included.
 //
 // One Run per command: Start creates a control group for it (named
-// landjail-<pid>-<starttime>-<seq> under a landjail parent in each
-// hierarchy) and writes the limits; the spawner places the child there
+// landjail-<pidns>-<pid>-<starttime>-<seq> under a landjail parent in
+// each hierarchy) and writes the limits; the spawner places the child there
 // before it executes anything (Run.CgroupFD for CLONE_INTO_CGROUP on
 // cgroup v2, Run.JoinThread on cgroup v1: see exec.Cmd.Cgroup, or Run.Start
 // for an os/exec.Cmd); Close kills what is left through the group

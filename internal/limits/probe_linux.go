@@ -47,7 +47,20 @@ const initCgroupNSIno = 0xEFFFFFFB
 // cgroup limits here: cgroup v2 in unified mode as root with the pids,
 // memory and cpu controllers; else cgroup v1 as root with at least the
 // pids hierarchy mounted; else NotEnforced. For landjail doctor.
-func Available() Probe { return probe() }
+//
+// The file-system facts are read once; whether clone3 (needed to place a
+// child in a v2 group) is refused is asked on every call, since a seccomp
+// filter may come later.
+func Available() Probe {
+	p := probe()
+	if p.Mechanism == CgroupV2 {
+		if err := clone3Refused(); err != nil {
+			p.Mechanism = NotEnforced
+			p.Reason = "clone3 refused (" + err.Error() + "): no CLONE_INTO_CGROUP"
+		}
+	}
+	return p
+}
 
 var probe = sync.OnceValue(func() Probe {
 	p := Probe{Systemd: "absent", v1: map[string]string{}}

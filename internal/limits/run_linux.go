@@ -99,32 +99,46 @@ func startTime(pid int) uint64 {
 	return n
 }
 
-// groupName is the name of this process's next group.
+// selfPIDNS is the inode number of this process's PID namespace: pids
+// in group names are only meaningful there.
+var selfPIDNS = sync.OnceValue(func() uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/self/ns/pid", &st) != nil {
+		return 0
+	}
+	return st.Ino
+})
+
+// groupName is the name of this process's next group:
+// landjail-PIDNS-PID-START-SEQ.
 func groupName() string {
-	return fmt.Sprintf("landjail-%d-%d-%d", os.Getpid(), selfStart(), seq.Add(1))
+	return fmt.Sprintf("landjail-%d-%d-%d-%d", selfPIDNS(), os.Getpid(), selfStart(), seq.Add(1))
 }
 
-// parseGroupName splits landjail-PID-START-SEQ.
-func parseGroupName(name string) (pid int, start uint64, ok bool) {
+// parseGroupName splits landjail-PIDNS-PID-START-SEQ.
+func parseGroupName(name string) (pidns uint64, pid int, start uint64, ok bool) {
 	f := strings.Split(name, "-")
-	if len(f) != 4 || f[0] != "landjail" {
-		return 0, 0, false
+	if len(f) != 5 || f[0] != "landjail" {
+		return 0, 0, 0, false
 	}
-	p, err1 := strconv.Atoi(f[1])
-	s, err2 := strconv.ParseUint(f[2], 10, 64)
-	_, err3 := strconv.ParseUint(f[3], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || p <= 0 {
-		return 0, 0, false
+	ns, err0 := strconv.ParseUint(f[1], 10, 64)
+	p, err1 := strconv.Atoi(f[2])
+	s, err2 := strconv.ParseUint(f[3], 10, 64)
+	_, err3 := strconv.ParseUint(f[4], 10, 64)
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil || p <= 0 {
+		return 0, 0, 0, false
 	}
-	return p, s, true
+	return ns, p, s, true
 }
 
 // ownerGone reports whether the landjail process that made group name is
-// gone (no such pid, or a pid reused by another process).
+// gone (no such pid, or a pid reused by another process). A group made
+// in another PID namespace (another container sharing the cgroup file
+// system) is never judged: its pid means nothing here.
 func ownerGone(name string) bool {
-	pid, start, ok := parseGroupName(name)
-	if !ok {
-		return false // not ours: leave it alone
+	ns, pid, start, ok := parseGroupName(name)
+	if !ok || ns != selfPIDNS() || ns == 0 {
+		return false // not ours to judge: leave it alone
 	}
 	return startTime(pid) != start
 }

@@ -29,8 +29,10 @@ func cleanStaleOnce(parent string) {
 }
 
 // CleanStale kills the processes of, and removes, every group named
-// landjail-PID-START-SEQ whose owner (the landjail process PID started
-// at START) is gone: those a landjail killed with SIGKILL left behind.
+// landjail-PIDNS-PID-START-SEQ whose owner (the landjail process PID,
+// in this process's PID namespace PIDNS, started at START) is gone: those
+// a landjail killed with SIGKILL left behind. Groups of other PID
+// namespaces are left alone.
 // parent "" means the default parents (each hierarchy's "landjail"
 // group); else a cgroup v2 directory (Options.Parent). Groups of live
 // landjail processes and directories of other names are left alone. It

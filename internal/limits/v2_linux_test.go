@@ -98,14 +98,19 @@ func TestV2PlaceKillRemove(t *testing.T) {
 
 // TestV2Stale: a group in a v2 parent whose owner is gone (a pid that
 // does not exist) with a sleep in it is emptied and removed by
-// CleanStale; a directory of another name is left alone (control).
+// CleanStale; a directory of another name and a group named for another
+// PID namespace are left alone (controls).
 func TestV2Stale(t *testing.T) {
 	parent := v2Parent(t)
-	stale := filepath.Join(parent, "landjail-999999999-1-1")
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat("/proc/self/ns/pid", &st))
+	stale := filepath.Join(parent, "landjail-"+strconv.FormatUint(st.Ino, 10)+"-999999999-1-1")
+	otherNS := filepath.Join(parent, "landjail-1-999999999-1-1") // another PID namespace's
 	other := filepath.Join(parent, "not-landjail")
 	require.NoError(t, os.Mkdir(stale, 0o755))
 	require.NoError(t, os.Mkdir(other, 0o755))
-	t.Cleanup(func() { unix.Rmdir(other); unix.Rmdir(stale) })
+	require.NoError(t, os.Mkdir(otherNS, 0o755))
+	t.Cleanup(func() { unix.Rmdir(other); unix.Rmdir(otherNS); unix.Rmdir(stale) })
 	sleep := osexec.Command("/bin/sleep", "100")
 	require.NoError(t, sleep.Start())
 	go sleep.Wait()
@@ -115,6 +120,7 @@ func TestV2Stale(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.NoDirExists(t, stale)
 	assert.DirExists(t, other)
+	assert.DirExists(t, otherNS, "a group of another PID namespace is not judged")
 	assert.True(t, gone(sleep.Process.Pid))
 }
 
