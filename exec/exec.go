@@ -253,8 +253,10 @@ type Cmd struct {
 	// with EFBIG, an open with a descriptor number past RLIMIT_NOFILE with
 	// EMFILE). Restoring a lowered hard limit needs CAP_SYS_RESOURCE:
 	// without it only the soft limits are set (see HardRlimits). A limit
-	// above the caller's hard limit is lowered to it. Exec sets them, hard
-	// ones included, on the process it replaces.
+	// above the caller's hard limit is lowered to it. An RLIMIT_NOFILE
+	// below the number of descriptors the caller has open makes the spawn
+	// fail with EMFILE (os/exec makes its pipes inside the window). Exec
+	// sets them, hard ones included, on the process it replaces.
 	Rlimits []Rlimit
 
 	// Process and ProcessState are set by Start and Wait.

@@ -60,6 +60,11 @@
 // writable, delegated cgroup2 subtree (privileged, or a runtime that
 // delegates: see docs/limits.md) passed as Options.Parent.
 //
+// Placement on cgroup v2 needs clone3 (CLONE_INTO_CGROUP); where a
+// seccomp profile refuses clone3 (Docker's default returns ENOSYS) the
+// cgroup limits are NotEnforced rather than applied after the child
+// started.
+//
 // Does not protect against: disk usage by many files each under the size
 // limit (use a quota or a size-limited tmpfs), I/O bandwidth, kernel
 // memory outside the memory controller's accounting, a run whose limits

@@ -129,3 +129,31 @@ func readFile(t *testing.T, p string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestAvailable: the probe agrees with the file system: cgroup v2 when
+// /sys/fs/cgroup is a cgroup2 mount (root, pids offered, clone3
+// allowed), cgroup v1 when it is a tmpfs of v1 hierarchies with pids
+// (root); the reason is empty only for v2; this process's cgroup
+// namespace is compared with the initial one's inode.
+func TestAvailable(t *testing.T) {
+	p := limits.Available()
+	t.Logf("%+v", p)
+	var st unix.Statfs_t
+	require.NoError(t, unix.Statfs("/sys/fs/cgroup", &st))
+	switch {
+	case p.Mechanism == limits.CgroupV2:
+		assert.EqualValues(t, unix.CGROUP2_SUPER_MAGIC, st.Type)
+		assert.Contains(t, p.Controllers, "pids")
+		assert.Empty(t, p.Reason)
+	case p.Mechanism == limits.CgroupV1:
+		assert.NotEqualValues(t, unix.CGROUP2_SUPER_MAGIC, st.Type)
+		assert.Contains(t, p.Controllers, "pids")
+		assert.Zero(t, os.Geteuid())
+		assert.NotEmpty(t, p.Reason, "says why not v2")
+	default:
+		assert.NotEmpty(t, p.Reason)
+	}
+	var ns unix.Stat_t
+	require.NoError(t, unix.Stat("/proc/self/ns/cgroup", &ns))
+	assert.Equal(t, ns.Ino != 0xEFFFFFFB, p.CgroupNamespace)
+}
