@@ -407,13 +407,15 @@ func BenchmarkRun(b *testing.B) {
 		b.Skip("no cgroup")
 	}
 	for _, bc := range []struct {
-		name string
-		spec limits.Spec
-		opts limits.Options
+		name   string
+		spec   limits.Spec
+		opts   limits.Options
+		nojoin bool
 	}{
-		{"default", limits.DefaultSpec(), limits.Options{}},
-		{"pids+memory+cpus", limits.Spec{Pids: 4096, Memory: 1 << 30, CPUs: 1}, limits.Options{}},
-		{"default+stats", limits.DefaultSpec(), limits.Options{Stats: true}},
+		{"default", limits.DefaultSpec(), limits.Options{}, false},
+		{"default, no thread joins", limits.DefaultSpec(), limits.Options{}, true},
+		{"pids+memory+cpus", limits.Spec{Pids: 4096, Memory: 1 << 30, CPUs: 1}, limits.Options{}, false},
+		{"default+stats", limits.DefaultSpec(), limits.Options{Stats: true}, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			// cpu-µs/op: this process's user+system time per run, less
@@ -424,8 +426,10 @@ func BenchmarkRun(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := osthread.Run(r.JoinThread); err != nil {
-					b.Fatal(err)
+				if !bc.nojoin {
+					if err := osthread.Run(r.JoinThread); err != nil {
+						b.Fatal(err)
+					}
 				}
 				if _, err := r.Close(); err != nil {
 					b.Fatal(err)

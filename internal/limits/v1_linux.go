@@ -191,6 +191,9 @@ func killV1(dir, fz string) (int, error) {
 	}
 	if slices.Contains(pids, self) {
 		waitEmpty(procs, time.Second, nil, self)
+		if pids, err = readPids(procs); err != nil || len(pids) == 0 {
+			return 0, err
+		}
 	}
 	killed := map[int]bool{}
 	kill := func(pids []int) {
