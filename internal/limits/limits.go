@@ -114,9 +114,9 @@ type Spec struct {
 // nothing else.
 func DefaultSpec() Spec { return Spec{Pids: DefaultPids} }
 
-// Validate checks s: no negative value, CPUs at least 0.001 (the kernel's
-// smallest quota, 1 ms per 100 ms period, 1000 µs) when set, Memory at
-// least MinMemory when set.
+// Validate checks s: no negative value, no NaN, CPUs at least 0.01 when
+// set (the kernel's smallest quota, 1 ms, per 100 ms period), Memory at
+// least MinMemory when set. Errors wrap ErrInvalid.
 func (s Spec) Validate() error {
 	switch {
 	case s.Pids < 0:

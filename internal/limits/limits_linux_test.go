@@ -445,3 +445,33 @@ func cpuTime() time.Duration {
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestKillAndStats: Stats reads a live run (the pids counters exist);
+// Kill kills the running sleep (control: alive before) and keeps the
+// group until Close; a Kill after Close returns ErrClosed and a second
+// Close the same Result.
+func TestKillAndStats(t *testing.T) {
+	requireCgroups(t)
+	r, err := limits.Start(limits.DefaultSpec(), limits.Options{})
+	require.NoError(t, err)
+	c := osexec.Command("/bin/sleep", "100")
+	require.NoError(t, r.Start(c))
+	done := make(chan struct{})
+	go func() { c.Wait(); close(done) }()
+	require.NoError(t, unix.Kill(c.Process.Pid, 0), "control: running")
+	st := r.Stats()
+	assert.NotNil(t, st.PidsRefused)
+	n, err := r.Kill()
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	<-done
+	assert.DirExists(t, r.Path())
+	res, err := r.Close()
+	require.NoError(t, err)
+	assert.NoDirExists(t, res.Cgroup)
+	_, err = r.Kill()
+	assert.ErrorIs(t, err, limits.ErrClosed)
+	again, err := r.Close()
+	require.NoError(t, err)
+	assert.Same(t, res, again)
+}
