@@ -14,6 +14,7 @@ require (
 	github.com/landlock-lsm/go-landlock v0.11.0
 	github.com/mdlayher/netlink v1.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/opencontainers/cgroups v0.1.0
 	github.com/stretchr/testify v1.12.1
 	github.com/urfave/cli/v3 v3.14.0
 	golang.org/x/net v0.62.0
@@ -24,10 +25,15 @@ require (
 
 require (
 	cyphar.com/go-pathrs v0.2.5 // indirect
+	github.com/coreos/go-systemd/v22 v22.6.0 // indirect
+	github.com/godbus/dbus/v5 v5.1.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/mdlayher/socket v0.6.0 // indirect
+	github.com/moby/sys/mountinfo v0.7.2 // indirect
+	github.com/moby/sys/userns v0.1.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect

@@ -232,6 +232,33 @@ type Cmd struct {
 	// Ignored by Exec (execve cannot move a process into a namespace).
 	NoPIDNamespace bool
 
+	// Cgroup, when not nil, places the child in a control group before
+	// it executes anything, so that no instruction of the command runs
+	// outside the group's limits: cloned into it (CLONE_INTO_CGROUP,
+	// Linux 5.7) when CgroupFD returns a descriptor, else forked from a
+	// fresh spawner thread that first calls JoinThread (cgroup v1: the
+	// thread joins alone, the child inherits), before the namespace view
+	// and confinement. A JoinThread implies FreshThread, and with a PID
+	// namespace the namespace's init is forked from the joined thread too
+	// (it then counts in the group). Its error fails Start, wrapped.
+	// Package internal/limits provides one (limits.Run). Ignored by Exec:
+	// there the caller moves itself into the group first
+	// (limits.Run.JoinProcess) and the command inherits it.
+	Cgroup CgroupPlacement
+	// Rlimits are set in the child (setrlimit(2), soft and hard) before
+	// its execve. Go's fork cannot run code in the child, so Start sets
+	// them on the whole calling process for the duration of the fork and
+	// restores them after: meanwhile other spawns wait, and other threads
+	// of the caller see them too (a file write past RLIMIT_FSIZE fails
+	// with EFBIG, an open with a descriptor number past RLIMIT_NOFILE with
+	// EMFILE). Restoring a lowered hard limit needs CAP_SYS_RESOURCE:
+	// without it only the soft limits are set (see HardRlimits). A limit
+	// above the caller's hard limit is lowered to it. An RLIMIT_NOFILE
+	// below the number of descriptors the caller has open makes the spawn
+	// fail with EMFILE (os/exec makes its pipes inside the window). Exec
+	// sets them, hard ones included, on the process it replaces.
+	Rlimits []Rlimit
+
 	// Process and ProcessState are set by Start and Wait.
 	Process      *os.Process
 	ProcessState *os.ProcessState
@@ -249,6 +276,33 @@ type Cmd struct {
 	ctx   context.Context
 	state *runState
 }
+
+// CgroupPlacement puts a child into a control group before it runs (see
+// Cmd.Cgroup).
+type CgroupPlacement interface {
+	// CgroupFD returns an open cgroup v2 directory to clone the child
+	// into (syscall.SysProcAttr.CgroupFD), or -1 to use JoinThread.
+	CgroupFD() int
+	// JoinThread moves the calling OS thread (locked, fresh, destroyed
+	// after the spawn, still holding the caller's capabilities and not
+	// yet in the namespace view) into the group, so that the processes it
+	// forks start there. It must not block.
+	JoinThread() error
+}
+
+// Rlimit is one resource limit for Cmd.Rlimits: Resource is a
+// unix.RLIMIT_* constant, Cur and Max the soft and hard limits.
+type Rlimit struct {
+	Resource int
+	Cur, Max uint64
+}
+
+// HardRlimits reports whether Cmd.Rlimits sets hard limits here: the
+// process has CAP_SYS_RESOURCE (needed to raise its own hard limit back
+// after the fork). Without it only the soft limits are set, which the
+// command may raise again up to the caller's hard limit: a bound on a
+// runaway command, not on a hostile one. Always false outside Linux.
+func HardRlimits() bool { return hardRlimits() }
 
 // CommandContext returns a Cmd that runs name with args, confined by ws and
 // rs (rs may be nil: path-check only). ctx cancels the run (process group

@@ -205,13 +205,19 @@ func (c *Cmd) start() error {
 	// should be.
 	pidns, _ := c.pidNamespace()
 	var ini *pidInit
+	restore, err := c.setRlimits()
+	if err != nil {
+		st.cancel()
+		return err
+	}
 	if c.Ruleset.UserNamespace() {
 		st.stageKeep, err = c.startUserStage(inner, p)
 	} else if pidns {
-		ini, err = c.spawnPID(inner.Start)
+		ini, err = c.spawnPID(c.placed(inner))
 	} else {
-		err = c.spawn(inner.Start)
+		err = c.spawn(c.placed(inner))
 	}
+	restore()
 	if err != nil {
 		st.cancel()
 		return err
@@ -230,13 +236,16 @@ func (c *Cmd) start() error {
 // FreshThread, with an InNamespace hook (called inside the view, before
 // confinement) or when the pool is unavailable.
 func (c *Cmd) spawn(start func() error) error {
-	if !c.FreshThread && c.InNamespace == nil {
+	if !c.FreshThread && c.InNamespace == nil && !c.joins() {
 		err := spawnPooled(c.Ruleset, poolKey{c.KeepCaps, c.Seccomp, false}, start)
 		if !errors.Is(err, errPoolStopped) {
 			return err
 		}
 	}
 	return onFreshThread(func() error {
+		if err := c.joinCgroup(); err != nil {
+			return err
+		}
 		if err := enterView(c.Ruleset); err != nil {
 			return err
 		}
@@ -271,7 +280,7 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		}
 		return ini.ready()
 	}
-	pooled := !c.FreshThread && c.InNamespace == nil
+	pooled := !c.FreshThread && c.InNamespace == nil && !c.joins()
 	if pooled {
 		rk := readyKey{c.KeepCaps, c.Seccomp}
 		idle := poolIdleTimeout
@@ -293,6 +302,9 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		}
 	}
 	err := onFreshThread(func() error {
+		if err := c.joinCgroup(); err != nil {
+			return err
+		}
 		if pooled {
 			if err := ini.join(); err != nil {
 				return err
@@ -361,6 +373,88 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		return nil, err
 	}
 	return ini, nil
+}
+
+// placed returns inner.Start, set up to clone the child into c.Cgroup's
+// directory when it has one (CLONE_INTO_CGROUP).
+func (c *Cmd) placed(inner *osexec.Cmd) func() error {
+	if c.Cgroup != nil {
+		if fd := c.Cgroup.CgroupFD(); fd >= 0 {
+			inner.SysProcAttr.UseCgroupFD, inner.SysProcAttr.CgroupFD = true, fd
+		}
+	}
+	return inner.Start
+}
+
+// joins reports whether the spawning thread must join c.Cgroup itself
+// (no descriptor to clone into): then only a fresh thread may fork.
+func (c *Cmd) joins() bool { return c.Cgroup != nil && c.Cgroup.CgroupFD() < 0 }
+
+// joinCgroup moves the calling fresh thread into c.Cgroup when joins.
+func (c *Cmd) joinCgroup() error {
+	if !c.joins() {
+		return nil
+	}
+	if err := c.Cgroup.JoinThread(); err != nil {
+		return fmt.Errorf("exec: cgroup: %w", err)
+	}
+	return nil
+}
+
+// rlimitMu serialises spawns against the window in which a Cmd's
+// Rlimits are the whole process's: every spawn holds it for reading, one
+// with Rlimits for writing.
+var rlimitMu sync.RWMutex
+
+// setRlimits sets c.Rlimits on the process (for the fork that follows)
+// and returns what restores the previous limits and lets other spawns
+// go. Without CAP_SYS_RESOURCE a lowered hard limit could not be raised
+// back: then only the soft limits are set (HardRlimits).
+func (c *Cmd) setRlimits() (restore func(), err error) {
+	if len(c.Rlimits) == 0 {
+		rlimitMu.RLock()
+		return rlimitMu.RUnlock, nil
+	}
+	hard := hardRlimits()
+	rlimitMu.Lock()
+	var saved []Rlimit
+	restore = func() {
+		for i := len(saved) - 1; i >= 0; i-- {
+			r := saved[i]
+			unix.Prlimit(0, r.Resource, &unix.Rlimit{Cur: r.Cur, Max: r.Max}, nil)
+		}
+		rlimitMu.Unlock()
+	}
+	for _, r := range c.Rlimits {
+		var old unix.Rlimit
+		if err := unix.Prlimit(0, r.Resource, nil, &old); err != nil {
+			restore()
+			return nil, fmt.Errorf("exec: getrlimit(%d): %w", r.Resource, err)
+		}
+		lim := unix.Rlimit{Cur: min(r.Cur, r.Max, old.Max), Max: min(r.Max, old.Max)}
+		if !hard {
+			lim.Max = old.Max
+		}
+		if err := unix.Prlimit(0, r.Resource, &lim, nil); err != nil {
+			restore()
+			return nil, fmt.Errorf("exec: setrlimit(%d): %w", r.Resource, err)
+		}
+		saved = append(saved, Rlimit{r.Resource, old.Cur, old.Max})
+	}
+	return restore, nil
+}
+
+// hardRlimits: see HardRlimits.
+func hardRlimits() bool { return hasCap(unix.CAP_SYS_RESOURCE) }
+
+// hasCap reports whether the calling thread has capability c effective.
+func hasCap(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0
 }
 
 // inNamespace calls c.InNamespace, when set.
@@ -658,6 +752,13 @@ func (c *Cmd) exec() error {
 // execConfined drops capabilities, switches to Credential, confines the
 // calling (locked) thread and execve's the command.
 func (c *Cmd) execConfined(p *prepared) error {
+	// The process is replaced: its own limits become the command's,
+	// hard ones included (lowering needs no capability).
+	for _, r := range c.Rlimits {
+		if err := unix.Prlimit(0, r.Resource, &unix.Rlimit{Cur: min(r.Cur, r.Max), Max: r.Max}, nil); err != nil {
+			return fmt.Errorf("exec: setrlimit(%d): %w", r.Resource, err)
+		}
+	}
 	if !c.KeepCaps {
 		if err := dropCaps(); err != nil {
 			return err

@@ -170,7 +170,19 @@ func (c *Cmd) startUserStage(inner *osexec.Cmd, p *prepared) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := st.finish(inner.Start(), inner, p); err != nil {
+	start := c.placed(inner)
+	if c.joins() {
+		join := start
+		start = func() error {
+			return onFreshThread(func() error {
+				if err := c.joinCgroup(); err != nil {
+					return err
+				}
+				return join()
+			})
+		}
+	}
+	if err := st.finish(start(), inner, p); err != nil {
 		st.keepW.Close()
 		return nil, err
 	}
