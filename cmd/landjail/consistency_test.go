@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -173,21 +171,17 @@ func TestRunNamespaceLayerUnavailable(t *testing.T) {
 	const line = "namespace layer unavailable"
 	if _, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); !blocked {
 		if nsview.Probe() == nil && !kerneltest.IsChild() {
-			var out bytes.Buffer
-			var errb lockedBuffer
-			code := runMain(context.Background(), []string{"landjail", "run", "--workspace", ws, "--timeout", "1m", "--", "true"}, strings.NewReader(""), &out, &errb)
-			require.Equal(t, 0, code, errb.String())
-			assert.NotContains(t, errb.String(), line, "control: the layer is in force")
+			code, _, stderr := runCLIRaw(t, "run", "--workspace", ws, "--timeout", "1m", "--", "true")
+			require.Equal(t, 0, code, stderr)
+			assert.NotContains(t, stderr, line, "control: the layer is in force")
 		}
 		if !kerneltest.RunInSubprocess(t, kerneltest.EnvEmulate+"=ns=EPERM") {
 			return
 		}
 	}
 	raw := func(args ...string) (int, string) {
-		var out bytes.Buffer
-		var errb lockedBuffer
-		code := runMain(context.Background(), append([]string{"landjail"}, args...), strings.NewReader(""), &out, &errb)
-		return code, errb.String()
+		code, _, stderr := runCLIRaw(t, args...)
+		return code, stderr
 	}
 	code, stderr := raw("run", "--workspace", ws, "--timeout", "1m", "--", "true")
 	require.Equal(t, 0, code, stderr)

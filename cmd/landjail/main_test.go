@@ -52,6 +52,17 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), dropLayerLine(errb.String())
 }
 
+// runCLIRaw is runCLI without underEmulation and dropLayerLine: for the
+// tests of --strict's refusals under an emulation that blocks namespaces,
+// and of the layer line itself.
+func runCLIRaw(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out bytes.Buffer
+	var errb lockedBuffer
+	code = runMain(context.Background(), append([]string{"landjail"}, args...), strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
 // layerLine starts the one line a run prints when the namespace layer is
 // unavailable (sandbox: checkLayer).
 const layerLine = "landjail: warning: namespace layer unavailable ("

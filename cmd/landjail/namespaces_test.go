@@ -135,7 +135,7 @@ func TestRunStrictRefusesFrozenFallback(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("SECRET=1\n"), 0o600))
 	base := []string{"run", "--deny-secrets", "--workspace", ws, "--timeout", "1m"}
 
-	code, _, stderr := runCLI(t, append(base, "--strict", "--", "true")...)
+	code, _, stderr := runCLIRaw(t, append(base, "--strict", "--", "true")...)
 	assert.Equal(t, exitUsage, code, stderr)
 	assert.Contains(t, stderr, "--no-namespaces")
 

@@ -201,7 +201,7 @@ func TestRunStrict(t *testing.T) {
 		// profile): carving .env out would freeze the workspace root, so
 		// --strict refuses, naming the way out and the reason; with
 		// --no-namespaces the user accepts frozen directories.
-		code, _, stderr := runCLI(t, "run", "--strict", "--deny", ".env", "--workspace", ws, "--timeout", "1m", "--", "cat", "ok.txt")
+		code, _, stderr := runCLIRaw(t, "run", "--strict", "--deny", ".env", "--workspace", ws, "--timeout", "1m", "--", "cat", "ok.txt")
 		assert.Equal(t, exitUsage, code, stderr)
 		assert.Contains(t, stderr, "--no-namespaces")
 		assert.Contains(t, stderr, layerErr.Error())
