@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/landlock"
 )
@@ -35,6 +36,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
+	denials.Main() // --explain run in-process starts the audit watchdog from this binary
 	kerneltest.Main(m)
 }
 
