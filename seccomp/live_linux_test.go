@@ -226,7 +226,7 @@ func probeMain() int {
 
 // requireSeccomp skips (or fails with LANDJAIL_REQUIRE_KERNEL=1) when the
 // kernel has no seccomp filters.
-func requireSeccomp(t *testing.T) {
+func requireSeccomp(t testing.TB) {
 	t.Helper()
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
 		kerneltest.Missing(t, "seccomp unavailable: %v", err)
@@ -237,7 +237,7 @@ func requireSeccomp(t *testing.T) {
 // goroutine exits without unlocking, so the thread dies with it. It is never
 // the main thread, which the runtime parks instead of destroying (as exec's
 // goLocked does: the main thread stays locked until the retry has a thread).
-func onFilteredThread(t *testing.T, f *Filter, fn func()) {
+func onFilteredThread(t testing.TB, f *Filter, fn func()) {
 	t.Helper()
 	done := make(chan error)
 	go func() {
