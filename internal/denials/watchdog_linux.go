@@ -162,10 +162,7 @@ func connectWatchdog() (*net.UnixConn, error) {
 	// None runs (ENOENT), or the socket is a dead one's (ECONNREFUSED),
 	// or it died before answering: start one. The lock keeps every other
 	// collector from doing the same meanwhile.
-	if err := startWatchdog(dir); err != nil {
-		return nil, fmt.Errorf("audit watchdog: %w", err)
-	}
-	conn, err := dialWatchdog(dir)
+	conn, err := startWatchdog(dir)
 	if err != nil {
 		return nil, fmt.Errorf("audit watchdog: %w", err)
 	}
@@ -178,9 +175,15 @@ func dialWatchdog(dir string) (*net.UnixConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	return awaitAck(conn)
+}
+
+// awaitAck waits for the watchdog's acknowledgement on conn (closed on
+// failure).
+func awaitAck(conn *net.UnixConn) (*net.UnixConn, error) {
 	var b [1]byte
 	_ = conn.SetDeadline(time.Now().Add(rendezvousTimeout))
-	_, err = io.ReadFull(conn, b[:])
+	_, err := io.ReadFull(conn, b[:])
 	_ = conn.SetDeadline(time.Time{})
 	switch {
 	case err != nil:
@@ -193,30 +196,37 @@ func dialWatchdog(dir string) (*net.UnixConn, error) {
 	return conn, nil
 }
 
-// startWatchdog binds a new socket (removing a dead watchdog's) and
-// starts the watchdog with it. The caller holds the lock. The watchdog is
-// a child of this process in a session of its own (a terminal's ^C does
-// not reach it), with /dev/null for stdio (it holds no pipe of the
-// caller's open) and is spared by reaper.KillDescendants.
-func startWatchdog(dir string) error {
+// startWatchdog binds a new socket (removing a dead watchdog's), connects
+// to it, starts the watchdog with it and returns the acknowledged
+// connection. The caller holds the lock. The connection is queued before
+// the watchdog runs: if this process dies at any point after the start,
+// the watchdog still finds one connection (closed), and exits restoring.
+// The watchdog is a child of this process in a session of its own (a
+// terminal's ^C does not reach it), with /dev/null for stdio (it holds no
+// pipe of the caller's open), spared by reaper.KillDescendants.
+func startWatchdog(dir string) (*net.UnixConn, error) {
 	if !registered.Load() {
-		return errors.New("not registered: the program's main must call denials.Main (cannot happen in landjail)")
+		return nil, errors.New("not registered: the program's main must call denials.Main (cannot happen in landjail)")
 	}
 	sock := filepath.Join(dir, sockName)
 	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+		return nil, err
 	}
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l.SetUnlinkOnClose(false)
 	f, err := l.File()
 	l.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
+	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
 	cmd := &osexec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{watchdogArgv0},
@@ -226,7 +236,8 @@ func startWatchdog(dir string) error {
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	if err := cmd.Start(); err != nil {
-		return err
+		conn.Close()
+		return nil, err
 	}
 	pid := cmd.Process.Pid
 	reaper.Spare(pid)
@@ -242,7 +253,7 @@ func startWatchdog(dir string) error {
 		reaper.Unspare(pid)
 		_ = cmd.Wait()
 	}()
-	return nil
+	return awaitAck(conn)
 }
 
 // watch waits on the connection: the only byte the watchdog sends
