@@ -68,6 +68,10 @@ const rendezvousTimeout = 5 * time.Second
 
 var registered atomic.Bool
 
+// testHookStarted, when set (tests only), runs right after the watchdog
+// process is started, before its acknowledgement is awaited.
+var testHookStarted func()
+
 // Main registers the audit watchdog for this program: call it first thing
 // in main (or TestMain), before any goroutine that matters. Start needs
 // it: the watchdog is this binary re-executed (/proc/self/exe). In the
@@ -238,6 +242,9 @@ func startWatchdog(dir string) (*net.UnixConn, error) {
 	if err := cmd.Start(); err != nil {
 		conn.Close()
 		return nil, err
+	}
+	if testHookStarted != nil {
+		testHookStarted()
 	}
 	pid := cmd.Process.Pid
 	reaper.Spare(pid)

@@ -23,8 +23,9 @@ import (
 
 // Environment of the collecting helper process (TestHelperCollect).
 const (
-	envRunDir  = "LANDJAIL_DENIALS_RUNDIR"  // the rendezvous directory of the test
-	envCollect = "LANDJAIL_DENIALS_COLLECT" // "1": run TestHelperCollect's body
+	envRunDir   = "LANDJAIL_DENIALS_RUNDIR"    // the rendezvous directory of the test
+	envCollect  = "LANDJAIL_DENIALS_COLLECT"   // "1": run TestHelperCollect's body
+	envDieEarly = "LANDJAIL_DENIALS_DIE_EARLY" // "1": SIGKILL itself right after starting the watchdog
 )
 
 // privateRunDir gives the test (and the helpers it starts, through
@@ -40,27 +41,15 @@ func privateRunDir(t *testing.T) string {
 	return d
 }
 
-// waitEnabled polls the audit enabled flag until it is want (the
-// watchdog restores asynchronously when a collector's process dies) and
-// returns the last value read, after at most 5 s.
-func waitEnabled(t *testing.T, want uint32) uint32 {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := auditEnabled(t)
-		if got == want || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestHelperCollect is not a test: a collector in a process of its own.
 // It prints "collecting", then on "stop" from stdin stops and prints the
 // paths it saw denied, as JSON, and "stopped: <error>".
 func TestHelperCollect(t *testing.T) {
 	if os.Getenv(envCollect) != "1" {
 		t.Skip("helper process only")
+	}
+	if os.Getenv(envDieEarly) == "1" {
+		testHookStarted = func() { unix.Kill(os.Getpid(), unix.SIGKILL) }
 	}
 	c, err := Start(context.Background(), Filter{})
 	if err != nil {
@@ -142,10 +131,37 @@ func TestWatchdogRestoresWhenCollectorKilled(t *testing.T) {
 			require.ErrorAs(t, err, &ee)
 			ws := ee.Sys().(syscall.WaitStatus)
 			assert.True(t, ws.Signaled() && ws.Signal() == sig, "the collector dies of %v as it would have, got %v", sig, ws)
-			assert.Equal(t, uint32(0), waitEnabled(t, 0), "the watchdog restored enabled=0")
+			waitWatchdogGone(t) // it disables audit, then removes its files, then exits
+			assert.Equal(t, uint32(0), auditEnabled(t), "the watchdog restored enabled=0")
 			assert.NoFileExists(t, filepath.Join(runDir, stateName))
 			assert.NoFileExists(t, filepath.Join(runDir, sockName))
 		})
+	}
+}
+
+// TestWatchdogCollectorDiesWhileStarting: a collector SIGKILLed right
+// after it started the watchdog, before the acknowledgement: the watchdog
+// still finds the (closed) first connection, so it restores and exits
+// instead of waiting with audit enabled. Shown red with the connection
+// made after the start (as first written): the watchdog stayed, enabled=1.
+func TestWatchdogCollectorDiesWhileStarting(t *testing.T) {
+	requireAudit(t)
+	startDisabled(t)
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestHelperCollect$")
+	cmd.Env = append(os.Environ(), envCollect+"=1", envDieEarly+"=1")
+	out, err := cmd.CombinedOutput()
+	var ee *osexec.ExitError
+	require.ErrorAs(t, err, &ee, string(out))
+	ws := ee.Sys().(syscall.WaitStatus)
+	require.True(t, ws.Signaled() && ws.Signal() == unix.SIGKILL, "the helper died in the hook: %v %s", ws, out)
+	// The watchdog was started before the helper died: wait for it to
+	// be gone, then look at what it left.
+	waitWatchdogGone(t)
+	assert.Equal(t, uint32(0), auditEnabled(t), "the watchdog restored enabled=0")
+	assert.NoFileExists(t, filepath.Join(runDir, stateName))
+	if pid := findWatchdog(t); pid != 0 {
+		unix.Kill(pid, unix.SIGTERM) // it restores
+		t.Errorf("watchdog %d still waiting", pid)
 	}
 }
 
@@ -199,6 +215,16 @@ func findWatchdog(t *testing.T) int {
 	return 0
 }
 
+// waitWatchdogGone waits (at most 5 s) until no watchdog of the test's
+// rendezvous directory is alive.
+func waitWatchdogGone(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for findWatchdog(t) != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestWatchdogKilled: the watchdog itself SIGKILLed while a Collector
 // runs. The Collector starts a new one, which finds the state file the
 // dead one left and owes enabled=0 although it finds 1; Stop restores 0.
@@ -226,14 +252,19 @@ func TestWatchdogKilled(t *testing.T) {
 	assert.Equal(t, uint32(0), auditEnabled(t), "the second watchdog restored what the first found")
 	assert.NoFileExists(t, filepath.Join(runDir, stateName))
 
-	// No collector left: kill the only watchdog.
+	// No collector left: the watchdog and its only collector die
+	// together. The collector is stopped first, or it would start a new
+	// watchdog (as above) before its own SIGKILL.
 	c := startCollector(t)
 	pid := watchdogPID(t, c.cmd.Process.Pid)
 	require.Greater(t, pid, 1, "the helper's watchdog is its child")
+	require.NoError(t, c.cmd.Process.Signal(unix.SIGSTOP))
 	require.NoError(t, unix.Kill(pid, unix.SIGKILL))
+	for time.Now().Before(deadline.Add(5*time.Second)) && watchdogPID(t, c.cmd.Process.Pid) != 0 {
+		time.Sleep(10 * time.Millisecond) // dead (a zombie has no cmdline)
+	}
 	require.NoError(t, c.cmd.Process.Kill())
 	c.cmd.Wait()
-	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, uint32(1), auditEnabled(t), "nobody left to restore")
 	assert.FileExists(t, filepath.Join(runDir, stateName), "the debt is recorded")
 	c = startCollector(t)
