@@ -20,6 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	denials.Main() // first: an in-process --explain re-executes this binary as its audit watchdog
 	// run's private HOME lives in the caller's cache directory: the
 	// tests' (one per workspace) go to a directory of this test binary,
 	// not into the real ~/.cache. kerneltest.Main exits without a hook,
@@ -36,7 +37,6 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
-	denials.Main() // --explain run in-process starts the audit watchdog from this binary
 	kerneltest.Main(m)
 }
 
