@@ -72,6 +72,10 @@ var probes = []struct {
 	{"keyctl", func() error { return errnoOf(unix.Syscall(unix.SYS_KEYCTL, 9999, 0, 0)) }},
 	{"bpf", func() error { return errnoOf(unix.Syscall(unix.SYS_BPF, 9999, 0, 0)) }},
 	{"open_by_handle_at", func() error { return errnoOf(unix.Syscall(unix.SYS_OPEN_BY_HANDLE_AT, ^uintptr(0), 0, 0)) }},
+	// Unprivileged since Linux 5.13 with FAN_REPORT_FID: natively ok.
+	{"fanotify_init(FAN_REPORT_DFID_NAME)", func() error {
+		return closeFd(unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_CLOEXEC, unix.O_RDONLY))
+	}},
 	{"getpid", func() error { unix.Getpid(); return nil }},
 	// No address: natively EINVAL (tcp_sendmsg_fastopen needs one), never a SYN.
 	{"sendto(MSG_FASTOPEN)", func() error {
@@ -222,7 +226,7 @@ func probeMain() int {
 
 // requireSeccomp skips (or fails with LANDJAIL_REQUIRE_KERNEL=1) when the
 // kernel has no seccomp filters.
-func requireSeccomp(t *testing.T) {
+func requireSeccomp(t testing.TB) {
 	t.Helper()
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
 		kerneltest.Missing(t, "seccomp unavailable: %v", err)
@@ -316,6 +320,7 @@ func TestInstallLive(t *testing.T) {
 		"keyctl":                                      "EPERM",
 		"bpf":                                         "EPERM",
 		"open_by_handle_at":                           "EPERM",
+		"fanotify_init(FAN_REPORT_DFID_NAME)":         "EPERM",
 		"getpid":                                      "ok",
 		"sendto(MSG_FASTOPEN)":                        "EPERM",
 		"socketpair(AF_UNIX, SOCK_DGRAM)":             "EPERM",

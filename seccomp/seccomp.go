@@ -98,11 +98,15 @@
 //     userfaultfd (kernel exploitation primitives), kexec_load,
 //     kexec_file_load, init_module, finit_module, delete_module (kernel code),
 //     open_by_handle_at (opens any file by handle, bypassing paths: the
-//     classic container escape) fail with EPERM; unshare and clone with
-//     CLONE_NEWUSER fail with EPERM (a user namespace hands capabilities back
-//     inside it and opens much more kernel surface); clone3 fails with ENOSYS
-//     because its flags sit behind a pointer the filter cannot read, and libc
-//     and the Go runtime then fall back to clone(2), whose flags it checks.
+//     classic container escape), fanotify_init and fanotify_mark (Landlock
+//     does not mediate fanotify marks: a mark on a directory the policy
+//     denies reports the names the host creates and opens there; no
+//     capability needed since Linux 5.13 with FAN_REPORT_FID) fail with
+//     EPERM; unshare and clone with CLONE_NEWUSER fail with EPERM (a user
+//     namespace hands capabilities back inside it and opens much more
+//     kernel surface); clone3 fails with ENOSYS because its flags sit
+//     behind a pointer the filter cannot read, and libc and the Go runtime
+//     then fall back to clone(2), whose flags it checks.
 //   - pid-*: syscalls that change another process by process ID fail with
 //     EPERM unless they name the caller as 0: prlimit64, sched_setaffinity,
 //     sched_setscheduler, sched_setparam, sched_setattr, migrate_pages and

@@ -149,7 +149,7 @@ func TestFilterVM(t *testing.T) {
 		var cs []call
 		for _, name := range []string{"keyctl", "add_key", "request_key", "bpf", "perf_event_open",
 			"userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-			"delete_module", "open_by_handle_at"} {
+			"delete_module", "open_by_handle_at", "fanotify_init", "fanotify_mark"} {
 			cs = append(cs, sys(name, syscallNumbers[name], want))
 		}
 		return append(cs,
@@ -289,7 +289,7 @@ func TestRules(t *testing.T) {
 		seen[r.Name] = true
 	}
 	for _, name := range []string{"arch", "unix-socket", "socketpair", "tiocsti", "tioclinux",
-		"io_uring_setup", "keyctl", "bpf", "open_by_handle_at", "unshare-newuser", "clone-newuser", "clone3", "ptrace"} {
+		"io_uring_setup", "keyctl", "bpf", "open_by_handle_at", "fanotify_init", "fanotify_mark", "unshare-newuser", "clone-newuser", "clone3", "ptrace"} {
 		assert.True(t, seen[name], "rule %q reported", name)
 	}
 

@@ -23,11 +23,13 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/landlock"
 )
 
 func main() {
-	exec.Init() // the user-namespace stage, for runs by a non-root user
+	denials.Main() // the audit watchdog of --explain (restores audit's enabled flag)
+	exec.Init()    // the user-namespace stage, for runs by a non-root user
 	startEarly(os.Args)
 	os.Exit(runMain(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

@@ -14,11 +14,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/landlock"
 )
 
 func TestMain(m *testing.M) {
+	denials.Main() // first: an in-process --explain re-executes this binary as its audit watchdog
 	// run's private HOME lives in the caller's cache directory: the
 	// tests' (one per workspace) go to a directory of this test binary,
 	// not into the real ~/.cache. kerneltest.Main exits without a hook,

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mdlayher/netlink"
@@ -57,22 +55,17 @@ func setEnabled(c *netlink.Conn, enabled uint32) error {
 	return nil
 }
 
-// enableMu and enableRefs make concurrent Collectors in one process share
-// one enable/restore: the first enables, the last restores.
-var (
-	enableMu   sync.Mutex
-	enableRefs int
-	enablePrev uint32
-	enabledBy  bool // whether enablePrev must be restored
-)
-
 // Available reports whether Start can work here, and if not, why: it needs
 // Landlock ABI >= 7 (audit logging), a kernel with audit (the
 // NETLINK_AUDIT socket), CAP_AUDIT_READ to join AUDIT_NLGRP_READLOG, and
 // audit either enabled, or disabled but not locked (enabled=2 locks it;
-// locked and enabled works, locked and disabled cannot be changed). It
+// locked and enabled works, locked and disabled cannot be changed), and a
+// program that called Main (the audit watchdog is re-executed from it). It
 // opens and closes a netlink socket; it changes nothing.
 func Available() (ok bool, why string) {
+	if !registered.Load() {
+		return false, "the audit watchdog is not registered (the program's main must call denials.Main)"
+	}
 	if abi := kernel.LandlockRawABI(); abi < 7 {
 		return false, fmt.Sprintf("Landlock ABI %d < 7 (audit logging needs Linux >= 6.15)", abi)
 	}
@@ -107,7 +100,7 @@ func Available() (ok bool, why string) {
 // copies delivered to the multicast group.
 type Collector struct {
 	conn    *netlink.Conn
-	ctl     *netlink.Conn // unicast socket for AUDIT_GET/AUDIT_SET
+	hold    *hold // reference on the audit watchdog
 	filter  Filter
 	done    chan struct{}
 	mu      sync.Mutex
@@ -116,8 +109,6 @@ type Collector struct {
 	dropped int             // records not kept because of maxRecords
 	errs    []error
 	stopped bool
-	sigCh   chan os.Signal
-	release sync.Once
 }
 
 // Start joins AUDIT_NLGRP_READLOG (needs CAP_AUDIT_READ) and, if audit is
@@ -126,17 +117,18 @@ type Collector struct {
 // accepts are returned by Stop (see Filter; the zero Filter accepts every
 // domain on the host).
 //
-// Restoring the previous enabled state: Stop restores it; so does a
-// SIGINT, SIGTERM or SIGHUP received while collecting (the handler restores,
-// stops listening and re-raises the signal so the process dies as it would
-// have; a caller that itself listens for these signals receives them
-// twice). A caller that may panic should `defer c.Stop()`. SIGKILL (or a
-// crash in cgo) cannot be caught: audit then stays enabled (records then go
-// to the kernel log via printk when no auditd runs) until someone runs
-// AUDIT_SET enabled=0 (`auditctl -e 0`). Several Collectors in one process
-// share one enable and the last Stop restores; collectors in different
-// processes do not coordinate, so one that enabled audit may turn it off
-// under another's feet.
+// Restoring the previous enabled state survives the death of the caller:
+// audit is enabled and restored by the audit watchdog, a process
+// re-executed from this program (Main) and shared by the collectors of
+// every process on the host. Each Collector holds a connection to it; when
+// the last one closes (Stop, or the kernel closing the descriptors of a
+// process that exited or was SIGKILLed) the watchdog restores the state
+// the first collector found and exits. Stop waits for that restore. If the
+// watchdog itself is SIGKILLed, a running Collector starts a new one,
+// which restores the state the dead one recorded (/run/landjail/
+// audit.state); if no Collector is left to notice, audit stays enabled
+// until the next Start's watchdog ends (or `auditctl -e 0`). Start
+// installs no signal handler.
 //
 // ctx cancels reading early (Stop still returns what was read). Errors
 // wrap ErrUnavailable.
@@ -149,20 +141,12 @@ func Start(ctx context.Context, filter Filter) (*Collector, error) {
 		return nil, fmt.Errorf("%w: joining AUDIT_NLGRP_READLOG: %w", ErrUnavailable, err)
 	}
 	_ = conn.SetReadBuffer(4 << 20) // best effort; records lost on overflow are reported by Stop
-	ctl, err := netlink.Dial(netlinkAudit, nil)
+	h, err := acquire()
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("%w: audit control socket: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	c := &Collector{conn: conn, ctl: ctl, filter: filter, done: make(chan struct{}), access: map[uint64]bool{}}
-	if err := c.acquire(); err != nil {
-		conn.Close()
-		ctl.Close()
-		return nil, err
-	}
-	c.sigCh = make(chan os.Signal, 1)
-	signal.Notify(c.sigCh, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	go c.onSignal()
+	c := &Collector{conn: conn, hold: h, filter: filter, done: make(chan struct{}), access: map[uint64]bool{}}
 	go c.read()
 	go func() {
 		select {
@@ -172,51 +156,6 @@ func Start(ctx context.Context, filter Filter) (*Collector, error) {
 		}
 	}()
 	return c, nil
-}
-
-func (c *Collector) acquire() error {
-	enableMu.Lock()
-	defer enableMu.Unlock()
-	if enableRefs == 0 {
-		st, err := getStatus(c.ctl)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrUnavailable, err)
-		}
-		enabledBy = false
-		if st.Enabled == 0 {
-			if err := setEnabled(c.ctl, 1); err != nil {
-				return fmt.Errorf("%w: %w", ErrUnavailable, err)
-			}
-			enablePrev, enabledBy = 0, true
-		}
-	}
-	enableRefs++
-	return nil
-}
-
-// restore gives back this Collector's reference; the last one restores the
-// enabled state found by the first. Idempotent per Collector.
-func (c *Collector) restore() (err error) {
-	c.release.Do(func() {
-		enableMu.Lock()
-		defer enableMu.Unlock()
-		enableRefs--
-		if enableRefs == 0 && enabledBy {
-			err = setEnabled(c.ctl, enablePrev)
-			enabledBy = false
-		}
-	})
-	return err
-}
-
-func (c *Collector) onSignal() {
-	select {
-	case sig := <-c.sigCh:
-		_ = c.restore()
-		signal.Stop(c.sigCh)
-		_ = unix.Kill(os.Getpid(), sig.(syscall.Signal))
-	case <-c.done:
-	}
 }
 
 func (c *Collector) read() {
@@ -287,11 +226,9 @@ func (c *Collector) Stop() ([]Denial, error) {
 	c.stopped = true
 	c.mu.Unlock()
 	close(c.done)
-	signal.Stop(c.sigCh)
 	_ = c.conn.SetReadDeadline(time.Now())
 	_ = c.conn.Close()
-	errs := []error{c.restore()}
-	_ = c.ctl.Close()
+	errs := []error{c.hold.release()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	errs = append(errs, c.errs...)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/mdlayher/netlink"
@@ -23,7 +22,13 @@ import (
 	"github.com/landjail/landjail/internal/listentest"
 )
 
-func TestMain(m *testing.M) { kerneltest.Main(m) }
+func TestMain(m *testing.M) {
+	Main() // the audit watchdog is this test binary re-executed
+	if d := os.Getenv(envRunDir); d != "" {
+		runDir = d // a helper process of a test with its own rendezvous
+	}
+	kerneltest.Main(m)
+}
 
 // Environment of the helper process a test confines.
 const (
@@ -127,6 +132,7 @@ func requireAudit(t *testing.T) {
 		}
 		t.Skip("Landlock audit unavailable: " + why)
 	}
+	privateRunDir(t)
 }
 
 // setup makes a secret file and a listener the confined child is not given.
@@ -285,33 +291,4 @@ func TestStartUnavailable(t *testing.T) {
 	}
 	_, err := Start(context.Background(), Filter{})
 	assert.ErrorIs(t, err, ErrUnavailable)
-}
-
-const envSignal = "LANDJAIL_DENIALS_SIGNAL" // "1": TestRestoreOnSignal's child body
-
-// TestRestoreOnSignal: a process killed by SIGTERM while collecting (audit
-// was disabled, the collector enabled it) dies of SIGTERM as it would have,
-// and audit is disabled again. SIGKILL cannot be handled: see Start.
-func TestRestoreOnSignal(t *testing.T) {
-	if os.Getenv(envSignal) == "1" {
-		_, err := Start(context.Background(), Filter{})
-		if err != nil {
-			fmt.Println("start:", err)
-			os.Exit(3)
-		}
-		fmt.Println("collecting")
-		_ = unix.Kill(os.Getpid(), unix.SIGTERM)
-		select {} // the re-raised SIGTERM ends the process
-	}
-	requireAudit(t)
-	startDisabled(t)
-	cmd := osexec.Command(os.Args[0], "-test.run=^TestRestoreOnSignal$", "-test.v=true")
-	cmd.Env = append(os.Environ(), envSignal+"=1")
-	out, err := cmd.CombinedOutput()
-	require.Contains(t, string(out), "collecting")
-	var ee *osexec.ExitError
-	require.ErrorAs(t, err, &ee, string(out))
-	ws := ee.Sys().(syscall.WaitStatus)
-	assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGTERM, "child must die of SIGTERM, got %v", ws)
-	assert.Equal(t, uint32(0), auditEnabled(t), "the signal handler restored enabled=0")
 }

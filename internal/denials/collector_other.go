@@ -8,6 +8,9 @@ import (
 	"fmt"
 )
 
+// Main does nothing: there is no audit watchdog on this OS.
+func Main() {}
+
 // Available reports false: Landlock exists only on Linux.
 func Available() (ok bool, why string) { return false, "Landlock audit needs Linux" }
 

@@ -29,6 +29,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -52,6 +53,21 @@ func Become() error {
 	}
 	return nil
 }
+
+// spared are the children KillDescendants leaves alone (see Spare).
+var spared sync.Map // int pid -> struct{}
+
+// Spare exempts the child pid from KillDescendants until Unspare: a
+// helper that must outlive the run on purpose (the audit watchdog of
+// internal/denials, which restores the system's audit state when the last
+// collector is gone). pid must be a child of the calling process, and the
+// caller must call Unspare before it reaps it (waitid with WNOWAIT first):
+// once reaped, the pid can be recycled by a process KillDescendants must
+// kill. KillSession is not affected.
+func Spare(pid int) { spared.Store(pid, struct{}{}) }
+
+// Unspare undoes Spare.
+func Unspare(pid int) { spared.Delete(pid) }
 
 // Children returns the pids of the calling process's children, living or
 // zombie, from /proc/self/task/*/children (each thread's children: a child
@@ -92,20 +108,26 @@ func Children() ([]int, error) {
 	return pids, nil
 }
 
-// KillDescendants sends SIGKILL to every child of the calling process and
-// reaps it, then does the same to the children re-parented to it by those
-// deaths (with Become, every descendant ends up a child), until it has no
-// child left. It returns how many processes it killed. Call it only when
-// no other goroutine waits for a child of this process (it would reap
-// that child first). Errors: Children's, ErrSurvivors after maxKillTime,
+// KillDescendants sends SIGKILL to every child of the calling process but
+// those spared (Spare) and reaps it, then does the same to the children
+// re-parented to it by those deaths (with Become, every descendant ends up
+// a child), until it has no child left but the spared. It returns how many
+// processes it killed. Call it only when no other goroutine waits for an
+// unspared child of this process (it would reap that child first). Errors: Children's, ErrSurvivors after maxKillTime,
 // pidfd errors other than ESRCH.
 func KillDescendants() (int, error) {
 	killed := 0
 	deadline := time.Now().Add(maxKillTime)
 	for {
-		pids, err := Children()
+		all, err := Children()
 		if err != nil {
 			return killed, err
+		}
+		pids := all[:0]
+		for _, pid := range all {
+			if _, ok := spared.Load(pid); !ok {
+				pids = append(pids, pid)
+			}
 		}
 		if len(pids) == 0 {
 			return killed, nil
