@@ -33,6 +33,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
@@ -99,6 +100,7 @@ type Plan struct {
 	Home string
 
 	rulesWS    *jail.Workspace // what Landlock compiles: WS without the system roots
+	spec       limits.Spec     // the resource limits, parsed by New
 	set        Settings
 	seccompErr error
 	snap       *sweep.Snapshot // TakeSweep's
@@ -115,6 +117,10 @@ func New(o *cliopts.Options, s Settings) (*Plan, error) {
 	if s.Stderr == nil {
 		s.Stderr = io.Discard
 	}
+	spec, err := limits.ParseFlags(o.LimitFlags())
+	if err != nil {
+		return nil, err
+	}
 	if !o.NoNamespaces {
 		// Compile's namespace probe, and the network namespace when the
 		// view will have one, overlap the work up to the exec.
@@ -124,7 +130,7 @@ func New(o *cliopts.Options, s Settings) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Options: o, WS: ws, rulesWS: ws, set: s}
+	p := &Plan{Options: o, WS: ws, rulesWS: ws, set: s, spec: spec}
 	if s.Server && !o.NoSystem {
 		// The same policy plus the system preset's directories,
 		// read-only, for the file tools; Landlock keeps compiling from

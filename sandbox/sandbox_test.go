@@ -14,6 +14,7 @@ import (
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/sandbox"
 	"github.com/landjail/landjail/tools"
@@ -28,9 +29,7 @@ func server(t *testing.T, o *cliopts.Options) *tools.Toolkit {
 	plan, err := sandbox.New(o, sandbox.Settings{Stderr: &stderr, JailOptions: []jail.Option{jail.WithReadTracker(tracker)}, Server: true})
 	require.NoError(t, err)
 	t.Cleanup(plan.Close)
-	start := time.Now()
 	require.NoError(t, plan.PrepareServer())
-	t.Logf("PrepareServer %s: %s", time.Since(start), plan.Ruleset.Report().Layer)
 	t.Cleanup(func() { exec.Release(plan.Ruleset) })
 	k := &tools.Toolkit{WS: plan.WS, Ruleset: plan.Ruleset, Tracker: tracker, Env: plan.Env, Seccomp: plan.Seccomp, NoPIDNamespace: o.NoPIDNamespace}
 	k.Compile, k.Network = plan.CompileCall, plan.Network
@@ -72,4 +71,34 @@ func TestServerFileToolsReadWhatBashReads(t *testing.T) {
 		_, werr := k.WriteFile(tools.WriteFileArgs{Path: tc.path, Content: "x"})
 		assert.Error(t, werr, "write_file %s", tc.path)
 	}
+}
+
+// TestServerBashLimits: landjail-mcp's bash calls each run in a control
+// group of their own with the server's limits (--pids here): a bounded
+// fork bomb is capped, the result says so, and the next call starts
+// fresh. Control: the same call on a server without the limit forks all.
+func TestServerBashLimits(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if p := limits.Available(); p.Mechanism != limits.CgroupV1 && p.Mechanism != limits.CgroupV2 {
+		kerneltest.Missing(t, "a writable cgroup hierarchy: %s", p.Reason)
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	bomb := `n=0; for i in $(seq 40); do (sleep 5) & n=$((n+1)); done 2>/dev/null; echo started; wait`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	k := server(t, &cliopts.Options{Workspace: ws, Pids: "15"})
+	r, err := k.Bash(ctx, tools.BashArgs{Command: bomb})
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(r.Network, "\n"), "refused at --pids 15", r.Output)
+	r, err = k.Bash(ctx, tools.BashArgs{Command: "echo fresh"})
+	require.NoError(t, err)
+	assert.Equal(t, 0, r.ExitCode, r.Output)
+	assert.Empty(t, r.Network)
+
+	k = server(t, &cliopts.Options{Workspace: ws})
+	r, err = k.Bash(ctx, tools.BashArgs{Command: bomb})
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(r.Network, "\n"), "refused", "control: the default limit is far away")
+	assert.Equal(t, 0, r.ExitCode, r.Output)
 }

@@ -30,7 +30,7 @@ func (p *Plan) PrepareServer() error {
 	if err := p.TakeSweep(); err != nil {
 		return err
 	}
-	p.server.network = sweep.AfterEach(p.snap, p.set.Stderr, p.callNetwork)
+	p.server.network = sweep.AfterEach(p.snap, p.set.Stderr, p.callLimits)
 	return nil
 }
 
@@ -65,6 +65,28 @@ func (p *Plan) CompileCall() (*landlock.Ruleset, error) {
 // the call. This is tools.Toolkit.Network.
 func (p *Plan) Network(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error) {
 	return p.server.network(rs, c)
+}
+
+// callLimits gives a call its own resource limits (StartLimits; the
+// control group is ended, and what it did said, when the call is
+// reaped), then wires its proxy (callNetwork).
+func (p *Plan) callLimits(rs *landlock.Ruleset, c *exec.Cmd) (func() error, func() []string, error) {
+	lim, err := p.StartLimits(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	started, finish, err := p.callNetwork(rs, c)
+	if err != nil {
+		lim.Close()
+		return nil, nil, err
+	}
+	return started, func() []string {
+		lines := finish()
+		if res, _ := lim.Close(); res != nil {
+			lines = append(lines, LimitLines(res, "bash")...)
+		}
+		return lines
+	}, nil
 }
 
 func (p *Plan) callNetwork(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/kernel"
+	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
@@ -77,6 +78,9 @@ type doctorReport struct {
 	// SelfTest is "ok", "not enforced: ..." or "skipped: ...": whether a
 	// throwaway confined child really was denied an access.
 	SelfTest string `json:"self_test"`
+	// Limits is how resource limits (--pids, --memory, --cpus) would be
+	// enforced here: a cgroup mechanism, or not enforced and why.
+	Limits limits.Probe `json:"limits"`
 }
 
 func newDoctorCommand() *cli.Command {
@@ -117,6 +121,7 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	if wd, err := os.Getwd(); err == nil {
 		d.MountsInWorkspace = mountsBelow(wd)
 	}
+	d.Limits = limits.Available()
 	d.Namespaces = "available"
 	d.PIDNamespace = "yes"
 	if err := nsview.Probe(); err != nil {
@@ -164,6 +169,7 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	fmt.Fprintf(w, "no_new_privs:   %v\n", d.NoNewPrivs)
 	fmt.Fprintf(w, "namespaces:     %s\n", d.Namespaces)
 	fmt.Fprintf(w, "pid namespace:  %s\n", d.PIDNamespace)
+	fmt.Fprintf(w, "limits:         %s\n", limitsLine(d.Limits))
 	fmt.Fprintf(w, "\nlandjail run here (default flags, workspace = current directory, plus a private TMPDIR):\n")
 	if d.RunError != "" {
 		fmt.Fprintf(w, "  cannot compile: %s\n", d.RunError)
@@ -279,4 +285,19 @@ func unescapeMountinfo(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// limitsLine is doctor's line on resource limits: the mechanism and its
+// controllers, or why none (and that --strict then refuses an explicit
+// limit).
+func limitsLine(p limits.Probe) string {
+	switch p.Mechanism {
+	case limits.CgroupV1, limits.CgroupV2:
+		s := fmt.Sprintf("%s (%s)", p.Mechanism, strings.Join(p.Controllers, ", "))
+		if p.Reason != "" {
+			s += "; " + p.Reason
+		}
+		return s
+	}
+	return "not enforced: " + p.Reason + " (--pids/--memory/--cpus are reported as such; --strict refuses them)"
 }

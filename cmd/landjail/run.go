@@ -16,6 +16,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/ptyrelay"
 	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/internal/sweep"
@@ -192,15 +193,27 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		printLayer(w, plan.Ruleset.Report())
 		printPIDNamespace(w, plan)
 		printAllowDomain(w, o, plan.Ruleset.Report())
+		printLimits(w, plan.LimitSpec(), limits.Available())
 		return nil
 	}
 	c := plan.Command(ctx, argv)
+	lim, err := plan.StartLimits(c)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	if !supervise {
+		// The command replaces landjail: the process joins the group now
+		// (nobody is left to remove it; the next landjail start does).
+		if err := lim.JoinProcess(); err != nil {
+			lim.Close()
+			return fmt.Errorf("run: resource limits: %w", err)
+		}
 		// Only returns on error. The calling thread may be confined by
 		// now; runMain prints the error and main exits.
 		return &startError{c.Exec()}
 	}
-	return supervised(c, plan, argv, stdio, report, stderr)
+	defer lim.Close() // after a failure; FinishLimits ends it otherwise
+	return supervised(c, plan, argv, stdio, report, stderr, lim)
 }
 
 // setsEnv reports whether the --env entries pass or set name.
@@ -305,7 +318,7 @@ const drainTime = 2 * time.Second
 // its process group, every descendant killed when it exits (landjail is
 // a child subreaper), the exit status returned as an exitStatus, the
 // report written.
-func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer) (err error) {
+func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, lim *limits.Run) (err error) {
 	o, ws, proxy := plan.Options, plan.WS, plan.Proxy
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
@@ -397,6 +410,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	// Those left in the command's PID namespace died with it.
 	rep.KilledDescendants += c.NamespaceLeftovers
+	// The control group: whatever is left in it (a daemon that escaped
+	// the session and the PID namespace) is killed with it.
+	rep.Limits = plan.FinishLimits(lim, argv[0])
 	if relay != nil && !relay.Finish(drainTime) {
 		fmt.Fprintf(stderr, "landjail: the pseudo-terminal was still held open %s after %s exited; output dropped\n", drainTime, argv[0])
 	}
@@ -477,6 +493,9 @@ type runReport struct {
 	ExitCode           int            `json:"exit_code"`
 	Signal             string         `json:"signal,omitempty"`
 	TimedOut           bool           `json:"timed_out,omitempty"`
+	// Limits are the resource limits, how each was enforced, and what
+	// the command used (peak memory, processes, CPU time, OOM kills).
+	Limits *limits.Result `json:"limits,omitempty"`
 	// Quarantined: agent configuration the command created or changed,
 	// renamed out of the way after it (--protect-agent-config).
 	Quarantined []sweep.Quarantined `json:"quarantined,omitempty"`
@@ -540,5 +559,34 @@ func printPIDNamespace(w io.Writer, plan *sandbox.Plan) {
 		fmt.Fprintln(w, "# pid namespace: yes (fresh read-only /proc, a minimal init as PID 1, leftovers killed when the command exits)")
 	} else {
 		fmt.Fprintf(w, "# pid namespace: no (%s)\n", why)
+	}
+}
+
+// printLimits ends --print-rules with the resource limits and how they
+// would be enforced: "# limits: pids 4096, memory 67108864 bytes
+// (cgroup-v1)" or "(not enforced: WHY)".
+func printLimits(w io.Writer, s limits.Spec, p limits.Probe) {
+	var parts []string
+	if s.Pids > 0 {
+		parts = append(parts, fmt.Sprintf("pids %d", s.Pids))
+	}
+	if s.Memory > 0 {
+		parts = append(parts, fmt.Sprintf("memory %d bytes", s.Memory))
+	}
+	if s.CPUs > 0 {
+		parts = append(parts, fmt.Sprintf("cpus %g", s.CPUs))
+	}
+	how := p.Mechanism.String()
+	if p.Mechanism == limits.NotEnforced {
+		how = "not enforced: " + p.Reason
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "# limits: %s (%s)\n", strings.Join(parts, ", "), how)
+	}
+	if s.FileSize > 0 {
+		fmt.Fprintf(w, "# limits: file size %d bytes (rlimit)\n", s.FileSize)
+	}
+	if s.NoFile > 0 {
+		fmt.Fprintf(w, "# limits: open files %d (rlimit)\n", s.NoFile)
 	}
 }

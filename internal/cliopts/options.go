@@ -24,6 +24,7 @@ import (
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/urfave/cli/v3"
 
+	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
@@ -84,6 +85,48 @@ type Options struct {
 	// syntax): the child's network goes through landjail's proxy, which
 	// lets only these hosts through. Empty: no proxy.
 	AllowDomain []string `toml:"allow_domain"`
+
+	// Resource limits of each command (package internal/limits), as
+	// typed: "" the default (Pids: limits.DefaultPids; the others off),
+	// "max" none. Pids counts processes and threads, Memory and
+	// MaxFileSize are sizes (64M, 1GiB), CPUs a bandwidth in CPUs (0.5),
+	// NoFile a count of open files. In a TOML file a number or a string.
+	Pids        LimitValue `toml:"pids"`
+	Memory      LimitValue `toml:"memory"`
+	CPUs        LimitValue `toml:"cpus"`
+	MaxFileSize LimitValue `toml:"max_file_size"`
+	NoFile      LimitValue `toml:"nofile"`
+}
+
+// LimitValue is a resource limit as typed on the command line or in a
+// TOML file: a TOML integer or float is taken as its decimal text.
+type LimitValue string
+
+// UnmarshalTOML accepts a string, an integer or a float.
+func (l *LimitValue) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		*l = LimitValue(x)
+	case int64:
+		*l = LimitValue(strconv.FormatInt(x, 10))
+	case float64:
+		*l = LimitValue(strconv.FormatFloat(x, 'f', -1, 64))
+	default:
+		return fmt.Errorf("want a number or a string, not %T", v)
+	}
+	return nil
+}
+
+// LimitFlags returns the resource-limit settings as limits.Flags.
+func (o *Options) LimitFlags() limits.Flags {
+	return limits.Flags{Pids: string(o.Pids), Memory: string(o.Memory), CPUs: string(o.CPUs), FileSize: string(o.MaxFileSize), NoFile: string(o.NoFile)}
+}
+
+// LimitsExplicit reports whether a resource limit was set (not left at
+// its default): --strict then refuses one that cannot be enforced; the
+// default pids limit is best effort, reported either way.
+func (o *Options) LimitsExplicit() bool {
+	return o.Pids != "" || o.Memory != "" || o.CPUs != "" || o.MaxFileSize != "" || o.NoFile != ""
 }
 
 // Duration decodes a TOML string such as "30s" or "5m".
@@ -186,6 +229,10 @@ func ChildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagSelfTest, Usage: "before starting, check in a throwaway confined child that Landlock really denies an access (always done with --strict)"},
 		&cli.StringSliceFlag{Name: flagAllowDomain, Usage: "let the command reach host `NAME` through landjail's HTTP/CONNECT proxy, and nothing else (repeatable; NAME allows ports 80 and 443, NAME:PORT one port, NAME:* any; *.example.com its subdomains, not example.com; an IP address only if listed; HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set for the command). Airtight where the namespace layer runs (a network namespace holding only the proxy); otherwise advisory (Landlock lets the command connect only to the proxy's port, on any host), said on stderr and in the report, refused by --strict. Not with --net host, --connect-tcp or --allow-dns"},
 		&cli.BoolFlag{Name: flagNoPIDNamespace, Usage: "with the namespace layer, keep the command in the host's PID namespace (by default it gets its own: a fresh read-only /proc showing only its processes, a minimal init as PID 1, and everything it leaves running is killed when it exits; landjail then stays as its parent instead of execve'ing it)"},
+		&cli.StringFlag{Name: limits.FlagPids, Usage: fmt.Sprintf("limit the command to `N` processes and threads in all, or \"max\" for none (default %d: a fork bomb is contained; a cgroup per run: v2 where delegated, else v1; not enforced without one, as for a non-root caller on a cgroup v1 host, said in the report)", limits.DefaultPids)},
+		&cli.StringFlag{Name: limits.FlagMemory, Usage: "limit the command's RAM to `SIZE` (64M, 2GiB; no swap beyond it): over it the kernel's OOM killer kills a process of the command, named on stderr and in the report (cgroup memory controller)"},
+		&cli.StringFlag{Name: limits.FlagCPUs, Usage: "limit the command's CPU bandwidth to `F` CPUs (0.5: half of one; cgroup CPU quota over 100 ms periods)"},
+		&cli.StringFlag{Name: limits.FlagNoFile, Usage: "limit each process of the command to `N` open files (RLIMIT_NOFILE)"},
 		&cli.BoolFlag{Name: flagNoNamespaces, Usage: "do not put a mount/network namespace view under Landlock (by default, where the kernel allows it: masks instead of carve-outs, read-only outside writable roots, private /tmp and /dev/shm, a private network namespace with only loopback when TCP is fully denied; --strict refuses to fall back to carve-outs that freeze directories)"},
 	}
 }
@@ -204,7 +251,15 @@ func RunFlags() []cli.Flag {
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
 		&cli.BoolFlag{Name: flagExplain, Usage: "after the command exits, print each access Landlock denied, why, and the flag that would allow it (from Landlock's audit records: root, Landlock ABI 7; implies supervision)"},
 		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
+		fileSizeFlag(limits.FlagFileSize),
 	)
+}
+
+// fileSizeFlag is the RLIMIT_FSIZE limit: --max-file-size for run,
+// --limit-file-size for landjail-mcp (whose --max-file-size caps its
+// file tools); both set the TOML key max_file_size.
+func fileSizeFlag(name string) cli.Flag {
+	return &cli.StringFlag{Name: name, Usage: "limit the size of any file the command writes to `SIZE` (1M, 1GiB): a write past it fails with EFBIG (RLIMIT_FSIZE)"}
 }
 
 // ConfigKeys returns the TOML keys of a --config file, sorted: the flags
@@ -286,6 +341,12 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagNoNamespaces, func() { o.NoNamespaces = cmd.Bool(flagNoNamespaces) })
 	set(flagNoPIDNamespace, func() { o.NoPIDNamespace = cmd.Bool(flagNoPIDNamespace) })
 	set(flagAllowDomain, func() { o.AllowDomain = cmd.StringSlice(flagAllowDomain) })
+	set(limits.FlagPids, func() { o.Pids = LimitValue(cmd.String(limits.FlagPids)) })
+	set(limits.FlagMemory, func() { o.Memory = LimitValue(cmd.String(limits.FlagMemory)) })
+	set(limits.FlagCPUs, func() { o.CPUs = LimitValue(cmd.String(limits.FlagCPUs)) })
+	set(limits.FlagNoFile, func() { o.NoFile = LimitValue(cmd.String(limits.FlagNoFile)) })
+	set(limits.FlagFileSize, func() { o.MaxFileSize = LimitValue(cmd.String(limits.FlagFileSize)) })
+	set(limits.FlagFileSizeMCP, func() { o.MaxFileSize = LimitValue(cmd.String(limits.FlagFileSizeMCP)) })
 	if isSet[flagStrict] && isSet[flagBestEffort] && cmd.Bool(flagStrict) && cmd.Bool(flagBestEffort) {
 		return nil, errors.New("--strict and --best-effort are mutually exclusive")
 	}
@@ -838,6 +899,7 @@ func MCPFlags() []cli.Flag {
 	return append(f,
 		&cli.DurationFlag{Name: flagTimeout, Usage: "bash's default timeout per command (default 2m; a call may ask for up to 10m)"},
 		&cli.BoolFlag{Name: "ignore-roots", Usage: "never ask the client for its roots"},
+		fileSizeFlag(limits.FlagFileSizeMCP),
 	)
 }
 

@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/limits"
+)
+
+// StartLimits makes the resource limits of one command (--pids, --memory,
+// --cpus, --max-file-size, --nofile; a pids limit of limits.DefaultPids
+// by default): a control group per command (internal/limits: cgroup v2
+// where delegated, else v1; rlimits for the file size and the open
+// files), wired into c so the command starts inside it (exec.Cmd.Cgroup,
+// Cmd.Rlimits). A limit that cannot be enforced (no cgroup this caller
+// may write, as for a non-root caller on a cgroup v1 host) is said in one
+// line on stderr when it was asked for explicitly, and refused under
+// --strict (limits.ErrNotEnforced); the default pids limit is best
+// effort, reported either way. The caller ends it with FinishLimits once
+// the command exited (which kills whatever is left in the group); for a
+// command that replaces landjail (execve), JoinProcess instead. Statistics
+// (peak memory, CPU time) are collected when --report asks for them or a
+// memory or CPU limit is set.
+func (p *Plan) StartLimits(c *exec.Cmd) (*limits.Run, error) {
+	o := p.Options
+	stats := o.Report != "" || p.spec.Memory > 0 || p.spec.CPUs > 0
+	r, err := limits.Start(p.spec, limits.Options{Strict: o.Strict && o.LimitsExplicit(), Stats: stats})
+	if err != nil {
+		if errors.Is(err, limits.ErrNotEnforced) {
+			return nil, fmt.Errorf("--strict: %w", err)
+		}
+		return nil, err
+	}
+	var weak []string
+	for _, l := range r.Limits() {
+		if l.Mechanism == limits.NotEnforced && (o.LimitsExplicit() || l.Name != "pids") {
+			weak = append(weak, l.Name+" ("+l.Note+")")
+		}
+	}
+	if len(weak) > 0 {
+		fmt.Fprintf(p.set.Stderr, "landjail: warning: resource limits NOT enforced: %s (--strict refuses)\n", strings.Join(weak, "; "))
+	}
+	c.Cgroup = r
+	for _, rl := range r.Rlimits() {
+		c.Rlimits = append(c.Rlimits, exec.Rlimit(rl))
+	}
+	return r, nil
+}
+
+// LimitSpec is the resource limits the options ask for (the defaults
+// included).
+func (p *Plan) LimitSpec() limits.Spec { return p.spec }
+
+// FinishLimits ends the command's control group: everything still in it
+// is killed (cgroup.kill on v2; freeze, kill, thaw on v1) and the group
+// removed, then what the run used is returned. An OOM kill or forks
+// refused at the pids limit are named on stderr (argv0 is the command's
+// name). A nil r is nothing to do.
+func (p *Plan) FinishLimits(r *limits.Run, argv0 string) *limits.Result {
+	if r == nil {
+		return nil
+	}
+	res, err := r.Close()
+	if err != nil {
+		fmt.Fprintf(p.set.Stderr, "landjail: resource limits: %v\n", err)
+	}
+	if res == nil {
+		return nil
+	}
+	for _, line := range LimitLines(res, argv0) {
+		fmt.Fprintln(p.set.Stderr, "landjail: "+line)
+	}
+	return res
+}
+
+// LimitLines says, one line each, what the limits did to a run: an OOM
+// kill at --memory, forks refused at --pids.
+func LimitLines(res *limits.Result, argv0 string) []string {
+	var lines []string
+	value := func(name string) float64 {
+		for _, l := range res.Limits {
+			if l.Name == name {
+				return l.Value
+			}
+		}
+		return 0
+	}
+	if res.OOMKills != nil && *res.OOMKills > 0 {
+		lines = append(lines, fmt.Sprintf("%s: %d process(es) killed by the OOM killer at --memory %s", argv0, *res.OOMKills, sizeText(value("memory"))))
+	}
+	if res.PidsRefused != nil && *res.PidsRefused > 0 {
+		lines = append(lines, fmt.Sprintf("%s: %d fork(s) or thread(s) refused at --pids %d", argv0, *res.PidsRefused, int64(value("pids"))))
+	}
+	return lines
+}
+
+func sizeText(b float64) string {
+	for _, u := range []struct {
+		unit  string
+		shift uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n := int64(b); n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.unit)
+		}
+	}
+	return fmt.Sprintf("%d", int64(b))
+}
