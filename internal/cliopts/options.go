@@ -273,6 +273,10 @@ func ConfigKeys(flags []cli.Flag) []string {
 		switch name {
 		case flagConfig, "print-rules", "json", "access", "ignore-roots":
 			continue
+		case limits.FlagFileSizeMCP:
+			// landjail-mcp's name for --max-file-size (its own
+			// --max-file-size caps the file tools): the same key.
+			name = limits.FlagFileSize
 		}
 		keys = append(keys, strings.ReplaceAll(name, "-", "_"))
 	}
