@@ -69,6 +69,11 @@ func TestWorkflows(t *testing.T) {
 	// Parallel: each step has its own workspace and HOME; the go step is
 	// compile-bound, the others wait on python, npm and git.
 	t.Parallel()
+	if testing.Short() {
+		// .ci/run's race pass: only other programs run here, nothing
+		// in-process for the race detector to watch.
+		t.Skip("runs real toolchains (a minute of compiling); skipped with -short")
+	}
 	bin := landjailBin(t)
 	goroot := "/nonexistent-goroot" // the go step skips without go
 	if out, err := osexec.Command("go", "env", "GOROOT").Output(); err == nil {
