@@ -53,6 +53,14 @@ func TestMain(m *testing.M) {
 		}
 		os.Setenv(envBinDir, dir)
 	}
+	if pkgDir = os.Getenv(envPkgDir); pkgDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			panic(err)
+		}
+		pkgDir = wd
+		os.Setenv(envPkgDir, pkgDir)
+	}
 	cache, err := os.MkdirTemp("", testCachePrefix)
 	if err != nil {
 		panic(err)
@@ -61,11 +69,13 @@ func TestMain(m *testing.M) {
 	kerneltest.Main(m)
 }
 
-// Variables TestMain sets for buildCLI, inherited by re-executed children:
-// the user's Go build cache and the directory of the built binaries.
+// Variables TestMain sets for buildCLI, inherited by re-executed children
+// (which may start in a directory a test chdir'd to): the user's Go build
+// cache, the directory of the built binaries and this package's directory.
 const (
 	envGoCache = "LANDJAIL_TEST_GOCACHE"
 	envBinDir  = "LANDJAIL_TEST_BINDIR"
+	envPkgDir  = "LANDJAIL_TEST_PKGDIR"
 )
 
 // testCachePrefix names the test binaries' cache directories in TMPDIR.
@@ -122,6 +132,8 @@ func buildCLI(tb testing.TB, pkg string, env ...string) string {
 }
 
 var (
+	// pkgDir is the package's directory (go test starts the binary there).
+	pkgDir  string
 	builtMu sync.Mutex
 	built   = map[string]func() (string, error){}
 )
@@ -130,17 +142,17 @@ var (
 // building it unless a parent process has: the name is a hash of pkg and
 // env, and the binary is renamed into place complete.
 func buildOnce(pkg string, env []string) (string, error) {
-	abs, err := filepath.Abs(pkg)
-	if err != nil {
-		return "", err
-	}
+	// pkg is relative to this package's directory, whatever a test
+	// chdir'd to (go test starts the binary there).
+	abs := filepath.Join(pkgDir, pkg)
 	sum := sha256.Sum256([]byte(abs + "\x00" + strings.Join(env, "\x00")))
 	bin := filepath.Join(os.Getenv(envBinDir), filepath.Base(abs)+"-"+hex.EncodeToString(sum[:6]))
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-	cmd := osexec.Command("go", "build", "-o", tmp, pkg)
+	cmd := osexec.Command("go", "build", "-o", tmp, abs)
+	cmd.Dir = pkgDir
 	cmd.Env = append(os.Environ(), "GOCACHE="+os.Getenv(envGoCache))
 	cmd.Env = append(cmd.Env, env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
