@@ -58,26 +58,8 @@ func wantProxyMode(t *testing.T, noNamespaces bool) cliopts.Network {
 func useNetproxy(t *testing.T) {
 	t.Helper()
 	old := cliopts.NetproxyPath
-	cliopts.NetproxyPath = buildCLI(t, "../landjail-netproxy", "GOCACHE="+goCache(t))
+	cliopts.NetproxyPath = buildCLI(t, "../landjail-netproxy")
 	t.Cleanup(func() { cliopts.NetproxyPath = old })
-}
-
-// goCache is the user's Go build cache: TestMain points XDG_CACHE_HOME
-// at a fresh directory, which would otherwise make go build start from
-// an empty cache (a minute of compiling on a loaded machine).
-func goCache(t *testing.T) string {
-	if c := os.Getenv("GOCACHE"); c != "" {
-		return c
-	}
-	cmd := osexec.Command("go", "env", "GOCACHE")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "XDG_CACHE_HOME=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	return strings.TrimSpace(string(out))
 }
 
 // requireProgram fails (kerneltest.Missing) when a client program the

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -32,6 +35,34 @@ func TestMain(m *testing.M) {
 			os.RemoveAll(d)
 		}
 	}
+	// buildCLI builds with the user's Go build cache, asked for before
+	// XDG_CACHE_HOME moves (go derives GOCACHE from it): a fresh cache
+	// meant compiling landjail and its dependencies from scratch in the
+	// first test that built it, and again in every re-executed child
+	// (kerneltest.RunInSubprocess), 20-40 s each. A child inherits both
+	// variables from its parent, and with them the binaries built so far.
+	if os.Getenv(envGoCache) == "" {
+		out, err := osexec.Command("go", "env", "GOCACHE").Output()
+		if err != nil {
+			panic(fmt.Sprintf("go env GOCACHE: %v", err))
+		}
+		os.Setenv(envGoCache, strings.TrimSpace(string(out)))
+	}
+	if os.Getenv(envBinDir) == "" {
+		dir, err := os.MkdirTemp("", testCachePrefix+"bin-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv(envBinDir, dir)
+	}
+	if pkgDir = os.Getenv(envPkgDir); pkgDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			panic(err)
+		}
+		pkgDir = wd
+		os.Setenv(envPkgDir, pkgDir)
+	}
 	cache, err := os.MkdirTemp("", testCachePrefix)
 	if err != nil {
 		panic(err)
@@ -39,6 +70,15 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_CACHE_HOME", cache)
 	kerneltest.Main(m)
 }
+
+// Variables TestMain sets for buildCLI, inherited by re-executed children
+// (which may start in a directory a test chdir'd to): the user's Go build
+// cache, the directory of the built binaries and this package's directory.
+const (
+	envGoCache = "LANDJAIL_TEST_GOCACHE"
+	envBinDir  = "LANDJAIL_TEST_BINDIR"
+	envPkgDir  = "LANDJAIL_TEST_PKGDIR"
+)
 
 // testCachePrefix names the test binaries' cache directories in TMPDIR.
 const testCachePrefix = "landjail-test-cache-"
@@ -127,17 +167,55 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// buildCLI builds the main package pkg ("." for landjail) into a
-// temporary directory and returns its path; env is added to go build's
-// environment (e.g. CGO_ENABLED=0).
+// buildCLI builds the main package pkg ("." for landjail) with env added
+// to go build's environment (e.g. CGO_ENABLED=0) and returns the path of
+// the binary. It builds each (pkg, env) once per test binary, into the
+// directory TestMain made (shared with re-executed children, which reuse
+// what their parent built), so tests may share the binary but never
+// modify it. Safe for concurrent use.
 func buildCLI(tb testing.TB, pkg string, env ...string) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "landjail")
-	cmd := osexec.Command("go", "build", "-o", bin, pkg)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(tb, err, "go build %s: %s", pkg, out)
+	key := pkg + "\x00" + strings.Join(env, "\x00")
+	builtMu.Lock()
+	once, ok := built[key]
+	if !ok {
+		once = sync.OnceValues(func() (string, error) { return buildOnce(pkg, env) })
+		built[key] = once
+	}
+	builtMu.Unlock()
+	bin, err := once()
+	require.NoError(tb, err)
 	return bin
+}
+
+var (
+	// pkgDir is the package's directory (go test starts the binary there).
+	pkgDir  string
+	builtMu sync.Mutex
+	built   = map[string]func() (string, error){}
+)
+
+// buildOnce returns the binary of pkg and env in $LANDJAIL_TEST_BINDIR,
+// building it unless a parent process has: the name is a hash of pkg and
+// env, and the binary is renamed into place complete.
+func buildOnce(pkg string, env []string) (string, error) {
+	// pkg is relative to this package's directory, whatever a test
+	// chdir'd to (go test starts the binary there).
+	abs := filepath.Join(pkgDir, pkg)
+	sum := sha256.Sum256([]byte(abs + "\x00" + strings.Join(env, "\x00")))
+	bin := filepath.Join(os.Getenv(envBinDir), filepath.Base(abs)+"-"+hex.EncodeToString(sum[:6]))
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
+	cmd := osexec.Command("go", "build", "-o", tmp, abs)
+	cmd.Dir = pkgDir
+	cmd.Env = append(os.Environ(), "GOCACHE="+os.Getenv(envGoCache))
+	cmd.Env = append(cmd.Env, env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v: %s", pkg, err, out)
+	}
+	return bin, os.Rename(tmp, bin)
 }
 
 // runBin runs the built binary with args and returns its exit code as a

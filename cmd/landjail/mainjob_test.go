@@ -29,6 +29,7 @@ func goEnv(t *testing.T, name string) string {
 // sandbox (Go toolchain read-execute, module cache read-only, GOCACHE in the
 // workspace); the same sandbox refuses to read a private key in $HOME/.ssh.
 func TestMainJob(t *testing.T) {
+	t.Parallel() // compile-bound; its own workspace, HOME and GOCACHE
 	kerneltest.RequireLandlockABI(t, 1)
 	if testing.Short() {
 		t.Skip("builds a module and the standard library from a cold GOCACHE (tens of seconds); skipped with -short")

@@ -24,7 +24,7 @@ func TestMCPForwards(t *testing.T) {
 			name = "landjail-mcp"
 		}
 		build := osexec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
-		build.Env = append(os.Environ(), "GOCACHE="+goCache(t))
+		build.Env = append(os.Environ(), "GOCACHE="+os.Getenv(envGoCache)) // the user's (TestMain)
 		out, err := build.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}

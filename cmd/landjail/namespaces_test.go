@@ -203,7 +203,11 @@ func testRunUnprivileged(t *testing.T) {
 	}
 	bin := landjailBin(t)
 	base := wsDir(t)
-	for _, d := range []string{filepath.Dir(bin), filepath.Dir(filepath.Dir(bin)), base, filepath.Dir(base)} {
+	// uid 65534 must reach the binary and the workspace: open up the
+	// directories this test binary made (buildCLI's and t.TempDir's), up
+	// to and never including TMPDIR itself.
+	for _, d := range []string{filepath.Dir(bin), base, filepath.Dir(base)} {
+		require.NotEqual(t, filepath.Clean(os.TempDir()), d)
 		require.NoError(t, os.Chmod(d, 0o755))
 	}
 	ws, home := filepath.Join(base, "ws"), filepath.Join(base, "home")

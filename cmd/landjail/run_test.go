@@ -14,8 +14,7 @@ import (
 	"github.com/landjail/landjail/internal/nsview"
 )
 
-// landjailBin builds the CLI into the test's temporary directory (the
-// build cache makes this a link step) and returns its path.
+// landjailBin returns the CLI built once per test binary (buildCLI).
 func landjailBin(t *testing.T) string {
 	t.Helper()
 	return buildCLI(t, ".")

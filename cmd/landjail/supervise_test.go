@@ -307,11 +307,10 @@ func TestRunTerminalRestoredOnSignal(t *testing.T) {
 func TestRunTerminalTheft(t *testing.T) {
 	bin := landjailBin(t)
 	ws := wsDir(t)
-	thief := filepath.Join(ws, "ttythief")
-	build := osexec.Command("go", "build", "-o", thief, "./testdata/ttythief")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	// A copy in the workspace (buildCLI's binary is shared, read-only).
+	data, err := os.ReadFile(buildCLI(t, "./testdata/ttythief", "CGO_ENABLED=0"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "ttythief"), data, 0o755))
 
 	for _, tc := range []struct {
 		name     string

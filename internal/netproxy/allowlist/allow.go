@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -163,12 +164,17 @@ func canonicalName(unsafeName string) (string, error) {
 	if n == "" {
 		return "", fmt.Errorf("empty host name")
 	}
+	// idna maps an invalid UTF-8 byte to U+FFFD and encodes that
+	// ("\x8e" became "xn--zn7c", a name idna itself then refuses).
+	if !utf8.ValidString(n) {
+		return "", fmt.Errorf("host name %q is not valid UTF-8", unsafeName)
+	}
 	a, err := idna.Lookup.ToASCII(n)
 	if err != nil {
 		return "", fmt.Errorf("host name %q: %v", unsafeName, err)
 	}
 	a = strings.ToLower(a)
-	if a == "" || strings.HasSuffix(a, ".") || strings.Contains(a, "..") {
+	if a == "" || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") || strings.Contains(a, "..") {
 		return "", fmt.Errorf("host name %q: empty label", unsafeName)
 	}
 	// A host name made of digits and dots only ("127.1", "2130706433") is

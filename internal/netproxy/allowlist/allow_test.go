@@ -14,6 +14,9 @@ func TestParseAllowRejects(t *testing.T) {
 		"example.com:70000", "example.com:http", "under_score.com", "127.1",
 		"2130706433", "0x7f.1", "fe80::1%eth0", "a..b", ".", "*.",
 		"*.test",
+		// found by FuzzParseAllow: an invalid UTF-8 byte (idna made it
+		// U+FFFD, "xn--zn7c") and a leading empty label
+		"\x8e", ".A", "*..com",
 	} {
 		_, err := ParseAllow([]string{e})
 		assert.ErrorIs(t, err, ErrBadAllowEntry, "entry %q", e)
@@ -98,6 +101,7 @@ func TestParseTargetRefuses(t *testing.T) {
 	for _, hp := range []string{
 		"", ":443", "host:0", "host:99999", "ho st:443", "127.1:80", "2130706433:80",
 		"[fe80::1%25eth0]:80", "a..b:80", "a\x00b:80",
+		".a:80", "\x8e:80",
 	} {
 		_, err := ParseTarget(hp, 80)
 		assert.ErrorIs(t, err, ErrRefused, "%q", hp)
