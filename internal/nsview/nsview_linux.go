@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -371,6 +372,16 @@ func mountTmpfs(dir string) error {
 // applyMasks covers each path with a read-only bind of an empty directory
 // (mode 0555) or an empty file (mode 0444) from one private tmpfs that is
 // never attached anywhere itself.
+//
+// Linear in the number of masks (BenchmarkMasks): the masks are grouped
+// by parent directory, each parent is walked from "/" once (walk: no
+// symbolic link on the way), and each mask is then reached from the
+// parent's descriptor with one openat(O_PATH|O_NOFOLLOW). The tmpfs mount
+// is made read-only (maskAttrs) once its two sources exist, and each
+// mask is a clone of it (open_tree OPEN_TREE_CLONE), which carries its
+// mount flags: no mount_setattr per mask. None of the paths lies below
+// another (compile dropped those), so a mask never covers the parent of
+// another mask whose descriptor is still in use.
 func applyMasks(paths []string) error {
 	// Made 0755 and closed to 0555 below: without CAP_DAC_OVERRIDE (the
 	// user-namespace stage) nothing could be created in a 0555 root.
@@ -402,18 +413,55 @@ func applyMasks(paths []string) error {
 	if err != nil {
 		return sysErr("fchmod", "(masks)", err)
 	}
+	if err := unix.MountSetattr(mfd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: maskAttrs}); err != nil {
+		return sysErr("mount_setattr", "(masks)", err)
+	}
+	var parents []string
+	byParent := map[string][]string{}
 	for _, m := range paths {
-		if err := applyMask(mfd, m); err != nil {
+		d := filepath.Dir(m)
+		if _, ok := byParent[d]; !ok {
+			parents = append(parents, d)
+		}
+		byParent[d] = append(byParent[d], m)
+	}
+	for _, d := range parents {
+		if err := applyMasksIn(mfd, d, byParent[d]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func applyMask(mfd int, path string) error {
-	dst, err := walk(path, false)
-	if err != nil {
+// applyMasksIn masks each of paths, all entries of the directory dir.
+func applyMasksIn(mfd int, dir string, paths []string) error {
+	var pfd int
+	var err error
+	if dir == "/" {
+		pfd, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return sysErr("open", "/", err)
+		}
+	} else if pfd, err = walk(dir, false); err != nil {
 		return err
+	}
+	defer unix.Close(pfd)
+	for _, m := range paths {
+		if err := applyMask(mfd, pfd, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyMask mounts a clone of the mask source that fits path (a
+// directory or not) on path, the entry filepath.Base(path) of the
+// directory open as pfd, which it opens without following a symbolic
+// link (ELOOP, as walk).
+func applyMask(mfd, pfd int, path string) error {
+	dst, err := unix.Openat(pfd, filepath.Base(path), unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return sysErr("openat", path, err)
 	}
 	defer unix.Close(dst)
 	var st unix.Stat_t
@@ -421,7 +469,10 @@ func applyMask(mfd int, path string) error {
 		return sysErr("fstat", path, err)
 	}
 	src := maskFile
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return &fs.PathError{Op: "openat", Path: path, Err: unix.ELOOP}
+	case unix.S_IFDIR:
 		src = maskDir
 	}
 	cfd, err := unix.OpenTree(mfd, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
@@ -429,9 +480,6 @@ func applyMask(mfd int, path string) error {
 		return sysErr("open_tree", path, err)
 	}
 	defer unix.Close(cfd)
-	if err := unix.MountSetattr(cfd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: maskAttrs}); err != nil {
-		return sysErr("mount_setattr", path, err)
-	}
 	if err := unix.MoveMount(cfd, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return sysErr("move_mount", path, err)
 	}
