@@ -154,7 +154,9 @@ func (v View) NoNetwork() View {
 // namespace: do not spawn from it; return from the goroutine so that the
 // thread dies.
 //
-// Errors: ErrInvalidPath (a bad path; nothing done); ErrUnavailable,
+// Errors: ErrInvalidPath (a bad path; nothing done); ErrMountLimit
+// when the view's mounts cannot fit fs.mount-max (checked before
+// anything is done, see MountBudget; or ENOSPC from a mount); ErrUnavailable,
 // wrapping the errno, when the kernel or the process cannot do it (EPERM,
 // ENOSYS, EINVAL from unshare or the first use of a new mount syscall);
 // otherwise an *fs.PathError whose Op is the failing syscall, Path the
@@ -174,6 +176,32 @@ func (v View) Enter() error { return enter(v) }
 // Enter then reports itself as ErrUnavailable).
 func Probe() error { return probe() }
 
+// Mounts returns how many mounts Enter adds to the mount namespace for
+// v: one per writable root, read-only path, directory it pins (see
+// ReadOnly and Mask), mask and private tmpfs. The mounts below a
+// writable root or read-only path that its recursive clone copies along
+// are not counted (they depend on the namespace; Enter counts them too).
+// It is pure and linear in the number of paths. Errors: ErrInvalidPath,
+// as Enter.
+func (v View) Mounts() (int, error) {
+	p, err := v.compile()
+	if err != nil {
+		return 0, err
+	}
+	return p.mounts(), nil
+}
+
+// MountBudget returns how many more mounts the calling thread's mount
+// namespace can take: fs.mount-max (/proc/sys/fs/mount-max, 100,000 by
+// default; a global sysctl that the kernel applies to each mount
+// namespace: a mount beyond it fails with ENOSPC) minus the mounts the
+// namespace has now (/proc/thread-self/mountinfo), which a view starts
+// with a copy of. Compare it with Mounts to refuse a view before
+// building anything; Enter does so itself (ErrMountLimit). Errors: an
+// *fs.PathError from reading either file; off Linux one wrapping
+// errors.ErrUnsupported.
+func MountBudget() (int, error) { return mountBudget() }
+
 // plan is what Enter does, in order.
 type plan struct {
 	early  []string // writable roots attached before the private tmpfs
@@ -185,6 +213,16 @@ type plan struct {
 	shm    string   // directory bound on /dev/shm instead of a tmpfs ("" for none)
 	netns  bool
 	ndrops int // masks dropped as unreachable (for tests)
+}
+
+// mounts is the number of mounts p adds, without the submounts its
+// recursive clones copy (see View.Mounts).
+func (p plan) mounts() int {
+	n := len(p.early) + len(p.late) + len(p.ro) + len(p.pins) + len(p.masks) + len(p.tmpfs)
+	if p.shm != "" {
+		n++
+	}
+	return n
 }
 
 // privateDirs are the directories PrivateTmp replaces.

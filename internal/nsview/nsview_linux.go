@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -30,6 +32,12 @@ func sysErr(op, path string, err error) error {
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
 		return fmt.Errorf("%w: %s %s: %w", ErrUnavailable, op, path, err)
 	}
+	if op == "move_mount" && errors.Is(err, unix.ENOSPC) {
+		// count_mounts() in fs/namespace.c: the namespace would hold
+		// more than fs.mount-max mounts (checkMountLimit estimated
+		// too low, or other mounts appeared since).
+		err = fmt.Errorf("%w: %w", ErrMountLimit, err)
+	}
 	return &fs.PathError{Op: op, Path: path, Err: err}
 }
 
@@ -40,6 +48,9 @@ func enter(v View) error {
 	}
 	if unix.Gettid() == unix.Getpid() {
 		return ErrMainThread
+	}
+	if err := checkMountLimit(p); err != nil {
+		return err
 	}
 	// CLONE_NEWIPC: System V shared memory, message queues and semaphores
 	// (and POSIX message queues) are per IPC namespace; in the host's,
@@ -223,6 +234,120 @@ func enter(v View) error {
 		}
 	}
 	return nil
+}
+
+// mountMax returns fs.mount-max. A variable so that tests can lower the
+// limit Enter checks against without touching the host's sysctl.
+var mountMax = func() (int, error) {
+	const name = "/proc/sys/fs/mount-max"
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return n, nil
+}
+
+// mountPoints returns the mount point of every mount of the calling
+// thread's mount namespace (field 5 of /proc/thread-self/mountinfo,
+// proc(5); its octal escapes of space, tab, newline and backslash
+// decoded).
+func mountPoints() ([]string, error) {
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		out = append(out, unescapeMountinfo(f[4]))
+	}
+	return out, nil
+}
+
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func mountBudget() (int, error) {
+	max, err := mountMax()
+	if err != nil {
+		return 0, err
+	}
+	mps, err := mountPoints()
+	if err != nil {
+		return 0, err
+	}
+	return max - len(mps), nil
+}
+
+// checkMountLimit refuses, before anything is mounted, a plan whose
+// mounts do not fit fs.mount-max in the namespace Enter makes: the
+// mounts the namespace starts with (a copy of the caller's), plus
+// p.mounts(), plus every mount a recursive clone (writable root,
+// read-only path, pinned directory) copies along: the caller's mounts
+// and the view's own writable roots and read-only paths strictly below
+// it. Linear: each mount point walks up its parents through a set. When
+// fs.mount-max or the mount table cannot be read, nothing is checked
+// here; the kernel still refuses the mount that does not fit (ENOSPC,
+// which sysErr wraps in ErrMountLimit).
+func checkMountLimit(p plan) error {
+	max, err := mountMax()
+	if err != nil {
+		return nil
+	}
+	mps, err := mountPoints()
+	if err != nil {
+		return nil
+	}
+	cloned := setOf(p.early)
+	for _, s := range [][]string{p.late, p.ro, p.pins} {
+		for _, x := range s {
+			cloned[x] = true
+		}
+	}
+	copies := 0
+	count := func(x string) {
+		for x != "/" {
+			if x = filepath.Dir(x); cloned[x] {
+				copies++
+			}
+		}
+	}
+	for _, m := range mps {
+		count(m)
+	}
+	for _, s := range [][]string{p.early, p.late, p.ro} {
+		for _, x := range s {
+			count(x)
+		}
+	}
+	need := p.mounts() + copies
+	if len(mps)+need <= max {
+		return nil
+	}
+	return fmt.Errorf("%w: %d masks and %d other mounts (%d copied along by recursive clones) on top of the %d the namespace has: %d, fs.mount-max is %d",
+		ErrMountLimit, len(p.masks), need-len(p.masks), copies, len(mps), len(mps)+need, max)
 }
 
 // noDevSuid sets nodev and nosuid on the detached clone fd (of path) and

@@ -15,3 +15,7 @@ func probe() error { return enter(View{}) }
 
 func prepareNetwork()    {}
 func probeUserNS() error { return enter(View{}) }
+
+func mountBudget() (int, error) {
+	return 0, fmt.Errorf("nsview: mount budget: %w (Linux only)", errors.ErrUnsupported)
+}
