@@ -81,7 +81,10 @@ func (v View) Writable(paths ...string) View {
 // rename, unlink and link of the masked name fail (EROFS or EBUSY). A path
 // that does not exist when the view is built makes Enter fail (the
 // caller's deny list is stale), except under a private /tmp or /dev/shm
-// and outside every writable root, where it is unreachable anyway.
+// and outside every writable root, where it is unreachable anyway. Each
+// mask is one mount: a view with more than fs.mount-max allows (about
+// 100,000 by default, see MountBudget) makes Enter fail with
+// ErrMountLimit before it mounts anything.
 func (v View) Mask(paths ...string) View {
 	v.masks = append(slices.Clone(v.masks), paths...)
 	return v
