@@ -189,8 +189,12 @@ func within(p, dir string) bool {
 // pure apart from list. chains counts the chain directories.
 func carveRoot(root Rule, carves []carve, list listFunc, kinds map[string]bool) (rules []Rule, chains int, err error) {
 	byPath := map[string]golandlock.AccessFSSet{}
+	source := map[string]string{} // the source of a carved path's first carve
 	chain := map[string]bool{}
 	for _, c := range carves {
+		if _, ok := source[c.path]; !ok {
+			source[c.path] = c.source
+		}
 		if !within(c.path, root.Path) || c.access&root.Access == root.Access {
 			continue // not below root, or not narrower than it
 		}
@@ -199,7 +203,8 @@ func carveRoot(root Rule, carves []carve, list listFunc, kinds map[string]bool) 
 		} else {
 			byPath[c.path] = c.access
 		}
-		for d := filepath.Dir(c.path); d != root.Path && within(d, root.Path); d = filepath.Dir(d) {
+		// Once a directory is a chain directory, so are those above it.
+		for d := filepath.Dir(c.path); d != root.Path && within(d, root.Path) && !chain[d]; d = filepath.Dir(d) {
 			chain[d] = true
 		}
 	}
@@ -229,7 +234,7 @@ func carveRoot(root Rule, carves []carve, list listFunc, kinds map[string]bool) 
 			}
 			dp, s := d, src
 			if a, ok := byPath[p]; ok {
-				dp, s = a&d, carveSource(carves, p)
+				dp, s = a&d, source[p]
 			}
 			if dp == 0 {
 				continue
@@ -255,15 +260,6 @@ func carveRoot(root Rule, carves []carve, list listFunc, kinds map[string]bool) 
 		return nil, 0, err
 	}
 	return rules, chains, nil
-}
-
-func carveSource(carves []carve, p string) string {
-	for _, c := range carves {
-		if c.path == p {
-			return c.source
-		}
-	}
-	return "carve"
 }
 
 // carveAll expands every rule marked as a policy root (the first n rules)
@@ -501,13 +497,26 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 // widenedCarves names carve-outs that a rule outside the carving (TmpDir,
 // Extra, the system preset, an unrestricted policy) widens again: rules
 // are unions along the path, so such a carve-out does not hold.
+//
+// Each carve looks up the rules on its path and on each directory above
+// it (an index by path), not every rule: a tree with 30,000 carve-outs
+// has as many rules again for their siblings.
 func widenedCarves(rules []Rule, carves []carve) []string {
+	byPath := map[string][]int{}
+	for i, r := range rules {
+		byPath[r.Path] = append(byPath[r.Path], i)
+	}
 	var out []string
+	var idx []int
 	for _, cv := range carves {
-		for _, r := range rules {
-			if r.Path != cv.path && !within(cv.path, r.Path) {
-				continue
-			}
+		idx = append(idx[:0], byPath[cv.path]...)
+		for d := cv.path; d != "/"; {
+			d = filepath.Dir(d)
+			idx = append(idx, byPath[d]...)
+		}
+		slices.Sort(idx) // in the rules' order, as a scan of them reports
+		for _, i := range idx {
+			r := rules[i]
 			if extra := r.Access &^ cv.access &^ chainRights; extra != 0 && r.Source != cv.source {
 				out = append(out, fmt.Sprintf("carve-out %s (%s) is widened by rule %s: children get %v there", cv.path, cv.source, r, extra))
 			}

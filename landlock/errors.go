@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"github.com/landjail/landjail/internal/nsview"
 )
 
 var (
@@ -29,6 +31,17 @@ var (
 	// reachable for children; the error names the limit, the root, and
 	// how to raise it (Options.WalkLimit; the CLI's --walk-limit).
 	ErrWalkLimit = errors.New("landlock: walk limit reached while expanding the policy's patterns")
+
+	// ErrMountLimit: the namespace layer would need more mounts than the
+	// kernel allows in one mount namespace (fs.mount-max,
+	// /proc/sys/fs/mount-max, 100,000 by default): one mask per file or
+	// directory a deny pattern matches. Compile refuses before anything
+	// is built, naming the deny patterns with the most masks and the
+	// counts; without the namespace layer (Options.Namespaces false) the
+	// files are carved out of the Landlock rules instead, with no mount
+	// each. It is the error the view itself returns when it does not fit
+	// (nsview's, at spawn), so errors.Is matches both.
+	ErrMountLimit = nsview.ErrMountLimit
 
 	// ErrClosed: the Ruleset was used after Close. It wraps fs.ErrClosed,
 	// so errors.Is(err, fs.ErrClosed) holds, as for os.File and os.Root.

@@ -543,9 +543,11 @@ func (r *Ruleset) Close() error { return r.close() }
 // Ruleset whose Report().Level is LevelPathCheck, unless opt.Strict, when
 // it returns an *ABIError with Have 0.
 //
-// Errors: *ABIError and ErrNotEnforceable (Strict only); a *fs.PathError
-// for a required rule path that cannot be opened; errno errors from the
-// Landlock syscalls (wrapped with %w).
+// Errors: *ABIError and ErrNotEnforceable (Strict only); ErrMountLimit
+// when the namespace layer would need more mounts (one mask per denied
+// file) than fs.mount-max leaves; a *fs.PathError for a required rule
+// path that cannot be opened; errno errors from the Landlock syscalls
+// (wrapped with %w).
 //
 // The carve-outs come from ws alone, so the Workspace's own operations,
 // Workspace.Check and children agree on every path: when ws narrows

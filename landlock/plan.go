@@ -10,6 +10,8 @@ import (
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
+	"github.com/landjail/landjail/internal/gitignore"
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -85,6 +87,11 @@ type request struct {
 	system     bool   // Options.System
 	shmDir     string // set by compile: the directory the view binds on /dev/shm ("" for none)
 	viewErr    error
+	// mountBudget, set by compile when checkMounts, is how many mounts
+	// the view may add (nsview.MountBudget); checkViewMounts refuses a
+	// view that needs more.
+	mountBudget int
+	checkMounts bool
 	// viewCarves are the carves the namespace view takes over (masks and
 	// read-only mounts); set by plan when the layer is in force.
 	viewCarves []carve
@@ -241,6 +248,11 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 
 	if rep.Layer == LayerNamespaces {
 		viewLists(req, rep)
+		if req.checkMounts {
+			if err := checkViewMounts(req, rep); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if req.strict && req.namespaces && rep.Layer == LayerLandlockOnly && len(rep.FrozenDirs) > 0 {
 		return nil, fmt.Errorf("%w: the namespace layer is unavailable (%s), and carving the policy's deny and read-only paths out of Landlock rules would freeze %d directories (first: %s); --no-namespaces accepts frozen directories, --best-effort runs anyway", ErrNotEnforceable, rep.LayerReason, len(rep.FrozenDirs), rep.FrozenDirs[0])
@@ -665,4 +677,102 @@ func tmpRuleSafe(req request) bool {
 		}
 	}
 	return !slices.ContainsFunc(req.carves, func(cv carve) bool { return belowPrivateTmp(cv.path) })
+}
+
+// checkViewMounts refuses, with ErrMountLimit, a view that needs more
+// mounts than req.mountBudget: one mask per denied file, so a tree with
+// more files matching a deny pattern than fs.mount-max allows cannot be
+// masked. Nothing has been built yet (a view that does not fit used to
+// fail at the mount that overflowed). The error names the deny patterns
+// with the most masks and their counts. View.Mounts leaves out the
+// mounts recursive clones copy along, so a view that passes here can
+// still be refused by Enter, which counts them (the same ErrMountLimit).
+func checkViewMounts(req request, rep *Report) error {
+	v := nsview.New().Writable(rep.Writable...).ReadOnly(rep.ReadOnlyMounts...).Mask(rep.Masks...)
+	if rep.PrivateTmp {
+		v = v.PrivateTmp()
+	}
+	if rep.SharedMemory != "" {
+		v = v.SharedMemory(rep.SharedMemory)
+	}
+	need, err := v.Mounts()
+	if err != nil || need <= req.mountBudget {
+		return nil // a bad path: Enter reports it
+	}
+	return fmt.Errorf("%w: %d masks (%s) and %d other mounts of the namespace view need %d mounts, and fs.mount-max (/proc/sys/fs/mount-max) leaves %d; nothing was run. Narrow the deny patterns, or run without the namespace layer (Options.Namespaces false; landjail: --no-namespaces), where Landlock carve-outs deny the files without a mount each",
+		ErrMountLimit, len(rep.Masks), maskCounts(req), need-len(rep.Masks), need, req.mountBudget)
+}
+
+// maskCounts says which patterns the view's masks come from, most masks
+// first: `deny pattern "*.env": 110000` for each deny pattern (a path
+// two patterns match counts for both), then the private keys and the
+// unlistable directories. At most four entries, then "...". Used only
+// on the way to an error: it matches every mask against every pattern.
+func maskCounts(req request) string {
+	roots := map[string]bool{}
+	for _, r := range req.rules[:req.policyRoots] {
+		roots[r.Path] = true
+	}
+	type count struct {
+		what string
+		n    int
+	}
+	var pats []string
+	for _, p := range req.denyPatterns {
+		if p = strings.TrimSpace(p); p != "" && p[0] != '!' && p[0] != '#' {
+			pats = append(pats, p)
+		}
+	}
+	matchers := make([]*gitignore.Matcher, len(pats))
+	for i, p := range pats {
+		matchers[i], _ = gitignore.New("", []string{p}) // nil (no match) for a pattern jail would have refused
+	}
+	counts := make([]count, len(pats))
+	for i, p := range pats {
+		counts[i].what = fmt.Sprintf("deny pattern %q", p)
+	}
+	var keys, unlistable, other int
+	for _, cv := range req.viewCarves {
+		if cv.access != 0 {
+			continue
+		}
+		switch cv.source {
+		case SourcePrivateKey:
+			keys++
+			continue
+		case SourceUnlistable:
+			unlistable++
+			continue
+		}
+		rel, abs := "", strings.TrimPrefix(cv.path, "/")
+		for d := cv.path; d != "/"; {
+			if d = filepath.Dir(d); roots[d] {
+				rel = strings.TrimPrefix(strings.TrimPrefix(cv.path, d), "/")
+				break
+			}
+		}
+		matched := false
+		for i, m := range matchers {
+			hit := func(p string) bool { return p != "" && (m.Ignored(p, false) || m.Ignored(p, true)) }
+			if hit(rel) || strings.HasPrefix(pats[i], "/") && hit(abs) {
+				counts[i].n++
+				matched = true
+			}
+		}
+		if !matched {
+			other++
+		}
+	}
+	counts = append(counts, count{"private keys", keys}, count{"unlistable directories", unlistable}, count{"other", other})
+	counts = slices.DeleteFunc(counts, func(c count) bool { return c.n == 0 })
+	slices.SortStableFunc(counts, func(a, b count) int { return b.n - a.n })
+	var parts []string
+	for i, c := range counts {
+		if i == 4 {
+			parts = append(parts, "...")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d", c.what, c.n))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -65,6 +65,11 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 				req.viewErr = err
 			}
 		}
+		if req.viewErr == nil {
+			// 0 and unchecked when unreadable: Enter checks again.
+			req.mountBudget, err = nsview.MountBudget()
+			req.checkMounts, err = err == nil, nil
+		}
 		if req.viewErr == nil && opt.System && opt.TmpDir != "" {
 			req.shmDir, err = makeShmDir(opt.TmpDir)
 			if err != nil {

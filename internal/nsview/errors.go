@@ -37,3 +37,12 @@ var (
 // concurrent process renamed something on the way while the view was
 // being built. Nothing was attached there; retry on a fresh thread.
 var ErrChanged = errors.New("nsview: path changed while the view was built")
+
+// ErrMountLimit: the view needs more mounts than the kernel allows in
+// one mount namespace (fs.mount-max, /proc/sys/fs/mount-max: 100,000 by
+// default, one global sysctl applied to each namespace). Each mask is a
+// mount, so a tree with that many denied files cannot be masked one by
+// one. Enter checks before it mounts anything (see MountBudget) and says
+// how many masks and other mounts it needed; a mount that the kernel
+// refuses with ENOSPC anyway wraps it too, with the errno.
+var ErrMountLimit = errors.New("nsview: the view needs more mounts than fs.mount-max allows")

@@ -83,6 +83,21 @@ func TestEnterErrors(t *testing.T) {
 			want:  unix.ELOOP, wantPath: "$WS/key.pem",
 		},
 		{
+			// No writable root: nothing pins (and so walks) the parent
+			// before the masks are applied.
+			name:  "symlink as a mask's parent",
+			setup: func(t *testing.T, tr tree) { require.NoError(t, os.Symlink(tr.out, tr.ws+"/up")) },
+			view:  func(tr tree) nsview.View { return nsview.New().Mask(tr.ws+"/a.txt", tr.ws+"/up/prog") },
+			want:  unix.ELOOP, wantPath: "$WS/up",
+		},
+		{
+			name: "second mask of a directory missing",
+			view: func(tr tree) nsview.View {
+				return nsview.New().Writable(tr.ws).Mask(tr.ws+"/sub/.env", tr.ws+"/sub/gone.env", tr.ws+"/sub/code.go")
+			},
+			want: unix.ENOENT, wantPath: "$WS/sub/gone.env",
+		},
+		{
 			name: "file as a directory component",
 			view: func(tr tree) nsview.View { return nsview.New().Writable(tr.ws + "/a.txt/x") },
 			want: unix.ENOTDIR, wantPath: "$WS/a.txt",

@@ -86,7 +86,10 @@ func (v View) Writable(paths ...string) View {
 // (EACCES, EROFS or EBUSY). A path
 // that does not exist when the view is built makes Enter fail (the
 // caller's deny list is stale), except under a private /tmp or /dev/shm
-// and outside every writable root, where it is unreachable anyway.
+// and outside every writable root, where it is unreachable anyway. Each
+// mask is one mount: a view with more than fs.mount-max allows (about
+// 100,000 by default, see MountBudget) makes Enter fail with
+// ErrMountLimit before it mounts anything.
 func (v View) Mask(paths ...string) View {
 	v.masks = append(slices.Clone(v.masks), paths...)
 	return v
@@ -175,7 +178,9 @@ func (v View) NoNetwork() View {
 // namespace: do not spawn from it; return from the goroutine so that the
 // thread dies.
 //
-// Errors: ErrInvalidPath (a bad path; nothing done); ErrUnavailable,
+// Errors: ErrInvalidPath (a bad path; nothing done); ErrMountLimit
+// when the view's mounts cannot fit fs.mount-max (checked before
+// anything is done, see MountBudget; or ENOSPC from a mount); ErrUnavailable,
 // wrapping the errno, when the kernel or the process cannot do it (EPERM,
 // ENOSYS, EINVAL from unshare or the first use of a new mount syscall);
 // otherwise an *fs.PathError whose Op is the failing syscall, Path the
@@ -195,6 +200,32 @@ func (v View) Enter() error { return enter(v) }
 // Enter then reports itself as ErrUnavailable).
 func Probe() error { return probe() }
 
+// Mounts returns how many mounts Enter adds to the mount namespace for
+// v: one per writable root, read-only path, directory it pins (see
+// ReadOnly and Mask), mask and private tmpfs. The mounts below a
+// writable root or read-only path that its recursive clone copies along
+// are not counted (they depend on the namespace; Enter counts them too).
+// It is pure and linear in the number of paths. Errors: ErrInvalidPath,
+// as Enter.
+func (v View) Mounts() (int, error) {
+	p, err := v.compile()
+	if err != nil {
+		return 0, err
+	}
+	return p.mounts(), nil
+}
+
+// MountBudget returns how many more mounts the calling thread's mount
+// namespace can take: fs.mount-max (/proc/sys/fs/mount-max, 100,000 by
+// default; a global sysctl that the kernel applies to each mount
+// namespace: a mount beyond it fails with ENOSPC) minus the mounts the
+// namespace has now (/proc/thread-self/mountinfo), which a view starts
+// with a copy of. Compare it with Mounts to refuse a view before
+// building anything; Enter does so itself (ErrMountLimit). Errors: an
+// *fs.PathError from reading either file; off Linux one wrapping
+// errors.ErrUnsupported.
+func MountBudget() (int, error) { return mountBudget() }
+
 // plan is what Enter does, in order.
 type plan struct {
 	early  []string // writable roots attached before the private tmpfs
@@ -206,6 +237,16 @@ type plan struct {
 	shm    string   // directory bound on /dev/shm instead of a tmpfs ("" for none)
 	netns  bool
 	ndrops int // masks dropped as unreachable (for tests)
+}
+
+// mounts is the number of mounts p adds, without the submounts its
+// recursive clones copy (see View.Mounts).
+func (p plan) mounts() int {
+	n := len(p.early) + len(p.late) + len(p.ro) + len(p.pins) + len(p.masks) + len(p.tmpfs)
+	if p.shm != "" {
+		n++
+	}
+	return n
 }
 
 // privateDirs are the directories PrivateTmp replaces.
@@ -227,14 +268,12 @@ func checkPath(kind, p string) error {
 // compile checks v and orders its mounts. It is pure: tested without a
 // kernel. Writable roots are attached shallowest first (a nested root
 // lands on top of its parent's clone), masks last (on top of everything).
+// Its cost is O(n log n) in the number of paths (times their depth): a
+// tree with 100,000 denied files is planned in a fraction of a second
+// (BenchmarkMasks). Every "is it below one of those" question is a walk
+// up the path's parents through a set, never a scan of a list.
 func (v View) compile() (plan, error) {
 	var p plan
-	byDepth := func(a, b string) int {
-		if d := strings.Count(a, "/") - strings.Count(b, "/"); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	}
 	ws := slices.Clone(v.writable)
 	for _, w := range ws {
 		if err := checkPath("writable", w); err != nil {
@@ -244,8 +283,7 @@ func (v View) compile() (plan, error) {
 			return plan{}, &fs.PathError{Op: "writable", Path: w, Err: fmt.Errorf("%w: conflicts with PrivateTmp", ErrInvalidPath)}
 		}
 	}
-	slices.SortFunc(ws, byDepth)
-	ws = slices.Compact(ws)
+	ws = sortByDepth(ws)
 	for _, w := range ws {
 		if v.privateTmp && slices.ContainsFunc(privateDirs, func(d string) bool { return under(w, d) }) {
 			p.late = append(p.late, w)
@@ -253,45 +291,43 @@ func (v View) compile() (plan, error) {
 			p.early = append(p.early, w)
 		}
 	}
-	ros := slices.Clone(v.readOnly)
-	for _, r := range ros {
+	// hidden reports whether a private tmpfs covers x and no writable
+	// root re-attached inside it brings x back.
+	lateSet := setOf(p.late)
+	hidden := func(x string) bool {
+		return v.privateTmp && slices.ContainsFunc(privateDirs, func(d string) bool { return under(x, d) }) &&
+			!ancestorIn(x, lateSet, true)
+	}
+	for _, r := range v.readOnly {
 		if err := checkPath("read-only", r); err != nil {
 			return plan{}, err
 		}
 	}
-	slices.SortFunc(ros, byDepth)
-	ros = slices.Compact(ros)
-	for _, r := range ros {
-		hidden := v.privateTmp && slices.ContainsFunc(privateDirs, func(d string) bool { return under(r, d) })
-		if hidden && !slices.ContainsFunc(p.late, func(w string) bool { return under(r, w) }) {
+	for _, r := range sortByDepth(slices.Clone(v.readOnly)) {
+		if hidden(r) {
 			p.ndrops++
 			continue
 		}
 		p.ro = append(p.ro, r)
 	}
-	ms := slices.Clone(v.masks)
-	for _, m := range ms {
+	for _, m := range v.masks {
 		if err := checkPath("mask", m); err != nil {
 			return plan{}, err
 		}
 	}
-	slices.SortFunc(ms, byDepth)
-	ms = slices.Compact(ms)
-	for _, m := range ms {
-		hidden := v.privateTmp && slices.ContainsFunc(privateDirs, func(d string) bool { return under(m, d) })
-		if hidden && !slices.ContainsFunc(p.late, func(w string) bool { return under(m, w) }) {
+	kept := make(map[string]bool, len(v.masks))
+	for _, m := range sortByDepth(slices.Clone(v.masks)) {
+		// Below another mask (shallower, so already kept): that one can
+		// only be a directory, now empty, so there is nothing left to
+		// cover.
+		if hidden(m) || ancestorIn(m, kept, false) {
 			p.ndrops++
 			continue
 		}
-		// Below another mask: that one can only be a directory, now
-		// empty, so there is nothing left to cover.
-		if slices.ContainsFunc(p.masks, func(o string) bool { return under(m, o) }) {
-			p.ndrops++
-			continue
-		}
+		kept[m] = true
 		p.masks = append(p.masks, m)
 	}
-	p.pins = pins(ws, p.ro, p.masks)
+	p.pins = pins(ws, p.ro, p.masks, kept)
 	if v.privateTmp {
 		p.tmpfs = privateDirs
 		if v.shm != "" {
@@ -305,6 +341,59 @@ func (v View) compile() (plan, error) {
 	return p, nil
 }
 
+// sortByDepth sorts paths (absolute, clean) shallowest first, then by
+// name, and drops duplicates. The depth of each path is counted once.
+func sortByDepth(paths []string) []string {
+	type keyed struct {
+		depth int
+		path  string
+	}
+	ks := make([]keyed, len(paths))
+	for i, p := range paths {
+		ks[i] = keyed{strings.Count(p, "/"), p}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if a.depth != b.depth {
+			return a.depth - b.depth
+		}
+		return strings.Compare(a.path, b.path)
+	})
+	out := paths[:0]
+	for i, k := range ks {
+		if i == 0 || k.path != ks[i-1].path {
+			out = append(out, k.path)
+		}
+	}
+	return out
+}
+
+func setOf(paths []string) map[string]bool {
+	s := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		s[p] = true
+	}
+	return s
+}
+
+// ancestorIn reports whether a directory strictly above p (absolute,
+// clean), or with self p itself, is in set: the set form of
+// "under(p, d) for some d in set", in O(depth of p).
+func ancestorIn(p string, set map[string]bool, self bool) bool {
+	if len(set) == 0 {
+		return false
+	}
+	if self && set[p] {
+		return true
+	}
+	for p != "/" {
+		p = filepath.Dir(p)
+		if set[p] {
+			return true
+		}
+	}
+	return false
+}
+
 // pins returns the directories strictly between a mask or read-only
 // path and the deepest writable root holding it, shallowest first, minus
 // those that are mount points already (writable roots, read-only paths,
@@ -314,33 +403,34 @@ func (v View) compile() (plan, error) {
 // directory's parent away and leave a decoy at its name for the next
 // run, whose patterns and paths find things by name (a renamed
 // ".kube" would take ".kube/config" out of "**/.kube/config").
-func pins(writable, ro, masks []string) []string {
+//
+// masks is given as a set too (maskSet). Each directory is looked at
+// once: the walk up from a mask stops at the first directory already
+// met, since everything above it was handled then (the deepest writable
+// root above a directory does not depend on which mask led there).
+func pins(writable, ro, masks []string, maskSet map[string]bool) []string {
+	wset, roSet := setOf(writable), setOf(ro)
+	seen := map[string]bool{}
 	var out []string
 	for _, m := range append(slices.Clone(ro), masks...) {
 		root := ""
-		for _, w := range writable {
-			if w != m && under(m, w) && len(w) > len(root) {
-				root = w
+		for d := m; d != "/" && root == ""; {
+			d = filepath.Dir(d)
+			if wset[d] {
+				root = d
 			}
 		}
 		if root == "" {
 			continue
 		}
-		for d := filepath.Dir(m); d != root && under(d, root); d = filepath.Dir(d) {
-			mounted := slices.Contains(writable, d) || slices.Contains(masks, d) ||
-				slices.ContainsFunc(ro, func(r string) bool { return under(d, r) })
-			if !mounted {
+		for d := filepath.Dir(m); d != root && !seen[d]; d = filepath.Dir(d) {
+			seen[d] = true
+			if !wset[d] && !maskSet[d] && !ancestorIn(d, roSet, true) {
 				out = append(out, d)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int {
-		if d := strings.Count(a, "/") - strings.Count(b, "/"); d != 0 {
-			return d
-		}
-		return strings.Compare(a, b)
-	})
-	return slices.Compact(out)
+	return sortByDepth(out)
 }
 
 // viewJSON is View's JSON form.

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -34,6 +37,12 @@ func sysErr(op, path string, err error) error {
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
 		return fmt.Errorf("%w: %s %s: %w", ErrUnavailable, op, path, err)
 	}
+	if op == "move_mount" && errors.Is(err, unix.ENOSPC) {
+		// count_mounts() in fs/namespace.c: the namespace would hold
+		// more than fs.mount-max mounts (checkMountLimit estimated
+		// too low, or other mounts appeared since).
+		err = fmt.Errorf("%w: %w", ErrMountLimit, err)
+	}
 	return &fs.PathError{Op: op, Path: path, Err: err}
 }
 
@@ -44,6 +53,9 @@ func enter(v View) error {
 	}
 	if unix.Gettid() == unix.Getpid() {
 		return ErrMainThread
+	}
+	if err := checkMountLimit(p); err != nil {
+		return err
 	}
 	// CLONE_NEWIPC: System V shared memory, message queues and semaphores
 	// (and POSIX message queues) are per IPC namespace; in the host's,
@@ -229,6 +241,120 @@ func enter(v View) error {
 	return nil
 }
 
+// mountMax returns fs.mount-max. A variable so that tests can lower the
+// limit Enter checks against without touching the host's sysctl.
+var mountMax = func() (int, error) {
+	const name = "/proc/sys/fs/mount-max"
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, &fs.PathError{Op: "read", Path: name, Err: err}
+	}
+	return n, nil
+}
+
+// mountPoints returns the mount point of every mount of the calling
+// thread's mount namespace (field 5 of /proc/thread-self/mountinfo,
+// proc(5); its octal escapes of space, tab, newline and backslash
+// decoded).
+func mountPoints() ([]string, error) {
+	b, err := os.ReadFile("/proc/thread-self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		out = append(out, unescapeMountinfo(f[4]))
+	}
+	return out, nil
+}
+
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func mountBudget() (int, error) {
+	max, err := mountMax()
+	if err != nil {
+		return 0, err
+	}
+	mps, err := mountPoints()
+	if err != nil {
+		return 0, err
+	}
+	return max - len(mps), nil
+}
+
+// checkMountLimit refuses, before anything is mounted, a plan whose
+// mounts do not fit fs.mount-max in the namespace Enter makes: the
+// mounts the namespace starts with (a copy of the caller's), plus
+// p.mounts(), plus every mount a recursive clone (writable root,
+// read-only path, pinned directory) copies along: the caller's mounts
+// and the view's own writable roots and read-only paths strictly below
+// it. Linear: each mount point walks up its parents through a set. When
+// fs.mount-max or the mount table cannot be read, nothing is checked
+// here; the kernel still refuses the mount that does not fit (ENOSPC,
+// which sysErr wraps in ErrMountLimit).
+func checkMountLimit(p plan) error {
+	max, err := mountMax()
+	if err != nil {
+		return nil
+	}
+	mps, err := mountPoints()
+	if err != nil {
+		return nil
+	}
+	cloned := setOf(p.early)
+	for _, s := range [][]string{p.late, p.ro, p.pins} {
+		for _, x := range s {
+			cloned[x] = true
+		}
+	}
+	copies := 0
+	count := func(x string) {
+		for x != "/" {
+			if x = filepath.Dir(x); cloned[x] {
+				copies++
+			}
+		}
+	}
+	for _, m := range mps {
+		count(m)
+	}
+	for _, s := range [][]string{p.early, p.late, p.ro} {
+		for _, x := range s {
+			count(x)
+		}
+	}
+	need := p.mounts() + copies
+	if len(mps)+need <= max {
+		return nil
+	}
+	return fmt.Errorf("%w: %d masks and %d other mounts (%d copied along by recursive clones) on top of the %d the namespace has: %d, fs.mount-max is %d",
+		ErrMountLimit, len(p.masks), need-len(p.masks), copies, len(mps), len(mps)+need, max)
+}
+
 // noDevSuid sets nodev and nosuid on the detached clone fd (of path) and
 // everything below it: writable directories of the view, where a command
 // could find a device node or a set-ID file left by someone else.
@@ -384,6 +510,16 @@ func mountTmpfs(dir string) error {
 // or an empty file, both mode 0000 (open refused with EACCES for the
 // command, which has no capability), from one private tmpfs that is
 // never attached anywhere itself.
+//
+// Linear in the number of masks (BenchmarkMasks): the masks are grouped
+// by parent directory, each parent is walked from "/" once (walk: no
+// symbolic link on the way), and each mask is then reached from the
+// parent's descriptor with one openat(O_PATH|O_NOFOLLOW). The tmpfs mount
+// is made read-only (maskAttrs) once its two sources exist, and each
+// mask is a clone of it (open_tree OPEN_TREE_CLONE), which carries its
+// mount flags: no mount_setattr per mask. None of the paths lies below
+// another (compile dropped those), so a mask never covers the parent of
+// another mask whose descriptor is still in use.
 func applyMasks(paths []string) error {
 	// Made 0755 and closed to 0555 below: without CAP_DAC_OVERRIDE (the
 	// user-namespace stage) nothing could be created in a 0555 root.
@@ -415,18 +551,55 @@ func applyMasks(paths []string) error {
 	if err != nil {
 		return sysErr("fchmod", "(masks)", err)
 	}
+	if err := unix.MountSetattr(mfd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: maskAttrs}); err != nil {
+		return sysErr("mount_setattr", "(masks)", err)
+	}
+	var parents []string
+	byParent := map[string][]string{}
 	for _, m := range paths {
-		if err := applyMask(mfd, m); err != nil {
+		d := filepath.Dir(m)
+		if _, ok := byParent[d]; !ok {
+			parents = append(parents, d)
+		}
+		byParent[d] = append(byParent[d], m)
+	}
+	for _, d := range parents {
+		if err := applyMasksIn(mfd, d, byParent[d]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func applyMask(mfd int, path string) error {
-	dst, err := walk(path, false)
-	if err != nil {
+// applyMasksIn masks each of paths, all entries of the directory dir.
+func applyMasksIn(mfd int, dir string, paths []string) error {
+	var pfd int
+	var err error
+	if dir == "/" {
+		pfd, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return sysErr("open", "/", err)
+		}
+	} else if pfd, err = walk(dir, false); err != nil {
 		return err
+	}
+	defer unix.Close(pfd)
+	for _, m := range paths {
+		if err := applyMask(mfd, pfd, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyMask mounts a clone of the mask source that fits path (a
+// directory or not) on path, the entry filepath.Base(path) of the
+// directory open as pfd, which it opens without following a symbolic
+// link (ELOOP, as walk).
+func applyMask(mfd, pfd int, path string) error {
+	dst, err := unix.Openat(pfd, filepath.Base(path), unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return sysErr("openat", path, err)
 	}
 	defer unix.Close(dst)
 	var st unix.Stat_t
@@ -434,7 +607,10 @@ func applyMask(mfd int, path string) error {
 		return sysErr("fstat", path, err)
 	}
 	src := maskFile
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return &fs.PathError{Op: "openat", Path: path, Err: unix.ELOOP}
+	case unix.S_IFDIR:
 		src = maskDir
 	}
 	cfd, err := unix.OpenTree(mfd, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
@@ -442,9 +618,6 @@ func applyMask(mfd int, path string) error {
 		return sysErr("open_tree", path, err)
 	}
 	defer unix.Close(cfd)
-	if err := unix.MountSetattr(cfd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: maskAttrs}); err != nil {
-		return sysErr("mount_setattr", path, err)
-	}
 	if err := unix.MoveMount(cfd, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return sysErr("move_mount", path, err)
 	}

@@ -21,3 +21,6 @@ func OpenPrivateTmp() (int, error) { return -1, enter(View{}) }
 
 // GrantPrivateTmp is Linux only.
 func GrantPrivateTmp(int, uint64) error { return enter(View{}) }
+func mountBudget() (int, error) {
+	return 0, fmt.Errorf("nsview: mount budget: %w (Linux only)", errors.ErrUnsupported)
+}
