@@ -116,12 +116,12 @@ func Children() ([]int, error) {
 // unspared child of this process (it would reap that child first). Errors: Children's, ErrSurvivors after maxKillTime,
 // pidfd errors other than ESRCH.
 func KillDescendants() (int, error) {
-	killed := 0
+	killed := map[int]bool{}
 	deadline := time.Now().Add(maxKillTime)
 	for {
 		all, err := Children()
 		if err != nil {
-			return killed, err
+			return len(killed), err
 		}
 		pids := all[:0]
 		for _, pid := range all {
@@ -130,58 +130,74 @@ func KillDescendants() (int, error) {
 			}
 		}
 		if len(pids) == 0 {
-			return killed, nil
+			return len(killed), nil
 		}
 		if time.Now().After(deadline) {
-			return killed, fmt.Errorf("%w: children %v", ErrSurvivors, pids)
+			return len(killed), fmt.Errorf("%w: children %v", ErrSurvivors, pids)
 		}
+		// Every child is signalled before any is waited for, and none is
+		// waited for alone: a child that is a PID namespace's init (a
+		// nested landjail, unshare --pid --fork) cannot finish exiting
+		// before the other processes of its namespace are reaped, and
+		// those are re-parented to us (Become) when it dies. Waiting for
+		// it first deadlocked: it waited in zap_pid_ns_processes for a
+		// zombie only we could reap.
+		reaped := false
 		for _, pid := range pids {
-			ok, err := killChild(pid)
+			alive, done, err := killAndReap(pid)
 			if err != nil {
-				return killed, err
+				return len(killed), err
 			}
-			if ok {
-				killed++
+			if alive {
+				killed[pid] = true
 			}
+			reaped = reaped || done
+		}
+		if !reaped {
+			time.Sleep(2 * time.Millisecond)
 		}
 	}
 }
 
-// killChild kills and reaps the child pid; false if it was already gone.
-func killChild(pid int) (bool, error) {
+// killAndReap sends SIGKILL to the child pid (alive: it was there to
+// signal) and reaps it if it has exited, without blocking (done).
+func killAndReap(pid int) (alive, done bool, err error) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	switch {
 	case errors.Is(err, unix.ESRCH):
-		return false, nil
+		return false, true, nil
 	case errors.Is(err, unix.ENOSYS):
 		// Before Linux 5.3. pid is our child and unreaped (Children
 		// listed it, and only we reap our children here), so it cannot
 		// have been recycled: kill(2) and wait4(2) by pid are safe.
 		unix.Kill(pid, unix.SIGKILL)
 		var ws unix.WaitStatus
-		_, err := unix.Wait4(pid, &ws, 0, nil)
+		got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		if err != nil && !errors.Is(err, unix.ECHILD) {
-			return false, fmt.Errorf("reaper: wait4(%d): %w", pid, err)
+			return true, false, fmt.Errorf("reaper: wait4(%d): %w", pid, err)
 		}
-		return true, nil
+		return true, got == pid || errors.Is(err, unix.ECHILD), nil
 	case err != nil:
-		return false, fmt.Errorf("reaper: pidfd_open(%d): %w", pid, err)
+		return false, false, fmt.Errorf("reaper: pidfd_open(%d): %w", pid, err)
 	}
 	defer unix.Close(fd)
 	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
-		return false, fmt.Errorf("reaper: pidfd_send_signal(%d): %w", pid, err)
+		return false, false, fmt.Errorf("reaper: pidfd_send_signal(%d): %w", pid, err)
 	}
 	// P_PIDFD: Linux ≥ 5.4; the pid is still ours to reap either way.
 	var info unix.Siginfo
-	err = unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED, nil)
+	err = unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG, nil)
 	if errors.Is(err, unix.EINVAL) {
 		var ws unix.WaitStatus
-		_, err = unix.Wait4(pid, &ws, 0, nil)
+		got, werr := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		return true, got == pid || errors.Is(werr, unix.ECHILD), nil
 	}
 	if err != nil && !errors.Is(err, unix.ECHILD) {
-		return false, fmt.Errorf("reaper: waitid(%d): %w", pid, err)
+		return true, false, fmt.Errorf("reaper: waitid(%d): %w", pid, err)
 	}
-	return true, nil
+	// WNOHANG: info stays zeroed (si_signo 0) while the child has not
+	// exited; a reaped child sets si_signo to SIGCHLD.
+	return true, errors.Is(err, unix.ECHILD) || info.Signo != 0, nil
 }
 
 // KillSession sends SIGKILL to every living process of session sid except
