@@ -36,7 +36,7 @@ type nsCase struct {
 // standing in for system files), $HOSTTMP a file on the host's /tmp,
 // $UDP and $TCP the test's loopback listeners.
 var nsCases = []nsCase{
-	{"denied .env reads empty or is refused", `cat .env 2>/dev/null && echo "[read]" || echo refused`, "[read]", "refused"},
+	{"denied .env is refused (never read as empty)", `cat .env 2>/dev/null && echo "[read]" || echo refused`, "refused", "refused"},
 	{"write denied .env", `echo x > .env 2>/dev/null && echo wrote || echo refused`, "refused", "refused"},
 	{"touch NEW at the root", `touch NEW 2>/dev/null && echo ok || echo frozen`, "ok", "frozen"},
 	{"mkdir at the root", `mkdir D 2>/dev/null && echo ok || echo frozen`, "ok", "frozen"},
