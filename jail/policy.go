@@ -219,9 +219,18 @@ var AgentConfigPaths = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".envrc",
 	".gitconfig", ".config/git/",
+	// Other start-up files of a home directory: fish, vim, neovim and
+	// tmux configuration, ssh's client configuration and login rc,
+	// authorized_keys, and the user's own bin directory (first in many
+	// PATHs): each runs code the next time the user starts the tool.
+	".config/fish/", ".vimrc", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
-	".mise.toml", "mise.toml", ".mise/", ".devcontainer/",
+	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
+	".devcontainer/", ".devcontainer.json",
+	// rustup's toolchain file (a "path =" toolchain runs when the editor
+	// opens the project).
+	"rust-toolchain.toml", "rust-toolchain",
 	// Build and package tools that run what their project configuration
 	// names: cargo's rustc-wrapper and runners (rust-analyzer runs cargo
 	// when the editor opens the project), yarn's yarnPath, npm's
@@ -229,7 +238,7 @@ var AgentConfigPaths = []string{
 	".cargo/config.toml", ".cargo/config", ".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs",
 	// Agents and their MCP server configuration.
 	".mcp.json", ".claude/", ".codex/", ".cursor/", ".gemini/", ".continue/", ".roo/", ".kiro/",
-	".windsurf/", ".amazonq/",
+	".windsurf/", ".amazonq/", ".aider.conf.yml", "opencode.json", ".opencode/",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
@@ -280,6 +289,7 @@ var AgentConfigNestedPatterns = nestedAgentPatterns()
 var agentConfigHomeOnly = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".gitconfig", ".config/git/",
+	".config/fish/", ".vimrc", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
 }
 
 func nestedAgentPatterns() []string {

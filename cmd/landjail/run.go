@@ -401,10 +401,18 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	// In a PID namespace the command's descendants are reparented to its
 	// init, never to landjail, and died with it: only the proxy's
 	// process can be left to kill.
-	if !rep.PIDNamespace || proxy != nil {
+	// With --protect-agent-config the sweep below must see a dead tree:
+	// a process the command made with clone(CLONE_PARENT) is landjail's
+	// child, not the init's, and a SIGKILLed one may finish an
+	// uninterruptible rename after the init is gone (red team F3).
+	// Killing and reaping every child (the init included, whose exit
+	// completes once its namespace is empty) closes that window.
+	if !rep.PIDNamespace || proxy != nil || o.ProtectAgentConfig {
 		if n, err := reaper.KillDescendants(); err != nil {
 			fmt.Fprintf(stderr, "landjail: %v\n", err)
-		} else if n > 0 {
+		} else if n > 0 && (!rep.PIDNamespace || proxy != nil) {
+			// (With only the sweep asking, the kill is of the
+			// namespace's init on its way out: not a leftover.)
 			rep.KilledDescendants = n
 		}
 	}

