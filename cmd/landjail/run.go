@@ -216,16 +216,6 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	return supervised(c, plan, argv, stdio, report, stderr, lim)
 }
 
-// setsEnv reports whether the --env entries pass or set name.
-func setsEnv(env []string, name string) bool {
-	for _, e := range env {
-		if n, _, _ := strings.Cut(e, "="); n == name {
-			return true
-		}
-	}
-	return false
-}
-
 // stdioSet is the caller's standard streams, and which are terminals.
 type stdioSet struct {
 	in     io.Reader
