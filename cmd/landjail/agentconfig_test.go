@@ -124,7 +124,7 @@ func TestRunAgentConfigRootWritable(t *testing.T) {
 			assert.Contains(t, hostGit(t, ws, "log", "--oneline"), "new")
 			assert.Contains(t, rules, "# layer: "+landlock.LayerNamespaces.String())
 			assert.Contains(t, rules, "# writable: "+ws)
-			assert.NotContains(t, rules, "chain", "no frozen directory")
+			assert.NotContains(t, "\n"+rules, "\nchain ", "no frozen directory (no chain rule)")
 			assert.Contains(t, rules, "# swept after the command (no rule stops its creation): "+filepath.Join(ws, ".envrc"))
 			assert.Contains(t, rules, "# read-only mount: "+filepath.Join(ws, ".git/config"))
 			// The existing protected files stay read-only.
