@@ -1,0 +1,124 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
+)
+
+// brokerSpec is what a spawner thread's filter needs to build its
+// inotify broker: the children's Ruleset and whether they keep their
+// capabilities. A nil *brokerSpec installs the filter without a broker
+// (inotify_add_watch then fails with EPERM): Exec, whose process is
+// replaced.
+type brokerSpec struct {
+	rs       *landlock.Ruleset
+	keepCaps bool
+}
+
+// installFilter installs filter on the calling (confined) thread: with a
+// broker when the filter is Brokered, br is given and the Ruleset is
+// enforced (without Landlock the broker's thread would be a sibling the
+// children could ptrace: then plain Install, inotify_add_watch refused).
+func installFilter(filter *seccomp.Filter, br *brokerSpec) error {
+	if filter == nil {
+		return nil
+	}
+	if br == nil || !filter.Brokered() || !br.rs.Enforced() {
+		if err := filter.Install(); err != nil {
+			return fmt.Errorf("exec: seccomp: %w", err)
+		}
+		return nil
+	}
+	b, err := newBroker(br.rs, br.keepCaps)
+	if err != nil {
+		return err
+	}
+	if err := filter.InstallBroker(b); err != nil {
+		return fmt.Errorf("exec: seccomp: %w", err)
+	}
+	return nil
+}
+
+// threadBroker is seccomp.Broker on a thread of its own: a fresh locked
+// thread in rs's namespace view, its capabilities dropped (unless
+// keepCaps), confined by a Landlock domain of rs's rules (plus the view's
+// private /tmp, as the children's): each open is decided by the kernel
+// as the child's own would be, except below the procfs a PID namespace's
+// children are granted (refused here: fail closed). The domain is the
+// thread's own, not the children's: Landlock lets a task ptrace or
+// signal (ABI 6 scope) only tasks of its own domain or below, so the
+// children cannot reach this thread. It keeps no reference to rs.
+type threadBroker struct {
+	req  chan brokerReq
+	once sync.Once
+}
+
+type brokerReq struct {
+	dirfd      int
+	unsafePath string
+	flags      int
+	inRoot     bool
+	res        chan brokerRes
+}
+
+type brokerRes struct {
+	fd  int
+	err error
+}
+
+// newBroker starts a broker thread for rs (see threadBroker). Errors:
+// entering the view or confining the thread failed (the thread died).
+func newBroker(rs *landlock.Ruleset, keepCaps bool) (*threadBroker, error) {
+	b := &threadBroker{req: make(chan brokerReq)}
+	ready := make(chan error, 1)
+	goLocked(func() {
+		err := enterView(rs)
+		if err == nil {
+			err = confineInView(rs, keepCaps, nil, nil)
+		}
+		rs = nil
+		ready <- err
+		if err != nil {
+			return // half confined: the thread dies
+		}
+		for r := range b.req {
+			fd, err := openAt(r.dirfd, r.unsafePath, r.flags, r.inRoot)
+			r.res <- brokerRes{fd, err}
+		}
+	})
+	if err := <-ready; err != nil {
+		return nil, fmt.Errorf("exec: inotify broker: %w", err)
+	}
+	return b, nil
+}
+
+// OpenAt implements seccomp.Broker.
+func (b *threadBroker) OpenAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error) {
+	res := make(chan brokerRes, 1)
+	b.req <- brokerReq{dirfd, unsafePath, flags, inRoot, res}
+	r := <-res
+	return r.fd, r.err
+}
+
+// Close implements seccomp.Broker: the thread exits (locked: destroyed).
+func (b *threadBroker) Close() { b.once.Do(func() { close(b.req) }) }
+
+// openAt is the broker thread's open: openat2 with RESOLVE_IN_ROOT for
+// inRoot (the child's root is dirfd), openat where openat2 is
+// unavailable (ENOSYS, or EPERM from a container's seccomp profile) or
+// the path is relative.
+func openAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error) {
+	if inRoot {
+		fd, err := unix.Openat2(dirfd, unsafePath, &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_IN_ROOT})
+		if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM) {
+			return fd, err
+		}
+	}
+	return unix.Openat(dirfd, unsafePath, flags, 0)
+}
