@@ -80,6 +80,17 @@
 //     UNIX socket or a TCP socket bound to a port of Options.BindTCP, and
 //     answers EACCES otherwise (see Filter.Install). Below ABI 4 no IP
 //     socket exists and listen is allowed.
+//   - inotify (Landlock ABI >= 1): Landlock does not mediate inotify
+//     marks (security_path_notify), so inotify_add_watch on a directory
+//     the policy denies would report the names the host creates and opens
+//     there. A filter installed with a broker (Filter.InstallBroker,
+//     package exec's spawns) hands the call to the supervisor, which
+//     copies the path once, opens it as the child would (the broker: the
+//     same Landlock ruleset) and watches the opened inode, answering
+//     EACCES where the child may not read it. Installed without one
+//     (Install, Program: exec.Cmd.Exec, the non-root user-namespace
+//     stage, or under a filter chain that already has a listener) it
+//     fails with EPERM. Without Landlock it is allowed.
 //   - tiocsti, tioclinux: ioctl(fd, TIOCSTI) and ioctl(fd, TIOCLINUX) fail with
 //     EPERM: pushing input into a terminal the child shares with its caller
 //     (CVE-2017-5226 class; TIOCLINUX can paste the console selection). The
@@ -165,8 +176,9 @@
 // than amd64 and arm64 (Build fails there).
 //
 // Minimum kernel: 3.17 for seccomp(2), 4.14 for SECCOMP_RET_KILL_PROCESS;
-// a Supervised filter needs 5.0 (SECCOMP_RET_USER_NOTIF), 5.6
-// (pidfd_getfd; before, every supervised listen gets EACCES) and 5.8 for
+// a Supervised or brokered filter needs 5.0 (SECCOMP_RET_USER_NOTIF), 5.6
+// (pidfd_getfd; before, every supervised listen and inotify_add_watch
+// gets EACCES) and 5.8 for
 // its supervisor to end with the last task using the filter (before, the
 // goroutine and its descriptor stay until the process exits).
 package seccomp
