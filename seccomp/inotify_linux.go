@@ -3,10 +3,11 @@ package seccomp
 import (
 	"bytes"
 	"errors"
-	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,10 +18,10 @@ import (
 // watch on the inode the child may read under that name, or with the
 // errno of opening it as the child would. In order:
 //
-//  1. pidfd, root and working directory of the notifying thread
-//     (/proc/TID/root, /proc/TID/cwd: O_PATH descriptors into the child's
-//     mount namespace), its credentials (/proc/TID/status), and the path
-//     copied once from its memory (process_vm_readv): everything named by
+//  1. pidfd, credentials (/proc/TID/status) of the notifying thread, the
+//     path copied once from its memory (process_vm_readv), then its root
+//     or working directory (/proc/TID/root, /proc/TID/cwd: an O_PATH
+//     descriptor into the child's mount namespace): everything named by
 //     the thread id is taken before
 //  2. SECCOMP_IOCTL_NOTIF_ID_VALID, which proves the thread id was not
 //     recycled (the thread is still blocked in the call);
@@ -51,16 +52,6 @@ func inotifyAddWatch(lfd int, req *seccompNotif, b Broker) (int64, unix.Errno) {
 		return 0, unix.EACCES
 	}
 	defer unix.Close(pidfd)
-	root, err := unix.Open(fmt.Sprintf("/proc/%d/root", tid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, unix.EACCES
-	}
-	defer unix.Close(root)
-	cwd, err := unix.Open(fmt.Sprintf("/proc/%d/cwd", tid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, unix.EACCES
-	}
-	defer unix.Close(cwd)
 	if !sameCredentials(tid) {
 		return 0, unix.EACCES
 	}
@@ -68,6 +59,17 @@ func inotifyAddWatch(lfd int, req *seccompNotif, b Broker) (int64, unix.Errno) {
 	if errno != 0 {
 		return 0, errno
 	}
+	// The child's root for an absolute path, its working directory for
+	// a relative one (an O_PATH descriptor into its mount namespace).
+	dir, inRoot := "cwd", false
+	if strings.HasPrefix(unsafePath, "/") {
+		dir, inRoot = "root", true
+	}
+	dirfd, err := unix.Open("/proc/"+strconv.Itoa(tid)+"/"+dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, unix.EACCES
+	}
+	defer unix.Close(dirfd)
 	id := req.id
 	if ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
 		return 0, unix.EACCES // withdrawn: nobody reads this answer
@@ -91,10 +93,6 @@ func inotifyAddWatch(lfd int, req *seccompNotif, b Broker) (int64, unix.Errno) {
 	}
 	if mask&unix.IN_DONT_FOLLOW != 0 {
 		flags |= unix.O_NOFOLLOW
-	}
-	dirfd, inRoot := cwd, false
-	if strings.HasPrefix(unsafePath, "/") {
-		dirfd, inRoot = root, true
 	}
 	file, err := b.OpenAt(dirfd, unsafePath, flags, inRoot)
 	if err != nil {
@@ -145,48 +143,67 @@ func readString(tid int, addr uintptr) (string, unix.Errno) {
 	return "", unix.ENAMETOOLONG
 }
 
-// sameCredentials reports whether thread tid's filesystem uid and gid
-// and supplementary groups are this process's: the broker opens with
-// this process's identity (capabilities dropped), so a child switched to
-// another user (exec.Cmd.Credential) would be checked as the wrong one.
+// sameCredentials reports whether thread tid's effective and filesystem
+// uid and gid and its supplementary groups are this process's: the
+// broker opens with this process's identity (capabilities dropped), so a
+// child switched to another user (exec.Cmd.Credential) would be checked
+// as the wrong one.
 func sameCredentials(tid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	want, err := ownCredentials()
 	if err != nil {
 		return false
 	}
+	f, err := os.Open("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return false
+	}
+	status := buf[:n]
+	for _, w := range want {
+		i := bytes.Index(status, []byte(w.key))
+		if i < 0 {
+			return false
+		}
+		line := status[i+len(w.key):]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		f := strings.Fields(string(line))
+		switch w.key {
+		case "\nUid:", "\nGid:": // real effective saved fs
+			if len(f) != 4 || f[1] != w.val || f[3] != w.val {
+				return false
+			}
+		default:
+			if strings.Join(f, " ") != w.val {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+type credLine struct{ key, val string }
+
+// ownCredentials is what sameCredentials compares: this process's
+// effective uid and gid and its groups (which it never changes).
+var ownCredentials = sync.OnceValues(func() ([]credLine, error) {
 	groups, err := unix.Getgroups()
 	if err != nil {
-		return false
+		return nil, err
 	}
-	want := map[string]string{
-		"Uid:":    fmt.Sprint(os.Getuid(), os.Geteuid()),
-		"Gid:":    fmt.Sprint(os.Getgid(), os.Getegid()),
-		"Groups:": strings.Trim(fmt.Sprint(groups), "[]"),
+	g := make([]string, len(groups))
+	for i, v := range groups {
+		g[i] = strconv.Itoa(v)
 	}
-	seen := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		w, ok := want[f[0]]
-		if !ok {
-			continue
-		}
-		seen++
-		switch f[0] {
-		case "Uid:", "Gid:":
-			// real effective saved fs: the broker's real and effective
-			// must be the child's effective and fs ids.
-			ids := strings.Fields(w)
-			if len(f) != 5 || f[2] != ids[1] || f[4] != ids[1] {
-				return false
-			}
-		case "Groups:":
-			if strings.Join(f[1:], " ") != w {
-				return false
-			}
-		}
-	}
-	return seen == len(want)
-}
+	return []credLine{
+		{"\nUid:", strconv.Itoa(os.Geteuid())},
+		{"\nGid:", strconv.Itoa(os.Getegid())},
+		{"\nGroups:", strings.Join(g, " ")},
+	}, nil
+})

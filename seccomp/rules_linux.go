@@ -397,6 +397,7 @@ func pidRules(opt Options) []rule {
 			"getpriority, ioprio_get, sched_getaffinity, sched_getscheduler, sched_getparam, sched_getattr, capget, pidfd_open and waitid only read or wait (waitid only on children); the Go runtime and glibc call sched_getaffinity(0) at start"))
 	return rs
 }
+
 // fanotifyReason: fanotify_mark checks only the caller's DAC read
 // permission and security_path_notify, which Landlock does not implement,
 // so a mark on a directory Landlock denies reports the names of the files
