@@ -12,13 +12,68 @@ import (
 )
 
 // brokerSpec is what a spawner thread's filter needs to build its
-// inotify broker: the children's Ruleset and whether they keep their
-// capabilities. A nil *brokerSpec installs the filter without a broker
+// inotify broker: the children's Ruleset, whether they keep their
+// capabilities, and (set by prepare) the spawner thread's mount
+// namespace. A nil *brokerSpec installs the filter without a broker
 // (inotify_add_watch then fails with EPERM): Exec, whose process is
 // replaced.
 type brokerSpec struct {
 	rs       *landlock.Ruleset
 	keepCaps bool
+	// mntns is the spawner thread's mount namespace (nsfs descriptor),
+	// -1 without a namespace view: the broker joins it.
+	mntns int
+}
+
+// withBroker is the brokerSpec of a spawn of rs.
+func withBroker(rs *landlock.Ruleset, keepCaps bool) *brokerSpec {
+	return &brokerSpec{rs: rs, keepCaps: keepCaps, mntns: -1}
+}
+
+// hostProc is /proc as the process's first threads see it (the host's
+// procfs, where every thread of this process has an entry), opened by
+// warmHostProc before any spawn: a spawner thread in a PID namespace's
+// view has another procfs on /proc, where it has no thread-self.
+var hostProc = sync.OnceValues(func() (int, error) {
+	return unix.Open("/proc", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+})
+
+// warmHostProc opens hostProc on an ordinary thread.
+func warmHostProc() { hostProc() }
+
+// prepare is called on the spawner thread in its final mount namespace,
+// before it is confined: it opens that namespace for the broker when br
+// will build one and rs has a namespace view. It returns br, or nil when
+// the namespace cannot be opened (then no broker: inotify_add_watch
+// fails with EPERM, closed).
+func (br *brokerSpec) prepare(filter *seccomp.Filter) *brokerSpec {
+	if br == nil || !filter.Brokered() || !br.rs.Enforced() {
+		return br
+	}
+	if _, ok := br.rs.View(); !ok {
+		return br
+	}
+	proc, err := hostProc()
+	if err != nil {
+		return nil
+	}
+	var sfs unix.Statfs_t
+	if unix.Fstatfs(proc, &sfs) != nil || sfs.Type != unix.PROC_SUPER_MAGIC {
+		return nil
+	}
+	fd, err := unix.Openat(proc, "thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return &brokerSpec{rs: br.rs, keepCaps: br.keepCaps, mntns: fd} // the caller closes it
+}
+
+// close closes the namespace descriptor prepare opened (nil-safe).
+func (br *brokerSpec) close() {
+	if br != nil && br.mntns >= 0 {
+		unix.Close(br.mntns)
+		br.mntns = -1
+	}
 }
 
 // installFilter installs filter on the calling (confined) thread: with a
@@ -35,7 +90,7 @@ func installFilter(filter *seccomp.Filter, br *brokerSpec) error {
 		}
 		return nil
 	}
-	b, err := newBroker(br.rs, br.keepCaps)
+	b, err := newBroker(br.rs, br.keepCaps, br.mntns)
 	if err != nil {
 		return err
 	}
@@ -46,7 +101,8 @@ func installFilter(filter *seccomp.Filter, br *brokerSpec) error {
 }
 
 // threadBroker is seccomp.Broker on a thread of its own: a fresh locked
-// thread in rs's namespace view, its capabilities dropped (unless
+// thread in the spawner thread's mount namespace (the children's: the
+// view, or a PID namespace init's copy of it), its capabilities dropped (unless
 // keepCaps), confined by a Landlock domain of rs's rules (plus the view's
 // private /tmp, as the children's): each open is decided by the kernel
 // as the child's own would be, except below the procfs a PID namespace's
@@ -72,13 +128,21 @@ type brokerRes struct {
 	err error
 }
 
-// newBroker starts a broker thread for rs (see threadBroker). Errors:
-// entering the view or confining the thread failed (the thread died).
-func newBroker(rs *landlock.Ruleset, keepCaps bool) (*threadBroker, error) {
+// newBroker starts a broker thread for rs (see threadBroker), in the
+// mount namespace mntns (-1: the process's own). Errors: joining the
+// namespace or confining the thread failed (the thread died).
+func newBroker(rs *landlock.Ruleset, keepCaps bool, mntns int) (*threadBroker, error) {
 	b := &threadBroker{req: make(chan brokerReq)}
 	ready := make(chan error, 1)
 	goLocked(func() {
-		err := enterView(rs)
+		var err error
+		if mntns >= 0 {
+			// Needs CAP_SYS_ADMIN, which a fresh thread of a root
+			// process has (a view exists only then).
+			if err = unix.Unshare(unix.CLONE_FS); err == nil {
+				err = unix.Setns(mntns, unix.CLONE_NEWNS)
+			}
+		}
 		if err == nil {
 			err = confineInView(rs, keepCaps, nil, nil)
 		}

@@ -196,6 +196,7 @@ func (c *Cmd) start() error {
 	}
 
 	warmPidfd()
+	warmHostProc()
 
 	// inner.Start runs on a confined thread: it must not touch the file
 	// system. With an absolute or slash-containing Path, a non-nil Env,
@@ -477,11 +478,6 @@ func prepareThread(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter, 
 	return confineThread(rs, keepCaps, filter)
 }
 
-// withBroker is the brokerSpec of a spawn of rs.
-func withBroker(rs *landlock.Ruleset, keepCaps bool) *brokerSpec {
-	return &brokerSpec{rs: rs, keepCaps: keepCaps}
-}
-
 // confineThread drops the calling thread's capabilities (unless
 // keepCaps), sets no_new_privs and, when rs is enforced, applies its
 // Landlock domain, then installs filter (when not nil) on this thread
@@ -531,6 +527,8 @@ func enterView(rs *landlock.Ruleset) error {
 // confineOnly is confineThread without the namespace view; br, when not
 // nil, gives a Brokered filter its inotify broker (installFilter).
 func confineOnly(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter, br *brokerSpec) error {
+	br = br.prepare(filter)
+	defer br.close()
 	if !keepCaps {
 		if err := dropCaps(); err != nil {
 			return err

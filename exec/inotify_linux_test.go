@@ -253,3 +253,39 @@ func raceRun(t *testing.T, c raceStarter) []string {
 	}
 	return inos
 }
+
+// TestInotifyBrokerNamespaceView: in the namespace layer a denied file
+// (.env, WithDenySecrets) is masked, not refused by Landlock (the
+// Ruleset grants the workspace whole and is correct only inside the
+// view). A watch on it, directly, relative or through an absolute
+// symbolic link, must land on the mask, never on the host's .env: the
+// broker resolves in the children's mount namespace (it joins the
+// spawner thread's), with openat2 and without (openat2=ENOSYS takes the
+// openat fallback, where an absolute link resolves from the broker's own
+// root). Control: unconfined, the same calls watch the host's inode.
+func TestInotifyBrokerNamespaceView(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	f := newNSFixture(t)
+	bin := f.withInotifyAttack(t)
+	env := filepath.Join(f.root, ".env")
+	require.NoError(t, os.Symlink(env, filepath.Join(f.root, "envlink")))
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(env, &st))
+	hostIno := fmt.Sprintf("ino:%x", st.Ino)
+	rs := f.compile(t, landlock.Options{Namespaces: true})
+	filter, err := seccomp.Build(seccomp.Options{LandlockABI: landlock.ABI()})
+	require.NoError(t, err)
+	// The workspace itself: some watch must land (the broker works).
+	args := []string{"add", env, ".env", filepath.Join(f.root, "envlink"), f.root}
+
+	control := osexec.Command(bin, args...)
+	control.Dir = f.root
+	assert.Contains(t, raceRun(t, control), hostIno, "unconfined control")
+	for _, m := range spawnModes {
+		c := exec.CommandContext(context.Background(), f.ws, rs, bin, args...)
+		c.Seccomp, c.FreshThread, c.NoPIDNamespace = filter, m.fresh, m.noPID
+		inos := raceRun(t, c)
+		assert.NotContains(t, inos, hostIno, m.name)
+		assert.NotEmpty(t, inos, "%s: the workspace is watched", m.name)
+	}
+}

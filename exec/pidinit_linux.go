@@ -326,6 +326,8 @@ func (ini *pidInit) reap() {
 // confineWith is confineOnly with a ruleset descriptor of the caller's
 // (procRuleset) instead of rs's own.
 func confineWith(rulesetFD *os.File, flags uint32, keepCaps bool, filter *seccomp.Filter, br *brokerSpec) error {
+	br = br.prepare(filter)
+	defer br.close()
 	if !keepCaps {
 		if err := dropCaps(); err != nil {
 			return err

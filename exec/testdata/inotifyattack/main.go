@@ -5,6 +5,9 @@
 //	    prints "watching" once the watch is set (or "inotify_add_watch:
 //	    ERROR" and exits 0), then "event NAME" when an event naming NAME
 //	    arrives, or "no event" after 10 s.
+//	inotifyattack add PATH...
+//	    adds a watch on each PATH, prints "ok COUNT" and "fd FD" as the
+//	    races do and waits for stdin to close.
 //	inotifyattack race-buffer DENIED ALLOWED N
 //	inotifyattack race-link DENIED ALLOWED LINK N
 //	    calls inotify_add_watch N times (and for at least 0.5 s) while another thread swaps the
@@ -30,13 +33,15 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 4 {
+	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: inotifyattack watch|race-buffer|race-link ...")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
 	case "watch":
 		watch(os.Args[2], os.Args[3], os.Args[4:])
+	case "add":
+		add(os.Args[2:])
 	case "race-buffer":
 		n, _ := strconv.Atoi(os.Args[4])
 		raceBuffer(os.Args[2], os.Args[3], n)
@@ -86,6 +91,17 @@ func watch(path, name string, opts []string) {
 		}
 	}
 	fmt.Println("no event")
+}
+
+func add(paths []string) {
+	fd := initOrExit()
+	ok := 0
+	for _, p := range paths {
+		if _, err := unix.InotifyAddWatch(fd, p, unix.IN_ALL_EVENTS); err == nil {
+			ok++
+		}
+	}
+	report(fd, ok)
 }
 
 // raceBuffer: one thread rewrites buf in place between the two
