@@ -102,14 +102,17 @@ func installFilter(filter *seccomp.Filter, br *brokerSpec) error {
 
 // threadBroker is seccomp.Broker on a thread of its own: a fresh locked
 // thread in the spawner thread's mount namespace (the children's: the
-// view, or a PID namespace init's copy of it), its capabilities dropped (unless
-// keepCaps), confined by a Landlock domain of rs's rules (plus the view's
-// private /tmp, as the children's): each open is decided by the kernel
-// as the child's own would be, except below the procfs a PID namespace's
-// children are granted (refused here: fail closed). The domain is the
-// thread's own, not the children's: Landlock lets a task ptrace or
-// signal (ABI 6 scope) only tasks of its own domain or below, so the
-// children cannot reach this thread. It keeps no reference to rs.
+// view, or a PID namespace init's copy of it), its capabilities dropped
+// (unless keepCaps), confined by a Landlock domain of rs's rules (plus
+// the view's private /tmp, as the children's). Each open is decided by
+// the kernel as the child's own would be, except below the procfs a PID
+// namespace's children are granted (refused here: fail closed). The
+// domain is the thread's own, not the children's: Landlock lets a task
+// ptrace only tasks of its own domain or below (and, with the ABI 6
+// signal scope, signal them), so the children cannot reach this thread.
+// Without a PID namespace and below that scope a child can still kill it
+// with a signal, as it can kill the caller (README). It keeps no
+// reference to rs.
 type threadBroker struct {
 	req  chan brokerReq
 	once sync.Once

@@ -322,7 +322,13 @@ type Broker interface {
 // landjail) and only inotify wanted one, the filter is installed without
 // it and inotify_add_watch fails with EPERM.
 //
-// The watch differs from the native call where the path names a socket
+// A brokered filter always has a listener, so a landjail inside it
+// cannot install a Supervised filter (EBUSY, as under any Supervised
+// filter): a nested run with listen checked fails to start.
+//
+// The broker's open is seen by other watchers (IN_OPEN and
+// IN_CLOSE_NOWRITE on the path, the child's own watches included). The
+// watch differs from the native call where the path names a socket
 // (open fails with ENXIO), a symbolic link watched with IN_DONT_FOLLOW
 // (ELOOP), a file the child may not read though it could watch it (no
 // read permission: EACCES as natively), or a magic link under /proc
