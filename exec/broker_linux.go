@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"weak"
 
 	"golang.org/x/sys/unix"
 
@@ -90,14 +91,64 @@ func installFilter(filter *seccomp.Filter, br *brokerSpec) error {
 		}
 		return nil
 	}
-	b, err := newBroker(br.rs, br.keepCaps, br.mntns)
-	if err != nil {
-		return err
+	b := &lazyBroker{rs: weak.Make(br.rs), keepCaps: br.keepCaps, mntns: -1}
+	if br.mntns >= 0 {
+		fd, err := unix.FcntlInt(uintptr(br.mntns), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("exec: inotify broker: %w", err)
+		}
+		b.mntns = fd
 	}
 	if err := filter.InstallBroker(b); err != nil {
 		return fmt.Errorf("exec: seccomp: %w", err)
 	}
 	return nil
+}
+
+// lazyBroker starts its threadBroker on the first inotify_add_watch: a
+// spawn whose children never watch pays no thread (a fresh-thread spawn
+// cost ~230 µs more with the broker started at once, BenchmarkSpawnSeccomp).
+// It holds the spawner thread's mount namespace until then, and the
+// Ruleset weakly (as the spawner pool does): once the Ruleset is gone
+// every watch is refused (EACCES). The supervisor calls it from one
+// goroutine.
+type lazyBroker struct {
+	rs       weak.Pointer[landlock.Ruleset]
+	keepCaps bool
+	mntns    int // owned until the broker starts, -1 without
+	b        *threadBroker
+	err      error
+}
+
+// OpenAt implements seccomp.Broker.
+func (l *lazyBroker) OpenAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error) {
+	if l.b == nil && l.err == nil {
+		if rs := l.rs.Value(); rs == nil {
+			l.err = unix.EACCES
+		} else {
+			l.b, l.err = newBroker(rs, l.keepCaps, l.mntns)
+		}
+		l.closeNS()
+	}
+	if l.err != nil {
+		return -1, unix.EACCES
+	}
+	return l.b.OpenAt(dirfd, unsafePath, flags, inRoot)
+}
+
+// Close implements seccomp.Broker.
+func (l *lazyBroker) Close() {
+	if l.b != nil {
+		l.b.Close()
+	}
+	l.closeNS()
+}
+
+func (l *lazyBroker) closeNS() {
+	if l.mntns >= 0 {
+		unix.Close(l.mntns)
+		l.mntns = -1
+	}
 }
 
 // threadBroker is seccomp.Broker on a thread of its own: a fresh locked

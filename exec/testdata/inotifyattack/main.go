@@ -1,7 +1,7 @@
 // Command inotifyattack tries to set inotify watches where its sandbox
 // should not let it. Used by exec's inotify tests.
 //
-//	inotifyattack watch PATH NAME [onlydir|nofollow]
+//	inotifyattack watch PATH NAME [onlydir|nofollow|opath]
 //	    prints "watching" once the watch is set (or "inotify_add_watch:
 //	    ERROR" and exits 0), then "event NAME" when an event naming NAME
 //	    arrives, or "no event" after 10 s.
@@ -63,6 +63,15 @@ func watch(path, name string, opts []string) {
 	mask := uint32(unix.IN_ALL_EVENTS)
 	for _, o := range opts {
 		switch o {
+		case "opath":
+			// An O_PATH descriptor (Landlock does not check its open),
+			// watched through its magic link.
+			pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				fmt.Println("open:", err)
+				return
+			}
+			path = fmt.Sprintf("/proc/self/fd/%d", pfd)
 		case "onlydir":
 			mask |= unix.IN_ONLYDIR
 		case "nofollow":
