@@ -185,7 +185,15 @@ type Cmd struct {
 	// (Ruleset, KeepCaps, Seccomp). A Supervised filter (listen checked
 	// by a supervisor, see seccomp.Filter.Install) gets one supervisor
 	// goroutine per spawner thread, in this process, living as long as
-	// that thread's children; Exec refuses it.
+	// that thread's children; Exec refuses it. A Brokered filter (Landlock
+	// enforced) gets the same supervisor with an inotify broker
+	// (seccomp.Filter.InstallBroker): a thread started on the first
+	// inotify_add_watch, in the spawner thread's mount namespace and
+	// confined by the Ruleset, that opens each watched path as the child
+	// would. Under Exec, or with a Ruleset not enforced, inotify_add_watch
+	// fails with EPERM instead (a filter built for Landlock ABI 0 allows
+	// it); a child switched to another user (Credential) gets EACCES for
+	// every watch.
 	Seccomp *seccomp.Filter
 	// Timeout, if positive, bounds the run: then the process group gets
 	// SIGTERM, and SIGKILL WaitDelay later.
@@ -426,7 +434,8 @@ func SelfTest(ws *jail.Workspace, rs *landlock.Ruleset) error { return selfTest(
 //
 // A Supervised Seccomp filter is refused (error wrapping
 // seccomp.ErrSupervised) before anything is done: its supervisor would not
-// survive the execve.
+// survive the execve. A Brokered one is installed without its broker:
+// inotify_add_watch fails with EPERM.
 //
 // It only returns on error; after confinement has begun the calling
 // goroutine stays locked to a confined thread, so the caller should exit.

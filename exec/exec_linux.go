@@ -196,6 +196,7 @@ func (c *Cmd) start() error {
 	}
 
 	warmPidfd()
+	warmHostProc()
 
 	// inner.Start runs on a confined thread: it must not touch the file
 	// system. With an absolute or slash-containing Path, a non-nil Env,
@@ -254,7 +255,7 @@ func (c *Cmd) spawn(start func() error) error {
 		if err := c.inNamespace(); err != nil {
 			return err
 		}
-		if err := confineOnly(c.Ruleset, c.KeepCaps, c.Seccomp); err != nil {
+		if err := confineOnly(c.Ruleset, c.KeepCaps, c.Seccomp, withBroker(c.Ruleset, c.KeepCaps)); err != nil {
 			return err
 		}
 		return start()
@@ -317,7 +318,7 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 				return err
 			}
 			defer rfd.Close()
-			if err := confineWith(rfd, flags, c.KeepCaps, c.Seccomp); err != nil {
+			if err := confineWith(rfd, flags, c.KeepCaps, c.Seccomp, withBroker(c.Ruleset, c.KeepCaps)); err != nil {
 				return err
 			}
 			return start()
@@ -363,7 +364,7 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		if err := grantTmp(rfd, c.Ruleset); err != nil {
 			return err
 		}
-		if err := confineWith(rfd, flags, true, c.Seccomp); err != nil { // capabilities dropped above
+		if err := confineWith(rfd, flags, true, c.Seccomp, withBroker(c.Ruleset, c.KeepCaps)); err != nil { // capabilities dropped above
 			return err
 		}
 		return start()
@@ -486,15 +487,15 @@ func confineThread(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) 
 	if err := enterView(rs); err != nil {
 		return err
 	}
-	return confineInView(rs, keepCaps, filter)
+	return confineInView(rs, keepCaps, filter, withBroker(rs, keepCaps))
 }
 
 // confineInView is confineOnly for a thread already in rs's view: where
 // the view has a private /tmp, the thread is confined by a ruleset of its
 // own that also grants that tmpfs (grantTmp).
-func confineInView(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) error {
+func confineInView(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter, br *brokerSpec) error {
 	if v, ok := rs.View(); !ok || !v.HasPrivateTmp() || !rs.Enforced() {
-		return confineOnly(rs, keepCaps, filter)
+		return confineOnly(rs, keepCaps, filter, br)
 	}
 	rfd, flags, err := rs.ForkFD()
 	if err != nil {
@@ -504,7 +505,7 @@ func confineInView(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) 
 	if err := grantTmp(rfd, rs); err != nil {
 		return err
 	}
-	return confineWith(rfd, flags, keepCaps, filter)
+	return confineWith(rfd, flags, keepCaps, filter, br)
 }
 
 // enterView moves the calling thread (locked, not the main thread, still
@@ -523,8 +524,11 @@ func enterView(rs *landlock.Ruleset) error {
 	return nil
 }
 
-// confineOnly is confineThread without the namespace view.
-func confineOnly(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) error {
+// confineOnly is confineThread without the namespace view; br, when not
+// nil, gives a Brokered filter its inotify broker (installFilter).
+func confineOnly(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter, br *brokerSpec) error {
+	br = br.prepare(filter)
+	defer br.close()
 	if !keepCaps {
 		if err := dropCaps(); err != nil {
 			return err
@@ -538,12 +542,7 @@ func confineOnly(rs *landlock.Ruleset, keepCaps bool, filter *seccomp.Filter) er
 			return err
 		}
 	}
-	if filter != nil {
-		if err := filter.Install(); err != nil {
-			return fmt.Errorf("exec: seccomp: %w", err)
-		}
-	}
-	return nil
+	return installFilter(filter, br)
 }
 
 func (c *Cmd) wait() error {
@@ -769,7 +768,9 @@ func (c *Cmd) execConfined(p *prepared) error {
 			return err
 		}
 	}
-	if err := confineInView(c.Ruleset, true, c.Seccomp); err != nil { // caps dropped above; view entered by Exec
+	// No broker: the process is replaced, inotify_add_watch fails with
+	// EPERM (seccomp.Filter.Install).
+	if err := confineInView(c.Ruleset, true, c.Seccomp, nil); err != nil { // caps dropped above; view entered by Exec
 		return err
 	}
 	err := unix.Exec(p.path, p.argv, p.env)

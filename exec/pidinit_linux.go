@@ -325,7 +325,9 @@ func (ini *pidInit) reap() {
 
 // confineWith is confineOnly with a ruleset descriptor of the caller's
 // (procRuleset) instead of rs's own.
-func confineWith(rulesetFD *os.File, flags uint32, keepCaps bool, filter *seccomp.Filter) error {
+func confineWith(rulesetFD *os.File, flags uint32, keepCaps bool, filter *seccomp.Filter, br *brokerSpec) error {
+	br = br.prepare(filter)
+	defer br.close()
 	if !keepCaps {
 		if err := dropCaps(); err != nil {
 			return err
@@ -337,12 +339,7 @@ func confineWith(rulesetFD *os.File, flags uint32, keepCaps bool, filter *seccom
 	if err := ll.LandlockRestrictSelf(int(rulesetFD.Fd()), flags); err != nil {
 		return fmt.Errorf("exec: landlock_restrict_self: %w", err)
 	}
-	if filter != nil {
-		if err := filter.Install(); err != nil {
-			return fmt.Errorf("exec: seccomp: %w", err)
-		}
-	}
-	return nil
+	return installFilter(filter, br)
 }
 
 // endWith ends the namespace as soon as the process target (the spawned

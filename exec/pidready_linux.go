@@ -112,7 +112,7 @@ func prepareReady(rs *landlock.Ruleset, k readyKey, idle time.Duration) *readySp
 			var f *os.File
 			var flags uint32
 			if f, flags, err = procRuleset(rsv); err == nil {
-				err = confineWith(f, flags, k.keepCaps, k.filter)
+				err = confineWith(f, flags, k.keepCaps, k.filter, withBroker(rsv, k.keepCaps))
 				f.Close()
 			}
 		}

@@ -129,7 +129,7 @@ func probeThread(rs *landlock.Ruleset, probe, root string) error {
 	err := onFreshThread(func() error {
 		// Landlock alone: the namespace view would hide a probe below
 		// /tmp (private there) and prove nothing about Landlock.
-		if err := confineOnly(rs, true, nil); err != nil {
+		if err := confineOnly(rs, true, nil, nil); err != nil {
 			return err
 		}
 		fd, err := unix.Open(probe, unix.O_RDONLY|unix.O_CLOEXEC, 0)

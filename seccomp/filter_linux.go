@@ -3,6 +3,7 @@ package seccomp
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -27,20 +28,34 @@ func build(opt Options) (*Filter, error) {
 		return nil, err
 	}
 	rs := rulesFor(opt, tg.String(), tg.HasX32())
-	p, err := program(rs, tg)
-	if err != nil {
-		return nil, err
-	}
-	prog, err := p.Compile()
-	if err != nil {
-		return nil, fmt.Errorf("seccomp: %w", err)
-	}
-	f := &Filter{prog: prog}
+	f := &Filter{}
+	var plain []rule // rs with the inotify rule refusing (no broker)
 	for _, r := range rs {
 		f.rules = append(f.rules, r.Rule)
 		for _, e := range r.entries {
-			f.supervised = f.supervised || e.ret == bpfprog.UserNotif
+			if e.ret != bpfprog.UserNotif {
+				continue
+			}
+			if e.syscall == "inotify_add_watch" {
+				f.brokered = true
+			} else {
+				f.supervised = true
+			}
 		}
+		if r.Name == "inotify" && len(r.entries) > 0 {
+			r = deny("inotify", "inotify_add_watch", "", unix.EPERM, "no broker")
+		}
+		plain = append(plain, r)
+	}
+	if f.prog, err = compile(rs, tg); err != nil {
+		return nil, err
+	}
+	if !f.brokered {
+		f.plain = func() ([]sockFilter, error) { return f.prog, nil }
+	} else {
+		// Compiled when first installed without a broker: most
+		// filters never are, and Build stays one compilation.
+		f.plain = sync.OnceValues(func() ([]sockFilter, error) { return compile(plain, tg) })
 	}
 	if f.supervised {
 		f.bindTCP = make(map[uint16]bool, len(opt.BindTCP))
@@ -50,6 +65,19 @@ func build(opt Options) (*Filter, error) {
 		f.anyPort = f.bindTCP[0]
 	}
 	return f, nil
+}
+
+// compile is program and its compilation.
+func compile(rs []rule, tg bpfprog.Arch) ([]sockFilter, error) {
+	p, err := program(rs, tg)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := p.Compile()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	return prog, nil
 }
 
 // program turns the decision list into a bpfprog.Program: a syscall under
@@ -69,27 +97,59 @@ func program(rs []rule, tg bpfprog.Arch) (bpfprog.Program, error) {
 	return p, nil
 }
 
-func (f *Filter) install() error {
+func (f *Filter) install(b Broker) error {
 	if f == nil || len(f.prog) == 0 {
+		if b != nil {
+			b.Close()
+		}
 		return errors.New("seccomp: Install on a nil or empty Filter")
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		if b != nil {
+			b.Close()
+		}
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	// This thread only, never SECCOMP_FILTER_FLAG_TSYNC.
+	plain, err := f.plain()
+	if err != nil {
+		if b != nil {
+			b.Close()
+		}
+		return err
+	}
+	prog, listener := plain, f.supervised
+	if b != nil && f.brokered {
+		prog, listener = f.prog, true
+	} else if b != nil {
+		b.Close()
+		b = nil
+	}
 	var flags uintptr
-	if f.supervised {
+	if listener {
 		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
-	r1, err := bpfprog.SetModeFilter(f.prog, flags)
+	r1, err := bpfprog.SetModeFilter(prog, flags)
+	if errors.Is(err, unix.EBUSY) && b != nil && !f.supervised {
+		// A listener further up the chain (a landjail inside a
+		// landjail): only inotify wanted one here, and it is refused
+		// instead (fail closed).
+		b.Close()
+		b, listener = nil, false
+		r1, err = bpfprog.SetModeFilter(plain, 0)
+	}
 	if err != nil {
+		if b != nil {
+			b.Close()
+		}
 		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", err)
 	}
-	if f.supervised {
+	if listener {
 		// The filter is on this thread for good; if the supervisor
-		// cannot start, its listener is closed and listen fails with
-		// ENOSYS (fail closed), and the caller gets the error.
-		return startSupervisor(int(r1), f)
+		// cannot start, its listener is closed and listen and
+		// inotify_add_watch fail with ENOSYS (fail closed), and the
+		// caller gets the error.
+		return startSupervisor(int(r1), f, b)
 	}
 	return nil
 }

@@ -60,6 +60,7 @@ var syscallNumbers = map[string]uint32{
 	"socket":            unix.SYS_SOCKET,
 	"socketpair":        unix.SYS_SOCKETPAIR,
 	"listen":            unix.SYS_LISTEN,
+	"inotify_add_watch": unix.SYS_INOTIFY_ADD_WATCH,
 	"sendto":            unix.SYS_SENDTO,
 	"sendmsg":           unix.SYS_SENDMSG,
 	"sendmmsg":          unix.SYS_SENDMMSG,
@@ -246,6 +247,7 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 			"network not restricted (host network): no rule on IP socket families, types or protocols, netlink protocols, MSG_FASTOPEN or listen"))
 	}
 	rs = append(rs, listenRule(opt, unixRestricted))
+	rs = append(rs, inotifyRule(opt))
 
 	// Terminal injection: the request is an unsigned int in the kernel.
 	rs = append(rs,
@@ -514,6 +516,26 @@ func listenRule(opt Options, unixRestricted bool) rule {
 	return rule{
 		Rule:    Rule{Name: "listen", Syscall: "listen", Action: actNotify, Reason: reason},
 		entries: []entry{{syscall: "listen", ret: bpfprog.UserNotif}},
+	}
+}
+
+// inotifyRule: Landlock does not mediate inotify marks
+// (security_path_notify), so inotify_add_watch on a directory the policy
+// denies would report the names the host creates and opens there. With
+// Landlock the broker answers: it opens the path as the child would, from
+// a thread confined by the same ruleset, and watches the opened inode
+// (see supervise_linux.go and Filter.InstallBroker). A filter installed
+// without a broker (Filter.Install, Program: exec.Cmd.Exec, the
+// non-root user-namespace stage) refuses with EPERM instead.
+func inotifyRule(opt Options) rule {
+	if opt.LandlockABI < 1 {
+		return allow("inotify", "inotify_add_watch", "",
+			"no Landlock: nothing denies reading a directory that inotify would reveal (the path-check fallback does not cover it)")
+	}
+	return rule{
+		Rule: Rule{Name: "inotify", Syscall: "inotify_add_watch", Action: actNotify,
+			Reason: "Landlock does not mediate inotify marks (security_path_notify): the broker opens the path as the child would (same Landlock ruleset, the child's root and working directory) and watches the opened inode; EACCES where the child could not read it; EPERM where no broker runs (execve in place, the non-root user-namespace stage)"},
+		entries: []entry{{syscall: "inotify_add_watch", ret: bpfprog.UserNotif}},
 	}
 }
 

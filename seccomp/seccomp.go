@@ -80,6 +80,17 @@
 //     UNIX socket or a TCP socket bound to a port of Options.BindTCP, and
 //     answers EACCES otherwise (see Filter.Install). Below ABI 4 no IP
 //     socket exists and listen is allowed.
+//   - inotify (Landlock ABI >= 1): Landlock does not mediate inotify
+//     marks (security_path_notify), so inotify_add_watch on a directory
+//     the policy denies would report the names the host creates and opens
+//     there. A filter installed with a broker (Filter.InstallBroker,
+//     package exec's spawns) hands the call to the supervisor, which
+//     copies the path once, opens it as the child would (the broker: the
+//     same Landlock ruleset) and watches the opened inode, answering
+//     EACCES where the child may not read it. Installed without one
+//     (Install, Program: exec.Cmd.Exec, the non-root user-namespace
+//     stage, or under a filter chain that already has a listener) it
+//     fails with EPERM. Without Landlock it is allowed.
 //   - tiocsti, tioclinux: ioctl(fd, TIOCSTI) and ioctl(fd, TIOCLINUX) fail with
 //     EPERM: pushing input into a terminal the child shares with its caller
 //     (CVE-2017-5226 class; TIOCLINUX can paste the console selection). The
@@ -165,8 +176,9 @@
 // than amd64 and arm64 (Build fails there).
 //
 // Minimum kernel: 3.17 for seccomp(2), 4.14 for SECCOMP_RET_KILL_PROCESS;
-// a Supervised filter needs 5.0 (SECCOMP_RET_USER_NOTIF), 5.6
-// (pidfd_getfd; before, every supervised listen gets EACCES) and 5.8 for
+// a Supervised or brokered filter needs 5.0 (SECCOMP_RET_USER_NOTIF), 5.6
+// (pidfd_getfd; before, every supervised listen and inotify_add_watch
+// gets EACCES) and 5.8 for
 // its supervisor to end with the last task using the filter (before, the
 // goroutine and its descriptor stay until the process exits).
 package seccomp
@@ -228,6 +240,12 @@ type Filter struct {
 	// supervised: the program returns SECCOMP_RET_USER_NOTIF for listen,
 	// so Install starts a supervisor answering it.
 	supervised bool
+	// brokered: prog returns SECCOMP_RET_USER_NOTIF for
+	// inotify_add_watch, answered by InstallBroker's supervisor; plain
+	// is the program with that rule refusing (EPERM), for Install and
+	// Program.
+	brokered bool
+	plain    func() ([]sockFilter, error)
 	// bindTCP is the set of ports a listening TCP socket may be bound to;
 	// anyPort when 0 is among them.
 	bindTCP map[uint16]bool
@@ -265,7 +283,64 @@ func (f *Filter) Rules() []Rule { return append([]Rule(nil), f.rules...) }
 // exits or execve's, listen fails with ENOSYS. Extra errors: EBUSY when a
 // filter with a listener is already installed on this thread (a landjail
 // inside a landjail: only one listener per filter chain).
-func (f *Filter) Install() error { return f.install() }
+//
+// The inotify rule needs a broker (InstallBroker): a filter installed by
+// Install refuses inotify_add_watch with EPERM.
+func (f *Filter) Install() error { return f.install(nil) }
+
+// Broker opens paths for the supervisor as a supervised child would: on
+// a thread confined by the child's Landlock ruleset, with the child's
+// capabilities dropped (package exec builds one per installed filter).
+// The supervisor calls OpenAt from one goroutine at a time, and Close
+// once, when the filter instance has no task left (or Install failed).
+type Broker interface {
+	// OpenAt is openat(dirfd, unsafePath, flags) on the broker's thread,
+	// or with inRoot openat2 with RESOLVE_IN_ROOT (absolute paths and
+	// ".." stay below dirfd, the child's root); where openat2 is
+	// unavailable (ENOSYS, EPERM) inRoot falls back to openat (an
+	// absolute symbolic link then resolves from the broker's own root,
+	// which is the child's view of the file system: exec's thread is in
+	// the same namespace view). It returns the new descriptor, owned by
+	// the caller, or the errno (EACCES where Landlock denies the read).
+	OpenAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error)
+	// Close ends the broker's thread.
+	Close()
+}
+
+// InstallBroker is Install with b answering inotify_add_watch: when f is
+// Brokered, the supervisor reads the path from the child's memory,
+// checks the notification is still pending, takes the child's inotify
+// descriptor (pidfd_getfd), opens the path with b (O_RDONLY, plus
+// O_DIRECTORY for IN_ONLYDIR and O_NOFOLLOW for IN_DONT_FOLLOW: an open
+// Landlock checks, unlike O_PATH) and calls inotify_add_watch itself on
+// that descriptor's /proc/self/fd entry, so the watch lands on the inode
+// the check opened, never on a path resolved again; the answer is the
+// watch descriptor or the open's errno. Never SECCOMP_USER_NOTIF_FLAG_CONTINUE.
+// b is owned by the call: it is closed when the filter instance is gone,
+// at once when f is not Brokered or Install fails. Where the thread's
+// filter chain already has a listener (EBUSY: a landjail inside a
+// landjail) and only inotify wanted one, the filter is installed without
+// it and inotify_add_watch fails with EPERM.
+//
+// A brokered filter always has a listener, so a landjail inside it
+// cannot install a Supervised filter (EBUSY, as under any Supervised
+// filter): a nested run with listen checked fails to start.
+//
+// The broker's open is seen by other watchers (IN_OPEN and
+// IN_CLOSE_NOWRITE on the path, the child's own watches included). The
+// watch differs from the native call where the path names a socket
+// (open fails with ENXIO), a symbolic link watched with IN_DONT_FOLLOW
+// (ELOOP), a file the child may not read though it could watch it (no
+// read permission: EACCES as natively), or a magic link under /proc
+// (RESOLVE_IN_ROOT refuses those: EXDEV or ELOOP). A child whose
+// credentials (fsuid, fsgid, groups) differ from this process's is
+// answered EACCES: the broker checks with this process's identity.
+func (f *Filter) InstallBroker(b Broker) error { return f.install(b) }
+
+// Brokered reports whether f hands inotify_add_watch to a broker
+// (Landlock ABI >= 1, see InstallBroker). Unlike Supervised it does not
+// require a live process: without a broker the call fails with EPERM.
+func (f *Filter) Brokered() bool { return f != nil && f.brokered }
 
 // Supervised reports whether f needs the supervisor that Install starts:
 // with the network restricted (Options.NetRestricted) on Landlock ABI >= 4,

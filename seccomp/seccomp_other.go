@@ -12,7 +12,10 @@ func build(Options) (*Filter, error) {
 	return nil, fmt.Errorf("%w: %s: %w", ErrUnsupportedArch, runtime.GOOS, errors.ErrUnsupported)
 }
 
-func (f *Filter) install() error {
+func (f *Filter) install(b Broker) error {
+	if b != nil {
+		b.Close()
+	}
 	return fmt.Errorf("seccomp: install on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 

@@ -60,26 +60,34 @@ const pidfdThread = unix.O_EXCL
 var liveSupervisors atomic.Int64
 
 // startSupervisor serves listener fd (owned from now on) for f.
-func startSupervisor(fd int, f *Filter) error {
+func startSupervisor(fd int, f *Filter, b Broker) error {
+	closeBroker := func() {
+		if b != nil {
+			b.Close()
+		}
+	}
 	if err := unix.SetNonblock(fd, true); err != nil {
+		closeBroker()
 		unix.Close(fd)
 		return fmt.Errorf("seccomp: supervisor: %w", err)
 	}
 	file := os.NewFile(uintptr(fd), "seccomp-notify")
 	rc, err := file.SyscallConn()
 	if err != nil {
+		closeBroker()
 		file.Close()
 		return fmt.Errorf("seccomp: supervisor: %w", err)
 	}
 	liveSupervisors.Add(1)
 	go func() {
 		defer liveSupervisors.Add(-1)
+		defer closeBroker()
 		defer file.Close()
 		// Read calls the function again each time the netpoller sees
 		// the descriptor ready; returning true ends the supervisor. If
 		// the descriptor cannot be polled, Read fails at once and the
 		// descriptor is closed: listen then fails with ENOSYS.
-		rc.Read(func(fd uintptr) bool { return serve(int(fd), f) })
+		rc.Read(func(fd uintptr) bool { return serve(int(fd), f, b) })
 	}()
 	return nil
 }
@@ -87,7 +95,7 @@ func startSupervisor(fd int, f *Filter) error {
 // serve answers every pending notification on listener fd and reports
 // whether the supervisor is done (no task uses the filter any more, or the
 // listener failed).
-func serve(fd int, f *Filter) bool {
+func serve(fd int, f *Filter, b Broker) bool {
 	for {
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(pfd, 0)
@@ -99,7 +107,7 @@ func serve(fd int, f *Filter) bool {
 		case n == 0:
 			return false // wait for the netpoller
 		case pfd[0].Revents&unix.POLLIN != 0:
-			answer(fd, f)
+			answer(fd, f, b)
 		case pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0:
 			return true
 		default:
@@ -111,13 +119,20 @@ func serve(fd int, f *Filter) bool {
 // answer receives one notification and sends its answer. A notification
 // withdrawn in between (the thread was killed) makes RECV or SEND fail
 // with ENOENT, which needs nothing more.
-func answer(fd int, f *Filter) {
+func answer(fd int, f *Filter, b Broker) {
 	var req seccompNotif
 	if err := ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err != nil {
 		return
 	}
 	resp := seccompNotifResp{id: req.id}
-	if errno := f.listen(fd, &req); errno != 0 {
+	var errno unix.Errno
+	switch req.nr {
+	case unix.SYS_INOTIFY_ADD_WATCH:
+		resp.val, errno = inotifyAddWatch(fd, &req, b)
+	default:
+		errno = f.listen(fd, &req)
+	}
+	if errno != 0 {
 		resp.error = -int32(errno)
 	}
 	ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
@@ -129,11 +144,7 @@ func (f *Filter) listen(fd int, req *seccompNotif) unix.Errno {
 	if req.nr != unix.SYS_LISTEN {
 		return unix.EPERM // cannot happen: only listen is sent here
 	}
-	pidfd, err := unix.PidfdOpen(int(req.pid), pidfdThread)
-	if errors.Is(err, unix.EINVAL) {
-		// Linux < 6.9 has no PIDFD_THREAD: a leader's pid only.
-		pidfd, err = pidfdOfThreadGroup(int(req.pid))
-	}
+	pidfd, err := pidfdOf(int(req.pid))
 	if err != nil {
 		return unix.EACCES
 	}
@@ -208,6 +219,17 @@ func (f *Filter) mayListen(sock int) unix.Errno {
 		return unix.EACCES
 	}
 	return 0
+}
+
+// pidfdOf opens a pidfd for thread tid; the caller checks afterwards
+// that the notification is still pending.
+func pidfdOf(tid int) (int, error) {
+	pidfd, err := unix.PidfdOpen(tid, pidfdThread)
+	if errors.Is(err, unix.EINVAL) {
+		// Linux < 6.9 has no PIDFD_THREAD: a leader's pid only.
+		pidfd, err = pidfdOfThreadGroup(tid)
+	}
+	return pidfd, err
 }
 
 // pidfdOfThreadGroup opens a pidfd for the thread group of thread tid

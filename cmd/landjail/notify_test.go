@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/nsview"
 )
 
 // notifyRun runs argv (a notifyprobe, confined or not), creates dir/name
@@ -40,15 +41,16 @@ func notifyRun(t *testing.T, dir, name string, argv ...string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestRunNotifyOutsidePolicy: fanotify on a directory outside the policy.
-// Landlock does not mediate fanotify marks (security_path_notify), so the
-// confined command without the seccomp layer learns the name of a file
+// TestRunNotifyOutsidePolicy: fanotify and inotify on a directory outside
+// the policy. Landlock does not mediate either (security_path_notify), so
+// the confined command without the seccomp layer learns the name of a file
 // the host creates in a directory it cannot list (the control, as the
-// unconfined run); with the seccomp layer fanotify_init is refused, in the
-// namespace layer and with --no-namespaces.
-//
-// inotify has the same leak and is not closed (README, threat model): the
-// last case asserts that inotify still works inside the workspace.
+// unconfined run); with the seccomp layer fanotify_init is refused, and
+// inotify_add_watch is answered by the broker (EACCES) in supervised runs
+// or refused (EPERM) where landjail execve's the command in place
+// (--no-namespaces without a terminal, --timeout or --report), in the
+// namespace layer and with --no-namespaces. inotify still works inside the
+// workspace in supervised runs.
 func TestRunNotifyOutsidePolicy(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
 	bin := landjailBin(t)
@@ -58,13 +60,24 @@ func TestRunNotifyOutsidePolicy(t *testing.T) {
 	data, err := os.ReadFile(probe)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(p, data, 0o755))
-	// Not below /tmp: the namespace layer's /tmp is private.
+	// Not below /tmp: the namespace layer's /tmp is private. 0700, as
+	// ~/.ssh.
 	outside, err := os.MkdirTemp("/var/tmp", "landjail-notify-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(outside) })
 
 	run := func(flags ...string) []string {
 		return append(append([]string{bin, "run", "--workspace", ws}, flags...), "--")
+	}
+	const (
+		inotifyBroker = "inotify_add_watch: permission denied"
+		inotifyEPERM  = "inotify_add_watch: operation not permitted"
+	)
+	// A default run is supervised for its PID namespace; where the
+	// emulation takes namespaces away it execve's in place.
+	inDefault, wsDefault := inotifyBroker, "watching\nevent k5"
+	if !kerneltest.ExpectNamespaces(t, nsview.Probe()) {
+		inDefault, wsDefault = inotifyEPERM, inotifyEPERM
 	}
 	for _, tc := range []struct {
 		name string
@@ -75,11 +88,18 @@ func TestRunNotifyOutsidePolicy(t *testing.T) {
 		{"no-seccomp", append(run("--no-seccomp"), p, "fanotify", outside, "k2"), "watching\nevent k2"},
 		{"confined", append(run(), p, "fanotify", outside, "k3"), "fanotify_init: operation not permitted"},
 		{"confined no-namespaces", append(run("--no-namespaces"), p, "fanotify", outside, "k4"), "fanotify_init: operation not permitted"},
-		{"inotify in the workspace", append(run(), p, "inotify", ws, "k5"), "watching\nevent k5"},
+		{"inotify unconfined", []string{p, "inotify", outside, "k6"}, "watching\nevent k6"},
+		{"inotify no-seccomp", append(run("--no-seccomp"), p, "inotify", outside, "k7"), "watching\nevent k7"},
+		{"inotify confined", append(run(), p, "inotify", outside, "k8"), inDefault},
+		{"inotify confined no-pid-namespace timeout", append(run("--no-pid-namespace", "--timeout", "1m"), p, "inotify", outside, "k9"), inotifyBroker},
+		{"inotify confined no-namespaces timeout", append(run("--no-namespaces", "--timeout", "1m"), p, "inotify", outside, "k10"), inotifyBroker},
+		{"inotify confined no-namespaces in place", append(run("--no-namespaces"), p, "inotify", outside, "k11"), inotifyEPERM},
+		{"inotify in the workspace", append(run(), p, "inotify", ws, "k5"), wsDefault},
+		{"inotify in the workspace no-namespaces timeout", append(run("--no-namespaces", "--timeout", "1m"), p, "inotify", ws, "k12"), "watching\nevent k12"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := outside
-			if strings.HasSuffix(tc.name, "workspace") {
+			if strings.Contains(tc.name, "workspace") {
 				dir = ws
 			}
 			assert.Equal(t, tc.want, notifyRun(t, dir, tc.argv[len(tc.argv)-1], tc.argv...))
@@ -87,18 +107,29 @@ func TestRunNotifyOutsidePolicy(t *testing.T) {
 	}
 }
 
-// TestRunTailFollow: `tail -f` (inotify) inside the workspace, confined,
-// sees a line the host appends.
+// TestRunTailFollow: `tail -f` inside the workspace, confined, sees a
+// line the host appends: through the inotify broker in a supervised run,
+// by polling where landjail execve's in place (--no-namespaces:
+// inotify_add_watch refused with EPERM, tail falls back).
 func TestRunTailFollow(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
 	if _, err := osexec.LookPath("tail"); err != nil {
 		t.Skip("no tail")
 	}
+	for _, flags := range [][]string{nil, {"--no-namespaces"}} {
+		t.Run(strings.Join(append([]string{"run"}, flags...), " "), func(t *testing.T) {
+			tailFollow(t, flags...)
+		})
+	}
+}
+
+func tailFollow(t *testing.T, flags ...string) {
 	bin := landjailBin(t)
 	ws := wsDir(t)
 	log := filepath.Join(ws, "log")
 	require.NoError(t, os.WriteFile(log, []byte("old\n"), 0o644))
-	cmd := osexec.Command(bin, "run", "--workspace", ws, "--", "tail", "-n", "0", "-f", log)
+	argv := append(append([]string{"run", "--workspace", ws}, flags...), "--", "tail", "-n", "0", "-f", log)
+	cmd := osexec.Command(bin, argv...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
