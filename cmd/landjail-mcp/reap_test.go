@@ -15,6 +15,7 @@ import (
 
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/proctest"
 	"github.com/landjail/landjail/landlock"
 )
@@ -48,6 +49,8 @@ func TestServerKillsOrphans(t *testing.T) {
 	assert.Zero(t, bg, "the call's background child outlived the call")
 	if pidNamespaceExpected(t) {
 		assert.Zero(t, gc, "the setsid'd grandchild dies with the call's PID namespace")
+	} else if m := limits.Available().Mechanism; m == limits.CgroupV1 || m == limits.CgroupV2 {
+		assert.Zero(t, gc, "the setsid'd grandchild dies with the call's control group")
 	} else {
 		assert.NotZero(t, gc, "without a PID namespace the setsid'd grandchild is only killed at exit (it cannot be attributed)")
 	}

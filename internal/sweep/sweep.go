@@ -464,7 +464,7 @@ func (s *Snapshot) walk() ([]string, error) {
 	conf := fastwalk.Config{Follow: false}
 	err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == root {
+			if p == root || errors.Is(err, ErrWalkLimit) {
 				return err
 			}
 			if errors.Is(err, fs.ErrNotExist) {
