@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/kerneltest"
-	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/internal/limits"
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/internal/proctest"
 	"github.com/landjail/landjail/landlock"
 )
