@@ -303,9 +303,6 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		}
 	}
 	err := onFreshThread(func() error {
-		if err := c.joinCgroup(); err != nil {
-			return err
-		}
 		if pooled {
 			if err := ini.join(); err != nil {
 				return err
@@ -332,6 +329,14 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		}
 		var err error
 		if ini, err = newPIDInit(false); err != nil {
+			return err
+		}
+		// The control group is joined after the init is cloned, so the
+		// init stays out of it: it shares landjail's memory (CLONE_VM),
+		// and in the group the OOM killer could pick it for memory the
+		// command holds outside any RSS (tmpfs pages, socket buffers) and
+		// kill landjail with it (red team N1: no sweep, no report).
+		if err := c.joinCgroup(); err != nil {
 			return err
 		}
 		if err := ini.join(); err != nil {

@@ -242,3 +242,26 @@ func TestRunLimitsUnprivileged(t *testing.T) {
 	assert.Equal(t, exitUsage, code, out)
 	assert.Contains(t, out, "not enforced")
 }
+
+// TestRunLimitsOOMSparesLandjail: the PID namespace's init shares
+// landjail's memory (CLONE_VM); in the run's memory group the OOM killer
+// picked it for memory the command held outside any RSS (its private
+// /tmp's tmpfs pages) and so killed landjail itself: no report, no sweep
+// (red team N1). The init now stays out of the group: landjail survives,
+// writes the report and names the OOM kill. Red before: the report file
+// was empty and landjail died with SIGKILL.
+func TestRunLimitsOOMSparesLandjail(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	requireCgroup(t)
+	bin := landjailBin(t)
+	ws := wsDir(t)
+	report := filepath.Join(t.TempDir(), "r.json")
+	code, out := runBin(t, bin, nil, "run", "--workspace", ws, "--memory", "64M", "--report", report, "--",
+		"sh", "-c", "dd if=/dev/zero of=/tmp/fill bs=1M count=200 2>/dev/null; echo done")
+	t.Logf("exit %d: %s", code, out)
+	r := readReport(t, report)
+	require.NotNil(t, r.Limits, "landjail wrote its report")
+	if assert.NotNil(t, r.Limits.OOMKills) {
+		assert.NotZero(t, *r.Limits.OOMKills)
+	}
+}
