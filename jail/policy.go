@@ -211,6 +211,9 @@ var AgentConfigPaths = []string{
 	// from elsewhere: commondir points the repository's config and hooks
 	// at another directory, config.worktree adds configuration.
 	".git/hooks/", ".git/config", ".git/config.worktree", ".git/commondir", ".gitmodules",
+	// An interactive rebase or sequencer in progress: its todo's "exec"
+	// lines run on the user's `git rebase --continue`.
+	".git/rebase-merge/", ".git/rebase-apply/", ".git/sequencer/",
 	// Hook managers whose scripts git runs once core.hooksPath points
 	// at them.
 	".husky/", ".githooks/", ".lefthook/", "lefthook.yml", ".lefthook.yml", ".pre-commit-config.yaml",

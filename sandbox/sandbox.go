@@ -28,8 +28,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
@@ -372,7 +375,7 @@ func warnFrozen(w io.Writer, r *landlock.Report, noNamespaces bool) {
 		why += ": " + r.LayerReason
 	}
 	for _, d := range r.FrozenDirs {
-		fmt.Fprintf(w, "landjail: frozen directory %s: the command cannot create, remove or rename entries in it (carve-outs, layer %s); %s\n", d, why, avoid)
+		fmt.Fprintf(w, "landjail: frozen directory %s: the command cannot create, remove or rename entries in it (carve-outs, layer %s); %s\n", quoted(d), why, avoid)
 	}
 }
 
@@ -384,4 +387,14 @@ func hasEnv(env []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// quoted is a path as printed on stderr: Go-quoted when it holds a
+// character that is not printable (a name the command chose cannot carry
+// escape sequences into landjail's warnings; red team N3).
+func quoted(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }

@@ -437,8 +437,14 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	} else if rep.ExitCode != 0 && c.Ruleset.Enforced() {
 		fmt.Fprintf(stderr, "landjail: %s exited with status %d; if it was denied access, --explain lists what and the flag that allows it (--print-rules shows the rules)\n", argv[0], rep.ExitCode)
 	}
-	if sweepErr != nil && rep.ExitCode == 0 {
-		rep.ExitCode, rep.Error = 1, "run: the sweep of agent configuration failed: "+sweepErr.Error()
+	if sweepErr != nil {
+		// In the report whatever the command's status; a command that
+		// exited 0 fails (red team N5: a failed sweep hid behind the
+		// command's own non-zero status).
+		rep.Error = "run: the sweep of agent configuration failed: " + sweepErr.Error()
+		if rep.ExitCode == 0 {
+			rep.ExitCode = 1
+		}
 	}
 	if err := report.write(&rep, stderr); err != nil {
 		return err

@@ -340,7 +340,15 @@ func (s *Snapshot) linkOutside(rel string) (string, bool) {
 	root := s.ws.Root()
 	dst, err := filepath.EvalSymlinks(filepath.Join(root, rel))
 	if err != nil {
-		return "", false // dangling: leads nowhere
+		// Dangling now: what it names may be made later, by a later
+		// run in the same private HOME (red team N2). A new link whose
+		// target, taken by its words, leaves the workspace goes too.
+		abs := target
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(root, filepath.Dir(rel), target)
+		}
+		abs = filepath.Clean(abs)
+		return reason, abs != root && !strings.HasPrefix(abs, root+"/")
 	}
 	if dst == root || strings.HasPrefix(dst, root+"/") {
 		return "", false // inside: the walk sees what is there
@@ -489,16 +497,17 @@ func (s *Snapshot) walk() ([]string, error) {
 			return limitFn()
 		}
 		rel := p[len(root)+1:]
+		if _, ok := s.mine.Load(rel); ok {
+			// Renamed away by an earlier sweep: inert itself, but what
+			// a later command puts inside it is examined like anything
+			// else (red team N9: a repository planted in a quarantined
+			// .claude, and a link to it, went unseen in landjail-mcp).
+			return nil
+		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			mu.Lock()
 			links = append(links, rel)
 			mu.Unlock()
-		}
-		if _, ok := s.mine.Load(rel); ok {
-			if d.IsDir() {
-				return fastwalk.SkipDir
-			}
-			return nil
 		}
 		parent := filepath.Dir(p)
 		_, below := inside.Load(parent)

@@ -105,6 +105,9 @@ func TestSweep(t *testing.T) {
 		".git/hooks/pre-commit":      "mode",
 		"old/.git/config":            "replaced",
 		"src/svc/.envrc":             "changed",
+		// A new link that leaves the workspace, dangling or not (red
+		// team N2: a later run could make its target).
+		"lnk.git": "created",
 	}
 	for p, reason := range want {
 		if assert.Contains(t, got, p) {
@@ -132,7 +135,7 @@ func TestSweep(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(root, ".git/hooks/pre-commit"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "mode set back")
-	for _, p := range []string{".git/config", ".git/HEAD", "old/.git-moved/config", "src/vendor/.git/HEAD", "x/repo/config", "lnk.git", "src/pkg/main.go"} {
+	for _, p := range []string{".git/config", ".git/HEAD", "old/.git-moved/config", "src/vendor/.git/HEAD", "x/repo/config", "src/pkg/main.go"} {
 		_, err := os.Lstat(filepath.Join(root, p))
 		assert.NoError(t, err, "left alone: %s", p)
 	}
@@ -265,4 +268,43 @@ func TestSweepWalkLimit(t *testing.T) {
 	q, err := snap.Sweep()
 	assert.ErrorIs(t, err, sweep.ErrWalkLimit)
 	t.Log(q)
+}
+
+// TestSweepAcrossSweeps: one Snapshot swept after several calls, as
+// landjail-mcp does. Red team round 2: what a later call planted inside
+// a directory an earlier sweep had quarantined was never examined (N9),
+// a dangling link out of the workspace was kept for a later run to fill
+// (N2), and a quarantined link was quarantined again at every sweep until
+// its name was too long (N6).
+func TestSweepAcrossSweeps(t *testing.T) {
+	root := t.TempDir()
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".claude"), 0o755))
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	require.Len(t, q, 1)
+	quarantined := q[0].MovedTo
+
+	require.NoError(t, os.MkdirAll(filepath.Join(root, quarantined, "r/.git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, quarantined, "r/.git/config"), []byte("[core]\n\tfsmonitor = evil\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(quarantined, "r"), filepath.Join(root, "vendor")))
+	require.NoError(t, os.Symlink(filepath.Join(t.TempDir(), "later/vendor"), filepath.Join(root, "dangling")))
+	q, err = snap.Sweep()
+	require.NoError(t, err)
+	var got []string
+	for _, e := range q {
+		got = append(got, e.Path)
+	}
+	assert.Contains(t, got, filepath.Join(quarantined, "r/.git/config"), "examined inside the quarantined directory")
+	assert.Contains(t, got, "dangling", "a new dangling link out of the workspace is renamed away")
+
+	q, err = snap.Sweep()
+	require.NoError(t, err)
+	assert.Empty(t, q, "nothing is quarantined twice")
 }
