@@ -68,6 +68,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
+	kerneltest.SerializeAudit() // audit is one per machine: see its doc
 	kerneltest.Main(m)
 }
 

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	if d := os.Getenv(envRunDir); d != "" {
 		runDir = d // a helper process of a test with its own rendezvous
 	}
+	kerneltest.SerializeAudit() // audit is one per machine: see its doc
 	kerneltest.Main(m)
 }
 

@@ -38,6 +38,7 @@ package kerneltest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -283,3 +284,36 @@ func RunInSubprocess(t *testing.T, env ...string) (isChild bool) {
 	}
 	return false
 }
+
+// SerializeAudit makes the test binaries that use the system's audit
+// state (Landlock audit records: internal/denials and cmd/landjail's
+// --explain tests) run one after the other when `go test ./...` runs
+// packages in parallel: audit's enabled flag is one per machine, and a
+// test that sets it while another package's collector relies on it loses
+// records (seen as a flaky TestCollectorForeignDomainAndSecondReader). It
+// takes an exclusive flock(2) on a file in the temporary directory for
+// the life of the process; a re-executed child of a test (IsChild)
+// takes nothing, nor does a helper process it starts (marked in the
+// environment). Call it in TestMain before Main.
+func SerializeAudit() {
+	// A child of this test binary (RunInSubprocess, a helper process run
+	// with os.Args[0]) inherits the marker: its parent holds the lock.
+	if IsChild() || os.Getenv(envAuditHeld) == "1" {
+		return
+	}
+	// A raw descriptor, never closed: held until the process exits (an
+	// *os.File would be closed by its finalizer).
+	fd, err := unix.Open(filepath.Join(os.TempDir(), "landjail-test-audit.lock"), unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o666)
+	if err != nil {
+		return // best effort: without the lock the tests may only flake
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		unix.Close(fd)
+		return
+	}
+	os.Setenv(envAuditHeld, "1")
+}
+
+// envAuditHeld marks the processes a lock holder of SerializeAudit
+// started.
+const envAuditHeld = "LANDJAIL_TEST_AUDIT_HELD"
