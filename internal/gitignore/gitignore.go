@@ -245,7 +245,14 @@ func parseRule(p string) ([]rule, error) {
 		// directories: "ab", "ax/b", "ax/y/b". Two readings: "a" joined
 		// with "b", and "a*" then "**" then "b".
 		lit := strings.TrimRight(parts[q], "*")
-		joined := append(append(append([]string{}, parts[:q]...), lit+parts[q+1]), parts[q+2:]...)
+		// The rest's leading "**" components can match zero
+		// directories too: "a**/**/b" matches "ab" (git check-ignore),
+		// so the prefix joins the first component that is not "**".
+		k := q + 1
+		for k+1 < len(parts) && parts[k] == "**" {
+			k++
+		}
+		joined := append(append(append([]string{}, parts[:q]...), lit+parts[k]), parts[k+1:]...)
 		spread := append(append(append([]string{}, parts[:q]...), lit+"*", "**"), parts[q+1:]...)
 		readings = [][]string{joined, spread}
 	}
