@@ -28,16 +28,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"syscall"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/sweep"
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -375,7 +373,7 @@ func warnFrozen(w io.Writer, r *landlock.Report, noNamespaces bool) {
 		why += ": " + r.LayerReason
 	}
 	for _, d := range r.FrozenDirs {
-		fmt.Fprintf(w, "landjail: frozen directory %s: the command cannot create, remove or rename entries in it (carve-outs, layer %s); %s\n", quoted(d), why, avoid)
+		fmt.Fprintf(w, "landjail: frozen directory %s: the command cannot create, remove or rename entries in it (carve-outs, layer %s); %s\n", termsafe.Quote(d), why, avoid)
 	}
 }
 
@@ -387,14 +385,4 @@ func hasEnv(env []string, name string) bool {
 		}
 	}
 	return false
-}
-
-// quoted is a path as printed on stderr: Go-quoted when it holds a
-// character that is not printable (a name the command chose cannot carry
-// escape sequences into landjail's warnings; red team N3).
-func quoted(s string) string {
-	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
-		return s
-	}
-	return strconv.Quote(s)
 }

@@ -7,12 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -76,13 +74,13 @@ func (e *explainer) finish(ws *jail.Workspace, w io.Writer) ([]explanation, stri
 		if x.Path == "" && strings.HasSuffix(x.Right, "_tcp") {
 			what = fmt.Sprintf("TCP port %d", x.Port)
 		}
-		fmt.Fprintf(w, "  %s %s (%d×", x.Right, terminalSafe(what), x.Count)
+		fmt.Fprintf(w, "  %s %s (%d×", x.Right, termsafe.Quote(what), x.Count)
 		if x.Denied != "" {
-			fmt.Fprintf(w, ", by %s", terminalSafe(x.Denied))
+			fmt.Fprintf(w, ", by %s", termsafe.Quote(x.Denied))
 		}
-		fmt.Fprintf(w, "): %s", terminalSafe(x.Why))
+		fmt.Fprintf(w, "): %s", termsafe.Quote(x.Why))
 		if x.Allow != "" {
-			fmt.Fprintf(w, "; to allow: %s", terminalSafe(x.Allow))
+			fmt.Fprintf(w, "; to allow: %s", termsafe.Quote(x.Allow))
 		}
 		fmt.Fprintln(w)
 	}
@@ -238,15 +236,4 @@ func groupProc(xs []explanation) []explanation {
 		out[i].Why = fmt.Sprintf("%d %s, %s", paths[right], noun, out[i].Why)
 	}
 	return out
-}
-
-// terminalSafe returns s quoted Go-style (escapes visible) when it holds
-// anything but printable characters: a path or command name chosen by the
-// confined command must not carry terminal escape sequences into
-// landjail's own messages (recolour, retitle, hide lines).
-func terminalSafe(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 && utf8.ValidString(s) {
-		return s
-	}
-	return strconv.Quote(s)
 }

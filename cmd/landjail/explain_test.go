@@ -141,13 +141,3 @@ func TestRunExplain(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "--explain lists what")
 }
-
-// TestTerminalSafe: names with escape sequences (a command named
-// "\x1b[31mX\x1b]0;T\a") are printed quoted, plain ones as they are.
-func TestTerminalSafe(t *testing.T) {
-	assert.Equal(t, "/ws/a b.txt", terminalSafe("/ws/a b.txt"))
-	assert.Equal(t, "héllo", terminalSafe("héllo"))
-	assert.Equal(t, `"\x1b[31mX\x1b]0;T\a"`, terminalSafe("\x1b[31mX\x1b]0;T\a"))
-	assert.Equal(t, `"a\x9bb"`, terminalSafe("a\x9bb")) // C1 CSI, invalid UTF-8
-	assert.Equal(t, `"a\u009bb"`, terminalSafe("a\u009bb"))
-}

@@ -19,8 +19,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
@@ -30,6 +28,7 @@ import (
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -618,7 +617,7 @@ func (o *Options) checkSymlinkedRoots(w io.Writer) error {
 		if o.Strict {
 			return fmt.Errorf("--%s %s resolves to %s: %w", flag, p, c, ErrSymlinkedRoot)
 		}
-		fmt.Fprintf(w, "landjail: warning: --%s %s resolves to %s through a symbolic link; a command that could write where the link is could have planted it (--strict refuses)\n", flag, quoted(p), quoted(c))
+		fmt.Fprintf(w, "landjail: warning: --%s %s resolves to %s through a symbolic link; a command that could write where the link is could have planted it (--strict refuses)\n", flag, termsafe.Quote(p), termsafe.Quote(c))
 		return nil
 	}
 	if err := check(flagWorkspace, o.Workspace); err != nil {
@@ -969,14 +968,4 @@ func (o *Options) WantsPIDNamespace() bool {
 	// Not root: the view comes from the user-namespace stage, always a
 	// child in a PID namespace of its own.
 	return nsinit.Registered() && nsview.ProbeUserNS() == nil
-}
-
-// quoted is a path as printed on stderr: as it is when every character
-// is printable, else Go-quoted, so a name a command chose (a planted
-// link's target) cannot carry escape sequences into landjail's warnings.
-func quoted(s string) string {
-	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
-		return s
-	}
-	return strconv.Quote(s)
 }

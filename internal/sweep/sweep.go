@@ -54,18 +54,16 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/charlievieth/fastwalk"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 )
@@ -119,12 +117,12 @@ type Quarantined struct {
 // String renders q for a terminal or a model, one line.
 func (q Quarantined) String() string {
 	if q.Error != "" {
-		return fmt.Sprintf("could NOT neutralise %s (%s by the command): %s", quote(q.Path), q.Reason, quote(q.Error))
+		return fmt.Sprintf("could NOT neutralise %s (%s by the command): %s", termsafe.Quote(q.Path), q.Reason, termsafe.Quote(q.Error))
 	}
 	if q.Reason == "mode" {
-		return fmt.Sprintf("%s: permission bits changed by the command set back", quote(q.Path))
+		return fmt.Sprintf("%s: permission bits changed by the command set back", termsafe.Quote(q.Path))
 	}
-	s := fmt.Sprintf("quarantined %s -> %s (%s by the command; agent configuration would run outside the sandbox)", quote(q.Path), quote(q.MovedTo), q.Reason)
+	s := fmt.Sprintf("quarantined %s -> %s (%s by the command; agent configuration would run outside the sandbox)", termsafe.Quote(q.Path), termsafe.Quote(q.MovedTo), q.Reason)
 	if q.Restored {
 		s += "; original content restored"
 	}
@@ -371,7 +369,7 @@ func Finish(s *Snapshot, w io.Writer) ([]Quarantined, error) {
 		fmt.Fprintf(w, "landjail: %s\n", e)
 	}
 	if err != nil {
-		fmt.Fprintf(w, "landjail: sweeping agent configuration: %s\n", quote(err.Error()))
+		fmt.Fprintf(w, "landjail: sweeping agent configuration: %s\n", termsafe.Quote(err.Error()))
 	}
 	return q, err
 }
@@ -485,7 +483,7 @@ func (s *Snapshot) walk() ([]string, error) {
 			if errors.Is(err, fs.ErrPermission) {
 				denied = append(denied, p[len(root)+1:])
 			} else {
-				broken = append(broken, fmt.Sprintf("%s: %v", quote(p[len(root)+1:]), err))
+				broken = append(broken, fmt.Sprintf("%s: %v", termsafe.Quote(p[len(root)+1:]), err))
 			}
 			mu.Unlock()
 			return nil
@@ -567,21 +565,9 @@ func (s *Snapshot) walk() ([]string, error) {
 	}
 	if len(hidden) > 0 {
 		sort.Strings(hidden)
-		err = errors.Join(err, fmt.Errorf("%w: %s (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, quote(hidden[0]), len(hidden)-1))
+		err = errors.Join(err, fmt.Errorf("%w: %s (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, termsafe.Quote(hidden[0]), len(hidden)-1))
 	}
 	return out, err
-}
-
-// quote is s as printed for a terminal or a model: as it is when every
-// character is printable, else Go-quoted, so a name the command chose
-// cannot carry escape sequences into landjail's own warnings.
-func quote(s string) string {
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }
 
 // stat records the entry at rel (no symlink followed); keep also keeps
