@@ -34,12 +34,14 @@
 // entry right after the walk passed it; landjail-mcp therefore sweeps
 // after every bash call and once more after killing everything at exit.
 //
+// A directory laid out like a repository directory (git's
+// is_git_directory: HEAD, and objects/ and refs/ or a commondir) is one:
+// its HEAD, config, hooks, commondir and sequencer state are protected
+// wherever it is, outside .git (red team N7: git found src/ before .git).
+//
 // Sweep does NOT cover: writable roots other than the workspace
-// (--rw DIR), a repository directory under another name that the user
-// enters directly (an embedded bare repository: git's
-// safe.bareRepository=explicit is the user's defence), and a file the
-// user created in the workspace while the command ran (it is quarantined
-// like the command's, and named).
+// (--rw DIR), and a file the user created in the workspace while the
+// command ran (it is quarantined like the command's, and named).
 package sweep
 
 import (
@@ -463,6 +465,7 @@ func (s *Snapshot) walk() ([]string, error) {
 		links   []string // symbolic links met
 		seen    atomic.Int64
 		inside  sync.Map // protected directories: everything below is protected
+		gitDirs sync.Map // looksGitDir's answers by directory
 		limitFn = func() error {
 			return fmt.Errorf("%w: more than %d entries below %s; agent configuration created there may not have been found (raise --walk-limit N)", ErrWalkLimit, s.limit, root)
 		}
@@ -524,6 +527,15 @@ func (s *Snapshot) walk() ([]string, error) {
 		if !protected && d.Name() == ".git" && !d.IsDir() {
 			protected = true
 		}
+		// Red team N7: any directory that git takes for a repository
+		// directory (a bare-repository layout: HEAD, objects/, refs/, or
+		// HEAD and commondir) is one git uses on the user's next `git
+		// status` there, before the .git above it: its config, hooks and
+		// HEAD are protected like .git's. Directories below a .git are
+		// git's own (submodules, worktrees: AgentConfigPatterns).
+		if !protected && gitDirNames[d.Name()] && !underDotGit(rel) && s.looksGitDir(filepath.Dir(rel), &gitDirs) {
+			protected = true
+		}
 		if !protected {
 			return nil
 		}
@@ -568,6 +580,46 @@ func (s *Snapshot) walk() ([]string, error) {
 		err = errors.Join(err, fmt.Errorf("%w: %s (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, termsafe.Quote(hidden[0]), len(hidden)-1))
 	}
 	return out, err
+}
+
+// gitDirNames are the entries of a repository directory that make git
+// run code or read configuration from elsewhere (config, config.worktree,
+// hooks, commondir, the sequencer's todo lists), and HEAD, without which
+// git does not take the directory for a repository at all: a HEAD the
+// command created in a directory laid out like a repository is renamed
+// away, and git no longer stops there.
+var gitDirNames = map[string]bool{
+	"HEAD": true, "config": true, "config.worktree": true, "commondir": true, "hooks": true,
+	"rebase-merge": true, "rebase-apply": true, "sequencer": true,
+}
+
+// underDotGit reports whether rel has a directory named ".git" among
+// its components (not counting its last).
+func underDotGit(rel string) bool {
+	dir := filepath.Dir(rel)
+	return dir == ".git" || strings.HasPrefix(dir, ".git/") || strings.HasSuffix(dir, "/.git") || strings.Contains(dir, "/.git/")
+}
+
+// looksGitDir reports whether the directory dir (relative to the root,
+// "." for the root) is one git's repository discovery accepts as a git
+// directory (setup.c is_git_directory: a HEAD, and objects/ and refs/ or
+// a commondir naming where they are). Presence is enough, whatever the
+// entries hold or point to: a dangling link can be made to resolve by a
+// later run. cache holds the answers of one walk.
+func (s *Snapshot) looksGitDir(dir string, cache *sync.Map) bool {
+	if v, ok := cache.Load(dir); ok {
+		return v.(bool)
+	}
+	has := func(name string) bool {
+		_, err := s.root.Lstat(filepath.Join(dir, name))
+		return err == nil
+	}
+	ok := false
+	if fi, err := s.root.Lstat(filepath.Join(dir, "HEAD")); err == nil && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0) {
+		ok = has("commondir") || has("objects") && has("refs")
+	}
+	cache.Store(dir, ok)
+	return ok
 }
 
 // stat records the entry at rel (no symlink followed); keep also keeps

@@ -1,0 +1,224 @@
+package sweep_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/sweep"
+	"github.com/landjail/landjail/jail"
+)
+
+// gitIn runs the real git in dir with a clean configuration (HOME
+// empty, no system file): what the user's next command there does.
+func gitIn(t *testing.T, dir string, args ...string) (string, error) {
+	t.Helper()
+	name := "git"
+	if len(args) > 0 && args[0] == "script" { // a terminal for the pager: script(1) runs the git command line
+		name, args = args[0], args[1:]
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1", "PAGER=cat")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func needGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("LANDJAIL_REQUIRE_KERNEL") != "" {
+			t.Fatal("git is required")
+		}
+		t.Skip("git not installed")
+	}
+}
+
+// plantBare turns dir into a bare-repository layout whose config runs
+// marker's creation as core.fsmonitor on `git status` (red team N7).
+func plantBare(t *testing.T, dir, marker string, extra map[string]string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "objects"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "refs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = \"touch " + marker + "; false\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config"), []byte(cfg), 0o644))
+	for n, c := range extra {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644))
+	}
+}
+
+// TestSweepBareLayout: red team N7. The command turns an existing
+// directory of a repository into a bare-repository layout (HEAD,
+// objects/, refs/, a config with core.worktree and core.fsmonitor); git's
+// discovery stops there before the real .git, and the user's next `git
+// status` in it ran the payload. Control: the real git runs it before the
+// sweep; after the sweep it does not, and the real repository is intact.
+func TestSweepBareLayout(t *testing.T) {
+	needGit(t)
+	root := t.TempDir()
+	_, err := gitIn(t, root, "init", "-q", "-b", "main")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "src"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "src/main.c"), []byte("code\n"), 0o644))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+
+	marker := filepath.Join(t.TempDir(), "pwned")
+	plantBare(t, filepath.Join(root, "src"), marker, nil)
+	// Control: the layout works on the real git.
+	_, _ = gitIn(t, filepath.Join(root, "src"), "status")
+	require.FileExists(t, marker, "control: git ran the planted core.fsmonitor")
+	require.NoError(t, os.Remove(marker))
+
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, e := range q {
+		got[e.Path] = e.Reason
+	}
+	assert.Equal(t, "created", got["src/HEAD"])
+	assert.Equal(t, "created", got["src/config"])
+	out, _ := gitIn(t, filepath.Join(root, "src"), "status")
+	assert.NoFileExists(t, marker, "git ran the payload after the sweep: %s", out)
+	out, err = gitIn(t, filepath.Join(root, "src"), "rev-parse", "--absolute-git-dir")
+	require.NoError(t, err, out)
+	assert.Equal(t, filepath.Join(root, ".git"), strings.TrimSpace(out), "git finds the real repository again")
+	assert.FileExists(t, filepath.Join(root, "src/main.c"), "nothing else moved")
+}
+
+// TestSweepBareLayoutVariants: the other shapes of the same trick. Each
+// row is first shown to run the payload on the real git (control), then
+// swept and shown not to.
+func TestSweepBareLayoutVariants(t *testing.T) {
+	needGit(t)
+	outside := t.TempDir() // the command's private HOME: writable, kept between runs
+	for _, tc := range []struct {
+		name string
+		// plant makes the layout in root; returns the directory to run
+		// git in and the arguments.
+		plant func(t *testing.T, root, marker string) (string, []string)
+		want  []string // paths the sweep must list
+	}{
+		{"workspace root", func(t *testing.T, root, marker string) (string, []string) {
+			plantBare(t, root, marker, nil)
+			return root, []string{"status"}
+		}, []string{"HEAD", "config"}},
+		{"HEAD as a symlink", func(t *testing.T, root, marker string) (string, []string) {
+			d := filepath.Join(root, "lib")
+			plantBare(t, d, marker, nil)
+			require.NoError(t, os.Remove(filepath.Join(d, "HEAD")))
+			require.NoError(t, os.Symlink("refs/heads/main", filepath.Join(d, "HEAD")))
+			return d, []string{"status"}
+		}, []string{"lib/HEAD", "lib/config"}},
+		{"commondir to a directory outside", func(t *testing.T, root, marker string) (string, []string) {
+			// HEAD and commondir only: objects, refs and the config
+			// live in a repository directory outside the workspace;
+			// its core.pager runs on the user's next `git branch` on
+			// a terminal (script(1) gives it one).
+			common := filepath.Join(outside, "common-"+filepath.Base(root))
+			plantBare(t, common, marker, nil)
+			cfg := "[core]\n\tbare = true\n\tpager = \"touch " + marker + "; cat\"\n"
+			require.NoError(t, os.WriteFile(filepath.Join(common, "config"), []byte(cfg), 0o644))
+			d := filepath.Join(root, "lib")
+			require.NoError(t, os.MkdirAll(d, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(d, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(d, "commondir"), []byte(common+"\n"), 0o644))
+			return d, []string{"script", "-qec", "git branch", "/dev/null"}
+		}, []string{"lib/HEAD", "lib/commondir"}},
+		{"hooks in a bare layout", func(t *testing.T, root, marker string) (string, []string) {
+			d := filepath.Join(root, "lib")
+			plantBare(t, d, filepath.Join(t.TempDir(), "unused"), nil)
+			require.NoError(t, os.WriteFile(filepath.Join(d, "config"), []byte("[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n"), 0o644))
+			require.NoError(t, os.MkdirAll(filepath.Join(d, "hooks"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(d, "hooks/pre-commit"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "f"), []byte("x"), 0o644))
+			return d, []string{"-c", "user.name=u", "-c", "user.email=u@e", "commit", "-q", "--allow-empty", "-m", "m"}
+		}, []string{"lib/HEAD", "lib/config", "lib/hooks"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(root, "README"), []byte("x\n"), 0o644))
+			ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+			require.NoError(t, err)
+			defer ws.Close()
+			snap, err := sweep.Take(ws, 0)
+			require.NoError(t, err)
+			defer snap.Close()
+			marker := filepath.Join(t.TempDir(), "pwned")
+			dir, args := tc.plant(t, root, marker)
+			out, _ := gitIn(t, dir, args...)
+			require.FileExists(t, marker, "control: the real git ran the payload: %s", out)
+			require.NoError(t, os.Remove(marker))
+			q, err := snap.Sweep()
+			require.NoError(t, err)
+			var paths []string
+			for _, e := range q {
+				paths = append(paths, e.Path)
+			}
+			for _, p := range tc.want {
+				assert.Contains(t, paths, p)
+			}
+			out, _ = gitIn(t, dir, args...)
+			assert.NoFileExists(t, marker, "the payload ran after the sweep: %s", out)
+		})
+	}
+}
+
+// TestSweepExistingBareRepository: a bare repository that was in the
+// workspace before the command (a test fixture) keeps working untouched
+// when the command leaves it alone, and its config is restored when the
+// command changes it. Control: the changed config runs the payload.
+func TestSweepExistingBareRepository(t *testing.T) {
+	needGit(t)
+	root := t.TempDir()
+	bare := filepath.Join(root, "fixture.git")
+	_, err := gitIn(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	require.NoError(t, err)
+	orig, err := os.ReadFile(filepath.Join(bare, "config"))
+	require.NoError(t, err)
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	assert.Empty(t, q, "an untouched bare repository is left alone")
+
+	marker := filepath.Join(t.TempDir(), "pwned")
+	f, err := os.OpenFile(filepath.Join(bare, "config"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = \"touch " + marker + "; false\"\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	out, _ := gitIn(t, bare, "status")
+	require.FileExists(t, marker, "control: the changed config runs the payload: %s", out)
+	require.NoError(t, os.Remove(marker))
+
+	q, err = snap.Sweep()
+	require.NoError(t, err)
+	require.Len(t, q, 1)
+	assert.Equal(t, "fixture.git/config", q[0].Path)
+	assert.Equal(t, "changed", q[0].Reason)
+	assert.True(t, q[0].Restored)
+	now, err := os.ReadFile(filepath.Join(bare, "config"))
+	require.NoError(t, err)
+	assert.Equal(t, string(orig), string(now))
+	assert.False(t, strings.Contains(string(now), marker))
+}
