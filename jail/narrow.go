@@ -514,6 +514,16 @@ func (w *Workspace) agentProtected(root string) []string {
 			add(t)
 		}
 	}
+	// Red team F9: what the repository's git configuration (and the
+	// user's global one) points at in a writable root: an included
+	// config file, the hooks directory, a filter driver's script.
+	for _, p := range gitConfigReferences(gitConfigFiles(root), repoTop(root), homeDir()) {
+		for _, c := range []string{p, evalExisting(p)} {
+			if c != "" && w.writableRootOf(c) && !w.aboveRoot(c) && w.rootOfExact(c) == nil {
+				add(c)
+			}
+		}
+	}
 	git := filepath.Join(root, ".git")
 	fi, err := os.Lstat(git)
 	if err != nil || fi.IsDir() {
@@ -569,6 +579,97 @@ func gitDirs(gitfile string) []string {
 			common = t
 		}
 		out = append(out, common)
+	}
+	return out
+}
+
+// writableRootOf reports whether p lies in a ReadWrite root of the
+// policy (the system root of Unrestricted does not count).
+func (w *Workspace) writableRootOf(p string) bool {
+	for i := range w.roots {
+		if w.roots[i].Mode == ReadWrite && within(p, w.roots[i].Path) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootOfExact returns the root whose path is p, nil if none is: a root
+// is never made read-only by a reference to it (core.hooksPath = .).
+func (w *Workspace) rootOfExact(p string) *wsRoot {
+	for i := range w.roots {
+		if w.roots[i].Path == p {
+			return &w.roots[i]
+		}
+	}
+	return nil
+}
+
+// evalExisting returns p with its symbolic links resolved when it
+// exists, "" otherwise (or when it resolves to itself).
+func evalExisting(p string) string {
+	t, err := filepath.EvalSymlinks(p)
+	if err != nil || t == p {
+		return ""
+	}
+	return t
+}
+
+// homeDir is the caller's home directory for "~/" in git configuration
+// ("" when HOME is unset).
+func homeDir() string {
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// repoTop returns the directory holding the ".git" of the repository
+// root is in (root itself, or the nearest ancestor with a ".git"), or
+// root when there is none: where git runs hooks and commands.
+func repoTop(root string) string {
+	for d := root; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == "/" {
+			return root
+		}
+	}
+}
+
+// gitConfigFiles returns the git configuration files that apply in
+// root: the repository's (config and config.worktree of its git
+// directory and commondir, through a gitfile too) and the user's global
+// and system files (GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM, ~/.gitconfig,
+// $XDG_CONFIG_HOME/git/config, /etc/gitconfig), whether or not they
+// exist.
+func gitConfigFiles(root string) []string {
+	var dirs []string
+	git := filepath.Join(repoTop(root), ".git")
+	if fi, err := os.Lstat(git); err == nil {
+		if fi.IsDir() {
+			dirs = []string{git}
+		} else {
+			dirs = gitDirs(git)
+		}
+	}
+	var out []string
+	for _, d := range dirs {
+		out = append(out, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
+	}
+	if f := os.Getenv("GIT_CONFIG_GLOBAL"); f != "" {
+		out = append(out, f)
+	} else if h := homeDir(); h != "" {
+		out = append(out, filepath.Join(h, ".gitconfig"))
+		x := os.Getenv("XDG_CONFIG_HOME")
+		if x == "" {
+			x = filepath.Join(h, ".config")
+		}
+		out = append(out, filepath.Join(x, "git", "config"))
+	}
+	if f := os.Getenv("GIT_CONFIG_SYSTEM"); f != "" {
+		out = append(out, f)
+	} else {
+		out = append(out, "/etc/gitconfig")
 	}
 	return out
 }

@@ -327,6 +327,17 @@ func nestedAgentPatterns() []string {
 // caller's sweep renames a protected name or ".git" that is new or
 // replaced (internal/sweep).
 //
+// New also protects what the git configuration that applies in the
+// workspace root points git at inside a ReadWrite root (red team F9):
+// the repository's .git/config and config.worktree (of the repository
+// the root is in, found upwards), the files they include, and the
+// user's global and system files; include.path, includeIf.*.path,
+// core.hooksPath, init.templateDir, core.attributesFile, and every word
+// that is a path in a command git runs by itself (core.fsmonitor,
+// core.pager, filter, diff and merge drivers, credential helpers; not
+// alias.*). A policy root, or a directory above one, is never protected
+// by such a reference. Read once, when New runs (git-config(1)).
+//
 // AgentConfigNestedPatterns protect the same names in every directory
 // of the tree (for children: by the caller's sweep), and no entry named
 // ".git", at any depth, can be created, removed or renamed through the

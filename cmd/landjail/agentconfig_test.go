@@ -185,3 +185,95 @@ func TestRunAgentConfigSweepAfterTree(t *testing.T) {
 		})
 	}
 }
+
+// TestRunAgentConfigGitReferences (red team F9): the user's
+// .git/config includes ../tools/gitconfig and sets core.hooksPath =
+// .hooks; the command appends core.fsmonitor to the included file and
+// writes .hooks/pre-commit. With --protect-agent-config the user's next
+// `git status` and `git commit` run neither (the existing file is
+// read-only, the new hook is swept); the control, without the flag,
+// shows both run. Every layer. Not parallel: runCLI runs landjail in
+// this process, and its KillDescendants would kill a parallel test's
+// host git.
+func TestRunAgentConfigGitReferences(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		safe  bool
+	}{
+		{"control: no --protect-agent-config", nil, false},
+		{"--protect-agent-config", []string{"--protect-agent-config"}, true},
+		{"--protect-agent-config --no-namespaces", []string{"--protect-agent-config", "--no-namespaces"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := gitRepo(t)
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "tools"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "tools/gitconfig"), []byte("[alias]\n\tst = status\n"), 0o644))
+			hostGit(t, ws, "config", "--local", "include.path", "../tools/gitconfig")
+			hostGit(t, ws, "config", "--local", "core.hooksPath", ".hooks")
+			marks := t.TempDir()
+			script := "printf '[core]\\n\\tfsmonitor = \"touch " + marks + "/status; false\"\\n' >> tools/gitconfig; " +
+				"mkdir -p .hooks && printf '#!/bin/sh\\ntouch " + marks + "/commit\\n' > .hooks/pre-commit && chmod +x .hooks/pre-commit; echo done"
+			args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
+			_, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", script)...)
+			require.Equal(t, "done\n", stdout, stderr)
+
+			hostGit(t, ws, "status", "--porcelain")
+			hostGit(t, ws, "commit", "-q", "--allow-empty", "-m", "next")
+			for _, m := range []string{"status", "commit"} {
+				_, err := os.Stat(filepath.Join(marks, m))
+				if !tc.safe {
+					assert.NoError(t, err, "control: git ran the command's %s payload", m)
+					continue
+				}
+				assert.ErrorIs(t, err, os.ErrNotExist, "git ran the command's %s payload; stderr: %s", m, stderr)
+			}
+			if tc.safe {
+				// Swept (namespace layer: "quarantined .hooks -> ...") or
+				// never made (Landlock-only: the root is frozen).
+				assert.NoFileExists(t, filepath.Join(ws, ".hooks/pre-commit"), stderr)
+			}
+		})
+	}
+}
+
+// TestRunAgentConfigBareLayout (red team N7): the command turns src/
+// into a bare repository's layout whose config sets core.worktree and
+// core.fsmonitor; git's discovery stops at src/ before the real .git.
+// With --protect-agent-config the user's next `git status` in src/ does
+// not run it; the control shows it does. Every layer.
+func TestRunAgentConfigBareLayout(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		safe  bool
+	}{
+		{"control: no --protect-agent-config", nil, false},
+		{"--protect-agent-config", []string{"--protect-agent-config"}, true},
+		{"--protect-agent-config --no-namespaces", []string{"--protect-agent-config", "--no-namespaces"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := gitRepo(t)
+			mark := filepath.Join(t.TempDir(), "pwned")
+			script := "cd src && echo 'ref: refs/heads/main' > HEAD && mkdir -p objects refs && " +
+				"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = \"touch " + mark + "; false\"\\n' > config && echo planted"
+			args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
+			code, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", script)...)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, "planted\n", stdout, stderr)
+			cmd := osexec.Command("git", "status", "--porcelain")
+			cmd.Dir = filepath.Join(ws, "src")
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
+			out, _ := cmd.CombinedOutput()
+			_, err := os.Stat(mark)
+			if !tc.safe {
+				assert.NoError(t, err, "control: git ran core.fsmonitor (%s)", out)
+				return
+			}
+			assert.ErrorIs(t, err, os.ErrNotExist, "git ran the command's core.fsmonitor: %s", out)
+			assert.Contains(t, stderr, "landjail: quarantined src/HEAD -> src/HEAD.landjail-quarantined-")
+		})
+	}
+}

@@ -1,0 +1,163 @@
+package jail
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gitList is the oracle: what `git config --file F --list -z` reads from
+// b, as "key=value" lines ("key" alone for a value-less boolean), and
+// whether git accepted the file.
+func gitList(t testing.TB, b []byte) ([]string, bool) {
+	f := filepath.Join(t.TempDir(), "config")
+	require.NoError(t, os.WriteFile(f, b, 0o644))
+	cmd := exec.Command("git", "config", "--file", f, "--list", "-z", "--no-includes")
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME=/nonexistent")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, false
+	}
+	var lines []string
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		k, v, ok := bytes.Cut(rec, []byte{'\n'})
+		if !ok {
+			v = []byte("true")
+		}
+		lines = append(lines, string(k)+"="+string(v))
+	}
+	return lines, true
+}
+
+func ourList(b []byte) []string {
+	var lines []string
+	for _, e := range parseGitConfig(b, "f") {
+		lines = append(lines, e.key+"="+e.value)
+	}
+	return lines
+}
+
+var gitConfigCorpus = []string{
+	"[core]\n\tbare = false\n\thooksPath = .hooks\n",
+	"[core] editor = vim\n",
+	"[Core]\n\tHooksPath=x\n",
+	"[diff \"Foo\"]\n\ttextconv = ./tools/conv --flag\n",
+	"[diff \"a\\\"b\"]\n\tx = 1\n",
+	"[branch.Main]\n\tremote = origin\n",
+	"[include]\n\tpath = ../tools/gitconfig ; comment\n",
+	"# c\n; c\n[a]\nb\nc = \"quoted # not a comment\" # comment\n",
+	"[a]\n\tb = one \\\n two\n",
+	"[a]\n\tb = tab\\there \"  spaced  \"  end  \n",
+	"[a]\n\tb = \\n\\b\\\\\\\"\n",
+	"[a]\r\n\tb = crlf\r\n",
+	"\xef\xbb\xbf[a]\n\tb = bom\n",
+	"[a]\n\tb = trailing backslash \\",
+	"[a]\n\tb = \"unterminated\n[c]\n\td = e\n",
+	"[a]\n\tb = bad \\q escape\n[c]\n\td = e\n",
+	"[a]\n\tb # comment\n",
+	"c = no section\n",
+	"[a \"sub\" ]\n\tb = x\n",
+	"[a \"sub\"] b = x\n",
+	"[a-b.c-d]\n\tx-y = z\n",
+	"[filter \"lfs\"]\n\tclean = git-lfs clean -- %f\n\tprocess = ./bin/filter\n",
+	"[a]\n\tb=\n\tc =\"\"\n",
+}
+
+// TestParseGitConfigOracle: the parser reads what git reads, entry for
+// entry, on the corpus (git itself is the oracle); where git refuses a
+// file, ours returns a prefix of the entries (git stops there too).
+func TestParseGitConfigOracle(t *testing.T) {
+	requireGit(t)
+	for _, c := range gitConfigCorpus {
+		want, ok := gitList(t, []byte(c))
+		got := ourList([]byte(c))
+		if ok {
+			assert.Equal(t, want, got, "%q", c)
+		}
+	}
+}
+
+func requireGit(t testing.TB) {
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("LANDJAIL_REQUIRE_KERNEL") != "" {
+			t.Fatal("git is required (the oracle)")
+		}
+		t.Skip("git not installed")
+	}
+}
+
+// FuzzParseGitConfig: on any input git accepts, the parser finds the same
+// entries.
+func FuzzParseGitConfig(f *testing.F) {
+	requireGit(f)
+	for _, c := range gitConfigCorpus {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 4096 || bytes.IndexByte(b, 0) >= 0 {
+			return
+		}
+		got := ourList(b)
+		want, ok := gitList(t, b)
+		if ok && !assert.ObjectsAreEqual(want, got) {
+			t.Fatalf("%q:\ngit:  %q\nours: %q", b, want, got)
+		}
+	})
+}
+
+// TestGitConfigReferences: the paths a configuration points git at,
+// includes followed; controls: a boolean core.fsmonitor, an alias, a
+// non-path word, an unrelated key name nothing.
+func TestGitConfigReferences(t *testing.T) {
+	dir := t.TempDir()
+	wt := filepath.Join(dir, "wt")
+	home := filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(wt, ".git"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(wt, "tools"), 0o755))
+	cfg := filepath.Join(wt, ".git", "config")
+	require.NoError(t, os.WriteFile(cfg, []byte(`[core]
+	hooksPath = .hooks
+	fsmonitor = true
+	pager = less -R
+[include]
+	path = ../tools/gitconfig
+[includeIf "gitdir:~/w/"]
+	path = ~/inc.cfg
+[filter "x"]
+	clean = ./scripts/clean.sh --in %f
+	smudge = cat
+[diff "img"]
+	textconv = "sh tools/conv.sh"
+[alias]
+	b = !./build.sh
+[remote "origin"]
+	url = ../other
+[credential]
+	helper = !/abs/helper get
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(wt, "tools", "gitconfig"), []byte("[core]\n\teditor = ./ed.sh\n[include]\n\tpath = more.cfg\n"), 0o644))
+	got := gitConfigReferences([]string{cfg, filepath.Join(dir, "missing")}, wt, home)
+	want := []string{
+		filepath.Join(wt, ".hooks"),
+		filepath.Join(wt, "tools/gitconfig"),
+		filepath.Join(wt, "ed.sh"),
+		filepath.Join(wt, "tools/more.cfg"), // relative to the including file
+		filepath.Join(home, "inc.cfg"),
+		filepath.Join(wt, "scripts/clean.sh"),
+		filepath.Join(wt, "tools/conv.sh"),
+		"/abs/helper",
+	}
+	assert.ElementsMatch(t, want, got)
+	for _, p := range got {
+		assert.False(t, strings.HasSuffix(p, "build.sh") || strings.HasSuffix(p, "other") || strings.HasSuffix(p, "less"), p)
+	}
+}
