@@ -1,9 +1,13 @@
 package jail
 
 import (
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // This file finds the paths a repository's git configuration makes git
@@ -290,6 +294,19 @@ func matchAnyGitKey(patterns []string, key string) bool {
 	return false
 }
 
+// GitConfigReferences returns the absolute paths (cleaned, symbolic links
+// not resolved) that the git configuration files in files, and the files
+// they include, make git read as configuration, take hooks or templates
+// from, or run as a program (the keys WithProtectedAgentConfig follows,
+// see there), relative paths taken from worktree (the top of the
+// repository's worktree) and "~/" from home. A file that does not exist
+// or cannot be read contributes nothing; no error is returned. It runs
+// nothing: the files are parsed (git-config(1) syntax). internal/sweep
+// uses it for the repositories nested in a workspace.
+func GitConfigReferences(files []string, worktree, home string) []string {
+	return gitConfigReferences(files, worktree, home)
+}
+
 // gitConfigReferences returns the absolute paths (cleaned, not resolved)
 // that the git configuration files in files, and the files they include,
 // name as configuration to read (include.path, includeIf.*.path), hooks
@@ -333,7 +350,7 @@ func gitConfigReferences(files []string, worktree, home string) []string {
 			return
 		}
 		read[file] = true
-		b, err := os.ReadFile(file)
+		b, err := readConfigFile(file)
 		if err != nil {
 			return
 		}
@@ -396,4 +413,26 @@ func isGitBool(v string) bool {
 		return true
 	}
 	return false
+}
+
+// maxGitConfig bounds what is read of one configuration file (1 MiB).
+const maxGitConfig = 1 << 20
+
+// readConfigFile reads a regular file of at most maxGitConfig bytes;
+// anything else (a FIFO, a device, a directory: an include.path can name
+// one) is an error, never a read that blocks.
+func readConfigFile(name string) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxGitConfig {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrInvalidPath}
+	}
+	return io.ReadAll(io.LimitReader(f, maxGitConfig))
 }

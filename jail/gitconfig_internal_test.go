@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // gitList is the oracle: what `git config --file F --list -z` reads from
@@ -159,5 +161,23 @@ func TestGitConfigReferences(t *testing.T) {
 	assert.ElementsMatch(t, want, got)
 	for _, p := range got {
 		assert.False(t, strings.HasSuffix(p, "build.sh") || strings.HasSuffix(p, "other") || strings.HasSuffix(p, "less"), p)
+	}
+}
+
+// TestGitConfigReferencesFIFO: an include.path naming a FIFO (or a
+// device) is skipped, never read: the control, a plain open, would block.
+func TestGitConfigReferencesFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, unix.Mkfifo(fifo, 0o644))
+	cfg := filepath.Join(dir, "config")
+	require.NoError(t, os.WriteFile(cfg, []byte("[include]\n\tpath = fifo\n[core]\n\thooksPath = h\n"), 0o644))
+	done := make(chan []string, 1)
+	go func() { done <- gitConfigReferences([]string{cfg, "/dev/zero"}, dir, "") }()
+	select {
+	case got := <-done:
+		assert.ElementsMatch(t, []string{fifo, filepath.Join(dir, "h")}, got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("reading the configuration blocked on a FIFO")
 	}
 }

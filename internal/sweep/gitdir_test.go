@@ -222,3 +222,61 @@ func TestSweepExistingBareRepository(t *testing.T) {
 	assert.Equal(t, string(orig), string(now))
 	assert.False(t, strings.Contains(string(now), marker))
 }
+
+// TestSweepNestedGitReferences (red team F9, nested): a repository
+// nested in the workspace whose own config sets core.hooksPath = .hooks
+// and includes cfg/inc; the command writes .hooks/pre-commit and appends
+// a core.fsmonitor to cfg/inc. The real git runs both before the sweep
+// (control) and neither after it; cfg/inc gets its content back.
+func TestSweepNestedGitReferences(t *testing.T) {
+	needGit(t)
+	root := t.TempDir()
+	sub := filepath.Join(root, "vendor/x")
+	require.NoError(t, os.MkdirAll(filepath.Join(sub, "cfg"), 0o755))
+	_, err := gitIn(t, sub, "init", "-q", "-b", "main")
+	require.NoError(t, err)
+	_, err = gitIn(t, sub, "config", "core.hooksPath", ".hooks")
+	require.NoError(t, err)
+	_, err = gitIn(t, sub, "config", "include.path", "../cfg/inc")
+	require.NoError(t, err)
+	orig := "[alias]\n\tst = status\n"
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "cfg/inc"), []byte(orig), 0o644))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+
+	marks := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(sub, ".hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, ".hooks/pre-commit"), []byte("#!/bin/sh\ntouch "+marks+"/commit\n"), 0o755))
+	f, err := os.OpenFile(filepath.Join(sub, "cfg/inc"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("[core]\n\tfsmonitor = \"touch " + marks + "/status; false\"\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	commit := []string{"-c", "user.name=u", "-c", "user.email=u@e", "commit", "-q", "--allow-empty", "-m", "m"}
+	_, _ = gitIn(t, sub, "status")
+	_, _ = gitIn(t, sub, commit...)
+	require.FileExists(t, filepath.Join(marks, "status"), "control: the included fsmonitor runs")
+	require.FileExists(t, filepath.Join(marks, "commit"), "control: the hook runs")
+	require.NoError(t, os.Remove(filepath.Join(marks, "status")))
+	require.NoError(t, os.Remove(filepath.Join(marks, "commit")))
+
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, e := range q {
+		got[e.Path] = e.Reason
+	}
+	assert.Equal(t, "created", got["vendor/x/.hooks"])
+	assert.Equal(t, "changed", got["vendor/x/cfg/inc"])
+	b, err := os.ReadFile(filepath.Join(sub, "cfg/inc"))
+	require.NoError(t, err)
+	assert.Equal(t, orig, string(b))
+	_, _ = gitIn(t, sub, "status")
+	_, _ = gitIn(t, sub, commit...)
+	assert.NoFileExists(t, filepath.Join(marks, "status"))
+	assert.NoFileExists(t, filepath.Join(marks, "commit"))
+}

@@ -159,6 +159,10 @@ type Snapshot struct {
 	// paths (jail.Workspace.AgentConfigProtected).
 	names map[string]bool
 	paths map[string]bool
+	// refs are the absolute paths the nested repositories' git
+	// configurations point git at (nestedRefs), protected with
+	// everything below them.
+	refs map[string]bool
 	// unlistable are the directories Take could not list (nil before
 	// Take's walk): they hide nothing the command made.
 	unlistable map[string]bool
@@ -196,6 +200,16 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 	if err != nil {
 		r.Close()
 		return nil, err
+	}
+	// What the nested repositories' own configurations point git at
+	// (red team F9, below the root: jail covers the root's repository):
+	// protected like their config, so the walk runs again to record it.
+	if s.nestedRefs(found) {
+		s.unlistable = nil
+		if found, err = s.walk(); err != nil {
+			r.Close()
+			return nil, err
+		}
 	}
 	s.links = map[string]string{}
 	for _, rel := range s.walkLinks {
@@ -517,6 +531,9 @@ func (s *Snapshot) walk() ([]string, error) {
 		// pattern or path can match one (they all end in a literal
 		// name): the matcher is asked about those alone, which is what
 		// keeps a 100,000-entry walk cheap (BENCHMARKS.md).
+		if !protected && s.refs[p] {
+			protected = true
+		}
 		if !protected && (s.names[d.Name()] || s.paths[p]) {
 			if parent == root {
 				protected = s.ws.Narrowing(p)&jail.NarrowAgentConfig != 0
@@ -580,6 +597,49 @@ func (s *Snapshot) walk() ([]string, error) {
 		err = errors.Join(err, fmt.Errorf("%w: %s (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, termsafe.Quote(hidden[0]), len(hidden)-1))
 	}
 	return out, err
+}
+
+// nestedRefs adds to s.refs what the configuration files of the
+// repositories nested in the workspace (found: the walk's protected
+// entries) point git at inside the workspace, neither the root nor
+// above it (jail.GitConfigReferences), and reports whether it added any.
+// The repository at the root is jail's (jail.WithProtectedAgentConfig).
+func (s *Snapshot) nestedRefs(found []string) bool {
+	root := s.ws.Root()
+	home, _ := os.UserHomeDir()
+	added := false
+	for _, rel := range found {
+		base := filepath.Base(rel)
+		if base != "config" && base != "config.worktree" {
+			continue
+		}
+		dir := filepath.Dir(rel)
+		var top string
+		switch {
+		case dir == ".git":
+			continue // the root's repository: jail's
+		case filepath.Base(dir) == ".git":
+			top = filepath.Dir(dir) // SUB/.git/config: the worktree is SUB
+		case s.looksGitDir(dir, &sync.Map{}):
+			top = filepath.Dir(dir) // a bare layout: core.worktree = .. is the usual
+		default:
+			continue
+		}
+		if fi, err := s.root.Lstat(rel); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		for _, p := range jail.GitConfigReferences([]string{filepath.Join(root, rel)}, filepath.Join(root, top), home) {
+			if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
+				continue
+			}
+			if s.refs == nil {
+				s.refs = map[string]bool{}
+			}
+			s.refs[p] = true
+			added = true
+		}
+	}
+	return added
 }
 
 // gitDirNames are the entries of a repository directory that make git
