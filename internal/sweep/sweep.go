@@ -108,7 +108,9 @@ type Quarantined struct {
 	// Reason is "created" (no such entry before the command),
 	// "replaced" (another file, or another type, than before) or
 	// "changed" (other content), or "mode" (only the permission bits
-	// changed: they were set back, nothing was moved).
+	// changed: they were set back, nothing was moved), or "unlistable"
+	// (a directory the command made unlistable, which hid what is below
+	// it: the owner's rwx bits were added so that the sweep could look).
 	Reason string `json:"reason"`
 	// Restored: the original content (or mode) was written back at Path.
 	Restored bool `json:"restored,omitempty"`
@@ -123,6 +125,9 @@ func (q Quarantined) String() string {
 	}
 	if q.Reason == "mode" {
 		return fmt.Sprintf("%s: permission bits changed by the command set back", termsafe.Quote(q.Path))
+	}
+	if q.Reason == "unlistable" {
+		return fmt.Sprintf("%s: made unlistable by the command; listable for its owner again (u+rwx), and swept", termsafe.Quote(q.Path))
 	}
 	s := fmt.Sprintf("quarantined %s -> %s (%s by the command; agent configuration would run outside the sandbox)", termsafe.Quote(q.Path), termsafe.Quote(q.MovedTo), q.Reason)
 	if q.Restored {
@@ -170,8 +175,10 @@ type Snapshot struct {
 	// targets: a new or changed one that leads to a directory outside
 	// the workspace is swept (linkOutside).
 	links map[string]string
-	// walkLinks are the symbolic links the last walk met.
+	// walkLinks are the symbolic links the last walk met; hidden the
+	// directories it could not list that Take could.
 	walkLinks []string
+	hidden    []string
 	now       func() time.Time
 }
 
@@ -255,10 +262,23 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found, err := s.walk()
+	var out []Quarantined
+	// Red team F6: a directory the command made unlistable (chmod 000)
+	// hid what is below it from a caller without CAP_DAC_READ_SEARCH.
+	// The caller owns it (same uid): it is made listable again for its
+	// owner (u+rwx, named in the result) and the walk runs again, as
+	// often as nested ones turn up.
+	for range 16 {
+		fixed := s.relist()
+		if len(fixed) == 0 {
+			break
+		}
+		out = append(out, fixed...)
+		found, err = s.walk()
+	}
 	// Whatever the walk could not examine (unlistable directories, the
 	// walk limit, a path longer than PATH_MAX), what it saw is still
 	// swept: a command must not be able to make the whole sweep give up.
-	var out []Quarantined
 	errs := []error{err}
 	stamp := s.now().UTC().Format("20060102T150405Z")
 	var moved []string // directories moved away: skip what was below them
@@ -333,6 +353,30 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		out = append(out, q)
 	}
 	return out, errors.Join(errs...)
+}
+
+// relist adds the owner's read, write and search bits to each directory
+// of the last walk's hidden that this process owns (no symbolic link
+// followed: openat.Root), and returns one "unlistable" entry for each it
+// changed.
+func (s *Snapshot) relist() []Quarantined {
+	var out []Quarantined
+	for _, rel := range s.hidden {
+		fi, err := s.root.Lstat(rel)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o700 == 0o700 {
+			continue
+		}
+		if err := s.root.Chmod(rel, fi.Mode().Perm()|0o700); err != nil {
+			continue
+		}
+		out = append(out, Quarantined{Path: rel, Reason: "unlistable", Restored: true})
+	}
+	s.hidden = nil
+	return out
 }
 
 // linkOutside reports whether the symbolic link rel is new or changed
@@ -592,6 +636,7 @@ func (s *Snapshot) walk() ([]string, error) {
 			s.unlistable[d] = true
 		}
 	}
+	s.hidden = hidden
 	if len(hidden) > 0 {
 		sort.Strings(hidden)
 		err = errors.Join(err, fmt.Errorf("%w: %s (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, termsafe.Quote(hidden[0]), len(hidden)-1))

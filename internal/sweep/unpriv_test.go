@@ -21,9 +21,10 @@ const envUnprivChild = "LANDJAIL_SWEEP_UNPRIV_DIR"
 // sweep of a caller without CAP_DAC_OVERRIDE (run as uid 65534 when the
 // test runs as root): a config in a directory the command made read-only
 // (chmod 555) is still renamed away (red before: the rename failed with
-// EACCES), and a directory the command made unlistable (chmod 000) is an
-// ErrUnlistable error, never a silent pass (red before: skipped); one
-// that was already unlistable at Take is not (control).
+// EACCES), and a directory the command made unlistable (chmod 000) is
+// made listable for its owner again and swept (red team F6; before, an
+// ErrUnlistable error); one that was already unlistable at Take is left
+// alone and is no error (control).
 func TestSweepUnprivileged(t *testing.T) {
 	if dir := os.Getenv(envUnprivChild); dir != "" {
 		sweepUnprivileged(t, dir)
@@ -85,13 +86,21 @@ func sweepUnprivileged(t *testing.T, root string) {
 	_, err = os.Lstat(filepath.Join(root, "ro/.git/config"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 
-	mk("hid/.git/config", evilConfig)
+	// Red team F6: directories the command made unlistable (nested
+	// ones too) are made listable for their owner again and swept (red
+	// before: ErrUnlistable, the config stayed).
+	mk("hid/in/.git/config", evilConfig)
 	mk("seen/.envrc", "x")
+	require.NoError(t, os.Chmod(filepath.Join(root, "hid/in"), 0))
 	require.NoError(t, os.Chmod(filepath.Join(root, "hid"), 0))
 	defer os.Chmod(filepath.Join(root, "hid"), 0o755)
 	q, err = snap.Sweep()
-	assert.ErrorIs(t, err, sweep.ErrUnlistable)
-	if assert.Len(t, q, 1, "what can be seen is still swept") {
-		assert.Equal(t, "seen/.envrc", q[0].Path)
+	assert.NoError(t, err)
+	got := map[string]string{}
+	for _, e := range q {
+		got[e.Path] = e.Reason
 	}
+	assert.Equal(t, map[string]string{"hid": "unlistable", "hid/in": "unlistable", "hid/in/.git/config": "created", "seen/.envrc": "created"}, got)
+	_, err = os.Lstat(filepath.Join(root, "hid/in/.git/config"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
