@@ -200,6 +200,14 @@ func newBroker(rs *landlock.Ruleset, keepCaps bool, mntns int) (*threadBroker, e
 		if err == nil {
 			err = confineInView(rs, keepCaps, nil, nil)
 		}
+		if err == nil && !keepCaps {
+			// The children lose their capabilities at execve (an empty
+			// bounding set); this thread execs nothing, so it clears its
+			// own: an open the child's DAC refuses (another user's 0700
+			// directory in a granted root) is refused here too (red
+			// team R5).
+			err = clearCaps()
+		}
 		rs = nil
 		ready <- err
 		if err != nil {
@@ -227,16 +235,30 @@ func (b *threadBroker) OpenAt(dirfd int, unsafePath string, flags int, inRoot bo
 // Close implements seccomp.Broker: the thread exits (locked: destroyed).
 func (b *threadBroker) Close() { b.once.Do(func() { close(b.req) }) }
 
-// openAt is the broker thread's open: openat2 with RESOLVE_IN_ROOT for
-// inRoot (the child's root is dirfd), openat where openat2 is
-// unavailable (ENOSYS, or EPERM from a container's seccomp profile) or
-// the path is relative.
+// openAt is the broker thread's open: openat2 with RESOLVE_NO_MAGICLINKS
+// (a relative "../../proc/self/fd/N" would otherwise reach the broker's,
+// that is landjail's, descriptors: red team R6), and RESOLVE_IN_ROOT for
+// inRoot (the child's root is dirfd); openat where openat2 is
+// unavailable (ENOSYS, or EPERM from a container's seccomp profile).
 func openAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error) {
+	how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_MAGICLINKS}
 	if inRoot {
-		fd, err := unix.Openat2(dirfd, unsafePath, &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_IN_ROOT})
-		if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM) {
-			return fd, err
-		}
+		how.Resolve |= unix.RESOLVE_IN_ROOT
+	}
+	fd, err := unix.Openat2(dirfd, unsafePath, &how)
+	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM) {
+		return fd, err
 	}
 	return unix.Openat(dirfd, unsafePath, flags, 0)
+}
+
+// clearCaps empties the calling thread's effective, permitted and
+// inheritable capability sets (capset(2) acts on the thread).
+func clearCaps() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("exec: inotify broker: capset: %w", err)
+	}
+	return nil
 }

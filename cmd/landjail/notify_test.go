@@ -22,6 +22,9 @@ import (
 func notifyRun(t *testing.T, dir, name string, argv ...string) string {
 	t.Helper()
 	cmd := osexec.Command(argv[0], argv[1:]...)
+	if strings.Contains(strings.Join(argv, " "), "proc/self/cwd") {
+		cmd.Dir = dir
+	}
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
@@ -66,6 +69,16 @@ func TestRunNotifyOutsidePolicy(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(outside) })
 
+	private := filepath.Join(ws, "private")
+	require.NoError(t, os.Mkdir(private, 0o700))
+	require.NoError(t, os.Chown(private, 1000, 1000))
+	magic := strings.Repeat("../", 64) + "proc/self/cwd" // from any working directory
+	// Without openat2 the broker's openat follows magic links (README).
+	magicWant := "inotify_add_watch: too many levels of symbolic links"
+	if _, blocked := kerneltest.Blocked(kerneltest.FeatureOpenat2); blocked {
+		magicWant = "watching\nevent k17"
+	}
+
 	run := func(flags ...string) []string {
 		return append(append([]string{bin, "run", "--workspace", ws}, flags...), "--")
 	}
@@ -96,11 +109,27 @@ func TestRunNotifyOutsidePolicy(t *testing.T) {
 		{"inotify confined no-namespaces in place", append(run("--no-namespaces"), p, "inotify", outside, "k11"), inotifyEPERM},
 		{"inotify in the workspace", append(run(), p, "inotify", ws, "k5"), wsDefault},
 		{"inotify in the workspace no-namespaces timeout", append(run("--no-namespaces", "--timeout", "1m"), p, "inotify", ws, "k12"), "watching\nevent k12"},
+		// Red team R5: another user's 0700 directory inside the
+		// workspace, which the confined root (capabilities dropped)
+		// cannot list: the broker is refused as the child would be;
+		// the unconfined root (CAP_DAC_READ_SEARCH) is not (control).
+		{"inotify private unconfined", []string{p, "inotify", private, "k13"}, "watching\nevent k13"},
+		{"inotify private no-pid-namespace timeout", append(run("--no-pid-namespace", "--timeout", "1m"), p, "inotify", private, "k14"), inotifyBroker},
+		{"inotify private no-namespaces timeout", append(run("--no-namespaces", "--timeout", "1m"), p, "inotify", private, "k15"), inotifyBroker},
+		// Red team R6: a relative path through /proc/self reached the
+		// broker's (landjail's) own descriptors and directories; control:
+		// the unconfined probe watches its working directory (the
+		// workspace) through the magic link.
+		{"inotify magic link unconfined", []string{p, "inotify", magic, "k16"}, "watching\nevent k16"},
+		{"inotify magic link no-namespaces timeout", append(run("--no-namespaces", "--timeout", "1m"), p, "inotify", magic, "k17"), magicWant},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := outside
-			if strings.Contains(tc.name, "workspace") {
+			switch {
+			case strings.Contains(tc.name, "workspace"), strings.Contains(tc.name, "magic"):
 				dir = ws
+			case strings.Contains(tc.name, "private"):
+				dir = private
 			}
 			assert.Equal(t, tc.want, notifyRun(t, dir, tc.argv[len(tc.argv)-1], tc.argv...))
 		})
