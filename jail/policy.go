@@ -259,6 +259,11 @@ var AgentConfigPatterns = []string{
 	".git/modules/**/commondir", ".git/modules/**/gitdir",
 	".git/worktrees/*/config", ".git/worktrees/*/config.worktree", ".git/worktrees/*/hooks/",
 	".git/worktrees/*/commondir", ".git/worktrees/*/gitdir",
+	// A rebase or sequencer in progress in a submodule or a linked
+	// worktree: its todo's "exec" lines run on the user's `git rebase
+	// --continue` there (red team R4, as .git/rebase-merge/).
+	".git/modules/**/rebase-merge/", ".git/modules/**/rebase-apply/", ".git/modules/**/sequencer/",
+	".git/worktrees/*/rebase-merge/", ".git/worktrees/*/rebase-apply/", ".git/worktrees/*/sequencer/",
 }
 
 // AgentConfigNestedPatterns are the patterns (WithReadOnly syntax)

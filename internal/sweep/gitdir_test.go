@@ -280,3 +280,36 @@ func TestSweepNestedGitReferences(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(marks, "status"))
 	assert.NoFileExists(t, filepath.Join(marks, "commit"))
 }
+
+// TestSweepSequencerInWorktreesAndModules (red team R4): a forged
+// rebase in progress in a linked worktree's or a submodule's git
+// directory (its todo's exec lines run on the user's `git rebase
+// --continue` there) is swept like .git/rebase-merge; red before the
+// patterns existed (nothing was listed).
+func TestSweepSequencerInWorktreesAndModules(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{".git/worktrees/wt", ".git/modules/sub/nested"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+	want := []string{
+		".git/worktrees/wt/rebase-merge", ".git/worktrees/wt/sequencer",
+		".git/modules/sub/rebase-merge", ".git/modules/sub/nested/rebase-apply",
+	}
+	for _, d := range want {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, d, "git-rebase-todo"), []byte("exec touch /tmp/pwned\n"), 0o644))
+	}
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	var got []string
+	for _, e := range q {
+		got = append(got, e.Path)
+	}
+	assert.ElementsMatch(t, want, got)
+}
