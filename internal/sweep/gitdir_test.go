@@ -313,3 +313,42 @@ func TestSweepSequencerInWorktreesAndModules(t *testing.T) {
 	}
 	assert.ElementsMatch(t, want, got)
 }
+
+// TestSweepQuarantinedNameReplacedByLink (red team R3): a later call
+// replaces a quarantined directory's name with a symbolic link to a
+// repository outside the workspace (the private HOME); the user who
+// enters it runs that repository's core.fsmonitor. The link is swept;
+// before, the walk skipped quarantined names before it looked at links.
+// Control: the quarantined link itself is not swept again (red team N6).
+func TestSweepQuarantinedNameReplacedByLink(t *testing.T) {
+	root := t.TempDir()
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".claude"), 0o755))
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	require.Len(t, q, 1)
+	quarantined := q[0].MovedTo
+
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "r/.git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "r/.git/config"), []byte(evilConfig), 0o644))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, quarantined)))
+	require.NoError(t, os.Symlink(filepath.Join(home, "r"), filepath.Join(root, quarantined)))
+	q, err = snap.Sweep()
+	require.NoError(t, err)
+	require.Len(t, q, 1)
+	assert.Equal(t, quarantined, q[0].Path)
+	assert.Equal(t, "created", q[0].Reason)
+	assert.Empty(t, q[0].Error)
+	_, err = os.Lstat(filepath.Join(root, quarantined))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	q, err = snap.Sweep()
+	require.NoError(t, err)
+	assert.Empty(t, q, "the quarantined link is not swept again")
+}

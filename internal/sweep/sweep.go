@@ -348,6 +348,12 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		} else {
 			q.MovedTo = to
 			s.mine.Store(to, true)
+			// Known under its new name: not swept again (red team N6)
+			// unless it is replaced.
+			s.links[to] = s.links[rel]
+			if t, err := s.root.Readlink(to); err == nil {
+				s.links[to] = t
+			}
 			delete(s.links, rel)
 		}
 		out = append(out, q)
@@ -556,17 +562,21 @@ func (s *Snapshot) walk() ([]string, error) {
 			return limitFn()
 		}
 		rel := p[len(root)+1:]
+		// Every symbolic link is looked at, a quarantined name too: a
+		// later call can replace .claude.landjail-quarantined-X with a
+		// link to a repository in the private HOME (red team R3); the
+		// links Sweep quarantined are known (s.links) and left alone.
+		if d.Type()&fs.ModeSymlink != 0 {
+			mu.Lock()
+			links = append(links, rel)
+			mu.Unlock()
+		}
 		if _, ok := s.mine.Load(rel); ok {
 			// Renamed away by an earlier sweep: inert itself, but what
 			// a later command puts inside it is examined like anything
 			// else (red team N9: a repository planted in a quarantined
 			// .claude, and a link to it, went unseen in landjail-mcp).
 			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			mu.Lock()
-			links = append(links, rel)
-			mu.Unlock()
 		}
 		parent := filepath.Dir(p)
 		_, below := inside.Load(parent)
