@@ -389,18 +389,74 @@ func gitConfigReferences(files []string, worktree, home string) []string {
 
 // commandWords returns the words of a shell command (split on blanks
 // and shell operators, quotes removed, a leading "!" of an alias
-// dropped) that look like paths: they hold a "/" or start with ".".
+// dropped) that look like paths: they hold a "/" or start with "." or
+// "~". A word that starts with a shell expansion ("$(git rev-parse
+// --show-toplevel)/tools/x", "$GIT_WORK_TREE/x", "${PWD}/x") is taken
+// as "./rest", relative to where git runs the command (red team R2: the
+// expansion used to hide the path); a word with a glob ("tools/*.sh")
+// stands for the directory before the glob.
 func commandWords(cmd string) []string {
+	const mark = "\x00"
+	var b strings.Builder
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		if c != '$' || i+1 >= len(cmd) {
+			b.WriteByte(c)
+			continue
+		}
+		switch n := cmd[i+1]; {
+		case n == '(' || n == '{':
+			closing := byte(')')
+			if n == '{' {
+				closing = '}'
+			}
+			depth, j := 0, i+1
+			for ; j < len(cmd); j++ {
+				if cmd[j] == n {
+					depth++
+				} else if cmd[j] == closing {
+					if depth--; depth == 0 {
+						break
+					}
+				}
+			}
+			b.WriteString(mark)
+			i = j
+		case n == '_' || isAlnum(n):
+			j := i + 1
+			for j < len(cmd) && (cmd[j] == '_' || isAlnum(cmd[j])) {
+				j++
+			}
+			b.WriteString(mark)
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
 	var out []string
-	f := strings.FieldsFunc(cmd, func(r rune) bool {
+	f := strings.FieldsFunc(b.String(), func(r rune) bool {
 		return strings.ContainsRune(" \t\n;|&()<>'\"`=", r)
 	})
 	for _, w := range f {
 		w = strings.TrimLeft(w, "!")
-		if w == "" || strings.ContainsAny(w, "$*?[") {
-			continue
+		if k := strings.LastIndex(w, mark); k >= 0 {
+			if !strings.HasPrefix(w, mark) {
+				continue // "foo$X/bar": not a path we can name
+			}
+			rest := w[k+len(mark):]
+			if !strings.HasPrefix(rest, "/") || len(rest) == 1 {
+				continue
+			}
+			w = "." + rest
 		}
-		if strings.Contains(w, "/") || strings.HasPrefix(w, ".") || strings.HasPrefix(w, "~") {
+		isPath := strings.Contains(w, "/") || strings.HasPrefix(w, ".") || strings.HasPrefix(w, "~")
+		if i := strings.IndexAny(w, "*?["); i >= 0 {
+			w = w[:strings.LastIndexByte(w[:i], '/')+1]
+			if w != "/" {
+				w = strings.TrimSuffix(w, "/")
+			}
+		}
+		if isPath && w != "" && w != "." && w != ".." && w != "/" {
 			out = append(out, w)
 		}
 	}

@@ -181,3 +181,27 @@ func TestGitConfigReferencesFIFO(t *testing.T) {
 		t.Fatal("reading the configuration blocked on a FIFO")
 	}
 }
+
+// TestCommandWords: the path words of driver commands, shell expansions
+// and globs included (red team R2: "$(git rev-parse --show-toplevel)/x"
+// protected nothing).
+func TestCommandWords(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{`sh "$(git rev-parse --show-toplevel)/tools/clean.sh"`, []string{"./tools/clean.sh"}},
+		{`$GIT_WORK_TREE/bin/x --flag`, []string{"./bin/x"}},
+		{`${PWD}/a/b && ./c`, []string{"./a/b", "./c"}},
+		{`sh tools/*.sh`, []string{"tools"}},
+		{`!./build.sh arg`, []string{"./build.sh"}},
+		{`foo$X/bar`, nil},
+		{`$HOME`, nil},
+		{`cat`, nil},
+		{`python3 -m nbstripout`, nil},
+		{`~/bin/helper`, []string{"~/bin/helper"}},
+		{`$(unterminated/x`, nil},
+	} {
+		assert.Equal(t, tc.want, commandWords(tc.cmd), tc.cmd)
+	}
+}
