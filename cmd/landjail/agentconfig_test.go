@@ -277,3 +277,44 @@ func TestRunAgentConfigBareLayout(t *testing.T) {
 		})
 	}
 }
+
+// TestRunAgentConfigPythonShadow (red team R1): the user's pre-commit
+// hook runs `python3 -m json.tool` (pre-commit's own hook runs `python
+// -mpre_commit`); the command creates json/__init__.py at the top, which
+// Python imports before the standard library's. With
+// --protect-agent-config the user's next commit does not run it; the
+// control shows it does.
+func TestRunAgentConfigPythonShadow(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if _, err := osexec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		safe  bool
+	}{
+		{"control: no --protect-agent-config", nil, false},
+		{"--protect-agent-config", []string{"--protect-agent-config"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := gitRepo(t)
+			hook := "#!/bin/sh\npython3 -m json.tool </dev/null >/dev/null 2>&1\nexit 0\n"
+			require.NoError(t, os.WriteFile(filepath.Join(ws, ".git/hooks/pre-commit"), []byte(hook), 0o755))
+			mark := filepath.Join(t.TempDir(), "pwned")
+			script := "mkdir json && echo 'open(\"" + mark + "\", \"w\")' > json/__init__.py && echo planted"
+			args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
+			code, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", script)...)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, "planted\n", stdout, stderr)
+			hostGit(t, ws, "commit", "-q", "--allow-empty", "-m", "next")
+			_, err := os.Stat(mark)
+			if !tc.safe {
+				assert.NoError(t, err, "control: the hook's python imported the planted json package")
+				return
+			}
+			assert.ErrorIs(t, err, os.ErrNotExist, "the hook ran the planted package; stderr: %s", stderr)
+			assert.Contains(t, stderr, "landjail: quarantined json/__init__.py -> json/__init__.py.landjail-quarantined-")
+		})
+	}
+}

@@ -352,3 +352,48 @@ func TestSweepQuarantinedNameReplacedByLink(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, q, "the quarantined link is not swept again")
 }
+
+// TestSweepPythonShadow (red team R1): pre-commit's hook runs
+// `python -mpre_commit` at the worktree's top, where Python looks first:
+// a pre_commit.py the command creates there runs on the user's next
+// commit. A module or package created at the top of a repository whose
+// hooks run Python with -m is swept; one that was there before, and one
+// in a subdirectory, are left alone; in a repository whose hooks do not
+// run Python nothing is swept (control).
+func TestSweepPythonShadow(t *testing.T) {
+	for _, hook := range []string{
+		"#!/usr/bin/env bash\nINSTALL_PYTHON=/usr/bin/python3\nexec \"$INSTALL_PYTHON\" -mpre_commit \"${ARGS[@]}\"\n",
+		"#!/bin/sh\nexec make lint\n", // control
+	} {
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "pkg"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git/hooks/pre-commit"), []byte(hook), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "setup.py"), []byte("x"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "pkg/__init__.py"), []byte("x"), 0o644))
+		ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+		require.NoError(t, err)
+		snap, err := sweep.Take(ws, 0)
+		require.NoError(t, err)
+		for n, c := range map[string]string{
+			"pre_commit.py": "import os", "yaml/__init__.py": "x", "setup.py": "changed", "pkg/__init__.py": "changed",
+			"pkg/mod.py": "x", "sub/deep/x.py": "x",
+		} {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, n)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, n), []byte(c), 0o644))
+		}
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		var got []string
+		for _, e := range q {
+			got = append(got, e.Path)
+		}
+		if strings.Contains(hook, "pre_commit") {
+			assert.ElementsMatch(t, []string{"pre_commit.py", "yaml/__init__.py"}, got)
+		} else {
+			assert.Empty(t, got, "control: no Python hook, nothing swept")
+		}
+		snap.Close()
+		ws.Close()
+	}
+}

@@ -55,6 +55,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -164,6 +165,11 @@ type Snapshot struct {
 	// paths (jail.Workspace.AgentConfigProtected).
 	names map[string]bool
 	paths map[string]bool
+	// pyTops are the worktree tops (relative, "." for the root) whose
+	// repository runs Python from its top (pythonTops): a module or
+	// package created directly in one is swept (createdOnly).
+	pyTops      map[string]bool
+	createdOnly sync.Map
 	// refs are the absolute paths the nested repositories' git
 	// configurations point git at (nestedRefs), protected with
 	// everything below them.
@@ -208,10 +214,16 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 		r.Close()
 		return nil, err
 	}
+	// Red team R1: a hook or driver that runs Python with -m or -c puts
+	// the top of the worktree first on sys.path: a new pre_commit.py or
+	// yaml.py there shadows what it imports. Such entries are swept when
+	// created (pyTops).
+	s.pyTops = s.pythonTops(found)
 	// What the nested repositories' own configurations point git at
 	// (red team F9, below the root: jail covers the root's repository):
-	// protected like their config, so the walk runs again to record it.
-	if s.nestedRefs(found) {
+	// protected like their config. Either way the walk runs again to
+	// record what is there now.
+	if refs := s.nestedRefs(found); refs || len(s.pyTops) > 0 {
 		s.unlistable = nil
 		if found, err = s.walk(); err != nil {
 			r.Close()
@@ -291,6 +303,9 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 			continue // removed (cannot happen once the command is dead)
 		}
 		was := s.known[rel]
+		if _, ok := s.createdOnly.Load(rel); ok && was != nil {
+			continue // a module of the project's own, there before the command
+		}
 		reason := classify(was, now, func() (bool, [sha256.Size]byte) { return s.hash(rel) })
 		if reason == "" {
 			continue
@@ -607,6 +622,10 @@ func (s *Snapshot) walk() ([]string, error) {
 		if !protected && gitDirNames[d.Name()] && !underDotGit(rel) && s.looksGitDir(filepath.Dir(rel), &gitDirs) {
 			protected = true
 		}
+		if !protected && len(s.pyTops) > 0 && pyShadow(rel, d.Name(), s.pyTops) {
+			s.createdOnly.Store(rel, true)
+			protected = true
+		}
 		if !protected {
 			return nil
 		}
@@ -695,6 +714,96 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 		}
 	}
 	return added
+}
+
+// pyShadow reports whether rel (base name name) is a Python module or a
+// package's __init__ directly in one of tops: what `python -m` run there
+// imports before the installed packages.
+func pyShadow(rel, name string, tops map[string]bool) bool {
+	dir := filepath.Dir(rel)
+	switch {
+	case strings.HasSuffix(name, ".py") || strings.HasSuffix(name, ".pyc") || strings.HasSuffix(name, ".so"):
+		if tops[dir] {
+			return true
+		}
+		return (name == "__init__.py" || name == "__init__.pyc" || strings.HasPrefix(name, "__init__.")) && tops[filepath.Dir(dir)]
+	}
+	return false
+}
+
+// runsPythonFromTop matches a command that runs Python with -m or -c
+// (the working directory, the worktree's top for git hooks and drivers,
+// goes first on sys.path); -I or -P would not, but a hook's flags are not
+// parsed: over-matching only sweeps more new modules.
+var runsPythonFromTop = regexp.MustCompile(`(?i)python[0-9.]*["']?[^\n]*?\s-[A-Za-z]*[mc]|-m\s*pre_commit|PRE_COMMIT`)
+
+// pythonTops returns the worktree tops (relative to the root, "." for
+// it) of the repositories in the workspace (the root's, and those below
+// whose .git directory found holds) whose hooks, configuration, global
+// configuration or .pre-commit-config.yaml run Python with -m or -c.
+func (s *Snapshot) pythonTops(found []string) map[string]bool {
+	home, _ := os.UserHomeDir()
+	var global []byte
+	for _, f := range []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config/git/config"), "/etc/gitconfig"} {
+		if b, err := readSmall(f); err == nil {
+			global = append(global, b...)
+		}
+	}
+	tops := map[string]bool{}
+	check := func(top string) {
+		if tops[top] {
+			return
+		}
+		texts := [][]byte{global}
+		gitdir := filepath.Join(top, ".git")
+		for _, f := range []string{filepath.Join(gitdir, "config"), filepath.Join(top, ".pre-commit-config.yaml")} {
+			if b, err := s.read(f); err == nil {
+				texts = append(texts, b)
+			}
+		}
+		for _, hooks := range []string{filepath.Join(gitdir, "hooks"), filepath.Join(top, ".husky"), filepath.Join(top, ".githooks")} {
+			ents, err := s.root.ReadDir(hooks)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".sample") {
+					if b, err := s.read(filepath.Join(hooks, e.Name())); err == nil {
+						texts = append(texts, b)
+					}
+				}
+			}
+		}
+		for _, b := range texts {
+			if runsPythonFromTop.Match(b) {
+				tops[top] = true
+				return
+			}
+		}
+	}
+	if _, err := s.root.Lstat(".git"); err == nil {
+		check(".")
+	}
+	for _, rel := range found {
+		if filepath.Base(rel) == "config" && filepath.Base(filepath.Dir(rel)) == ".git" {
+			check(filepath.Dir(filepath.Dir(rel)))
+		}
+	}
+	return tops
+}
+
+// readSmall reads a regular file of at most maxHash bytes, never
+// blocking on a FIFO.
+func readSmall(name string) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, maxHash))
 }
 
 // gitDirNames are the entries of a repository directory that make git
