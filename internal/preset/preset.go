@@ -256,17 +256,58 @@ func (f *finder) untrusted(p string) bool {
 	return false
 }
 
+// maxSymlinks bounds the links canon follows (the kernel's MAXSYMLINKS).
+const maxSymlinks = 40
+
 // canon returns p with symbolic links resolved, or "" when it does not
-// exist, is relative or lies in a writable root.
+// exist, is relative, or it or any path on the way to it (a link, the
+// directory a link points into) lies in a writable root: equivalent to
+// filepath.EvalSymlinks plus a check of the result, but a link a command
+// planted in the workspace cannot point a grant elsewhere, and a link
+// elsewhere cannot pass through the workspace.
 func (f *finder) canon(p string) string {
 	if p == "" || !filepath.IsAbs(p) {
 		return ""
 	}
-	c, err := filepath.EvalSymlinks(p)
-	if err != nil || f.untrusted(c) {
+	cur, rest := "/", strings.Split(filepath.Clean(p), "/")[1:]
+	for hops := 0; len(rest) > 0; {
+		comp := rest[0]
+		rest = rest[1:]
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, comp)
+		if f.untrusted(next) {
+			return ""
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return ""
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > maxSymlinks {
+			return ""
+		}
+		t, err := os.Readlink(next)
+		if err != nil {
+			return ""
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		rest = append(strings.Split(t, "/"), rest...)
+	}
+	if f.untrusted(cur) {
 		return ""
 	}
-	return c
+	return cur
 }
 
 // lookPath finds name in the caller's PATH as a confined command would
