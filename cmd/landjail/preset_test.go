@@ -1,16 +1,22 @@
 package main
 
 import (
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/preset"
 )
 
 // withEnv returns the test's environment with each NAME=VALUE of set
@@ -148,4 +154,71 @@ func TestPresetGoBuild(t *testing.T) {
 		"--", "go", "build", "-o", "bin/tiny", ".")
 	require.Zero(t, code, "control build: %s", out)
 	assert.DirExists(t, filepath.Join(ws2, ".cache"), "control: the former flags leave .cache/ in the workspace")
+}
+
+// TestPresetJavaProxy: Java's URLConnection ignores HTTP(S)_PROXY; with
+// --preset java and --allow-domain, JAVA_TOOL_OPTIONS carries the proxy as
+// system properties and a request to a listed address (this host's
+// non-loopback IPv4: the JVM sends loopback names around any proxy)
+// reaches the server through landjail's proxy. Control: the same run
+// without the preset (the JDK's /etc directories granted with --ro, so
+// the JVM starts) connects directly, which the network mode stops, and
+// the server sees nothing.
+func TestPresetJavaProxy(t *testing.T) {
+	if _, err := osexec.LookPath("java"); err != nil {
+		t.Skip("no java in PATH")
+	}
+	hip := hostIP()
+	if hip == "" {
+		t.Skip("no non-loopback IPv4 address on this host")
+	}
+	useNetproxy(t)
+	if mode := wantProxyMode(t, false); mode != cliopts.NetworkAirtight && mode != cliopts.NetworkAdvisory {
+		t.Skipf("the proxy is %s here: no client reaches anything", mode)
+	}
+	l, err := net.Listen("tcp4", hip+":0")
+	require.NoError(t, err)
+	var hits atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprintf(w, "hello %s", r.URL.Path)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	target := l.Addr().String()
+
+	ws := wsDir(t)
+	writeTree(t, ws, map[string]string{"Fetch.java": `import java.io.InputStream;
+import java.net.HttpURLConnection;
+import java.net.URI;
+
+public class Fetch {
+    public static void main(String[] a) throws Exception {
+        HttpURLConnection c = (HttpURLConnection) new URI(a[0]).toURL().openConnection();
+        c.setConnectTimeout(5000);
+        c.setReadTimeout(5000);
+        try (InputStream in = c.getInputStream()) {
+            System.out.println("java-got " + new String(in.readAllBytes()));
+        }
+    }
+}
+`})
+	base := []string{"run", "--workspace", ws, "--home", wsDir(t), "--timeout", "2m", "--allow-domain", target}
+	code, stdout, stderr := runCLI(t, append(base, "--preset", "java", "--", "java", "Fetch.java", "http://"+target+"/java")...)
+	require.Zero(t, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	assert.Contains(t, stdout, "java-got hello /java")
+	assert.Contains(t, stderr, "-Dhttps.proxyHost=127.0.0.1", "the JVM says what it picked up")
+	assert.Equal(t, int32(1), hits.Load())
+
+	// Control: no preset; the JDK's configuration granted by hand.
+	p, err := preset.Find("java", preset.Host{Getenv: os.Getenv, Home: os.Getenv("HOME")})
+	require.NoError(t, err)
+	ctl := append([]string(nil), base...)
+	for _, r := range p.Roots {
+		ctl = append(ctl, "--"+r.Access.String(), r.Path)
+	}
+	code, stdout, stderr = runCLI(t, append(ctl, "--", "java", "Fetch.java", "http://"+target+"/control")...)
+	assert.NotZero(t, code, "control: java reached the server without the proxy properties\nstdout: %s\nstderr: %s", stdout, stderr)
+	assert.NotContains(t, stderr, "Error loading java.security", "control: the JVM did not start")
+	assert.Equal(t, int32(1), hits.Load(), "control: the server saw a direct request")
 }
