@@ -222,3 +222,28 @@ public class Fetch {
 	assert.NotContains(t, stderr, "Error loading java.security", "control: the JVM did not start")
 	assert.Equal(t, int32(1), hits.Load(), "control: the server saw a direct request")
 }
+
+// TestPresetAutoAndHints: --preset auto takes go and node from the
+// workspace's go.mod and package.json (not python: its marker is in a
+// subdirectory); --print-rules names each preset's registries that
+// --allow-domain does not list, and --explain does after a failed
+// command.
+func TestPresetAutoAndHints(t *testing.T) {
+	ws := wsDir(t)
+	writeTree(t, ws, map[string]string{"go.mod": "module x\n", "package.json": "{}", "sub/pyproject.toml": ""})
+	code, stdout, stderr := runCLI(t, "run", "--workspace", ws, "--preset", "auto", "--print-rules")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "# preset go:")
+	assert.Contains(t, stdout, "# preset node:")
+	assert.NotContains(t, stdout, "# preset python:")
+	assert.Regexp(t, `(?m)^#   registries, not allowed .*: registry\.npmjs\.org$`, stdout)
+	assert.Contains(t, stdout, "proxy.golang.org")
+
+	code, stdout, stderr = runCLI(t, "run", "--workspace", ws, "--preset", "auto", "--allow-domain", "registry.npmjs.org", "--print-rules")
+	require.Zero(t, code, stderr)
+	assert.NotRegexp(t, `registries, not allowed .*registry\.npmjs\.org`, stdout, "a listed registry is still named")
+
+	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--home", wsDir(t), "--preset", "node", "--explain", "--timeout", "1m", "--", "sh", "-c", "exit 3")
+	assert.Equal(t, 3, code, stderr)
+	assert.Contains(t, stderr, "preset node downloads from registry.npmjs.org, not allowed: if it tried, add --allow-domain registry.npmjs.org")
+}
