@@ -221,6 +221,9 @@ func Find(name string, h Host) (*Preset, error) {
 type finder struct {
 	h Host
 	p *Preset
+
+	canons map[string]string // canon's answers (a PATH is walked once per command name)
+	mgrs   []manager         // managers, once
 }
 
 // inside reports whether p is dir or below it (whole components).
@@ -266,6 +269,19 @@ const maxSymlinks = 40
 // planted in the workspace cannot point a grant elsewhere, and a link
 // elsewhere cannot pass through the workspace.
 func (f *finder) canon(p string) string {
+	if c, ok := f.canons[p]; ok {
+		return c
+	}
+	c := f.resolve(p)
+	if f.canons == nil {
+		f.canons = map[string]string{}
+	}
+	f.canons[p] = c
+	return c
+}
+
+// resolve is canon without the cache.
+func (f *finder) resolve(p string) string {
 	if p == "" || !filepath.IsAbs(p) {
 		return ""
 	}
@@ -431,6 +447,9 @@ func versionDir(depth int) func(root, bin string) string {
 }
 
 func (f *finder) managers() []manager {
+	if f.mgrs != nil {
+		return f.mgrs
+	}
 	ms := []manager{
 		{"pyenv root", f.envOr("PYENV_ROOT", ".pyenv"), wholeRoot},
 		{"asdf data directory", f.envOr("ASDF_DATA_DIR", ".asdf"), wholeRoot},
@@ -442,6 +461,7 @@ func (f *finder) managers() []manager {
 			ms[i].root = f.canon(ms[i].root)
 		}
 	}
+	f.mgrs = ms
 	return ms
 }
 
@@ -481,8 +501,8 @@ func (f *finder) toolchain(name string) string {
 }
 
 // etcLinks grants read-only the /etc directories of the toolchain's
-// configuration that symbolic links in prefix, prefix/conf and
-// prefix/lib (two levels) point into, when the directory's name starts
+// configuration that symbolic links in prefix, prefix/conf (two levels
+// down), prefix/lib and prefix/lib/security point into, when the directory's name starts
 // with one of names (Debian's JDK links conf/security/java.security to
 // /etc/java-17-openjdk/; Maven's conf is /etc/maven).
 func (f *finder) etcLinks(prefix string, names ...string) {
@@ -516,13 +536,11 @@ func (f *finder) etcLinks(prefix string, names ...string) {
 			}
 		}
 	}
-	for _, d := range []string{"", "conf", "lib"} {
-		dir := filepath.Join(prefix, d)
-		if d == "" {
-			scan(dir, 0)
-		} else {
-			scan(dir, 2)
-		}
+	for _, d := range []struct {
+		name  string
+		depth int
+	}{{"", 0}, {"conf", 2}, {"lib", 0}, {"lib/security", 0}} {
+		scan(filepath.Join(prefix, d.name), d.depth)
 	}
 }
 

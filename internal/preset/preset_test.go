@@ -170,3 +170,19 @@ func TestProxyEnvAndApply(t *testing.T) {
 	env := Apply([]string{"A=1", "JAVA_TOOL_OPTIONS=-Duser.home=/h", "npm_config_proxy=http://evil"}, []string{"JAVA_TOOL_OPTIONS=-Dx=y", "npm_config_proxy=http://ok", "B=2"})
 	assert.Equal(t, []string{"A=1", "JAVA_TOOL_OPTIONS=-Duser.home=/h -Dx=y", "npm_config_proxy=http://ok", "B=2"}, env)
 }
+
+// BenchmarkFind measures discovery of each preset on this machine's
+// environment (PATH, HOME): what --preset adds to every start.
+func BenchmarkFind(b *testing.B) {
+	home, _ := os.UserHomeDir()
+	h := Host{Getenv: os.Getenv, Home: home, Writable: []string{b.TempDir()}, SystemExec: []string{"/usr", "/bin", "/sbin"}}
+	for _, n := range Names {
+		b.Run(n, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Find(n, h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
