@@ -397,11 +397,11 @@ func (f *finder) registry(hosts ...string) {
 	}
 }
 
-// urlHost returns the host name of a URL ("" for none or a URL with
-// user information: a credential is never repeated).
+// urlHost returns the host name of a URL ("" for none): never its user
+// information, which may be a credential.
 func urlHost(u string) string {
 	p, err := url.Parse(strings.TrimSpace(u))
-	if err != nil || p.User != nil {
+	if err != nil {
 		return ""
 	}
 	return p.Hostname()
