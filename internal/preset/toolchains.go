@@ -260,6 +260,7 @@ func (f *finder) python() {
 			for _, r := range f.p.Roots {
 				if r.Path == m.root {
 					pyenv = m.root
+					f.note("pip install through pyenv's shims installs, then exits 1 (\"pyenv: cannot rehash\"): %s/shims stays read-only, or a command could put code in your next shell; a virtual environment's pip works", m.root)
 				}
 			}
 		}
