@@ -317,6 +317,9 @@ func (f *finder) rust() {
 		f.note("cargo not found in PATH (outside writable roots)")
 	}
 	f.registry("index.crates.io", "static.crates.io")
+	if found {
+		f.note("crates are not taken from your ~/.cargo/registry (cargo locks and writes it): they come from the registries, or from a vendor directory in the workspace (cargo vendor)")
+	}
 	f.p.env = func(home string) []string {
 		env := []string{"CARGO_HOME=" + filepath.Join(home, ".cargo")}
 		if rustup != "" {
