@@ -11,14 +11,17 @@
 // Cargo.toml, pom.xml, ...).
 //
 // Discovery executes nothing: it looks commands up in the caller's PATH,
-// resolves symbolic links and reads a few files (Go's go.env and the
-// caller's go env file). PATH entries and binaries inside a writable root
-// (the workspace, --rw, landjail's private HOMEs and TMPDIRs) are
-// skipped: a confined command could have planted them, and a symbolic
-// link there could point a grant at any directory. A directory is granted
-// only if it exists, is not "/", is not the caller's HOME or above it,
-// and, below HOME, only in a layout this package knows (a GOROOT with
-// src/runtime, pyenv's root, nvm's versions/node/VERSION, asdf's data
+// resolves symbolic links one component at a time, lists a JDK's and
+// Maven's conf and lib directories for links into /etc, and reads two
+// files (Go's go.env and the caller's go env file). A PATH entry, binary
+// or link on the way inside a writable root (the workspace, --rw,
+// landjail's private HOMEs and TMPDIRs) is skipped: a confined command
+// could have planted it, and a symbolic link there could point a grant at
+// any directory. A directory is granted only if it exists, is not "/", is
+// not the caller's HOME or above it, and, below HOME, only in a layout
+// this package knows (a GOROOT with src/runtime, Go's module download
+// cache, a JAVA_HOME holding bin/java, pyenv's root, a virtual
+// environment with pyvenv.cfg, nvm's versions/node/VERSION, asdf's data
 // directory, SDKMAN!'s candidates/NAME/VERSION, rustup's home and cargo's
 // bin): HOME's other contents (~/.ssh, ~/.npmrc, ~/.cargo/credentials.toml,
 // ~/.config/pip/pip.conf, ~/.m2/settings.xml) are never granted. A
