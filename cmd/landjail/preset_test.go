@@ -247,3 +247,44 @@ func TestPresetAutoAndHints(t *testing.T) {
 	assert.Equal(t, 3, code, stderr)
 	assert.Contains(t, stderr, "preset node downloads from registry.npmjs.org, not allowed: if it tried, add --allow-domain registry.npmjs.org")
 }
+
+// TestPresetRustCargo: a real rustup install under HOME (cargo in
+// ~/.cargo/bin is a rustup proxy that reads ~/.rustup) builds a crate
+// with --preset rust alone; CARGO_HOME is the private HOME's, and
+// ~/.cargo itself (credentials.toml's directory) stays unreadable.
+// Control: without the preset the proxy in HOME is not even executable.
+func TestPresetRustCargo(t *testing.T) {
+	t.Parallel()
+	cargo, err := osexec.LookPath("cargo")
+	if err != nil {
+		t.Skip("no cargo in PATH")
+	}
+	home, _ := os.UserHomeDir()
+	if real, err := filepath.EvalSymlinks(cargo); err != nil || home == "" || !strings.HasPrefix(real, home+"/") {
+		t.Skipf("cargo (%s) is not a rustup install under HOME", cargo)
+	}
+	bin := landjailBin(t)
+	ws, chome := wsDir(t), wsDir(t)
+	writeTree(t, ws, map[string]string{
+		"Cargo.toml":  "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"src/main.rs": "fn main() { println!(\"cargo-preset-ok\"); }\n",
+		// A script file, not sh -c: the path-check fallback (no
+		// Landlock) refuses a -c script with variables as unverifiable.
+		"build.sh": "cargo build --offline -q && ./target/debug/tiny && echo \"CARGO_HOME=$CARGO_HOME\"\n",
+	})
+	base := []string{"run", "--workspace", ws, "--home", chome}
+	code, out := runBin(t, bin, nil, append(base, "--", "cargo", "--version")...)
+	if noLandlock() {
+		assert.NotZero(t, code, "control: cargo in HOME ran without --preset under the path check\n%s", out)
+	} else {
+		assert.Equal(t, 126, code, "control: cargo in HOME ran without --preset\n%s", out)
+	}
+	code, out = runBin(t, bin, nil, append(base, "--preset", "rust", "--", "sh", "build.sh")...)
+	require.Zero(t, code, "cargo build with --preset rust: %s", out)
+	assert.Contains(t, out, "cargo-preset-ok")
+	assert.Contains(t, out, "CARGO_HOME="+filepath.Join(chome, ".cargo"))
+	if !noLandlock() {
+		code, out = runBin(t, bin, nil, append(base, "--preset", "rust", "--", "ls", filepath.Join(home, ".cargo"))...)
+		assert.NotZero(t, code, "~/.cargo is listable: %s", out)
+	}
+}
