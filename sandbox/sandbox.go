@@ -137,7 +137,7 @@ func New(o *cliopts.Options, s Settings) (*Plan, error) {
 		// read-only, for the file tools; Landlock keeps compiling from
 		// the policy alone (the preset is its own rules, and walking
 		// /usr for the deny patterns would cost a second per call).
-		if p.WS, err = o.Policy(append(o.SystemRoots(), s.JailOptions...)...); err != nil {
+		if p.WS, err = o.Policy(append(append(o.SystemRoots(), o.PresetRoots()...), s.JailOptions...)...); err != nil {
 			ws.Close()
 			return nil, err
 		}
@@ -183,7 +183,7 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 			p.homeGrant = home
 		}
 	}
-	p.Env = exec.DefaultEnv(p.WS, pass)
+	p.Env = p.presetEnv(exec.DefaultEnv(p.WS, pass), pass)
 	if !p.set.PrintRules {
 		cliopts.WarnDNS(stderr, o)
 		if p.Proxy, err = o.NewAllowProxy(stderr); err != nil {
@@ -278,6 +278,9 @@ func (p *Plan) Command(ctx context.Context, argv []string) *exec.Cmd {
 	c.NoPIDNamespace = o.NoPIDNamespace
 	c.FreshThread = true
 	p.Proxy.Wire(c)
+	if p.Proxy != nil {
+		p.wirePresetProxy(c, p.Proxy.Addr())
+	}
 	return c
 }
 

@@ -102,6 +102,7 @@ func (p *Plan) callNetwork(rs *landlock.Ruleset, c *exec.Cmd) (started func() er
 		return nil, nil, err
 	}
 	ap.Wire(c)
+	p.wirePresetProxy(c, ap.Addr())
 	finish = func() []string {
 		refused, err := ap.Finish()
 		var lines []string

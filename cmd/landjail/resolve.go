@@ -92,7 +92,7 @@ func resolveAction(_ context.Context, cmd *cli.Command) error {
 		return err
 	}
 	// The same view as run's child: the policy plus the system preset.
-	ws, err := o.Policy(o.SystemRoots()...)
+	ws, err := o.Policy(append(o.SystemRoots(), o.PresetRoots()...)...)
 	if err != nil {
 		return err
 	}

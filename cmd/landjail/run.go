@@ -193,6 +193,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		printLayer(w, plan.Ruleset.Report())
 		printPIDNamespace(w, plan)
 		printAllowDomain(w, o, plan.Ruleset.Report())
+		printPresets(w, o, plan.Env)
 		printLimits(w, plan.LimitSpec(), limits.Available())
 		return nil
 	}
@@ -434,6 +435,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	rep.DurationMS = float64(elapsed.Microseconds()) / 1000
 	if ex != nil {
 		rep.Denials, rep.ExplainUnavailable = ex.finish(ws, stderr)
+		if rep.ExitCode != 0 {
+			explainPresets(stderr, o)
+		}
 	} else if rep.ExitCode != 0 && c.Ruleset.Enforced() {
 		fmt.Fprintf(stderr, "landjail: %s exited with status %d; if it was denied access, --explain lists what and the flag that allows it (--print-rules shows the rules)\n", argv[0], rep.ExitCode)
 	}

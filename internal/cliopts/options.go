@@ -87,6 +87,12 @@ type Options struct {
 	// lets only these hosts through. Empty: no proxy.
 	AllowDomain []string `toml:"allow_domain"`
 
+	// Preset is the --preset list: toolchains (go, java, node, python,
+	// rust, or auto) whose directories, caches and proxy variables the
+	// command gets (internal/preset; Presets).
+	Preset  []string `toml:"preset"`
+	presets presetState
+
 	// Resource limits of each command (package internal/limits), as
 	// typed: "" the default (Pids: limits.DefaultPids; the others off),
 	// "max" none. Pids counts processes and threads, Memory and
@@ -197,6 +203,7 @@ func PolicyFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: flagReadOnly, Usage: "`PATH_OR_PATTERN` inside a writable root may be read but not written, created, removed or renamed (repeatable; absolute path or gitignore pattern; landjail's own file operations and resolve refuse it, children get a Landlock carve-out)"},
 		&cli.BoolFlag{Name: flagProtectAgentConfig, Usage: "write-protect files whose change would run code outside the sandbox later (.git/hooks, .git/config, .git itself, .gitmodules, shell rc files, .envrc, .vscode, .idea, .mcp.json, .claude, .codex), at any depth (nested repositories included), for landjail's own file operations and for children; what the command creates there is renamed away after it (NAME.landjail-quarantined-TIME) and named on stderr; without the namespace layer it also freezes the parent directories of protected files, so git commit fails inside"},
 		&cli.BoolFlag{Name: flagNoHardlink, Usage: "landjail's own writes (the MCP file tools) refuse regular files with more than one hard link: a link made before the policy may alias a file outside it"},
+		presetFlag(),
 		&cli.BoolFlag{Name: flagNoXDev, Usage: "in-process lookups never cross a mount point (RESOLVE_NO_XDEV): a bind mount inside the workspace is refused (landjail's own file operations and resolve; Landlock rules for children follow the paths)"},
 	}
 }
@@ -346,6 +353,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagNoNamespaces, func() { o.NoNamespaces = cmd.Bool(flagNoNamespaces) })
 	set(flagNoPIDNamespace, func() { o.NoPIDNamespace = cmd.Bool(flagNoPIDNamespace) })
 	set(flagAllowDomain, func() { o.AllowDomain = cmd.StringSlice(flagAllowDomain) })
+	set(flagPreset, func() { o.Preset = cmd.StringSlice(flagPreset) })
 	set(limits.FlagPids, func() { o.Pids = LimitValue(cmd.String(limits.FlagPids)) })
 	set(limits.FlagMemory, func() { o.Memory = LimitValue(cmd.String(limits.FlagMemory)) })
 	set(limits.FlagCPUs, func() { o.CPUs = LimitValue(cmd.String(limits.FlagCPUs)) })
@@ -367,6 +375,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	o.Presets() // discovered once, before the Options are shared
 	return o, nil
 }
 
@@ -469,6 +478,9 @@ func (o *Options) validate() error {
 		if err := checkEnv(e); err != nil {
 			return fmt.Errorf("invalid --env %q: %v (want NAME or NAME=VALUE)", e, err)
 		}
+	}
+	if err := o.validatePresets(); err != nil {
+		return err
 	}
 	return o.validateAllowDomain()
 }
@@ -842,7 +854,7 @@ func (o *Options) fileRules() []landlock.Rule {
 // temporary directory ("" for none), home the command's HOME when it must
 // be granted read-write ("" for none: inside the workspace, or none).
 func (o *Options) LandlockOptions(tmp string, home ...string) landlock.Options {
-	extra := o.fileRules()
+	extra := append(o.fileRules(), o.presetRules()...)
 	for _, h := range home {
 		if h != "" {
 			extra = append(extra, landlock.Rule{Path: h, Access: landlock.RightsAll, Source: "home"})
