@@ -49,3 +49,26 @@ func loopbackUp() error {
 	}
 	return nil
 }
+
+// InNamespaceAt runs fn on a locked thread of its own that joined the
+// network namespace at path (setns(2), e.g. /proc/PID/task/TID/ns/net of
+// a thread InNewNamespace runs); the thread ends with fn. For tests.
+func InNamespaceAt(path string, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			done <- &os.PathError{Op: "open", Path: path, Err: err}
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWNET)
+		unix.Close(fd)
+		if err != nil {
+			done <- os.NewSyscallError("setns", err)
+			return
+		}
+		done <- fn()
+	}()
+	return <-done
+}
