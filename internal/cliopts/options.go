@@ -781,17 +781,17 @@ func (o *Options) SystemRoots() []jail.Option {
 // builds the filter again (a first Build costs ~0.6 ms in a fresh
 // process: not paid twice on the common paths).
 func (o *Options) SeccompFilter() (*seccomp.Filter, error) {
-	return o.seccompFilter(o.NoNamespaces)
+	return o.seccompFilter(o.NoNamespaces, o.AllowDNS)
 }
 
 // SeccompFilterFor is SeccompFilter for a compiled Ruleset: without the
 // namespace layer's private IPC namespace the filter also refuses System V
 // IPC (seccomp.Options.DenySysVIPC). Errors: seccomp.Build's.
 func (o *Options) SeccompFilterFor(rs *landlock.Ruleset) (*seccomp.Filter, error) {
-	return o.seccompFilter(rs.Report().Layer != landlock.LayerNamespaces)
+	return o.seccompFilter(rs.Report().Layer != landlock.LayerNamespaces, o.AllowDNS)
 }
 
-func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
+func (o *Options) seccompFilter(denySysV, allowUDP bool) (*seccomp.Filter, error) {
 	if o.NoSeccomp {
 		return nil, nil
 	}
@@ -800,7 +800,7 @@ func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
 		LandlockABI:      landlock.ABI(),
 		AllowUnixSockets: o.AllowUnixSockets,
 		NetRestricted:    o.Net != "host",
-		AllowDNS:         o.AllowDNS,
+		AllowDNS:         allowUDP,
 		AllowDangerous:   o.AllowDangerousSyscall,
 		BindTCP:          toPorts(o.BindTCP),
 	})

@@ -21,6 +21,13 @@ var SyntheticPrefix = netip.MustParsePrefix("198.18.0.0/15")
 // (the view leaves it out when the network is restricted).
 var DNSAddr = netip.MustParseAddrPort("127.0.0.1:53")
 
+// MaxTransparentPorts bounds the ports of [TransparentPorts]: each is a
+// listener, a Landlock rule and a descriptor passed to the proxy
+// process in one message (SCM_RIGHTS carries at most 253). An allowlist
+// naming more ports gets no transparent egress (the proxy variables
+// still work).
+const MaxTransparentPorts = 64
+
 // TransparentPorts returns the TCP ports on which a transparent listener
 // serves rules: every port a rule names, and 80 and 443 for rules that
 // allow any port ("name:*": a listener per port is impossible, such a
