@@ -61,6 +61,9 @@ func (p *Proxy) ServeDNS(pc net.PacketConn) error {
 //     synthetic address (allowlist.SyntheticPrefix, stable for the
 //     proxy's life); every other type, AAAA included, an empty NOERROR
 //     answer, so clients fall back to the IPv4 address;
+//   - "localhost" and names under it, unless listed: 127.0.0.1 for A,
+//     empty for other types (RFC 6761; the view hides /etc/hosts), not
+//     counted;
 //   - any other name: NXDOMAIN, counted as refused
 //     ([ReasonDNSNotListed], [ReasonBelowSuffix], [ReasonBadHost]);
 //   - a listed name when 65536 names have addresses already: SERVFAIL,
@@ -101,7 +104,16 @@ func (p *Proxy) AnswerDNS(query []byte) []byte {
 		resp.RCode = dnsmessage.RCodeNameError
 		return build(resp, &q, nil)
 	}
-	if reason := p.dnsListed(t.Name); reason != "" {
+	reason := p.dnsListed(t.Name)
+	if reason != "" && (t.Name == "localhost" || strings.HasSuffix(t.Name, ".localhost")) {
+		// RFC 6761 6.3: the loopback of the namespace the query came
+		// from, where /etc/hosts cannot be read. Not a refusal.
+		if q.Type != dnsmessage.TypeA {
+			return build(resp, &q, nil)
+		}
+		return build(resp, &q, &dnsmessage.AResource{A: [4]byte{127, 0, 0, 1}})
+	}
+	if reason != "" {
 		p.refuse(t.Name, 0, reason)
 		resp.RCode = dnsmessage.RCodeNameError
 		return build(resp, &q, nil)

@@ -55,6 +55,7 @@ func TestAnswerDNS(t *testing.T) {
 		{"example.test.", dnsmessage.TypeMX, dnsmessage.RCodeSuccess, false, ""},
 		{"git.example.test.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, true, ""},
 		{"a.b.pkg.example.com.", dnsmessage.TypeA, dnsmessage.RCodeSuccess, true, ""},
+		{"db.localhost.", dnsmessage.TypeAAAA, dnsmessage.RCodeSuccess, false, ""},
 		// The controls: names no entry matches.
 		{"evil.test.", dnsmessage.TypeA, dnsmessage.RCodeNameError, false, ReasonDNSNotListed},
 		{"pkg.example.com.", dnsmessage.TypeA, dnsmessage.RCodeNameError, false, ReasonDNSNotListed},
@@ -81,6 +82,19 @@ func TestAnswerDNS(t *testing.T) {
 			}
 		})
 	}
+
+	h, lo := dnsAnswer(t, p.AnswerDNS(dnsQuery(t, "localhost.", dnsmessage.TypeA)))
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.1")}, lo, "%v", h)
+	for _, r := range p.Refused() {
+		assert.NotContains(t, r.Host, "localhost", "localhost is not a refusal")
+	}
+	// Listed, localhost gets a synthetic address like any name.
+	pl, err := New(Config{Allow: []string{"localhost:8080"}})
+	require.NoError(t, err)
+	defer pl.Close()
+	_, lo = dnsAnswer(t, pl.AnswerDNS(dnsQuery(t, "localhost.", dnsmessage.TypeA)))
+	require.Len(t, lo, 1)
+	assert.True(t, allowlist.SyntheticPrefix.Contains(lo[0]))
 
 	// Stable and distinct per name, case-insensitive, and mapped back.
 	_, a1 := dnsAnswer(t, p.AnswerDNS(dnsQuery(t, "example.test.", dnsmessage.TypeA)))

@@ -16,7 +16,9 @@
 // site on the same server (domain fronting: the proxy does not look inside
 // tunnels); exfiltration through the allowed hosts themselves; and
 // programs that ignore proxy variables (the caller must make direct
-// connections fail, see the package README section).
+// connections fail, see the package README section, or serve them
+// transparently: [Proxy.ServeDNS] and [Proxy.ServeTransparent], which
+// check only a connection's first TLS ClientHello or HTTP request).
 package netproxy
 
 import (
