@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { kerneltest.Main(m) }
 
 // requireNetns skips (or fails under LANDJAIL_REQUIRE_KERNEL=1) where
 // this process cannot make a network namespace.
-func requireNetns(t *testing.T) {
+func requireNetns(t testing.TB) {
 	t.Helper()
 	err := InNewNamespace(func() error { return nil })
 	kerneltest.RequireNamespaces(t, err)
