@@ -218,6 +218,25 @@ func httpGet(addr netip.Addr, host string) (string, error) {
 	return strconv.Itoa(resp.StatusCode) + " " + string(b), nil
 }
 
+// rawHTTP sends raw to addr:80 and returns the response's status line
+// and body.
+func rawHTTP(addr netip.Addr, raw string) (string, error) {
+	c, err := net.DialTimeout("tcp4", netip.AddrPortFrom(addr, 80).String(), 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, raw)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return strconv.Itoa(resp.StatusCode) + " " + string(b), nil
+}
+
 // lineExchange sends line to addr:port and returns the first line back.
 func lineExchange(addr netip.Addr, port uint16, line string) (string, error) {
 	c, err := net.DialTimeout("tcp4", netip.AddrPortFrom(addr, port).String(), 5*time.Second)
@@ -273,6 +292,22 @@ func TestTransparentHTTP(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, out, "403 ")
 		assert.Equal(t, 2, countReason(e.p, ReasonNameMismatch))
+
+		// The request line's absolute form names the target too (a
+		// server must prefer it to Host): another host there is refused.
+		dials := e.dialer.count()
+		for _, raw := range []string{
+			"GET http://evil.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n",
+			"CONNECT evil.test:443 HTTP/1.1\r\nHost: example.test\r\n\r\n",
+			"GET / HTTP/1.1\r\nHost: example.test\r\nHost: evil.test\r\n\r\n",
+			"GET / HTTP/1.1\r\n\r\n",
+			"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		} {
+			out, err := rawHTTP(a, raw)
+			require.NoError(t, err, "%q", raw)
+			assert.Contains(t, out, "403 ", "%q", raw)
+		}
+		assert.Equal(t, dials, e.dialer.count(), "refused requests dial nothing")
 		return nil
 	})
 }
