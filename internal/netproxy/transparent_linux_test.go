@@ -359,3 +359,45 @@ func TestTransparentRefusesUnlisted(t *testing.T) {
 		return nil
 	})
 }
+
+// TestTransparentCloseEndsTunnels: Close ends a spliced connection (the
+// client sees end of file), and serving after Close returns ErrClosed
+// and closes what it was given.
+func TestTransparentCloseEndsTunnels(t *testing.T) {
+	e, run := newTransparent(t, []string{"git.test:22"})
+	run(func() error {
+		g := mustLookup(t, "git.test")
+		c, err := net.DialTimeout("tcp4", netip.AddrPortFrom(g, 22).String(), 5*time.Second)
+		require.NoError(t, err)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "SSH-2.0-test\n")
+		br := bufio.NewReader(c)
+		line, err := br.ReadString('\n')
+		require.NoError(t, err)
+		assert.Equal(t, "echo: SSH-2.0-test\n", line)
+
+		require.NoError(t, e.p.Close())
+		_, err = br.ReadString('\n')
+		assert.ErrorIs(t, err, io.EOF, "the tunnel ended with Close")
+		// Not only half-closed: the proxy let go of the client's
+		// connection (listeners and DNS socket too) without waiting
+		// for the client to write or the idle timeout.
+		assert.Eventually(t, func() bool {
+			e.p.mu.Lock()
+			defer e.p.mu.Unlock()
+			return len(e.p.serving) == 0
+		}, 5*time.Second, 20*time.Millisecond, "the proxy still holds a connection or socket")
+		return nil
+	})
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	assert.ErrorIs(t, e.p.ServeTransparent(l), ErrClosed)
+	_, err = l.Accept()
+	assert.ErrorIs(t, err, net.ErrClosed)
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	assert.ErrorIs(t, e.p.ServeDNS(pc), ErrClosed)
+	_, _, err = pc.ReadFrom(make([]byte, 1))
+	assert.ErrorIs(t, err, net.ErrClosed)
+}
