@@ -199,6 +199,9 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 	lopts := p.lopts
 	lopts.ProxyTCP = p.Proxy.Ports()
 	lopts.TransparentTCP = p.Proxy.TransparentPorts()
+	if p.set.PrintRules {
+		lopts.TransparentTCP = cliopts.TransparentPorts(o.AllowDomain)
+	}
 	if p.Ruleset, err = p.compile(lopts); err != nil {
 		return err
 	}

@@ -461,6 +461,13 @@ func TestAllowDomainPrintRules(t *testing.T) {
 			code, stdout, stderr := runCLI(t, args...)
 			require.Equal(t, 0, code, stderr)
 			assert.Contains(t, stdout, "# network: "+mode.String()+", TCP connect only to its port (chosen at run time); allowed: [registry.test]\n")
+			// Transparent egress only where the run would be airtight.
+			transparent := "# transparent egress: DNS on 127.0.0.1:53 for the listed names, TCP connect to ports [80 443] in the command's network namespace\n"
+			if mode == cliopts.NetworkAirtight {
+				assert.Contains(t, stdout, transparent)
+			} else {
+				assert.NotContains(t, stdout, "# transparent egress")
+			}
 		})
 	}
 }

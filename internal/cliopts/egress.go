@@ -32,11 +32,19 @@ func (a *AllowProxy) TransparentPorts() []uint16 {
 	if a == nil {
 		return nil
 	}
-	rules, err := allowlist.ParseAllow(a.allow)
-	if err != nil {
-		return nil // NewAllowProxy checked the list: cannot happen
+	return slices.DeleteFunc(TransparentPorts(a.allow), func(p uint16) bool { return p == a.port })
+}
+
+// TransparentPorts returns allowlist.TransparentPorts of an
+// --allow-domain list, nil when it does not parse or names more than
+// allowlist.MaxTransparentPorts ports. --print-rules uses it (the proxy's
+// port is not known then); AllowProxy.TransparentPorts at run time.
+func TransparentPorts(allow []string) []uint16 {
+	rules, err := allowlist.ParseAllow(allow)
+	if err != nil || len(rules) == 0 {
+		return nil
 	}
-	ports := slices.DeleteFunc(allowlist.TransparentPorts(rules), func(p uint16) bool { return p == a.port })
+	ports := allowlist.TransparentPorts(rules)
 	if len(ports) > allowlist.MaxTransparentPorts {
 		return nil
 	}
