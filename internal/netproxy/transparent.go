@@ -104,44 +104,22 @@ func (p *Proxy) transparent(c net.Conn) {
 		return // closed before sending anything
 	}
 	c.SetReadDeadline(time.Now().Add(readHeaderTimeout))
-	var seen bytes.Buffer // what the checks read: sent upstream first
-	tee := io.TeeReader(io.LimitReader(br, MaxHeaderBytes), &seen)
-	isHTTP := false
-	switch {
-	case len(first) == 1 && first[0] == 0x16: // TLS handshake record
-		sni := clientHelloSNI(tee)
-		if st, err := allowlist.ParseTarget(sni, port); sni == "" || err != nil || st.Name != name {
-			p.refuse(orName(sni, name), port, ReasonNameMismatch)
-			return
+	seen, isHTTP, asked, reason := p.checkFirst(br, len(first) == 0, name, port)
+	if reason != "" {
+		p.refuse(asked, port, reason)
+		if isHTTP {
+			writeRefusal(c, reason)
 		}
-	case len(first) == 1 && looksLikeHTTP(br):
-		isHTTP = true
-		req, err := http.ReadRequest(bufio.NewReader(tee))
-		if err != nil {
-			p.refuse(name, port, ReasonBadHost)
-			writeRefusal(c, ReasonBadHost)
-			return
-		}
-		ht, err := allowlist.ParseTarget(req.Host, port)
-		if err != nil || ht.Name != name || ht.Port != port {
-			p.refuse(orName(req.Host, name), port, ReasonNameMismatch)
-			writeRefusal(c, ReasonNameMismatch)
-			return
-		}
-	default:
-		if !allowlist.OpaquePort(p.rules, name, port) {
-			p.refuse(name, port, ReasonOpaque)
-			return
-		}
+		return
 	}
 	c.SetReadDeadline(time.Time{})
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultDialTimeout)
 	defer cancel()
-	d, reason := p.decide(ctx, allowlist.Target{Name: name, Port: port})
+	d, why := p.decide(ctx, allowlist.Target{Name: name, Port: port})
 	if d == nil {
-		p.refuse(name, port, reason)
+		p.refuse(name, port, why)
 		if isHTTP {
-			writeRefusal(c, reason)
+			writeRefusal(c, why)
 		}
 		return
 	}
@@ -153,7 +131,45 @@ func (p *Proxy) transparent(c net.Conn) {
 		return
 	}
 	defer up.Close()
-	splice(c, up, io.MultiReader(&seen, br), p.idle)
+	splice(c, up, io.MultiReader(bytes.NewReader(seen), br), p.idle)
+}
+
+// checkFirst reads the client's first message from br (nothing when
+// silent: the client sent nothing within opaqueWait) and checks it names
+// name:port, as [Proxy.ServeTransparent] describes. It returns the bytes
+// it consumed (at most MaxHeaderBytes, to be sent upstream before the
+// rest of br), whether the client speaks HTTP (it then gets a 403 on
+// refusal), and on refusal the reason and the host the client named
+// (name when it named none).
+func (p *Proxy) checkFirst(br *bufio.Reader, silent bool, name string, port uint16) (seen []byte, isHTTP bool, asked, reason string) {
+	var buf bytes.Buffer
+	tee := io.TeeReader(io.LimitReader(br, MaxHeaderBytes), &buf)
+	var first []byte
+	if !silent {
+		first, _ = br.Peek(1) // buffered already: does not block
+	}
+	switch {
+	case !silent && len(first) == 1 && first[0] == 0x16: // TLS handshake record
+		sni := clientHelloSNI(tee)
+		if st, err := allowlist.ParseTarget(sni, port); sni == "" || err != nil || st.Name != name {
+			return buf.Bytes(), false, orName(sni, name), ReasonNameMismatch
+		}
+	case !silent && len(first) == 1 && looksLikeHTTP(br):
+		req, err := http.ReadRequest(bufio.NewReader(tee))
+		if err != nil {
+			return buf.Bytes(), true, name, ReasonBadHost
+		}
+		ht, err := allowlist.ParseTarget(req.Host, port)
+		if err != nil || ht.Name != name || ht.Port != port {
+			return buf.Bytes(), true, orName(req.Host, name), ReasonNameMismatch
+		}
+		return buf.Bytes(), true, name, ""
+	default:
+		if !allowlist.OpaquePort(p.rules, name, port) {
+			return buf.Bytes(), false, name, ReasonOpaque
+		}
+	}
+	return buf.Bytes(), false, name, ""
 }
 
 // splice copies from (client's first bytes, then the client) to up, and

@@ -401,3 +401,33 @@ func TestTransparentCloseEndsTunnels(t *testing.T) {
 	_, _, err = pc.ReadFrom(make([]byte, 1))
 	assert.ErrorIs(t, err, net.ErrClosed)
 }
+
+// TestTransparentSilentClient: a client that sends nothing (a protocol
+// where the server speaks first) is decided after opaqueWait, not after
+// the 30 s header timeout: refused for a bare entry, passed through for
+// NAME:PORT (the echo server then answers what the client sends later).
+func TestTransparentSilentClient(t *testing.T) {
+	e, run := newTransparent(t, []string{"example.test", "git.test:22"})
+	run(func() error {
+		g := mustLookup(t, "git.test")
+		c, err := net.DialTimeout("tcp4", netip.AddrPortFrom(g, 22).String(), 5*time.Second)
+		require.NoError(t, err)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		time.Sleep(opaqueWait + 500*time.Millisecond)
+		fmt.Fprintf(c, "late\n")
+		line, err := bufio.NewReader(c).ReadString('\n')
+		require.NoError(t, err)
+		assert.Equal(t, "echo: late\n", line)
+
+		a := mustLookup(t, "example.test")
+		c2, err := net.DialTimeout("tcp4", netip.AddrPortFrom(a, 443).String(), 5*time.Second)
+		require.NoError(t, err)
+		defer c2.Close()
+		c2.SetDeadline(time.Now().Add(10 * time.Second))
+		_, err = c2.Read(make([]byte, 1))
+		assert.ErrorIs(t, err, io.EOF, "closed after opaqueWait")
+		assert.Equal(t, 1, countReason(e.p, ReasonOpaque))
+		return nil
+	})
+}
