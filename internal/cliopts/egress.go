@@ -91,11 +91,13 @@ func (a *AllowProxy) setupEgress() error {
 }
 
 // SeccompFilterTransparent is SeccompFilterFor with UDP sockets allowed
-// (seccomp.Options.AllowDNS), for a command with transparent egress: its
+// (seccomp.Options.UDPPrivateNetwork), for a command with transparent egress: its
 // resolver must reach the responder on 127.0.0.1:53. It opens nothing
 // else: the command's network namespace routes only loopback and
 // allowlist.SyntheticPrefix (to loopback), so UDP reaches no other host.
 // Errors: seccomp.Build's.
 func (o *Options) SeccompFilterTransparent(rs *landlock.Ruleset) (*seccomp.Filter, error) {
-	return o.seccompFilter(rs.Report().Layer != landlock.LayerNamespaces, true)
+	opt := o.seccompOptions(rs.Report().Layer != landlock.LayerNamespaces)
+	opt.UDPPrivateNetwork = true
+	return o.seccompFilter(opt)
 }
