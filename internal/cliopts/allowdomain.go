@@ -367,8 +367,9 @@ func (a *AllowProxy) Warn(w io.Writer) {
 // Wire prepares c for the proxy: the proxy variables in its environment
 // (WithProxyEnv: they replace any the caller passed) and, when airtight,
 // c.InNamespace listening on the proxy's port inside the command's
-// network namespace (the host listener is closed then). Call it after
-// Decide and after c.Env is set.
+// network namespace (the host listener is closed then), and with
+// transparent egress (Transparent) making its route and sockets there
+// too (egress.go). Call it after Decide and after c.Env is set.
 func (a *AllowProxy) Wire(c *exec.Cmd) {
 	if a == nil {
 		return
