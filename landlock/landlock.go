@@ -75,6 +75,18 @@ type Options struct {
 	// Listed in Report.ProxyTCP. Ignored with NetHost.
 	ProxyTCP []uint16
 
+	// TransparentTCP are the ports of a caller's transparent-egress
+	// listeners (landjail run --allow-domain, airtight: a listener per
+	// port inside the child's private network namespace, where only
+	// loopback and a synthetic range routed to it exist). Each gets a
+	// Landlock connect rule (ABI 4), but only when the view gets that
+	// private network namespace and the caller can listen in it (root:
+	// not Report.UserNamespace); otherwise they are dropped, so that they
+	// never open a port toward the host's network. Like ProxyTCP they
+	// keep the network restricted. Listed in Report.TransparentTCP.
+	// Ignored with NetHost.
+	TransparentTCP []uint16
+
 	// NetHost leaves the network unrestricted: no network right is
 	// handled, and the system preset also grants /etc/resolv.conf and
 	// /etc/hosts.
@@ -289,6 +301,9 @@ type Report struct {
 	BindTCP    []uint16 `json:"bind_tcp,omitempty"`
 	// ProxyTCP are the enforced connect rules of Options.ProxyTCP.
 	ProxyTCP []uint16 `json:"proxy_tcp,omitempty"`
+	// TransparentTCP are the enforced connect rules of
+	// Options.TransparentTCP (empty unless PrivateNetwork).
+	TransparentTCP []uint16 `json:"transparent_tcp,omitempty"`
 	// Skipped lists optional paths that were not added.
 	Skipped []Skipped `json:"skipped,omitempty"`
 	// CarveOuts are the paths carved out of allowed roots; CarveRules is

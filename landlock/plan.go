@@ -72,6 +72,7 @@ type request struct {
 	connect      []uint16
 	bind         []uint16
 	proxy        []uint16 // Options.ProxyTCP
+	transparent  []uint16 // Options.TransparentTCP
 	scope        bool
 	strict       bool
 	denyPatterns []string
@@ -114,6 +115,7 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 		req.connect = opt.ConnectTCP
 		req.bind = opt.BindTCP
 		req.proxy = opt.ProxyTCP
+		req.transparent = opt.TransparentTCP
 	}
 	for i, r := range ws.Roots() {
 		src := r.Mode.String()
@@ -276,6 +278,7 @@ func plan(req request, abi int, stat statFunc, list listFunc) (*compiled, error)
 		rep.ConnectTCP = sortedPorts(req.connect)
 		rep.BindTCP = sortedPorts(req.bind)
 		rep.ProxyTCP = sortedPorts(req.proxy)
+		rep.TransparentTCP = sortedPorts(req.transparent)
 	}
 
 	if abi > 0 {

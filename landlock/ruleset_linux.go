@@ -90,6 +90,11 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		// connect rule holds it to the proxy's port (advisory).
 		rs.report.PrivateNetwork = false
 	}
+	if !rs.report.PrivateNetwork || rs.report.UserNamespace {
+		// Only inside a private network namespace the caller serves
+		// are the transparent ports harmless (Options.TransparentTCP).
+		rs.report.TransparentTCP = nil
+	}
 	if opt.LogDenials && c.report.ABI >= 7 {
 		rs.restrictFlags = ll.FlagRestrictSelfLogNewExecOn
 	}
@@ -141,7 +146,8 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		}
 	}
 	var ports []ll.NetPortAttr
-	for _, p := range append(slices.Clone(c.report.ConnectTCP), c.report.ProxyTCP...) {
+	connect := append(append(slices.Clone(c.report.ConnectTCP), c.report.ProxyTCP...), rs.report.TransparentTCP...)
+	for _, p := range connect {
 		ports = append(ports, ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(p)})
 	}
 	for _, p := range c.report.BindTCP {

@@ -198,6 +198,10 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 	p.lopts.SweepAgentConfig = true
 	lopts := p.lopts
 	lopts.ProxyTCP = p.Proxy.Ports()
+	lopts.TransparentTCP = p.Proxy.TransparentPorts()
+	if p.set.PrintRules {
+		lopts.TransparentTCP = cliopts.TransparentPorts(o.AllowDomain)
+	}
 	if p.Ruleset, err = p.compile(lopts); err != nil {
 		return err
 	}
@@ -223,6 +227,13 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 	}
 	if _, _, err := p.Proxy.Decide(p.Ruleset, o.NoNamespaces, p.Seccomp == nil, o.Strict); err != nil {
 		return err
+	}
+	if p.Proxy.Transparent() && p.Seccomp != nil {
+		// Transparent egress: the command's resolver reaches the DNS
+		// responder over UDP (cliopts/egress.go).
+		if p.Seccomp, err = o.SeccompFilterTransparent(p.Ruleset); err != nil {
+			return fmt.Errorf("seccomp: %w", err)
+		}
 	}
 	p.Proxy.Warn(stderr)
 	return nil

@@ -218,11 +218,14 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 				fmt.Sprintf("TCP bind/connect are restricted by Landlock (ABI %d >= 4)", opt.LandlockABI),
 				inet, in(1, sockTypeMask, unix.SOCK_STREAM), in(2, 0, 0, unix.IPPROTO_TCP)))
 		}
-		if opt.AllowDNS {
+		if opt.AllowDNS || opt.UDPPrivateNetwork {
+			why := "UNCONFINED (AllowDNS): all UDP to any host and port, not only DNS; seccomp cannot read connect/sendto addresses to allow port 53 only"
+			if !opt.AllowDNS {
+				why = "UDP stays in the child's network namespace (UDPPrivateNetwork: only loopback and a range routed to it, where the DNS responder listens)"
+			}
 			rs = append(rs, allow("inet-udp", "socket",
 				"domain ∈ {AF_INET, AF_INET6}, type&SOCK_TYPE_MASK == SOCK_DGRAM, protocol ∈ {0, IPPROTO_UDP}",
-				"UNCONFINED (AllowDNS): all UDP to any host and port, not only DNS; seccomp cannot read connect/sendto addresses to allow port 53 only",
-				inet, in(1, sockTypeMask, unix.SOCK_DGRAM), in(2, 0, 0, unix.IPPROTO_UDP)))
+				why, inet, in(1, sockTypeMask, unix.SOCK_DGRAM), in(2, 0, 0, unix.IPPROTO_UDP)))
 		}
 		rest := "Landlock restricts only TCP: UDP, raw and ICMP sockets, SCTP and MPTCP (IPPROTO_MPTCP bypasses Landlock's TCP rules) would leave the sandbox"
 		if opt.LandlockABI < landlockABITCP {

@@ -45,7 +45,7 @@
 //     measured on Linux 6.18) would leave the sandbox unchecked. Below
 //     Landlock ABI 4, which restricts no network access at all, TCP is denied
 //     too: every AF_INET/AF_INET6 socket fails.
-//   - inet-udp (with NetRestricted and Options.AllowDNS): SOCK_DGRAM with
+//   - inet-udp (with NetRestricted and Options.AllowDNS or UDPPrivateNetwork): SOCK_DGRAM with
 //     protocol 0 or IPPROTO_UDP is allowed, i.e. all UDP to any host and
 //     port, and reported as such: a seccomp filter cannot restrict UDP to
 //     port 53 because the address of connect/sendto is behind a pointer it
@@ -200,6 +200,14 @@ type Options struct {
 	// AllowDNS, with NetRestricted, also allows UDP sockets (all UDP to any
 	// port, not just 53, which seccomp cannot express). Off by default.
 	AllowDNS bool
+	// UDPPrivateNetwork, with NetRestricted, allows UDP sockets like
+	// AllowDNS, but the caller vouches that the child's network namespace
+	// routes nowhere but to itself (landjail run --allow-domain's
+	// transparent egress: loopback, where its DNS responder listens, and
+	// a synthetic range routed to loopback), so the rule is reported as
+	// confined by the namespace rather than unconfined. Its name in
+	// Rules is "inet-udp" either way.
+	UDPPrivateNetwork bool
 	// AllowDangerous keeps keyctl, bpf, user namespaces and the rest of the
 	// dangerous set (for workloads that need them, usually as root).
 	AllowDangerous bool

@@ -222,6 +222,8 @@ func TestFilterVM(t *testing.T) {
 			slices.Concat(common, unixSock(eperm), strictNet, udp(eperm))},
 		{"NetRestricted AllowDNS", Options{LandlockABI: 7, NetRestricted: true, AllowDNS: true},
 			slices.Concat(common, unixSock(eperm), strictNet, udp(ok))},
+		{"NetRestricted UDPPrivateNetwork", Options{LandlockABI: 7, NetRestricted: true, UDPPrivateNetwork: true},
+			slices.Concat(common, unixSock(eperm), strictNet, udp(ok))},
 		{"NetRestricted AllowUnixSockets", Options{LandlockABI: 7, NetRestricted: true, AllowUnixSockets: true},
 			slices.Concat(common, unixSock(ok), strictNet)},
 		{"NetRestricted ABI 3 denies TCP too", Options{LandlockABI: 3, NetRestricted: true},
@@ -314,6 +316,13 @@ func TestRules(t *testing.T) {
 	assert.Equal(t, actEPERM, m["inet-non-tcp"].Action)
 	assert.Contains(t, m["inet-non-tcp"].Args, "MPTCP")
 	assert.Equal(t, actEPERM, m["net-family"].Action)
+
+	// UDPPrivateNetwork: the same rule, reported as held by the
+	// namespace, not unconfined.
+	m = rulesByName(t, Options{LandlockABI: 7, NetRestricted: true, UDPPrivateNetwork: true})
+	assert.Equal(t, actAllow, m["inet-udp"].Action)
+	assert.NotContains(t, m["inet-udp"].Reason, "UNCONFINED")
+	assert.Contains(t, m["inet-udp"].Reason, "network namespace")
 
 	m = rulesByName(t, Options{LandlockABI: 7})
 	assert.Equal(t, actEPERM, m["unix-socket"].Action)

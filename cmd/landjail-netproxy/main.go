@@ -41,6 +41,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/netproxy"
+	"github.com/landjail/landjail/internal/netproxy/allowlist"
 )
 
 // refusal is one line of the output, as landjail's report lists it.
@@ -85,12 +86,13 @@ func run(allow []string, ctl *net.UnixConn, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	l, err := receiveListener(ctl)
+	l, egress, err := receiveListener(ctl)
 	if err != nil {
 		return err
 	}
 	if l != nil {
 		go p.Serve(l)
+		serveEgress(p, egress)
 		io.Copy(io.Discard, ctl) // until landjail closes it, or dies
 	}
 	p.Close()
@@ -115,19 +117,22 @@ func control() (*net.UnixConn, error) {
 	return u, nil
 }
 
-// receiveListener reads landjail's one message: one byte carrying exactly
-// one descriptor, a listening TCP socket. It returns nil, nil when the
-// socket reaches end of file first (landjail stopped before the command
-// started).
-func receiveListener(ctl *net.UnixConn) (net.Listener, error) {
+// receiveListener reads landjail's one message: the byte 0 carrying
+// exactly one descriptor, a listening TCP socket; or, with transparent
+// egress, the byte 'T' carrying that listener, the DNS responder's UDP
+// socket and the transparent TCP listeners (returned as egress). It
+// returns nil, nil, nil when the socket reaches end of file first
+// (landjail stopped before the command started).
+func receiveListener(ctl *net.UnixConn) (net.Listener, []*os.File, error) {
 	var b [1]byte
-	oob := make([]byte, unix.CmsgSpace(4*4)) // room to see (and close) extra descriptors
-	n, oobn, _, _, err := ctl.ReadMsgUnix(b[:], oob)
+	// Room to see (and close) extra descriptors.
+	oob := make([]byte, unix.CmsgSpace(4*(allowlist.MaxTransparentPorts+4)))
+	n, oobn, flags, _, err := ctl.ReadMsgUnix(b[:], oob)
 	if errors.Is(err, io.EOF) || (err == nil && n == 0 && oobn == 0) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("control socket: %w", err)
+		return nil, nil, fmt.Errorf("control socket: %w", err)
 	}
 	var fds []int
 	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
@@ -137,17 +142,51 @@ func receiveListener(ctl *net.UnixConn) (net.Listener, error) {
 			}
 		}
 	}
-	if len(fds) != 1 {
+	want := "one listening socket"
+	ok := n == 1 && b[0] == 0 && len(fds) == 1
+	if n == 1 && b[0] == 'T' {
+		want = "a listening socket, a UDP socket and transparent listeners"
+		ok = len(fds) >= 3
+	}
+	if !ok || flags&unix.MSG_CTRUNC != 0 {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		return nil, fmt.Errorf("control socket: a message with %d descriptors, want one listening socket", len(fds))
+		return nil, nil, fmt.Errorf("control socket: a message with %d descriptors, want %s", len(fds), want)
 	}
 	f := os.NewFile(uintptr(fds[0]), "listener")
 	defer f.Close()
+	var egress []*os.File
+	for _, fd := range fds[1:] {
+		egress = append(egress, os.NewFile(uintptr(fd), "egress"))
+	}
 	l, err := net.FileListener(f)
 	if err != nil {
-		return nil, fmt.Errorf("control socket: %w", err)
+		for _, e := range egress {
+			e.Close()
+		}
+		return nil, nil, fmt.Errorf("control socket: %w", err)
 	}
-	return l, nil
+	return l, egress, nil
+}
+
+// serveEgress serves transparent egress: files[0] is the DNS responder's
+// UDP socket, the rest are transparent TCP listeners. A descriptor of
+// the wrong kind is closed and not served (landjail made them: cannot
+// happen). It takes ownership of files.
+func serveEgress(p *netproxy.Proxy, files []*os.File) {
+	for i, f := range files {
+		if i == 0 {
+			if pc, err := net.FilePacketConn(f); err == nil {
+				go p.ServeDNS(pc)
+			} else {
+				fmt.Fprintf(os.Stderr, "landjail-netproxy: DNS socket: %v\n", err)
+			}
+		} else if l, err := net.FileListener(f); err == nil {
+			go p.ServeTransparent(l)
+		} else {
+			fmt.Fprintf(os.Stderr, "landjail-netproxy: transparent listener: %v\n", err)
+		}
+		f.Close()
+	}
 }

@@ -10,9 +10,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/dns/dnsmessage"
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kerneltest"
@@ -136,4 +138,87 @@ func TestRunAnswersReady(t *testing.T) {
 			assert.ErrorIs(t, err, netproxy.ErrBadAllowEntry)
 		}
 	}
+}
+
+// TestRunServesTransparent: a 'T' message's second descriptor is served
+// as the DNS responder (a listed name gets a synthetic address, an
+// unlisted one NXDOMAIN, in the report), the third as a transparent
+// listener (a connection to an address never handed out is refused and
+// reported). Control: a 'T' message with too few descriptors is refused.
+func TestRunServesTransparent(t *testing.T) {
+	ours, ctl := controlPair(t)
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	tl, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	var files []*os.File
+	for _, s := range []interface{ File() (*os.File, error) }{l.(*net.TCPListener), pc.(*net.UDPConn), tl.(*net.TCPListener)} {
+		f, err := s.File()
+		require.NoError(t, err)
+		files = append(files, f)
+	}
+	require.NoError(t, unix.Sendmsg(ours, []byte{'T'}, unix.UnixRights(int(files[0].Fd()), int(files[1].Fd()), int(files[2].Fd())), nil, 0))
+	for _, f := range files {
+		f.Close()
+	}
+	dnsAddr, tAddr := pc.LocalAddr().String(), tl.Addr().String()
+	l.Close()
+	pc.Close()
+	tl.Close()
+
+	var out strings.Builder
+	done := make(chan error, 1)
+	go func() { done <- run([]string{"ok.test"}, ctl, &out) }()
+
+	ask := func(name string) (dnsmessage.RCode, int) {
+		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: 1})
+		b.StartQuestions()
+		b.Question(dnsmessage.Question{Name: dnsmessage.MustNewName(name), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET})
+		q, _ := b.Finish()
+		c, err := net.Dial("udp4", dnsAddr)
+		require.NoError(t, err)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		_, err = c.Write(q)
+		require.NoError(t, err)
+		buf := make([]byte, 512)
+		n, err := c.Read(buf)
+		require.NoError(t, err)
+		var m dnsmessage.Message
+		require.NoError(t, m.Unpack(buf[:n]))
+		return m.Header.RCode, len(m.Answers)
+	}
+	rc, n := ask("ok.test.")
+	assert.Equal(t, dnsmessage.RCodeSuccess, rc)
+	assert.Equal(t, 1, n)
+	rc, n = ask("refused.test.")
+	assert.Equal(t, dnsmessage.RCodeNameError, rc)
+	assert.Zero(t, n)
+
+	c, err := net.Dial("tcp4", tAddr)
+	require.NoError(t, err)
+	fmt.Fprint(c, "GET / HTTP/1.1\r\nHost: ok.test\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	assert.Error(t, err, "closed without an answer")
+	c.Close()
+
+	require.NoError(t, unix.Close(ours))
+	require.NoError(t, <-done)
+	var rs []refusal
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &rs), out.String())
+	assert.ElementsMatch(t, []refusal{
+		{Host: "127.0.0.1", Port: uint16(tl.Addr().(*net.TCPAddr).Port), Count: 1, Reason: netproxy.ReasonNotSynthetic},
+		{Host: "refused.test", Count: 1, Reason: netproxy.ReasonDNSNotListed},
+	}, rs)
+
+	// Control: 'T' with two descriptors only.
+	ours2, ctl2 := controlPair(t)
+	in := int(os.Stdin.Fd())
+	require.NoError(t, unix.Sendmsg(ours2, []byte{'T'}, unix.UnixRights(in, in), nil, 0))
+	err = run([]string{"ok.test"}, ctl2, io.Discard)
+	assert.ErrorContains(t, err, "a message with 2 descriptors, want a listening socket, a UDP socket and transparent listeners")
+	unix.Close(ours2)
 }

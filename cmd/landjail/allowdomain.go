@@ -36,4 +36,7 @@ func printAllowDomain(w io.Writer, o *options, r *landlock.Report) {
 	// connect rule is there whenever Landlock handles TCP.
 	mode, _ := cliopts.NetworkMode(r, r.Level == landlock.LevelLandlock && len(r.HandledNet) > 0, o.NoNamespaces, o.NoSeccomp)
 	fmt.Fprintf(w, "# network: %s, TCP connect only to its port (chosen at run time); allowed: %v\n", mode, o.AllowDomain)
+	if mode == cliopts.NetworkAirtight && len(r.TransparentTCP) > 0 {
+		fmt.Fprintf(w, "# transparent egress: DNS on 127.0.0.1:53 for the listed names, TCP connect to ports %v in the command's network namespace\n", r.TransparentTCP)
+	}
 }

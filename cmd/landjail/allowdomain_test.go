@@ -232,6 +232,11 @@ func TestAllowDomainRun(t *testing.T) {
 				if hip != "" {
 					want["hostip"] = "Network is unreachable" // only loopback in the namespace
 				}
+				// Transparent egress lets UDP sockets be made (the
+				// resolver's, to the in-namespace responder): the
+				// datagram goes out of the socket but stays in the
+				// namespace (udp.received below is still zero).
+				want["udp"] = "sent"
 				assert.NotContains(t, stderr, "allowlist is")
 			case cliopts.NetworkAdvisory:
 				assert.Contains(t, stderr, "landjail: warning: allowlist is advisory: ")
@@ -288,10 +293,17 @@ func TestAllowDomainRun(t *testing.T) {
 				{Host: "notlisted.test", Port: uint16(hp), Count: 1, Reason: "not on the allowlist"},
 				{Host: "notlisted.test", Port: uint16(tp), Count: 1, Reason: "not on the allowlist"},
 			}
-			if mode == cliopts.NetworkUnreachable {
+			switch mode {
+			case cliopts.NetworkUnreachable:
 				wantReport = nil
+			case cliopts.NetworkAirtight:
+				// The direct connection met the transparent listener
+				// of the listed port inside the namespace.
+				wantReport = append(wantReport, cliopts.Refusal{Host: "127.0.0.1", Port: uint16(hp), Count: 1,
+					Reason: "direct connection to an address the DNS responder did not hand out"})
 			}
 			assert.ElementsMatch(t, wantReport, r.ProxyRefused)
+			assert.Equal(t, mode == cliopts.NetworkAirtight, r.TransparentEgress)
 
 			// Unconfined control: the same direct connection and
 			// datagram arrive without landjail; the host has a route
@@ -449,6 +461,13 @@ func TestAllowDomainPrintRules(t *testing.T) {
 			code, stdout, stderr := runCLI(t, args...)
 			require.Equal(t, 0, code, stderr)
 			assert.Contains(t, stdout, "# network: "+mode.String()+", TCP connect only to its port (chosen at run time); allowed: [registry.test]\n")
+			// Transparent egress only where the run would be airtight.
+			transparent := "# transparent egress: DNS on 127.0.0.1:53 for the listed names, TCP connect to ports [80 443] in the command's network namespace\n"
+			if mode == cliopts.NetworkAirtight {
+				assert.Contains(t, stdout, transparent)
+			} else {
+				assert.NotContains(t, stdout, "# transparent egress")
+			}
 		})
 	}
 }

@@ -320,6 +320,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	rep.Hygiene = hygieneOf(c)
 	rep.Network, rep.NetworkReason = proxy.Mode()
+	rep.TransparentEgress = proxy.Transparent()
 	fail := func(err error) error {
 		code, _ := exitCode(err)
 		rep.ExitCode, rep.Error = code, err.Error()
@@ -527,6 +528,11 @@ type runReport struct {
 	NetworkReason string            `json:"network_reason,omitempty"`
 	ProxyRefused  []cliopts.Refusal `json:"proxy_refused,omitempty"`
 	ProxyError    string            `json:"proxy_error,omitempty"`
+	// TransparentEgress: in the airtight mode, programs that ignore the
+	// proxy variables reach listed hosts too (a DNS responder inside the
+	// command's network namespace, TCP to its addresses through the
+	// proxy; README "Transparent egress").
+	TransparentEgress bool `json:"transparent_egress,omitempty"`
 }
 
 // printLayer ends --print-rules with the file-system layer in force, as

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/egressns"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/internal/selfbin"
 	"github.com/landjail/landjail/landlock"
@@ -181,6 +182,9 @@ type AllowProxy struct {
 	done   bool
 	result []Refusal
 
+	transparent bool              // transparent egress in force (Decide; see egress.go)
+	egress      *egressns.Sockets // made by the InNamespace hook when transparent
+
 	readyDone bool  // the proxy's first message was read (Decide)
 	readyErr  error // what it said, when not ready
 }
@@ -274,6 +278,7 @@ func (a *AllowProxy) Decide(rs *landlock.Ruleset, noNamespaces, noSeccomp, stric
 	mode, reason = NetworkMode(rep, rs.Enforced() && containsPort(rep.ProxyTCP, a.port), noNamespaces, noSeccomp)
 	a.mu.Lock()
 	a.mode, a.reason = mode, reason
+	a.transparent = a.transparentFor(mode, rep)
 	a.mu.Unlock()
 	if strict && mode != NetworkAirtight {
 		return mode, reason, fmt.Errorf("%w: the allowlist would be %s: %s (--strict)", ErrAllowlistNotEnforced, mode.Word(), reason)
@@ -362,8 +367,9 @@ func (a *AllowProxy) Warn(w io.Writer) {
 // Wire prepares c for the proxy: the proxy variables in its environment
 // (WithProxyEnv: they replace any the caller passed) and, when airtight,
 // c.InNamespace listening on the proxy's port inside the command's
-// network namespace (the host listener is closed then). Call it after
-// Decide and after c.Env is set.
+// network namespace (the host listener is closed then), and with
+// transparent egress (Transparent) making its route and sockets there
+// too (egress.go). Call it after Decide and after c.Env is set.
 func (a *AllowProxy) Wire(c *exec.Cmd) {
 	if a == nil {
 		return
@@ -394,7 +400,7 @@ func (a *AllowProxy) Wire(c *exec.Cmd) {
 		}
 		a.inNS = l
 		a.mu.Unlock()
-		return nil
+		return a.setupEgress()
 	}
 	a.mu.Lock()
 	if a.host != nil {
@@ -497,12 +503,22 @@ func (a *AllowProxy) Serve() error {
 		return fmt.Errorf("--%s: %w", flagAllowDomain, err)
 	}
 	defer f.Close()
-	if _, _, err := a.ctl.WriteMsgUnix([]byte{0}, unix.UnixRights(int(f.Fd())), nil); err != nil {
+	kind, fds := byte(0), []int{int(f.Fd())}
+	if a.egress != nil {
+		// 'T': the listener, then the DNS socket and the transparent
+		// listeners (cmd/landjail-netproxy).
+		kind = 'T'
+		for _, e := range a.egress.Files() {
+			fds = append(fds, int(e.Fd()))
+		}
+	}
+	if _, _, err := a.ctl.WriteMsgUnix([]byte{kind}, unix.UnixRights(fds...), nil); err != nil {
 		return fmt.Errorf("--%s: handing the listener to %s: %w", flagAllowDomain, NetproxyBinary, err)
 	}
-	// The process holds its copy of the socket: ours go.
+	// The process holds its copy of the sockets: ours go.
 	l.Close()
-	a.host, a.inNS = nil, nil
+	a.egress.Close()
+	a.host, a.inNS, a.egress = nil, nil, nil
 	return nil
 }
 
@@ -573,7 +589,8 @@ func (a *AllowProxy) closeListeners() {
 			l.Close()
 		}
 	}
-	a.host, a.inNS = nil, nil
+	a.egress.Close()
+	a.host, a.inNS, a.egress = nil, nil, nil
 }
 
 // Refusal is one kind of request the proxy refused, as the enforcement

@@ -793,21 +793,18 @@ func (o *Options) SystemRoots() []jail.Option {
 // builds the filter again (a first Build costs ~0.6 ms in a fresh
 // process: not paid twice on the common paths).
 func (o *Options) SeccompFilter() (*seccomp.Filter, error) {
-	return o.seccompFilter(o.NoNamespaces)
+	return o.seccompFilter(o.seccompOptions(o.NoNamespaces))
 }
 
 // SeccompFilterFor is SeccompFilter for a compiled Ruleset: without the
 // namespace layer's private IPC namespace the filter also refuses System V
 // IPC (seccomp.Options.DenySysVIPC). Errors: seccomp.Build's.
 func (o *Options) SeccompFilterFor(rs *landlock.Ruleset) (*seccomp.Filter, error) {
-	return o.seccompFilter(rs.Report().Layer != landlock.LayerNamespaces)
+	return o.seccompFilter(o.seccompOptions(rs.Report().Layer != landlock.LayerNamespaces))
 }
 
-func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
-	if o.NoSeccomp {
-		return nil, nil
-	}
-	return seccomp.Build(seccomp.Options{
+func (o *Options) seccompOptions(denySysV bool) seccomp.Options {
+	return seccomp.Options{
 		DenySysVIPC:      denySysV,
 		LandlockABI:      landlock.ABI(),
 		AllowUnixSockets: o.AllowUnixSockets,
@@ -815,7 +812,14 @@ func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
 		AllowDNS:         o.AllowDNS,
 		AllowDangerous:   o.AllowDangerousSyscall,
 		BindTCP:          toPorts(o.BindTCP),
-	})
+	}
+}
+
+func (o *Options) seccompFilter(opt seccomp.Options) (*seccomp.Filter, error) {
+	if o.NoSeccomp {
+		return nil, nil
+	}
+	return seccomp.Build(opt)
 }
 
 // isFile reports whether p names an existing file that is not a

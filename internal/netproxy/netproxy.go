@@ -16,7 +16,9 @@
 // site on the same server (domain fronting: the proxy does not look inside
 // tunnels); exfiltration through the allowed hosts themselves; and
 // programs that ignore proxy variables (the caller must make direct
-// connections fail, see the package README section).
+// connections fail, see the package README section, or serve them
+// transparently: [Proxy.ServeDNS] and [Proxy.ServeTransparent], which
+// check only a connection's first TLS ClientHello or HTTP request).
 package netproxy
 
 import (
@@ -115,6 +117,12 @@ const (
 	ReasonNotProxyForm = "not a proxy request"
 	ReasonTooMany      = "too many distinct refusals; counted together"
 	ReasonBelowSuffix  = "under a public suffix below the wildcard (another owner's name)"
+	// Transparent egress ([Proxy.AnswerDNS], [Proxy.ServeTransparent]).
+	ReasonDNSNotListed = "not on the allowlist (DNS query)"
+	ReasonTableFull    = "too many names given addresses in this run"
+	ReasonNotSynthetic = "direct connection to an address the DNS responder did not hand out"
+	ReasonNameMismatch = "TLS SNI or HTTP Host missing or naming another host than the address was given to"
+	ReasonOpaque       = "neither TLS nor HTTP, and no entry names this port alone (NAME:PORT) or any port for the host"
 )
 
 // Refusal is one kind of refused request and how often it happened.
@@ -164,6 +172,8 @@ type Proxy struct {
 	refused  map[refusalKey]int
 	local    map[netip.Addr]bool // the host's own interface addresses at New
 	upstream map[*idleConn]struct{}
+	serving  map[io.Closer]struct{} // transparent listeners, DNS sockets, transparent clients
+	syn      *synthetic             // transparent egress: names and their addresses
 }
 
 // New returns a Proxy for cfg. It returns an error wrapping
@@ -192,6 +202,8 @@ func New(cfg Config) (*Proxy, error) {
 		idle:     cfg.IdleTimeout,
 		refused:  map[refusalKey]int{},
 		upstream: map[*idleConn]struct{}{},
+		serving:  map[io.Closer]struct{}{},
+		syn:      newSynthetic(),
 	}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
@@ -279,6 +291,9 @@ func (p *Proxy) Close() error {
 	ups := make([]*idleConn, 0, len(p.upstream))
 	for c := range p.upstream {
 		ups = append(ups, c)
+	}
+	for c := range p.serving {
+		_ = c.Close()
 	}
 	p.mu.Unlock()
 	_ = p.srv.Close()
