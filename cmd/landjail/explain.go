@@ -31,6 +31,10 @@ type explanation struct {
 type explainer struct {
 	c   *denials.Collector
 	why string // why explanations are unavailable, when c is nil
+	// ds and err are what finish read (--learn uses the denials as
+	// they are: learner.finish).
+	ds  []denials.Denial
+	err error
 }
 
 // startExplainer starts collecting before the command starts; when
@@ -55,6 +59,7 @@ func (e *explainer) finish(ws *jail.Workspace, w io.Writer) ([]explanation, stri
 		return nil, e.why
 	}
 	ds, err := e.c.Stop()
+	e.ds, e.err = ds, err
 	if err != nil && len(ds) == 0 {
 		fmt.Fprintf(w, "landjail: --explain: reading Landlock's audit records failed: %v\n", err)
 		return nil, err.Error()

@@ -138,6 +138,9 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	}
 	argv := cmd.Args().Slice()
 	printRules := cmd.Bool("print-rules")
+	if o.Learn() != "" {
+		o.Explain = true // --learn reads the refusals --explain collects
+	}
 	if len(argv) == 0 && !printRules {
 		return errors.New("run: no command given (landjail run [flags] -- CMD [ARG...])")
 	}
@@ -157,6 +160,14 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 			return err
 		}
 		defer report.close()
+	}
+	// --learn's FILE is read now, before the command can change it.
+	var lrn *learner
+	if !printRules {
+		if lrn, err = startLearner(o); err != nil {
+			return err
+		}
+		defer lrn.close()
 	}
 	set := sandbox.Settings{Stderr: stderr, Credential: cred, PrintRules: printRules}
 	if o.GitIdentity {
@@ -213,7 +224,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return &startError{c.Exec()}
 	}
 	defer lim.Close() // after a failure; FinishLimits ends it otherwise
-	return supervised(c, plan, argv, stdio, report, stderr, lim)
+	return supervised(c, plan, argv, stdio, report, stderr, lim, lrn)
 }
 
 // stdioSet is the caller's standard streams, and which are terminals.
@@ -308,7 +319,7 @@ const drainTime = 2 * time.Second
 // its process group, every descendant killed when it exits (landjail is
 // a child subreaper), the exit status returned as an exitStatus, the
 // report written.
-func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, lim *limits.Run) (err error) {
+func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, lim *limits.Run, lrn *learner) (err error) {
 	o, ws, proxy := plan.Options, plan.WS, plan.Proxy
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
@@ -361,6 +372,13 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
+		if lrn != nil {
+			// An execve Landlock refused is learnable (rox).
+			rep.Denials, rep.ExplainUnavailable = ex.finish(ws, stderr)
+			if lerr := lrn.finish(plan, ex, nil, "", exitCannotExec, stderr); lerr != nil {
+				fmt.Fprintf(stderr, "landjail: %v\n", lerr)
+			}
+		}
 		return fail(&startError{err})
 	}
 	if err := proxy.Serve(); err != nil {
@@ -436,6 +454,17 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		rep.Denials, rep.ExplainUnavailable = ex.finish(ws, stderr)
 	} else if rep.ExitCode != 0 && c.Ruleset.Enforced() {
 		fmt.Fprintf(stderr, "landjail: %s exited with status %d; if it was denied access, --explain lists what and the flag that allows it (--print-rules shows the rules)\n", argv[0], rep.ExitCode)
+	}
+	if lrn != nil {
+		if err := lrn.finish(plan, ex, rep.ProxyRefused, rep.ProxyError, rep.ExitCode, stderr); err != nil {
+			// Like a failed sweep: a command that exited 0 fails, so a
+			// learn loop does not stop on a file it did not write.
+			fmt.Fprintf(stderr, "landjail: %v\n", err)
+			rep.Error = "run: " + err.Error()
+			if rep.ExitCode == 0 {
+				rep.ExitCode = 1
+			}
+		}
 	}
 	if sweepErr != nil {
 		// In the report whatever the command's status; a command that

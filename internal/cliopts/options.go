@@ -69,6 +69,10 @@ type Options struct {
 	// configFile is the --config file, canonical ("" for none): read-only
 	// for the command when a writable root holds it.
 	configFile string
+	// learn is the --learn FILE (absolute), learnFile its canonical path
+	// when it exists: read-only for the command like configFile
+	// (learn.go). A flag only, never a config key.
+	learn, learnFile string
 
 	NoSeccomp             bool `toml:"no_seccomp"`
 	AllowUnixSockets      bool `toml:"allow_unix_sockets"`
@@ -253,6 +257,7 @@ func RunFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagExplain, Usage: "after the command exits, print each access Landlock denied, why, and the flag that would allow it (from Landlock's audit records: root, Landlock ABI 7; implies supervision)"},
 		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
 		fileSizeFlag(limits.FlagFileSize),
+		learnFlag(),
 	)
 }
 
@@ -272,7 +277,7 @@ func ConfigKeys(flags []cli.Flag) []string {
 	for _, f := range flags {
 		name := f.Names()[0]
 		switch name {
-		case flagConfig, "print-rules", "json", "access", "ignore-roots":
+		case flagConfig, flagLearn, "print-rules", "json", "access", "ignore-roots":
 			continue
 		case limits.FlagFileSizeMCP:
 			// landjail-mcp's name for --max-file-size (its own
@@ -336,6 +341,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	})
 	set(flagGitIdentity, func() { o.GitIdentity = cmd.Bool(flagGitIdentity) })
 	set(flagExplain, func() { o.Explain = cmd.Bool(flagExplain) })
+	o.loadLearn(cmd, isSet)
 	set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
 	set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
 	set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
@@ -675,6 +681,9 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	readOnly := o.ReadOnly
 	if o.configFile != "" && o.writableHolds(root, o.configFile) {
 		readOnly = append(slices.Clone(readOnly), o.configFile)
+	}
+	if o.learnFile != "" && o.learnFile != o.configFile && o.writableHolds(root, o.learnFile) {
+		readOnly = append(slices.Clone(readOnly), o.learnFile)
 	}
 	if len(readOnly) > 0 {
 		opts = append(opts, jail.WithReadOnly(readOnly...))

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/internal/kerneltest"
+)
+
+// TestRunLearnConverges: the learn loop on a build-like script that reads
+// a file under /var (outside the policy), writes into an output directory
+// outside the workspace and tries to read a .env that --deny-secrets
+// denies. Repeating `landjail run --learn F --config F -- script`
+// succeeds within three runs; F grants exactly the input file (ro) and
+// the output directory (rw), lists the .env as refused by design, and
+// loads through cliopts' config loader; one more run changes no byte of
+// F. The control: the same script without the learned config fails, and
+// writes nothing. --no-namespaces: with the namespace layer the write
+// outside the writable roots is the read-only view's EROFS, which
+// Landlock's audit does not record (the namespace layer's refusals are
+// not collected yet). Needs root and Landlock ABI 7 (audit).
+func TestRunLearnConverges(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 7)
+	if ok, why := denials.Available(); !ok {
+		kerneltest.Missing(t, "Landlock audit records: %s", why)
+		return
+	}
+	bin := landjailBin(t)
+	ws := wsDir(t)
+	mk := func(prefix string) string {
+		d, err := os.MkdirTemp("/var/tmp", prefix)
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(d) })
+		return d
+	}
+	data, outDir := mk("landjail-learn-in-"), mk("landjail-learn-out-")
+	input := filepath.Join(data, "input")
+	require.NoError(t, os.WriteFile(input, []byte("hello\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("TOKEN=x\n"), 0o600))
+	script := fmt.Sprintf("set -e\ncat .env 2>/dev/null || true\ntr a-z A-Z < %s > %s/result.txt\necho built\n",
+		strconv.Quote(input), strconv.Quote(outDir))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "build.sh"), []byte(script), 0o755))
+	cfg := filepath.Join(wsDir(t), "learned.toml") // outside the workspace
+	base := []string{"run", "--workspace", ws, "--no-namespaces", "--deny-secrets"}
+	argv := []string{"--", "/bin/sh", "build.sh"}
+
+	// Control: the script fails without the learned grants.
+	code, out := runBin(t, bin, nil, append(base, argv...)...)
+	require.NotEqual(t, 0, code, out)
+	_, err := os.Stat(filepath.Join(outDir, "result.txt"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	runs := 0
+	for runs < 3 && code != 0 {
+		runs++
+		args := append(append([]string{}, base...), "--learn", cfg)
+		if _, err := os.Stat(cfg); err == nil {
+			args = append(args, "--config", cfg)
+		}
+		code, out = runBin(t, bin, nil, append(args, argv...)...)
+		t.Logf("run %d: exit %d\n%s", runs, code, out)
+	}
+	require.Equal(t, 0, code, "the learn loop did not converge in 3 runs: %s", out)
+	assert.Contains(t, out, "built")
+	b, err := os.ReadFile(filepath.Join(outDir, "result.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "HELLO\n", string(b))
+
+	want := "# landjail policy: grants learned by `landjail run --learn` (load it with --config)\n\n" +
+		"ro = [\n  \"" + input + "\", # learned: read refused\n]\n" +
+		"\n# landjail run --learn did not grant these:\n" +
+		"# refused by design: \"" + ws + "/.env\" (deny pattern (--deny, --deny-secrets) or private key)\n" +
+		"\nrw = [\n  \"" + outDir + "\", # learned: create refused\n]\n"
+	got, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got))
+
+	o, err := cliopts.ReadConfig(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, []string{input}, o.RO)
+	assert.Equal(t, []string{outDir}, o.RW)
+	assert.Empty(t, o.ROX)
+	assert.Empty(t, o.AllowDomain)
+
+	// A fixed point: once it succeeds, another learning run adds nothing.
+	code, out = runBin(t, bin, nil, append(append(base, "--learn", cfg, "--config", cfg), argv...)...)
+	require.Equal(t, 0, code, out)
+	again, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, string(got), string(again))
+}
