@@ -55,7 +55,8 @@ func ReadGrants(text []byte, dir string) (Grants, error) {
 // closing bracket of its key's array (a comma added after the last value
 // when it has none), or a new array appended for a key the file lacks;
 // each comment line not already in the file appended under one header. All
-// other bytes of text are kept. An empty text gets Header first. Errors
+// other bytes of text are kept. An empty text (blanks only) gets Header
+// first, and is Header alone when p adds nothing. Errors
 // wrap ErrNotMergeable: a table header ([x] or [[x]]: a landjail config
 // has none), a key whose statement the scanner cannot follow.
 func Merge(text []byte, p Plan) ([]byte, error) {
@@ -127,6 +128,11 @@ func Merge(text []byte, p Plan) ([]byte, error) {
 	for i := len(ins) - 1; i >= 0; i-- {
 		in := ins[i]
 		out = append(out[:in.at], append([]byte(in.text), out[in.at:]...)...)
+	}
+	if appendText.Len() == 0 && len(bytes.TrimSpace(out)) == 0 {
+		// A run that learned nothing still leaves a file that says what
+		// it is.
+		return []byte(Header + "\n"), nil
 	}
 	if appendText.Len() > 0 {
 		switch {
