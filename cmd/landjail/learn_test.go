@@ -97,3 +97,45 @@ func TestRunLearnConverges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(got), string(again))
 }
+
+// TestRunLearnAllowDomain: the learn loop with the --allow-domain proxy.
+// FILE starts with an allow_domain list the command does not need; curl
+// fetches from a local server by IP literal, which the proxy refuses (not
+// listed). The first run fails and the server sees nothing (the control);
+// the run learns "127.0.0.1:PORT" into the existing array; the second run
+// succeeds and the server sees one request; FILE holds exactly the entry
+// it had and the learned one, and loads through cliopts' loader.
+func TestRunLearnAllowDomain(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 4)
+	requireProgram(t, "curl")
+	useNetproxy(t)
+	if wantProxyMode(t, false) == cliopts.NetworkUnreachable {
+		t.Skip("the proxy is unreachable here (no Landlock TCP rules): nothing to learn from")
+	}
+	srv := newHitServer(t, false)
+	ws := wsDir(t)
+	cfg := filepath.Join(t.TempDir(), "learned.toml")
+	start := "allow_domain = [\"localhost:1\"]\n"
+	require.NoError(t, os.WriteFile(cfg, []byte(start), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "fetch.sh"), []byte("curl -sSf -m 10 http://127.0.0.1:$HP/learn\n"), 0o644))
+	args := []string{"run", "--workspace", ws, "--timeout", "2m", "--env", "HP=" + srv.port(),
+		"--learn", cfg, "--config", cfg, "--", "sh", "fetch.sh"}
+
+	code, stdout, stderr := runCLI(t, args...)
+	require.NotEqual(t, 0, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	assert.Zero(t, srv.count("/learn"), "control: the proxy let the request through before it was learned")
+	assert.Contains(t, stderr, "proxy refused 127.0.0.1:"+srv.port())
+
+	code, stdout, stderr = runCLI(t, args...)
+	require.Equal(t, 0, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	assert.Equal(t, "hello /learn", stdout)
+	assert.Equal(t, 1, srv.count("/learn"))
+
+	got, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	entry := "127.0.0.1:" + srv.port()
+	assert.Equal(t, "allow_domain = [\"localhost:1\",\n  \""+entry+"\", # learned: proxy refused "+entry+"\n]\n", string(got))
+	o, err := cliopts.ReadConfig(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"localhost:1", entry}, o.AllowDomain)
+}
