@@ -303,3 +303,28 @@ func TestScanner(t *testing.T) {
 	assert.Equal(t, want, keys)
 	assert.Equal(t, byte(']'), b[st["ro"].close])
 }
+
+// TestMergeCRLFNoFinalNewline: a file with CRLF line endings and no
+// newline at its end: the merge still decodes to the old entries plus the
+// new ones, and every old byte is still there, in order.
+func TestMergeCRLFNoFinalNewline(t *testing.T) {
+	old := "# mine\r\nro = [\"/a\"]\r\nrw = []"
+	p := Plan{Add: []Entry{{KeyRO, "/b", "learned: read refused"}, {KeyRW, "/c", "learned: create refused"}, {KeyROX, "/d", "learned: execute refused"}},
+		Comments: []string{`refused by design: "/e" (x)`}}
+	out, err := Merge([]byte(old), p)
+	require.NoError(t, err)
+	g, err := ReadGrants(out, "/")
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, Grants{KeyRO: {"/a", "/b"}, KeyRW: {"/c"}, KeyROX: {"/d"}}, g)
+	// Every old byte, in order (a subsequence of the output).
+	i := 0
+	for j := 0; j < len(out) && i < len(old); j++ {
+		if out[j] == old[i] {
+			i++
+		}
+	}
+	assert.Equal(t, len(old), i, "old bytes lost:\n%s", out)
+	again, err := Merge(out, Plan{Comments: p.Comments})
+	require.NoError(t, err)
+	assert.Equal(t, string(out), string(again), "the comment is not repeated")
+}
