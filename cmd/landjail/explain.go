@@ -61,6 +61,9 @@ func (e *explainer) finish(ws *jail.Workspace, filter *seccomp.Filter, proxied [
 		}
 	}
 	for _, ev := range filter.Events() {
+		if ev.Why == seccomp.LandlockRead && unavailable == "" {
+			continue // Landlock's own records have it
+		}
 		set.Add(explainEvent(ws, ev))
 	}
 	for _, x := range proxied {
@@ -77,7 +80,7 @@ func (e *explainer) finish(ws *jail.Workspace, filter *seccomp.Filter, proxied [
 func printRefusals(w io.Writer, xs []refusal.Refusal, all bool, unavailable string, others bool) {
 	if unavailable != "" {
 		if others {
-			fmt.Fprintf(w, "landjail: --explain: Landlock's own denials are unavailable (%s); the view's and seccomp's are listed\n", unavailable)
+			fmt.Fprintf(w, "landjail: --explain: Landlock's own denials are unavailable (%s); the view's, seccomp's and the reads the broker saw refused are listed\n", unavailable)
 		} else {
 			fmt.Fprintf(w, "landjail: --explain: denial explanations are unavailable: %s\n", unavailable)
 		}

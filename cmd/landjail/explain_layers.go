@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/refusal"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/seccomp"
@@ -20,6 +21,12 @@ import (
 func explainEvent(ws *jail.Workspace, e seccomp.Event) refusal.Refusal {
 	if e.Rule != "" {
 		return explainSeccomp(e)
+	}
+	if e.Why == seccomp.LandlockRead {
+		// Asked as for an audit record of the same read.
+		x := explain(ws, denials.Denial{Blockers: []string{"fs.read_file"}, Path: e.Path, Count: e.Count, Comm: e.Comm})
+		x.Rule += " (Landlock; seen without audit records: a read-only open by the broker, confined as the command, was refused)"
+		return x
 	}
 	x := refusal.Refusal{Layer: refusal.View, Path: e.Path, Right: e.Access, Count: e.Count, Comm: e.Comm,
 		Noise: noisePath(e.Path)}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,4 +149,48 @@ func TestRunExplainLayers(t *testing.T) {
 	assert.Contains(t, out, "masked: matches a deny pattern")
 	assert.Contains(t, out, "[seccomp] socket")
 	assert.Contains(t, out, "to allow: --allow-domain HOST")
+}
+
+// TestRunExplainNonRoot: as uid 65534 (no CAP_AUDIT_READ: Landlock's
+// records are unavailable) with --no-namespaces (the filter is installed
+// by landjail's spawner, with the broker), --explain still names a read
+// Landlock refuses (the deny pattern's .env: the broker's confined open
+// was refused, landjail's own succeeded) and the seccomp UDP refusal. The
+// control: /etc/shadow, refused by its own mode 0640 (landjail's
+// unconfined open is refused too), is not attributed to Landlock.
+func TestRunExplainNonRoot(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("drops to uid 65534: needs root")
+	}
+	shared := func(mode os.FileMode) string {
+		d, err := os.MkdirTemp("", "landjail-explain-nonroot-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(d) })
+		require.NoError(t, os.Chmod(d, mode))
+		d, err = filepath.EvalSymlinks(d)
+		require.NoError(t, err)
+		return d
+	}
+	ws, dir := shared(0o777), shared(0o755)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("s3cret"), 0o644))
+	bin := filepath.Join(dir, "landjail")
+	b, err := os.ReadFile(landjailBin(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	cmd := osexec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "run", "--no-namespaces",
+		"--workspace", ws, "--deny", ".env", "--explain", "--timeout", "1m", "--", "sh", "-c",
+		`cat `+ws+`/.env; cat /etc/shadow; python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'; exit 0`)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/"}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	s := string(out)
+	assert.NotContains(t, s, "s3cret")
+	assert.Contains(t, s, "Landlock's own denials are unavailable")
+	assert.Contains(t, s, "read_file "+filepath.Join(ws, ".env"))
+	assert.Contains(t, s, "seen without audit records")
+	assert.Contains(t, s, "[seccomp] socket (1×")
+	assert.Contains(t, s, "to allow: --allow-domain HOST")
+	assert.Contains(t, s, "/etc/shadow: Permission denied", "the control was refused")
+	assert.NotContains(t, s, "read_file /etc/shadow", "by its own mode, not by Landlock")
 }
