@@ -31,7 +31,9 @@ import (
 //     read-only mount for a write or a creation (EROFS, sb_permission and
 //     mnt_want_write), a file with no permission bits for a process
 //     without capabilities (EACCES, the namespace layer's masks), a noexec
-//     mount for an execve (EACCES, path_noexec). Then it answers
+//     mount for an execve (EACCES, path_noexec); with a broker
+//     (InstallBroker), a read Landlock refuses (the broker's own read-only
+//     open of the same name fails with EACCES). Then it answers
 //     SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call with
 //     every layer in force, as without the observation. The observation
 //     only ever adds a record; it decides nothing, so the race the
@@ -65,8 +67,8 @@ type Event struct {
 	// Access is what an observed call wanted: "read", "write", "create"
 	// or "execute".
 	Access string
-	// Why is what refuses an observed call: ViewReadOnly, ViewNoPerm or
-	// ViewNoExec.
+	// Why is what refuses an observed call: ViewReadOnly, ViewNoPerm,
+	// ViewNoExec or LandlockRead.
 	Why string
 	// Comm is the calling thread's comm, "" when several differed.
 	Comm string
@@ -85,6 +87,10 @@ const (
 	ViewNoPerm = "mode 0000"
 	// ViewNoExec: an execve from a noexec mount (EACCES).
 	ViewNoExec = "noexec mount"
+	// LandlockRead: not the view's: the broker (Filter.InstallBroker),
+	// confined by the child's ruleset, was refused opening the file for
+	// reading (EACCES): Landlock refuses it, seen without audit records.
+	LandlockRead = "landlock refuses reading"
 )
 
 // eventLog aggregates Events; safe for concurrent use.
@@ -230,7 +236,7 @@ func (f *Filter) decide(nr uint32, args [6]uint64) (string, bpfprog.Action) {
 // explainAnswer answers req under Options.Explain when it is a refused or
 // an observed call, and reports whether it did; listen and
 // inotify_add_watch are left to their handlers.
-func (f *Filter) explainAnswer(req *seccompNotif, resp *seccompNotifResp) bool {
+func (f *Filter) explainAnswer(req *seccompNotif, resp *seccompNotifResp, b Broker) bool {
 	nr := uint32(req.nr)
 	name, act := f.decide(nr, req.args)
 	switch {
@@ -248,7 +254,7 @@ func (f *Filter) explainAnswer(req *seccompNotif, resp *seccompNotifResp) bool {
 	}
 	// Observed (the program notifies nothing else): record, then let
 	// the kernel decide.
-	if e, ok := observe(req); ok {
+	if e, ok := observe(req, b); ok {
 		f.events.add(e)
 	}
 	resp.flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
@@ -276,7 +282,7 @@ func comm(tid int) string {
 
 // observe looks at an observed call's path in the child's view and
 // returns the Event when the view refuses it.
-func observe(req *seccompNotif) (Event, bool) {
+func observe(req *seccompNotif, b Broker) (Event, bool) {
 	nr := uint32(req.nr)
 	var c *observedCall
 	for i := range observedCalls {
@@ -352,10 +358,34 @@ func observe(req *seccompNotif) (Event, bool) {
 		}
 		e.Why, e.Errno = ViewNoExec, unix.EACCES
 	case access == "read":
-		if typ != unix.S_IFREG || st.Mode&0o7777 != 0 {
+		if typ == unix.S_IFREG && st.Mode&0o7777 == 0 {
+			e.Why, e.Errno = ViewNoPerm, unix.EACCES
+			break
+		}
+		// Landlock's answer, without its audit records: the broker
+		// opens the file as the child would (same ruleset, the child's
+		// root), read-only and non-blocking, regular files and
+		// directories only (no device or FIFO is opened twice).
+		if b == nil || (typ != unix.S_IFREG && typ != unix.S_IFDIR) {
 			return Event{}, false
 		}
-		e.Why, e.Errno = ViewNoPerm, unix.EACCES
+		const rd = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+		bfd, err := b.OpenAt(root, abs, rd, true)
+		if err == nil {
+			unix.Close(bfd)
+			return Event{}, false
+		}
+		if errnoOrEACCES(err) != unix.EACCES {
+			return Event{}, false
+		}
+		// The control: this thread, unconfined, same identity. Refused
+		// too, the file's own permissions refuse it, not Landlock.
+		ufd, err := unix.Openat2(root, abs, &unix.OpenHow{Flags: rd, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			return Event{}, false
+		}
+		unix.Close(ufd)
+		e.Why, e.Errno = LandlockRead, unix.EACCES
 	default: // write, create
 		if sfs.Flags&unix.ST_RDONLY == 0 {
 			return Event{}, false

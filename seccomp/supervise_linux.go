@@ -125,7 +125,7 @@ func answer(fd int, f *Filter, b Broker) {
 		return
 	}
 	resp := seccompNotifResp{id: req.id}
-	if f.explain && f.explainAnswer(&req, &resp) {
+	if f.explain && f.explainAnswer(&req, &resp, b) {
 		ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		return
 	}

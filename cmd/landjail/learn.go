@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/learn"
+	"github.com/landjail/landjail/internal/refusal"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
@@ -38,37 +38,28 @@ func startLearner(o *options) (*learner, error) {
 	return &learner{f: f}, nil
 }
 
-// finish turns what the run was refused into grants and writes FILE: the
-// Landlock denials ex collected (nil or unavailable: said on stderr, and
-// FILE holds what the proxy refused only), the proxy's refusals. It
-// prints one summary line and returns the write's error.
-func (l *learner) finish(plan *sandbox.Plan, ex *explainer, proxyRefused []cliopts.Refusal, proxyErr string, exitCode int, stderr io.Writer) error {
+// finish turns what the run was refused into grants and writes FILE:
+// refused are the run's refusals from every layer as --explain collected
+// them (Landlock's audit records, the namespace view's and seccomp's
+// from the filter's supervisor, the proxy's; noise marked),
+// unavailable why Landlock's own are missing (not root: said on stderr,
+// the rest is still learned), proxyErr why the proxy's are lost. Each
+// file-system refusal is classified against the run's policy
+// (learn.PolicyClassifier). It prints one summary line and returns the
+// write's error.
+func (l *learner) finish(plan *sandbox.Plan, refused []refusal.Refusal, unavailable, proxyErr string, exitCode int, stderr io.Writer) error {
 	defer l.f.Close()
-	var refs []learn.Refusal
-	switch {
-	case ex == nil || ex.c == nil:
-		why := "not collected"
-		if ex != nil {
-			why = ex.why
-		}
-		fmt.Fprintf(stderr, "landjail: --learn: Landlock's refusals are unavailable (%s): only the proxy's refusals are learned\n", termsafe.Quote(why))
-	case ex.err != nil:
-		fmt.Fprintf(stderr, "landjail: --learn: reading Landlock's refusals failed (%v): what was read is learned\n", ex.err)
-		fallthrough
-	default:
-		o := plan.Options
-		c := learn.PolicyClassifier{WS: plan.WS, Probe: func(dir string) (*jail.Workspace, error) {
-			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-		}}
-		refs = learn.FromDenials(ex.ds, c)
+	if unavailable != "" {
+		fmt.Fprintf(stderr, "landjail: --learn: Landlock's own refusals are unavailable (%s): the view's, seccomp's and the proxy's are learned\n", termsafe.Quote(unavailable))
 	}
 	if proxyErr != "" {
 		fmt.Fprintf(stderr, "landjail: --learn: the proxy's refusals are lost (%s)\n", termsafe.Quote(proxyErr))
 	}
-	for _, r := range proxyRefused {
-		refs = append(refs, learn.FromProxy(r.Host, r.Port, r.Reason))
-	}
-	out, p, err := learn.Update(l.f.Text(), l.f.Dir(), refs)
+	o := plan.Options
+	c := learn.PolicyClassifier{WS: plan.WS, Probe: func(dir string) (*jail.Workspace, error) {
+		return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
+	}}
+	out, p, err := learn.Update(l.f.Text(), l.f.Dir(), learn.FromRefusals(refused, c))
 	if err != nil {
 		return fmt.Errorf("--learn %s: %w", termsafe.Quote(l.f.Path()), err)
 	}
@@ -77,8 +68,8 @@ func (l *learner) finish(plan *sandbox.Plan, ex *explainer, proxyRefused []cliop
 	}
 	fmt.Fprintf(stderr, "landjail: --learn: %s: %d new grant(s), %d refusal(s) not granted (listed in its comments)\n",
 		termsafe.Quote(l.f.Path()), len(p.Add), len(p.Comments))
-	if exitCode != 0 && plan.Ruleset != nil && plan.Ruleset.Report().Layer == landlock.LayerNamespaces {
-		fmt.Fprintln(stderr, "landjail: --learn: with the namespace layer a write outside the writable roots fails with EROFS in the read-only view, which is not recorded yet: learn such writes with --no-namespaces")
+	if exitCode != 0 && o.NoSeccomp && plan.Ruleset != nil && plan.Ruleset.Report().Layer == landlock.LayerNamespaces {
+		fmt.Fprintln(stderr, "landjail: --learn: with --no-seccomp nothing records the namespace view's refusals (a write outside the writable roots fails with EROFS there): learn such writes without --no-seccomp, or with --no-namespaces")
 	}
 	return nil
 }

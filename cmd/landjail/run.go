@@ -19,6 +19,7 @@ import (
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/ptyrelay"
 	"github.com/landjail/landjail/internal/reaper"
+	"github.com/landjail/landjail/internal/refusal"
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/sandbox"
@@ -138,9 +139,6 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	}
 	argv := cmd.Args().Slice()
 	printRules := cmd.Bool("print-rules")
-	if o.Learn() != "" {
-		o.Explain = true // --learn reads the refusals --explain collects
-	}
 	if len(argv) == 0 && !printRules {
 		return errors.New("run: no command given (landjail run [flags] -- CMD [ARG...])")
 	}
@@ -365,7 +363,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 
 	var ex *explainer
 	if o.Explain {
-		ex = startExplainer(context.Background())
+		ex = startExplainer(context.Background(), o.ExplainAll)
 	}
 	if err := plan.TakeSweep(); err != nil { // --protect-agent-config (nothing without)
 		return fail(fmt.Errorf("run: %w", err))
@@ -374,8 +372,8 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	if err := c.Start(); err != nil {
 		if lrn != nil {
 			// An execve Landlock refused is learnable (rox).
-			rep.Denials, rep.ExplainUnavailable = ex.finish(ws, stderr)
-			if lerr := lrn.finish(plan, ex, nil, "", exitCannotExec, stderr); lerr != nil {
+			rep.Denials, rep.ExplainUnavailable = ex.finish(ws, c.Seccomp, nil, stderr)
+			if lerr := lrn.finish(plan, rep.Denials, rep.ExplainUnavailable, "", exitCannotExec, stderr); lerr != nil {
 				fmt.Fprintf(stderr, "landjail: %v\n", lerr)
 			}
 		}
@@ -451,12 +449,12 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	rep.DurationMS = float64(elapsed.Microseconds()) / 1000
 	if ex != nil {
-		rep.Denials, rep.ExplainUnavailable = ex.finish(ws, stderr)
-	} else if rep.ExitCode != 0 && c.Ruleset.Enforced() {
-		fmt.Fprintf(stderr, "landjail: %s exited with status %d; if it was denied access, --explain lists what and the flag that allows it (--print-rules shows the rules)\n", argv[0], rep.ExitCode)
+		rep.Denials, rep.ExplainUnavailable = ex.finish(ws, c.Seccomp, proxyRefusals(rep.ProxyRefused), stderr)
+	} else if hint := deniedHint(argv[0], rep.ExitCode, rep.Signal, len(rep.ProxyRefused) > 0, c.Ruleset.Enforced()); hint != "" {
+		fmt.Fprintln(stderr, hint)
 	}
 	if lrn != nil {
-		if err := lrn.finish(plan, ex, rep.ProxyRefused, rep.ProxyError, rep.ExitCode, stderr); err != nil {
+		if err := lrn.finish(plan, rep.Denials, rep.ExplainUnavailable, rep.ProxyError, rep.ExitCode, stderr); err != nil {
 			// Like a failed sweep: a command that exited 0 fails, so a
 			// learn loop does not stop on a file it did not write.
 			fmt.Fprintf(stderr, "landjail: %v\n", err)
@@ -537,11 +535,11 @@ type runReport struct {
 	// KilledDescendants counts the processes the command left behind
 	// that landjail killed after it exited.
 	KilledDescendants int `json:"killed_descendants,omitempty"`
-	// Denials are what Landlock denied, explained (--explain);
-	// ExplainUnavailable says why there are none when audit could not
-	// be read.
-	Denials            []explanation `json:"denials,omitempty"`
-	ExplainUnavailable string        `json:"explain_unavailable,omitempty"`
+	// Denials are what every layer refused, explained (--explain),
+	// noise included and marked; ExplainUnavailable says why Landlock's
+	// own denials are missing (audit could not be read).
+	Denials            []refusal.Refusal `json:"denials,omitempty"`
+	ExplainUnavailable string            `json:"explain_unavailable,omitempty"`
 	// Network is the --allow-domain mode (cliopts.NetworkAirtight,
 	// NetworkAdvisory, NetworkNotEnforced; "" without --allow-domain),
 	// NetworkReason why it is not airtight, ProxyRefused every kind of

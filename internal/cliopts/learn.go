@@ -18,12 +18,15 @@ func learnFlag() cli.Flag {
 
 // loadLearn sets o.learn from --learn (absolute), and o.learnFile, its
 // canonical path, when it exists: read-only for the command when a
-// writable root holds it, as the --config file is (Policy).
+// writable root holds it, as the --config file is (Policy). --learn
+// turns Explain on: it learns from the refusals --explain collects (the
+// seccomp filter records the view's and its own only then).
 func (o *Options) loadLearn(cmd *cli.Command, isSet map[string]bool) {
 	if !isSet[flagLearn] {
 		return
 	}
 	o.learn = absOrSelf(cmd.String(flagLearn))
+	o.Explain = true
 	if c, err := filepath.EvalSymlinks(o.learn); err == nil {
 		if c, err = filepath.Abs(c); err == nil {
 			o.learnFile = c

@@ -60,6 +60,7 @@ type Options struct {
 	Home        string   `toml:"home"`
 	GitIdentity bool     `toml:"git_identity"`
 	Explain     bool     `toml:"explain"`
+	ExplainAll  bool     `toml:"explain_all"` // --explain-all: noise listed too (issue 23)
 
 	ReadOnly           []string `toml:"read_only"`
 	ProtectAgentConfig bool     `toml:"protect_agent_config"`
@@ -170,6 +171,7 @@ const (
 	flagHome        = "home"
 	flagGitIdentity = "git-identity"
 	flagExplain     = "explain"
+	flagExplainAll  = "explain-all"
 
 	flagReadOnly           = "read-only"
 	flagProtectAgentConfig = "protect-agent-config"
@@ -254,7 +256,8 @@ func RunFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (git config user.name and user.email) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
 		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
-		&cli.BoolFlag{Name: flagExplain, Usage: "after the command exits, print each access Landlock denied, why, and the flag that would allow it (from Landlock's audit records: root, Landlock ABI 7; implies supervision)"},
+		&cli.BoolFlag{Name: flagExplain, Usage: "after the command exits, print each access refused (Landlock, the namespace view, seccomp, the proxy), why, and the flag that would allow it (Landlock's own denials need root and Landlock ABI 7; implies supervision)"},
+		&cli.BoolFlag{Name: flagExplainAll, Usage: "--explain, listing also the probes the Go runtime, glibc and the loader make and handle when refused"},
 		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
 		fileSizeFlag(limits.FlagFileSize),
 		learnFlag(),
@@ -341,6 +344,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	})
 	set(flagGitIdentity, func() { o.GitIdentity = cmd.Bool(flagGitIdentity) })
 	set(flagExplain, func() { o.Explain = cmd.Bool(flagExplain) })
+	set(flagExplainAll, func() { o.ExplainAll = cmd.Bool(flagExplainAll); o.Explain = o.Explain || o.ExplainAll })
 	o.loadLearn(cmd, isSet)
 	set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
 	set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
@@ -812,6 +816,7 @@ func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
 		AllowDNS:         o.AllowDNS,
 		AllowDangerous:   o.AllowDangerousSyscall,
 		BindTCP:          toPorts(o.BindTCP),
+		Explain:          o.Explain, // issue 23: seccomp and view refusals explained
 	})
 }
 

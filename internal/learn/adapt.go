@@ -3,6 +3,7 @@ package learn
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -112,8 +113,18 @@ type PolicyClassifier struct {
 // path (for writes), a directory frozen by carve-outs (a write the policy
 // allows but Landlock refused).
 func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearnable string) {
-	if why := narrowed(c.WS, path, right); why != "" {
-		return why, ""
+	// What a grant would name: the path, or for a create the directory
+	// (Landlock's records name it; the view's name the new entry).
+	target := path
+	if right == Create {
+		if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
+			target = filepath.Dir(path)
+		}
+	}
+	for _, p := range []string{path, target} {
+		if why := narrowed(c.WS, p, right); why != "" {
+			return why, ""
+		}
 	}
 	access := map[Right]jail.Access{Read: jail.Read, Exec: jail.Execute, Write: jail.Write, Create: jail.Write}[right]
 	_, err := c.WS.Check(path, access)
@@ -126,17 +137,19 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 	if c.Probe == nil {
 		return "", ""
 	}
-	dir := filepath.Dir(path)
+	dir := filepath.Dir(target)
 	if right == Create {
-		dir = path
+		dir = target
 	}
 	pw, err := c.Probe(dir)
 	if err != nil {
 		return "", "cannot check the policy for it: " + err.Error()
 	}
 	defer pw.Close()
-	if why := narrowed(pw, path, right); why != "" {
-		return why, ""
+	for _, p := range []string{path, target} {
+		if why := narrowed(pw, p, right); why != "" {
+			return why, ""
+		}
 	}
 	if _, err := pw.Check(path, jail.Read); errors.Is(err, jail.ErrDenied) {
 		return "deny pattern (--deny, --deny-secrets) or private key", ""

@@ -56,6 +56,10 @@ func TestPolicyClassifier(t *testing.T) {
 		{Blockers: []string{"fs.make_dir"}, Path: p("out")},
 		{Blockers: []string{"net.connect_tcp"}, Port: 9},
 		{Blockers: []string{"fs.read_file"}, Path: "pipe:[1234]"},
+		// As the view's records name a create: the new entry, not yet
+		// there; classified (and probed) as its directory.
+		{Blockers: []string{"fs.make_reg"}, Path: p("out/new.o")},
+		{Blockers: []string{"fs.make_reg"}, Path: p("ws/.git/hooks/pre-commit")},
 	}
 	type res struct{ byDesign, notLearnable bool }
 	want := []res{
@@ -64,6 +68,7 @@ func TestPolicyClassifier(t *testing.T) {
 		{true, false}, {true, false},
 		{false, false},
 		{false, true}, {false, true},
+		{false, false}, {true, false},
 	}
 	refs := FromDenials(ds, c)
 	require.Len(t, refs, len(want))

@@ -371,7 +371,7 @@ func procProcess(p string) bool {
 		return false
 	}
 	first, _, _ := strings.Cut(rest, "/")
-	if first == "self" || first == "thread-self" {
+	if first == "self" || first == "thread-self" || first == "PID" { // "PID": --explain's group of them
 		return true
 	}
 	if first == "" {

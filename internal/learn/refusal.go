@@ -22,21 +22,23 @@ import (
 //     (read_file, make_reg, ...; several joined by ","). A create whose
 //     path is an existing regular file (an O_CREAT open of it) is a write
 //     of that file. Socket, syscall and TCP-port records are not
-//     learnable; a connect with a host is a proxy refusal (learnable
-//     unless by design).
+//     learnable; the proxy's records (Rule "proxy: REASON") are read as
+//     FromProxy reads its reasons; a host refused by another layer is not
+//     learnable.
 func FromRefusals(rs []refusal.Refusal, c Classifier) []Refusal {
 	var out []Refusal
 	for _, r := range rs {
 		if r.Noise {
 			continue
 		}
-		if r.Host != "" {
-			x := Refusal{Host: r.Host, Port: r.Port}
+		if r.Host != "" || r.Layer == refusal.Proxy {
+			// The proxy's records carry its reason as "proxy: REASON".
+			x := FromProxy(r.Host, r.Port, strings.TrimPrefix(r.Rule, "proxy: "))
 			switch {
 			case r.ByDesign:
-				x.ByDesign = r.Rule
+				x.ByDesign, x.NotLearnable = r.Rule, ""
 			case r.Layer != refusal.Proxy:
-				x.NotLearnable = r.Layer.String() + ": " + r.Rule
+				x.ByDesign, x.NotLearnable = "", r.Layer.String()+": "+r.Rule
 			}
 			out = append(out, x)
 			continue

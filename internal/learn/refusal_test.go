@@ -34,8 +34,10 @@ func TestFromRefusals(t *testing.T) {
 		mask,
 		{Layer: refusal.Landlock, Path: filepath.Join(data, "probe"), Right: "read_file", Rule: "outside every root", Noise: true},
 		{Layer: refusal.Seccomp, Right: refusal.RightSocket, Rule: "seccomp inet-non-tcp: UDP socket"},
-		{Layer: refusal.Proxy, Host: "registry.example", Port: 443, Right: refusal.RightConnect, Rule: "not on the allowlist", Flag: "--allow-domain registry.example:443"},
+		{Layer: refusal.Proxy, Host: "registry.example", Port: 443, Right: refusal.RightConnect, Rule: "proxy: not on the allowlist", Flag: "--allow-domain registry.example"},
 		{Layer: refusal.Proxy, Host: "10.0.0.1", Port: 80, Right: refusal.RightConnect, Rule: "resolves to a private address", ByDesign: true},
+		{Layer: refusal.Proxy, Host: "nx.example", Port: 443, Right: refusal.RightConnect, Rule: "proxy: name did not resolve", Flag: "--allow-domain nx.example"},
+		{Layer: refusal.Landlock, Path: "/proc/PID/*", Right: "read_file", Rule: "3 paths, other processes' /proc entries"},
 		{Layer: refusal.Landlock, Path: out, Right: "make_reg,make_dir", Rule: "outside every root"},
 	}
 	p := Decide(FromRefusals(rs, nil), nil)
@@ -50,7 +52,9 @@ func TestFromRefusals(t *testing.T) {
 	for _, c := range p.Comments {
 		assert.NotContains(t, c, "probe", "noise is dropped")
 	}
-	assert.Len(t, p.Comments, 3)
+	assert.Contains(t, p.Comments, `not learned: "nx.example:443" (proxy: name did not resolve)`)
+	assert.Contains(t, p.Comments, `not learned: "/proc/PID/*" (a process's /proc entry: never granted)`)
+	assert.Len(t, p.Comments, 5)
 
 	// Control: the mask's record without ByDesign is granted.
 	mask.ByDesign = false
