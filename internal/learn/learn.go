@@ -33,9 +33,11 @@
 // Paths and hosts are written as TOML basic strings, escaped; comments
 // quote them ASCII-only, so no refused name can end a comment or a string.
 //
-// The package touches no policy: the caller says which refusals are by
-// design (see [Classifier] and the adapters [FromDenials] and
-// [FromProxy]).
+// The package decides nothing about the policy itself: a [Classifier]
+// says which refusals are by design ([PolicyClassifier] asks the run's
+// jail.Workspace). Adapters: [FromRefusals] for the shared record of every
+// layer (internal/refusal: what landjail run uses), [FromDenials] for
+// Landlock's audit records alone, [FromProxy] for one proxy refusal.
 package learn
 
 import (
