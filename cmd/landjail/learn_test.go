@@ -167,3 +167,35 @@ func TestRunLearnAllowDomain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"localhost:1", entry}, o.AllowDomain)
 }
+
+// TestRunLearnExecute: a command outside the policy is refused at execve
+// (exit 126, the run's start fails); --learn still writes FILE, with the
+// exact program as rox, and the second run executes it. The first run is
+// the control (126 without the grant).
+func TestRunLearnExecute(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 7)
+	if ok, why := denials.Available(); !ok {
+		kerneltest.Missing(t, "Landlock audit records: %s", why)
+		return
+	}
+	bin := landjailBin(t)
+	dir, err := os.MkdirTemp("/var/tmp", "landjail-learn-tool-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	tool := filepath.Join(dir, "tool")
+	require.NoError(t, os.WriteFile(tool, []byte("#!/bin/sh\necho tool-ok\n"), 0o755))
+	ws := wsDir(t)
+	cfg := filepath.Join(wsDir(t), "learned.toml")
+	code, out := runBin(t, bin, nil, "run", "--workspace", ws, "--learn", cfg, "--", tool)
+	require.Equal(t, 126, code, out)
+	got, err := os.ReadFile(cfg)
+	require.NoError(t, err, out)
+	o, err := cliopts.ReadConfig(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, []string{tool}, o.ROX, "%s", got)
+	assert.Empty(t, o.RO)
+	assert.Empty(t, o.RW)
+	code, out = runBin(t, bin, nil, "run", "--workspace", ws, "--learn", cfg, "--config", cfg, "--", tool)
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "tool-ok")
+}

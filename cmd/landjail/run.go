@@ -370,7 +370,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
-		if lrn != nil {
+		if lrn != nil && ex != nil { // --learn sets Explain: ex is there
 			// An execve Landlock refused is learnable (rox).
 			rep.Denials, rep.ExplainUnavailable = ex.finish(ws, c.Seccomp, nil, stderr)
 			if lerr := lrn.finish(plan, rep.Denials, rep.ExplainUnavailable, "", exitCannotExec, stderr); lerr != nil {
