@@ -199,3 +199,67 @@ func TestRunLearnExecute(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "tool-ok")
 }
+
+// TestRunLearnNeverLiftsProtections: a run refused only by protections
+// (--protect-agent-config: a git hook; --read-only: a file; --deny-secrets:
+// a .env) learns no grant at all, and lists each as refused by design, in
+// both layers (Landlock carve-outs, and the namespace view's read-only
+// mounts and masks). The control: without the protections the same
+// script writes the hook and the file, and reads the .env.
+func TestRunLearnNeverLiftsProtections(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 7)
+	if ok, why := denials.Available(); !ok {
+		kerneltest.Missing(t, "Landlock audit records: %s", why)
+		return
+	}
+	bin := landjailBin(t)
+	for _, layer := range []struct {
+		name  string
+		flags []string
+	}{{"landlock-only", []string{"--no-namespaces"}}, {"default", nil}} {
+		t.Run(layer.name, func(t *testing.T) {
+			_, nsBlocked := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+			if errno, ok := kerneltest.Blocked(kerneltest.FeatureOpenat2); ok && layer.flags == nil && !nsBlocked {
+				t.Skipf("openat2 blocked with %v by LANDJAIL_EMULATE: the view's refusals are not recorded", errno)
+			}
+			ws := wsDir(t)
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git/hooks"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, "docs"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "docs/a.md"), []byte("a\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("TOKEN=x\n"), 0o600))
+			script := "echo hook > .git/hooks/pre-commit; echo b > docs/a.md; cat .env; true\n"
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "s.sh"), []byte(script), 0o644))
+			argv := []string{"--", "/bin/sh", "s.sh"}
+
+			// Control: unprotected, every access succeeds.
+			code, out := runBin(t, bin, nil, append(append(append([]string{"run", "--workspace", ws}, layer.flags...), "--timeout", "1m"), argv...)...)
+			require.Equal(t, 0, code, out)
+			assert.Contains(t, out, "TOKEN=x")
+			b, err := os.ReadFile(filepath.Join(ws, ".git/hooks/pre-commit"))
+			require.NoError(t, err)
+			assert.Equal(t, "hook\n", string(b))
+			require.NoError(t, os.Remove(filepath.Join(ws, ".git/hooks/pre-commit")))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "docs/a.md"), []byte("a\n"), 0o644))
+
+			cfg := filepath.Join(wsDir(t), "learned.toml")
+			args := append(append([]string{"run", "--workspace", ws}, layer.flags...),
+				"--protect-agent-config", "--read-only", "docs/", "--deny-secrets", "--learn", cfg)
+			code, out = runBin(t, bin, nil, append(args, argv...)...)
+			require.Equal(t, 0, code, out)
+			assert.NotContains(t, out, "TOKEN=x")
+			got, err := os.ReadFile(cfg)
+			require.NoError(t, err, out)
+			o, err := cliopts.ReadConfig(cfg)
+			require.NoError(t, err)
+			assert.Empty(t, o.RO, "%s", got)
+			assert.Empty(t, o.ROX, "%s", got)
+			assert.Empty(t, o.RW, "%s", got)
+			for _, p := range []string{".env", ".git/hooks", "docs"} {
+				assert.Contains(t, string(got), "# refused by design: \""+filepath.Join(ws, p), "%s\n%s", got, out)
+			}
+			b, err = os.ReadFile(filepath.Join(ws, "docs/a.md"))
+			require.NoError(t, err)
+			assert.Equal(t, "a\n", string(b))
+		})
+	}
+}
