@@ -47,6 +47,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,8 +195,9 @@ func Decide(refs []Refusal, have Grants) Plan {
 		need(key, target, r.Right.String()+" refused")
 	}
 	var p Plan
+	idx := indexGrants(have)
 	for id, w := range wants {
-		e, ok := entryFor(w.key, id[2:], w.why, have)
+		e, ok := entryFor(w.key, id[2:], w.why, idx)
 		if ok {
 			p.Add = append(p.Add, e)
 		}
@@ -223,10 +225,28 @@ func keyIndex(k Key) int {
 	return len(Keys)
 }
 
-// entryFor is the entry for value under key, or false when have already
-// grants it (the same path under key or a stronger key; an allow_domain
-// entry that already matches).
-func entryFor(key Key, value string, why map[string]bool, have Grants) (Entry, bool) {
+// granted indexes the path grants of a config: for each path, as written
+// and with its symbolic links resolved, the keys that grant it. Built once
+// per Decide (a realpath per entry, not per entry and refusal).
+type granted map[string][]Key
+
+func indexGrants(have Grants) granted {
+	g := granted{}
+	for _, k := range []Key{KeyRO, KeyROX, KeyRW} {
+		for _, h := range have[k] {
+			g[h] = append(g[h], k)
+			if c, err := filepath.EvalSymlinks(h); err == nil && c != h {
+				g[c] = append(g[c], k)
+			}
+		}
+	}
+	return g
+}
+
+// entryFor is the entry for value under key, or false when the config
+// already grants it (the same path under key or a stronger key; an
+// allow_domain entry is checked by decideProxy).
+func entryFor(key Key, value string, why map[string]bool, have granted) (Entry, bool) {
 	reasons := make([]string, 0, len(why))
 	for w := range why {
 		reasons = append(reasons, w)
@@ -237,31 +257,19 @@ func entryFor(key Key, value string, why map[string]bool, have Grants) (Entry, b
 		return Entry{key, value, note}, true
 	}
 	var lower []string
-	for _, k := range []Key{KeyRO, KeyROX, KeyRW} {
-		for _, h := range have[k] {
-			if !samePath(h, value) {
-				continue
-			}
-			if level(k) >= level(key) {
-				return Entry{}, false
-			}
-			lower = append(lower, string(k))
+	for _, k := range []Key{KeyRO, KeyROX, KeyRW} { // in order, once each
+		if !slices.Contains(have[value], k) {
+			continue
 		}
+		if level(k) >= level(key) {
+			return Entry{}, false
+		}
+		lower = append(lower, string(k))
 	}
 	if len(lower) > 0 {
 		note += "; upgrades " + strings.Join(lower, ", ") + " of the same path (both listed: the larger grant applies)"
 	}
 	return Entry{key, value, note}, true
-}
-
-// samePath reports whether a granted path h names p: equal, or equal
-// once h's symbolic links are resolved.
-func samePath(h, p string) bool {
-	if h == p {
-		return true
-	}
-	c, err := filepath.EvalSymlinks(h)
-	return err == nil && c == p
 }
 
 // Comment texts, fixed so that merges recognise lines they wrote before.

@@ -103,15 +103,20 @@ func Merge(text []byte, p Plan) ([]byte, error) {
 			ins = append(ins, insert{st.close, "\n" + lines.String()})
 		}
 	}
+	lines := map[string]bool{} // text's lines, blanks around them trimmed
+	for _, l := range strings.Split(string(text), "\n") {
+		lines[strings.TrimSpace(l)] = true
+	}
 	var newComments []string
 	for _, c := range p.Comments {
 		line := "# " + c
-		if !hasLine(text, line) {
+		if !lines[line] {
+			lines[line] = true
 			newComments = append(newComments, line)
 		}
 	}
 	if len(newComments) > 0 {
-		if !hasLine(text, commentsHeader) {
+		if !lines[commentsHeader] {
 			if appendText.Len() > 0 {
 				appendText.WriteString("\n")
 			}
@@ -146,17 +151,6 @@ func Merge(text []byte, p Plan) ([]byte, error) {
 		out = append(out, appendText.String()...)
 	}
 	return out, nil
-}
-
-// hasLine reports whether line is one of text's lines (blanks around it
-// ignored).
-func hasLine(text []byte, line string) bool {
-	for _, l := range strings.Split(string(text), "\n") {
-		if strings.TrimSpace(l) == line {
-			return true
-		}
-	}
-	return false
 }
 
 // Quote is s as a TOML basic string: '"' and '\' escaped, every control
