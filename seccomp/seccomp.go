@@ -217,8 +217,8 @@ type Options struct {
 	// Explain makes the filter record what it refuses and what the
 	// file system view refuses, for --explain (see Filter.Events): every
 	// refusing rule hands its calls to the supervisor, which answers the
-	// rule's errno; openat, mkdirat, execve and execveat (open, creat and
-	// mkdir on amd64) are observed and continued. The filter then always
+	// rule's errno; openat and mkdirat (open, creat and mkdir on amd64)
+	// are observed and continued. The filter then always
 	// has a listener and needs a live supervisor (Cmd.Start, Linux 5.0;
 	// 5.5 for SECCOMP_USER_NOTIF_FLAG_CONTINUE). Off, the program is the
 	// usual one.
