@@ -30,7 +30,8 @@ import (
 //     such a call before any LSM is asked: a read-only mount for a write or
 //     a creation (EROFS, sb_permission and mnt_want_write), a file with no
 //     permission bits for a process without capabilities (EACCES, the
-//     namespace layer's masks); with a broker (InstallBroker), a read
+//     namespace layer's masks); with a broker (InstallBroker) and
+//     Options.ExplainReads, a read
 //     Landlock refuses (the broker's own read-only open of the same name
 //     fails with EACCES, this process's succeeds). Then it answers
 //     SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call with
@@ -255,6 +256,9 @@ func (f *Filter) explainAnswer(req *seccompNotif, resp *seccompNotifResp, b Brok
 	}
 	// Observed (the program notifies nothing else): record, then let
 	// the kernel decide.
+	if !f.explainReads {
+		b = nil
+	}
 	if e, ok := observe(req, b); ok {
 		f.events.add(e)
 	}

@@ -223,6 +223,11 @@ type Options struct {
 	// 5.5 for SECCOMP_USER_NOTIF_FLAG_CONTINUE). Off, the program is the
 	// usual one.
 	Explain bool
+	// ExplainReads, with Explain, also tells a read Landlock refuses (the
+	// broker's confined open of the same name is refused, this process's
+	// is not): for callers that cannot read Landlock's audit records. Off
+	// where they can: the broker's open would be a second audit record.
+	ExplainReads bool
 }
 
 // Rule describes one rule of a Filter for reports.
@@ -261,9 +266,9 @@ type Filter struct {
 	anyPort bool
 	// explain (Options.Explain): prog hands refused and observed calls
 	// to the supervisor, which walks decisions and records in events.
-	explain   bool
-	decisions []decision
-	events    *eventLog
+	explain, explainReads bool
+	decisions             []decision
+	events                *eventLog
 }
 
 // Events returns what the supervisor recorded under Options.Explain, in
