@@ -23,23 +23,32 @@ import (
 //     call run (no SECCOMP_USER_NOTIF_FLAG_CONTINUE), so nothing the child
 //     changes in between can matter: the answer is the one the filter
 //     would have given.
-//   - the syscalls that open, create or execute a path (openat, mkdirat,
-//     execve, execveat; open, creat and mkdir where they exist) are
-//     observed: the supervisor copies the path, looks at it in the
-//     child's view (from /proc/TID/root, RESOLVE_IN_ROOT, O_PATH), and
-//     records what refuses such a call before any LSM is asked: a
-//     read-only mount for a write or a creation (EROFS, sb_permission and
-//     mnt_want_write), a file with no permission bits for a process
-//     without capabilities (EACCES, the namespace layer's masks), a noexec
-//     mount for an execve (EACCES, path_noexec); with a broker
-//     (InstallBroker), a read Landlock refuses (the broker's own read-only
-//     open of the same name fails with EACCES). Then it answers
+//   - the syscalls that open or create a path (openat, mkdirat; open,
+//     creat and mkdir where they exist) are observed: the supervisor
+//     copies the path, looks at it in the child's view (from
+//     /proc/TID/root, RESOLVE_IN_ROOT, O_PATH), and records what refuses
+//     such a call before any LSM is asked: a read-only mount for a write or
+//     a creation (EROFS, sb_permission and mnt_want_write), a file with no
+//     permission bits for a process without capabilities (EACCES, the
+//     namespace layer's masks); with a broker (InstallBroker) and
+//     Options.ExplainReads, a read
+//     Landlock refuses (the broker's own read-only open of the same name
+//     fails with EACCES, this process's succeeds). Then it answers
 //     SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call with
 //     every layer in force, as without the observation. The observation
 //     only ever adds a record; it decides nothing, so the race the
 //     seccomp_unotify(2) manual warns about (the child changes the path
 //     after it was read) can only make a record wrong, never let a call
 //     through.
+//
+// execve is not observed: the Go runtime's fork (CLONE_VFORK) holds the
+// spawning thread of this process, not preemptible, until the child's
+// execve returns; a garbage collection starting then would wait for that
+// thread while the child waits for the supervisor, a goroutine of the
+// same process. The same holds for any thread of this process that makes
+// a refused or observed call with a raw syscall (x/sys/unix.Socket): a
+// filter installed in the supervisor's own process (tests) must make
+// those calls with unix.Syscall.
 //
 // The cost is one round trip to the supervisor per observed call (see
 // BenchmarkExplainOpen); without Options.Explain the program is the usual
@@ -64,11 +73,11 @@ type Event struct {
 	// the file system (its working directory or descriptor joined with a
 	// relative name).
 	Path string
-	// Access is what an observed call wanted: "read", "write", "create"
-	// or "execute".
+	// Access is what an observed call wanted: "read", "write" or
+	// "create".
 	Access string
-	// Why is what refuses an observed call: ViewReadOnly, ViewNoPerm,
-	// ViewNoExec or LandlockRead.
+	// Why is what refuses an observed call: ViewReadOnly, ViewNoPerm or
+	// LandlockRead.
 	Why string
 	// Comm is the calling thread's comm, "" when several differed.
 	Comm string
@@ -85,8 +94,6 @@ const (
 	// which a process without CAP_DAC_OVERRIDE cannot open (EACCES); the
 	// namespace layer masks denied files with such a file.
 	ViewNoPerm = "mode 0000"
-	// ViewNoExec: an execve from a noexec mount (EACCES).
-	ViewNoExec = "noexec mount"
 	// LandlockRead: not the view's: the broker (Filter.InstallBroker),
 	// confined by the child's ruleset, was refused opening the file for
 	// reading (EACCES): Landlock refuses it, seen without audit records.
@@ -136,17 +143,14 @@ type decision struct {
 // observed syscalls: where their directory descriptor (-1: none, the
 // working directory), path and open flags (-1: none) are, and the access.
 type observedCall struct {
-	name                  string
-	dirfd, path, flags    int
-	access                string // "" for an open: decided by its flags
-	execAt, fromFlagsOnly bool
+	name               string
+	dirfd, path, flags int
+	access             string // "" for an open: decided by its flags
 }
 
 var observedCalls = []observedCall{
 	{name: "openat", dirfd: 0, path: 1, flags: 2},
 	{name: "mkdirat", dirfd: 0, path: 1, flags: -1, access: "create"},
-	{name: "execve", dirfd: -1, path: 0, flags: -1, access: "execute"},
-	{name: "execveat", dirfd: 0, path: 1, flags: -1, access: "execute"},
 	// amd64's older forms (absent from syscallNumbers elsewhere).
 	{name: "open", dirfd: -1, path: 0, flags: 1},
 	{name: "creat", dirfd: -1, path: 0, flags: -1, access: "write"},
@@ -154,17 +158,15 @@ var observedCalls = []observedCall{
 }
 
 func init() {
-	syscallNumbers["execve"] = unix.SYS_EXECVE
-	syscallNumbers["execveat"] = unix.SYS_EXECVEAT
 	syscallNumbers["mkdirat"] = unix.SYS_MKDIRAT
 }
 
 // observeRule is the rule, reported last, that hands the observed
 // syscalls to the supervisor (Options.Explain).
 func observeRule() rule {
-	r := rule{Rule: Rule{Name: "explain-observe", Syscall: "openat, mkdirat, execve, execveat (and open, creat, mkdir)",
+	r := rule{Rule: Rule{Name: "explain-observe", Syscall: "openat, mkdirat (and open, creat, mkdir)",
 		Action: actNotify + ", then SECCOMP_USER_NOTIF_FLAG_CONTINUE",
-		Reason: "--explain: the supervisor records what the view refuses (a read-only mount, a mode-0000 mask, a noexec mount) and lets the kernel decide the call; it decides nothing"}}
+		Reason: "--explain: the supervisor records what the view refuses (a read-only mount, a mode-0000 mask) and lets the kernel decide the call; it decides nothing"}}
 	for _, c := range observedCalls {
 		if _, ok := syscallNumbers[c.name]; ok {
 			r.entries = append(r.entries, entry{syscall: c.name, ret: bpfprog.UserNotif})
@@ -254,6 +256,9 @@ func (f *Filter) explainAnswer(req *seccompNotif, resp *seccompNotifResp, b Brok
 	}
 	// Observed (the program notifies nothing else): record, then let
 	// the kernel decide.
+	if !f.explainReads {
+		b = nil
+	}
 	if e, ok := observe(req, b); ok {
 		f.events.add(e)
 	}
@@ -352,11 +357,6 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 	e := Event{Syscall: c.name, Path: abs, Access: access, Comm: comm(tid)}
 	typ := st.Mode & unix.S_IFMT
 	switch {
-	case access == "execute":
-		if sfs.Flags&unix.ST_NOEXEC == 0 || typ != unix.S_IFREG {
-			return Event{}, false
-		}
-		e.Why, e.Errno = ViewNoExec, unix.EACCES
 	case access == "read":
 		if typ == unix.S_IFREG && st.Mode&0o7777 == 0 {
 			e.Why, e.Errno = ViewNoPerm, unix.EACCES

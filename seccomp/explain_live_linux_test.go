@@ -77,10 +77,11 @@ func TestExplainLive(t *testing.T) {
 		require.NoError(t, err)
 		got := map[string]string{}
 		onFilteredThread(t, f, func() {
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			// unix.Socket is a raw syscall: see sysSocket.
+			fd, err := sysSocket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 			got["udp"] = errName(err)
 			unix.Close(fd)
-			fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			fd, err = sysSocket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 			got["tcp"] = errName(err)
 			unix.Close(fd)
 			// This thread only: a mount namespace with dir/ro read-only.
@@ -133,4 +134,16 @@ func TestExplainLive(t *testing.T) {
 		{"openat", "", "EROFS", filepath.Join(ro, "new"), "create", ViewReadOnly},
 		{"openat", "", "EACCES", secret, "read", ViewNoPerm},
 	}, evs)
+}
+
+// sysSocket is socket(2) through unix.Syscall, which tells the Go
+// runtime the thread is in a syscall: x/sys/unix.Socket uses RawSyscall,
+// and a thread of this process blocked there on the supervisor (another
+// goroutine of this process) would hold up a garbage collection forever.
+func sysSocket(domain, typ, proto int) (int, error) {
+	r, _, e := unix.Syscall(unix.SYS_SOCKET, uintptr(domain), uintptr(typ), uintptr(proto))
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
 }

@@ -51,7 +51,7 @@ func build(opt Options) (*Filter, error) {
 		// The supervisor answers what the plain program refuses.
 		var ers []rule
 		ers, f.decisions = explained(rs)
-		f.explain, f.events = true, &eventLog{}
+		f.explain, f.explainReads, f.events = true, opt.ExplainReads, &eventLog{}
 		if f.prog, err = compile(ers, tg); err != nil {
 			return nil, err
 		}

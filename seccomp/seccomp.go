@@ -217,12 +217,17 @@ type Options struct {
 	// Explain makes the filter record what it refuses and what the
 	// file system view refuses, for --explain (see Filter.Events): every
 	// refusing rule hands its calls to the supervisor, which answers the
-	// rule's errno; openat, mkdirat, execve and execveat (open, creat and
-	// mkdir on amd64) are observed and continued. The filter then always
+	// rule's errno; openat and mkdirat (open, creat and mkdir on amd64)
+	// are observed and continued. The filter then always
 	// has a listener and needs a live supervisor (Cmd.Start, Linux 5.0;
 	// 5.5 for SECCOMP_USER_NOTIF_FLAG_CONTINUE). Off, the program is the
 	// usual one.
 	Explain bool
+	// ExplainReads, with Explain, also tells a read Landlock refuses (the
+	// broker's confined open of the same name is refused, this process's
+	// is not): for callers that cannot read Landlock's audit records. Off
+	// where they can: the broker's open would be a second audit record.
+	ExplainReads bool
 }
 
 // Rule describes one rule of a Filter for reports.
@@ -261,9 +266,9 @@ type Filter struct {
 	anyPort bool
 	// explain (Options.Explain): prog hands refused and observed calls
 	// to the supervisor, which walks decisions and records in events.
-	explain   bool
-	decisions []decision
-	events    *eventLog
+	explain, explainReads bool
+	decisions             []decision
+	events                *eventLog
 }
 
 // Events returns what the supervisor recorded under Options.Explain, in

@@ -16,8 +16,9 @@ import (
 )
 
 // explainEvent turns what the seccomp supervisor recorded (--explain) into
-// a refusal: a rule of the filter (Layer Seccomp), or the view refusing an
-// open, creation or execve (Layer View), asked of ws as explain asks it.
+// a refusal: a rule of the filter (Layer Seccomp), the view refusing an
+// open or creation (Layer View), or a read Landlock refused as the broker
+// saw it (Layer Landlock), asked of ws as explain asks it.
 func explainEvent(ws *jail.Workspace, e seccomp.Event) refusal.Refusal {
 	if e.Rule != "" {
 		return explainSeccomp(e)
@@ -34,8 +35,6 @@ func explainEvent(ws *jail.Workspace, e seccomp.Event) refusal.Refusal {
 	switch e.Access {
 	case refusal.RightWrite, refusal.RightCreate:
 		access = jail.Write
-	case refusal.RightExecute:
-		access = jail.Execute
 	}
 	_, err := ws.Check(e.Path, access)
 	// The directory a flag names for a new entry; the file otherwise.
@@ -52,10 +51,6 @@ func explainEvent(ws *jail.Workspace, e seccomp.Event) refusal.Refusal {
 		}
 		x.Rule = "the file's own permissions are 0000 and the command has no capabilities (EACCES)"
 		x.ByDesign = true
-		return x
-	case seccomp.ViewNoExec:
-		x.Rule = "not executable in the view (its root is mounted noexec: a --ro root, or outside every root)"
-		x.Flag = "--rox " + toolchainRoot(dir)
 		return x
 	}
 	// seccomp.ViewReadOnly: EROFS.

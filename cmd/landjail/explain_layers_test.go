@@ -73,7 +73,6 @@ func TestExplainEvent(t *testing.T) {
 		{"erofs read-only path", seccomp.Event{Syscall: "openat", Path: ws + "/docs/a.md", Access: "write", Why: seccomp.ViewReadOnly}, refusal.View, "--read-only path", "--rw " + ws + "/docs/a.md", false},
 		{"masked", seccomp.Event{Syscall: "openat", Path: ws + "/.env", Access: "read", Why: seccomp.ViewNoPerm}, refusal.View, "masked", "drop the pattern", false},
 		{"own mode", seccomp.Event{Syscall: "openat", Path: ws + "/zero", Access: "read", Why: seccomp.ViewNoPerm}, refusal.View, "own permissions", "not allowed by design", false},
-		{"noexec", seccomp.Event{Syscall: "execve", Path: ro + "/bin/tool", Access: "execute", Why: seccomp.ViewNoExec}, refusal.View, "noexec", "--rox " + ro, false},
 		{"cgroup probe", seccomp.Event{Syscall: "openat", Path: "/sys/fs/cgroup/cpu.max", Access: "write", Why: seccomp.ViewReadOnly}, refusal.View, "read-only view", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/urfave/cli/v3"
 
+	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/internal/nsinit"
@@ -804,6 +805,14 @@ func (o *Options) SeccompFilterFor(rs *landlock.Ruleset) (*seccomp.Filter, error
 	return o.seccompFilter(rs.Report().Layer != landlock.LayerNamespaces)
 }
 
+// auditReadable reports whether --explain reads Landlock's own audit
+// records (root, Landlock ABI 7); without them the seccomp supervisor
+// tells Landlock's read refusals through the broker.
+func auditReadable() bool {
+	ok, _ := denials.Available()
+	return ok
+}
+
 func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
 	if o.NoSeccomp {
 		return nil, nil
@@ -817,6 +826,7 @@ func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
 		AllowDangerous:   o.AllowDangerousSyscall,
 		BindTCP:          toPorts(o.BindTCP),
 		Explain:          o.Explain, // issue 23: seccomp and view refusals explained
+		ExplainReads:     o.Explain && !auditReadable(),
 	})
 }
 
