@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -262,4 +263,62 @@ func TestRunLearnNeverLiftsProtections(t *testing.T) {
 			assert.Equal(t, "a\n", string(b))
 		})
 	}
+}
+
+// TestRunLearnNonRoot: as uid 65534 (no audit records) --learn says that
+// Landlock's own refusals are unavailable and learns what the other
+// layers saw: with --no-namespaces a refused read of a file under /var
+// (seen by the broker) becomes its exact ro grant, and the next run
+// reads it; the .env the same run was refused (a deny pattern) is by
+// design. The first run is the control (the read fails).
+func TestRunLearnNonRoot(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("drops to uid 65534: needs root")
+	}
+	if errno, ok := kerneltest.Blocked(kerneltest.FeatureOpenat2); ok {
+		t.Skipf("openat2 blocked with %v by LANDJAIL_EMULATE: the seccomp supervisor that records refusals without audit resolves paths through openat2 (TestRunExplainNonRoot fails there too)", errno)
+	}
+	shared := func(parent string, mode os.FileMode) string {
+		d, err := os.MkdirTemp(parent, "landjail-learn-nonroot-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(d) })
+		require.NoError(t, os.Chmod(d, mode))
+		d, err = filepath.EvalSymlinks(d)
+		require.NoError(t, err)
+		return d
+	}
+	ws, dir, data := shared("", 0o777), shared("", 0o777), shared("/var/tmp", 0o755)
+	input := filepath.Join(data, "input")
+	require.NoError(t, os.WriteFile(input, []byte("in-data\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("s3cret"), 0o644))
+	bin := filepath.Join(dir, "landjail")
+	b, err := os.ReadFile(landjailBin(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	cfg := filepath.Join(dir, "learned.toml")
+	run := func(extra ...string) string {
+		args := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "run", "--no-namespaces",
+			"--workspace", ws, "--deny", ".env", "--learn", cfg}, extra...)
+		cmd := osexec.Command("setpriv", append(args, "--", "sh", "-c", "cat .env; cat "+input+"; exit 0")...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/"}
+		cmd.Dir = ws
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	out := run()
+	assert.NotContains(t, out, "in-data", "control: read before it was learned")
+	assert.Contains(t, out, "--learn: Landlock's own refusals are unavailable")
+	got, err := os.ReadFile(cfg)
+	require.NoError(t, err, out)
+	o, err := cliopts.ReadConfig(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, []string{input}, o.RO, "%s", got)
+	assert.Empty(t, o.RW)
+	assert.Contains(t, string(got), "# refused by design: \""+filepath.Join(ws, ".env")+"\"")
+
+	out = run("--config", cfg)
+	assert.Contains(t, out, "in-data")
+	assert.NotContains(t, out, "s3cret")
 }
