@@ -177,6 +177,20 @@ func Decide(refs []Refusal, have Grants) Plan {
 		}
 		w.why[why] = true
 	}
+	// A path any record calls by design is never granted, even when
+	// another record (another layer, another right) of it is learnable.
+	blocked := map[string]bool{}
+	for _, r := range refs {
+		if r.ByDesign == "" || r.Host != "" || r.Path == "" {
+			continue
+		}
+		blocked[r.Path] = true
+		if r.Right == Create {
+			if fi, err := os.Lstat(r.Path); err != nil || !fi.IsDir() {
+				blocked[filepath.Dir(r.Path)] = true
+			}
+		}
+	}
 	for _, r := range refs {
 		if r.Host != "" || r.Path == "" {
 			entry, line := decideProxy(r, have)
@@ -191,6 +205,9 @@ func Decide(refs []Refusal, have Grants) Plan {
 		if line != "" {
 			comments[line] = true
 			continue
+		}
+		if blocked[target] {
+			continue // its by-design line says why
 		}
 		need(key, target, r.Right.String()+" refused")
 	}
