@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/jail"
 )
 
 // BenchmarkUpdate: one learn step of a large run: 500 refused reads of
@@ -41,6 +44,41 @@ func BenchmarkUpdate(b *testing.B) {
 	for b.Loop() {
 		if _, p, err := Update(text, root, refs); err != nil || len(p.Add) != 550 {
 			b.Fatal(err, len(p.Add))
+		}
+	}
+}
+
+// BenchmarkClassify: one refused read outside every root classified
+// against a policy built by cliopts with --deny-secrets and
+// --protect-agent-config: the run's Workspace asked, then a probe policy
+// built with the file's directory as a root (what each file-system
+// refusal of a --learn run costs).
+func BenchmarkClassify(b *testing.B) {
+	root, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, out := filepath.Join(root, "ws"), filepath.Join(root, "out")
+	for _, d := range []string{ws, out} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	f := filepath.Join(out, "input")
+	if err := os.WriteFile(f, []byte("data\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	o := &cliopts.Options{Workspace: ws, DenySecrets: true, ProtectAgentConfig: true}
+	pw, err := o.Policy()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pw.Close()
+	c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) { return o.Policy(jail.WithAllowed(dir, jail.ReadOnly)) }}
+	b.ReportAllocs()
+	for b.Loop() {
+		if bd, nl := c.Classify(f, Read); bd != "" || nl != "" {
+			b.Fatal(bd, nl)
 		}
 	}
 }
