@@ -47,6 +47,17 @@ func build(opt Options) (*Filter, error) {
 		}
 		plain = append(plain, r)
 	}
+	if opt.Explain {
+		// The supervisor answers what the plain program refuses.
+		var ers []rule
+		ers, f.decisions = explained(rs)
+		f.explain, f.explainReads, f.events = true, opt.ExplainReads, &eventLog{}
+		if f.prog, err = compile(ers, tg); err != nil {
+			return nil, err
+		}
+		f.plain = sync.OnceValues(func() ([]sockFilter, error) { return compile(plain, tg) })
+		return f, f.finishSupervised(opt)
+	}
 	if f.prog, err = compile(rs, tg); err != nil {
 		return nil, err
 	}
@@ -57,6 +68,11 @@ func build(opt Options) (*Filter, error) {
 		// filters never are, and Build stays one compilation.
 		f.plain = sync.OnceValues(func() ([]sockFilter, error) { return compile(plain, tg) })
 	}
+	return f, f.finishSupervised(opt)
+}
+
+// finishSupervised sets the ports a supervised listen may use.
+func (f *Filter) finishSupervised(opt Options) error {
 	if f.supervised {
 		f.bindTCP = make(map[uint16]bool, len(opt.BindTCP))
 		for _, p := range opt.BindTCP {
@@ -64,7 +80,7 @@ func build(opt Options) (*Filter, error) {
 		}
 		f.anyPort = f.bindTCP[0]
 	}
-	return f, nil
+	return nil
 }
 
 // compile is program and its compilation.
@@ -119,7 +135,11 @@ func (f *Filter) install(b Broker) error {
 		return err
 	}
 	prog, listener := plain, f.supervised
-	if b != nil && f.brokered {
+	if f.explain {
+		// Without a broker the supervisor answers inotify_add_watch
+		// EPERM, as the plain program does.
+		prog, listener = f.prog, true
+	} else if b != nil && f.brokered {
 		prog, listener = f.prog, true
 	} else if b != nil {
 		b.Close()
@@ -130,11 +150,13 @@ func (f *Filter) install(b Broker) error {
 		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
 	r1, err := bpfprog.SetModeFilter(prog, flags)
-	if errors.Is(err, unix.EBUSY) && b != nil && !f.supervised {
+	if errors.Is(err, unix.EBUSY) && (b != nil || f.explain) && !f.supervised {
 		// A listener further up the chain (a landjail inside a
 		// landjail): only inotify wanted one here, and it is refused
-		// instead (fail closed).
-		b.Close()
+		// instead (fail closed); with Explain, nothing is recorded.
+		if b != nil {
+			b.Close()
+		}
 		b, listener = nil, false
 		r1, err = bpfprog.SetModeFilter(plain, 0)
 	}

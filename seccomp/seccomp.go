@@ -222,6 +222,20 @@ type Options struct {
 	// host's IPC namespace (no namespace layer), where it would reach
 	// every object its uid owns; Landlock does not mediate them.
 	DenySysVIPC bool
+	// Explain makes the filter record what it refuses and what the
+	// file system view refuses, for --explain (see Filter.Events): every
+	// refusing rule hands its calls to the supervisor, which answers the
+	// rule's errno; openat and mkdirat (open, creat and mkdir on amd64)
+	// are observed and continued. The filter then always
+	// has a listener and needs a live supervisor (Cmd.Start, Linux 5.0;
+	// 5.5 for SECCOMP_USER_NOTIF_FLAG_CONTINUE). Off, the program is the
+	// usual one.
+	Explain bool
+	// ExplainReads, with Explain, also tells a read Landlock refuses (the
+	// broker's confined open of the same name is refused, this process's
+	// is not): for callers that cannot read Landlock's audit records. Off
+	// where they can: the broker's open would be a second audit record.
+	ExplainReads bool
 }
 
 // Rule describes one rule of a Filter for reports.
@@ -258,7 +272,26 @@ type Filter struct {
 	// anyPort when 0 is among them.
 	bindTCP map[uint16]bool
 	anyPort bool
+	// explain (Options.Explain): prog hands refused and observed calls
+	// to the supervisor, which walks decisions and records in events.
+	explain, explainReads bool
+	decisions             []decision
+	events                *eventLog
 }
+
+// Events returns what the supervisor recorded under Options.Explain, in
+// the order each kind first came (nil without it). Calls of every
+// instance installed from f are merged. Safe for concurrent use; read it
+// after the children have exited for a complete list.
+func (f *Filter) Events() []Event {
+	if f == nil || !f.explain {
+		return nil
+	}
+	return f.events.events()
+}
+
+// Explained reports whether f was built with Options.Explain.
+func (f *Filter) Explained() bool { return f != nil && f.explain }
 
 // Build compiles the filter for opt and the running architecture.
 // It fails wrapping ErrUnsupportedArch (and errors.ErrUnsupported) on a
@@ -355,5 +388,6 @@ func (f *Filter) Brokered() bool { return f != nil && f.brokered }
 // when a TCP port may be bound (Options.BindTCP) or UNIX sockets can be
 // created (Options.AllowUnixSockets, or Landlock ABI >= 9). Such a filter
 // only works in a process that stays alive while the child runs: use it
-// with exec.Cmd.Start, not with exec.Cmd.Exec (which refuses it).
-func (f *Filter) Supervised() bool { return f != nil && f.supervised }
+// with exec.Cmd.Start, not with exec.Cmd.Exec (which refuses it). A filter
+// built with Options.Explain is always Supervised.
+func (f *Filter) Supervised() bool { return f != nil && (f.supervised || f.explain) }

@@ -125,9 +125,17 @@ func answer(fd int, f *Filter, b Broker) {
 		return
 	}
 	resp := seccompNotifResp{id: req.id}
+	if f.explain && f.explainAnswer(&req, &resp, b) {
+		ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		return
+	}
 	var errno unix.Errno
 	switch req.nr {
 	case unix.SYS_INOTIFY_ADD_WATCH:
+		if b == nil {
+			errno = unix.EPERM // Explain without a broker: as the plain program
+			break
+		}
 		resp.val, errno = inotifyAddWatch(fd, &req, b)
 	default:
 		errno = f.listen(fd, &req)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/internal/refusal"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -53,8 +54,8 @@ func TestExplain(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			x := explain(w, tc.d)
 			assert.Equal(t, tc.right, x.Right)
-			assert.Contains(t, x.Why, tc.why)
-			assert.Contains(t, x.Allow, tc.allow)
+			assert.Contains(t, x.Rule, tc.why)
+			assert.Contains(t, x.Remedy(), tc.allow)
 		})
 	}
 }
@@ -63,19 +64,19 @@ func TestExplain(t *testing.T) {
 // right (counts summed, paths counted); /proc/self, /proc/1x (not a
 // number) and other paths stay one line each, in order.
 func TestGroupProc(t *testing.T) {
-	in := []explanation{
-		{Right: "read_file", Path: "/etc/shadow", Count: 1, Why: "outside"},
-		{Right: "read_file", Path: "/proc/1/environ", Count: 2, Denied: "ps"},
-		{Right: "read_dir", Path: "/proc/42/fd", Count: 1, Denied: "ps"},
+	in := []refusal.Refusal{
+		{Right: "read_file", Path: "/etc/shadow", Count: 1, Rule: "outside"},
+		{Right: "read_file", Path: "/proc/1/environ", Count: 2, Comm: "ps"},
+		{Right: "read_dir", Path: "/proc/42/fd", Count: 1, Comm: "ps"},
 		{Right: "read_file", Path: "/proc/self/status", Count: 1},
-		{Right: "read_file", Path: "/proc/77/cmdline", Count: 3, Denied: "ps"},
+		{Right: "read_file", Path: "/proc/77/cmdline", Count: 3, Comm: "ps"},
 		{Right: "read_file", Path: "/proc/1x/stat", Count: 1},
-		{Right: "read_file", Path: "/proc/9", Count: 1, Denied: "top"},
+		{Right: "read_file", Path: "/proc/9", Count: 1, Comm: "top"},
 	}
 	got := groupProc(in)
 	var lines []string
 	for _, x := range got {
-		lines = append(lines, fmt.Sprintf("%s %s %d %s", x.Right, x.Path, x.Count, x.Denied))
+		lines = append(lines, fmt.Sprintf("%s %s %d %s", x.Right, x.Path, x.Count, x.Comm))
 	}
 	assert.Equal(t, []string{
 		"read_file /etc/shadow 1 ",
@@ -84,8 +85,8 @@ func TestGroupProc(t *testing.T) {
 		"read_file /proc/self/status 1 ",
 		"read_file /proc/1x/stat 1 ",
 	}, lines)
-	assert.True(t, strings.HasPrefix(got[1].Why, "3 paths, other processes' /proc entries"), got[1].Why)
-	assert.True(t, strings.HasPrefix(got[2].Why, "1 path, "), got[2].Why)
+	assert.True(t, strings.HasPrefix(got[1].Rule, "3 paths, other processes' /proc entries"), got[1].Rule)
+	assert.True(t, strings.HasPrefix(got[2].Rule, "1 path, "), got[2].Rule)
 }
 
 // TestRunExplain: the built landjail, --explain: a read outside the
@@ -136,8 +137,14 @@ func TestRunExplain(t *testing.T) {
 	assert.Contains(t, rights, "read_file")
 	assert.Contains(t, rights, "connect_tcp")
 
-	// Without --explain: one line pointing to it.
-	code, out = runBin(t, bin, nil, "run", "--workspace", ws, "--timeout", "1m", "--", "cat", secret)
-	assert.Equal(t, 1, code)
+	// Without --explain: one line pointing to it only when the status
+	// looks like a refusal (126: a shell's "cannot execute"), never for a
+	// plain failure (exit 7, or cat's 1: landjail has no evidence of a
+	// refusal without --explain; issue 23).
+	code, out = runBin(t, bin, nil, "run", "--workspace", ws, "--timeout", "1m", "--", "sh", "-c", "exit 126")
+	assert.Equal(t, 126, code)
 	assert.Contains(t, out, "--explain lists what")
+	code, out = runBin(t, bin, nil, "run", "--workspace", ws, "--timeout", "1m", "--", "sh", "-c", "exit 7")
+	assert.Equal(t, 7, code)
+	assert.NotContains(t, out, "--explain")
 }

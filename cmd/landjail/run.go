@@ -19,6 +19,7 @@ import (
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/ptyrelay"
 	"github.com/landjail/landjail/internal/reaper"
+	"github.com/landjail/landjail/internal/refusal"
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/sandbox"
@@ -158,6 +159,14 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		}
 		defer report.close()
 	}
+	// --learn's FILE is read now, before the command can change it.
+	var lrn *learner
+	if !printRules {
+		if lrn, err = startLearner(o); err != nil {
+			return err
+		}
+		defer lrn.close()
+	}
 	set := sandbox.Settings{Stderr: stderr, Credential: cred, PrintRules: printRules}
 	if o.GitIdentity {
 		if set.Env, err = gitIdentity(); err != nil {
@@ -214,7 +223,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return &startError{c.Exec()}
 	}
 	defer lim.Close() // after a failure; FinishLimits ends it otherwise
-	return supervised(c, plan, argv, stdio, report, stderr, lim)
+	return supervised(c, plan, argv, stdio, report, stderr, lim, lrn)
 }
 
 // stdioSet is the caller's standard streams, and which are terminals.
@@ -309,7 +318,7 @@ const drainTime = 2 * time.Second
 // its process group, every descendant killed when it exits (landjail is
 // a child subreaper), the exit status returned as an exitStatus, the
 // report written.
-func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, lim *limits.Run) (err error) {
+func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, lim *limits.Run, lrn *learner) (err error) {
 	o, ws, proxy := plan.Options, plan.WS, plan.Proxy
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
@@ -356,13 +365,20 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 
 	var ex *explainer
 	if o.Explain {
-		ex = startExplainer(context.Background())
+		ex = startExplainer(context.Background(), o.ExplainAll)
 	}
 	if err := plan.TakeSweep(); err != nil { // --protect-agent-config (nothing without)
 		return fail(fmt.Errorf("run: %w", err))
 	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
+		if lrn != nil && ex != nil { // --learn sets Explain: ex is there
+			// An execve Landlock refused is learnable (rox).
+			rep.Denials, rep.ExplainUnavailable = ex.finish(ws, c.Seccomp, nil, stderr)
+			if lerr := lrn.finish(plan, rep.Denials, rep.ExplainUnavailable, "", exitCannotExec, stderr); lerr != nil {
+				fmt.Fprintf(stderr, "landjail: %v\n", lerr)
+			}
+		}
 		return fail(&startError{err})
 	}
 	if err := proxy.Serve(); err != nil {
@@ -435,12 +451,23 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	rep.DurationMS = float64(elapsed.Microseconds()) / 1000
 	if ex != nil {
-		rep.Denials, rep.ExplainUnavailable = ex.finish(ws, stderr)
+		rep.Denials, rep.ExplainUnavailable = ex.finish(ws, c.Seccomp, proxyRefusals(rep.ProxyRefused), stderr)
 		if rep.ExitCode != 0 {
 			explainPresets(stderr, o)
 		}
-	} else if rep.ExitCode != 0 && c.Ruleset.Enforced() {
-		fmt.Fprintf(stderr, "landjail: %s exited with status %d; if it was denied access, --explain lists what and the flag that allows it (--print-rules shows the rules)\n", argv[0], rep.ExitCode)
+	} else if hint := deniedHint(argv[0], rep.ExitCode, rep.Signal, len(rep.ProxyRefused) > 0, c.Ruleset.Enforced()); hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
+	if lrn != nil {
+		if err := lrn.finish(plan, rep.Denials, rep.ExplainUnavailable, rep.ProxyError, rep.ExitCode, stderr); err != nil {
+			// Like a failed sweep: a command that exited 0 fails, so a
+			// learn loop does not stop on a file it did not write.
+			fmt.Fprintf(stderr, "landjail: %v\n", err)
+			rep.Error = "run: " + err.Error()
+			if rep.ExitCode == 0 {
+				rep.ExitCode = 1
+			}
+		}
 	}
 	if sweepErr != nil {
 		// In the report whatever the command's status; a command that
@@ -513,11 +540,11 @@ type runReport struct {
 	// KilledDescendants counts the processes the command left behind
 	// that landjail killed after it exited.
 	KilledDescendants int `json:"killed_descendants,omitempty"`
-	// Denials are what Landlock denied, explained (--explain);
-	// ExplainUnavailable says why there are none when audit could not
-	// be read.
-	Denials            []explanation `json:"denials,omitempty"`
-	ExplainUnavailable string        `json:"explain_unavailable,omitempty"`
+	// Denials are what every layer refused, explained (--explain),
+	// noise included and marked; ExplainUnavailable says why Landlock's
+	// own denials are missing (audit could not be read).
+	Denials            []refusal.Refusal `json:"denials,omitempty"`
+	ExplainUnavailable string            `json:"explain_unavailable,omitempty"`
 	// Network is the --allow-domain mode (cliopts.NetworkAirtight,
 	// NetworkAdvisory, NetworkNotEnforced; "" without --allow-domain),
 	// NetworkReason why it is not airtight, ProxyRefused every kind of

@@ -24,6 +24,7 @@ import (
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/urfave/cli/v3"
 
+	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/internal/nsinit"
@@ -60,6 +61,7 @@ type Options struct {
 	Home        string   `toml:"home"`
 	GitIdentity bool     `toml:"git_identity"`
 	Explain     bool     `toml:"explain"`
+	ExplainAll  bool     `toml:"explain_all"` // --explain-all: noise listed too (issue 23)
 
 	ReadOnly           []string `toml:"read_only"`
 	ProtectAgentConfig bool     `toml:"protect_agent_config"`
@@ -69,6 +71,10 @@ type Options struct {
 	// configFile is the --config file, canonical ("" for none): read-only
 	// for the command when a writable root holds it.
 	configFile string
+	// learn is the --learn FILE (absolute), learnFile its canonical path
+	// when it exists: read-only for the command like configFile
+	// (learn.go). A flag only, never a config key.
+	learn, learnFile string
 
 	NoSeccomp             bool `toml:"no_seccomp"`
 	AllowUnixSockets      bool `toml:"allow_unix_sockets"`
@@ -172,6 +178,7 @@ const (
 	flagHome        = "home"
 	flagGitIdentity = "git-identity"
 	flagExplain     = "explain"
+	flagExplainAll  = "explain-all"
 
 	flagReadOnly           = "read-only"
 	flagProtectAgentConfig = "protect-agent-config"
@@ -257,9 +264,11 @@ func RunFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (git config user.name and user.email) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
 		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
-		&cli.BoolFlag{Name: flagExplain, Usage: "after the command exits, print each access Landlock denied, why, and the flag that would allow it (from Landlock's audit records: root, Landlock ABI 7; implies supervision)"},
+		&cli.BoolFlag{Name: flagExplain, Usage: "after the command exits, print each access refused (Landlock, the namespace view, seccomp, the proxy), why, and the flag that would allow it (Landlock's own denials need root and Landlock ABI 7; implies supervision)"},
+		&cli.BoolFlag{Name: flagExplainAll, Usage: "--explain, listing also the probes the Go runtime, glibc and the loader make and handle when refused"},
 		&cli.BoolFlag{Name: "print-rules", Usage: "print the effective rule list and exit"},
 		fileSizeFlag(limits.FlagFileSize),
+		learnFlag(),
 	)
 }
 
@@ -279,7 +288,7 @@ func ConfigKeys(flags []cli.Flag) []string {
 	for _, f := range flags {
 		name := f.Names()[0]
 		switch name {
-		case flagConfig, "print-rules", "json", "access", "ignore-roots":
+		case flagConfig, flagLearn, "print-rules", "json", "access", "ignore-roots":
 			continue
 		case limits.FlagFileSizeMCP:
 			// landjail-mcp's name for --max-file-size (its own
@@ -343,6 +352,8 @@ func Load(cmd *cli.Command) (*Options, error) {
 	})
 	set(flagGitIdentity, func() { o.GitIdentity = cmd.Bool(flagGitIdentity) })
 	set(flagExplain, func() { o.Explain = cmd.Bool(flagExplain) })
+	set(flagExplainAll, func() { o.ExplainAll = cmd.Bool(flagExplainAll); o.Explain = o.Explain || o.ExplainAll })
+	o.loadLearn(cmd, isSet)
 	set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
 	set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
 	set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
@@ -688,6 +699,9 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	if o.configFile != "" && o.writableHolds(root, o.configFile) {
 		readOnly = append(slices.Clone(readOnly), o.configFile)
 	}
+	if o.learnFile != "" && o.learnFile != o.configFile && o.writableHolds(root, o.learnFile) {
+		readOnly = append(slices.Clone(readOnly), o.learnFile)
+	}
 	if len(readOnly) > 0 {
 		opts = append(opts, jail.WithReadOnly(readOnly...))
 	}
@@ -803,6 +817,14 @@ func (o *Options) SeccompFilterFor(rs *landlock.Ruleset) (*seccomp.Filter, error
 	return o.seccompFilter(o.seccompOptions(rs.Report().Layer != landlock.LayerNamespaces))
 }
 
+// auditReadable reports whether --explain reads Landlock's own audit
+// records (root, Landlock ABI 7); without them the seccomp supervisor
+// tells Landlock's read refusals through the broker.
+func auditReadable() bool {
+	ok, _ := denials.Available()
+	return ok
+}
+
 func (o *Options) seccompOptions(denySysV bool) seccomp.Options {
 	return seccomp.Options{
 		DenySysVIPC:      denySysV,
@@ -812,6 +834,8 @@ func (o *Options) seccompOptions(denySysV bool) seccomp.Options {
 		AllowDNS:         o.AllowDNS,
 		AllowDangerous:   o.AllowDangerousSyscall,
 		BindTCP:          toPorts(o.BindTCP),
+		Explain:          o.Explain, // issue 23: seccomp and view refusals explained
+		ExplainReads:     o.Explain && !auditReadable(),
 	}
 }
 

@@ -1,0 +1,38 @@
+package cliopts
+
+import (
+	"path/filepath"
+
+	"github.com/urfave/cli/v3"
+)
+
+// flagLearn is run's --learn FILE: a command-line flag only, never a
+// --config key (a config file that names the file it is rewritten into
+// would let one run choose where the next one's policy goes).
+const flagLearn = "learn"
+
+// learnFlag is --learn, for run.
+func learnFlag() cli.Flag {
+	return &cli.StringFlag{Name: flagLearn, Usage: "after the command exits, record what was refused as exact grants in TOML `FILE` (ro/rox/rw of the exact file, or the directory a create was refused in; allow_domain host:port for proxy refusals), merged into FILE if it exists, written atomically whether the command succeeded or not; deny patterns, private keys, --read-only and --protect-agent-config are never lifted (listed as \"refused by design\" comments). Implies --explain and learns what it lists (Landlock's own refusals need root and ABI 7); repeat landjail run --learn F --config F -- CMD until CMD succeeds. Not a --config key"}
+}
+
+// loadLearn sets o.learn from --learn (absolute), and o.learnFile, its
+// canonical path, when it exists: read-only for the command when a
+// writable root holds it, as the --config file is (Policy). --learn
+// turns Explain on: it learns from the refusals --explain collects (the
+// seccomp filter records the view's and its own only then).
+func (o *Options) loadLearn(cmd *cli.Command, isSet map[string]bool) {
+	if !isSet[flagLearn] {
+		return
+	}
+	o.learn = absOrSelf(cmd.String(flagLearn))
+	o.Explain = true
+	if c, err := filepath.EvalSymlinks(o.learn); err == nil {
+		if c, err = filepath.Abs(c); err == nil {
+			o.learnFile = c
+		}
+	}
+}
+
+// Learn is the --learn FILE, absolute ("" without --learn).
+func (o *Options) Learn() string { return o.learn }

@@ -1,0 +1,172 @@
+package learn
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/jail"
+)
+
+// Classifier says whether a file-system refusal is by design: a
+// protection --learn must never lift.
+type Classifier interface {
+	// Classify returns the protection that refused (or would still
+	// refuse) right on path, "" when a grant would allow it; notLearnable
+	// when that cannot be decided (fail closed: nothing is granted).
+	Classify(path string, right Right) (byDesign, notLearnable string)
+}
+
+// FromDenials turns the Landlock denials of a run (internal/denials, read
+// from its audit records; root and Landlock ABI 7) into refusals, each
+// classified by c. One denial becomes one refusal per blocker. Network
+// and scope denials, device ioctls and mount changes are not learnable.
+func FromDenials(ds []denials.Denial, c Classifier) []Refusal {
+	var out []Refusal
+	for _, d := range ds {
+		for _, b := range d.Blockers {
+			r := Refusal{Path: d.Path}
+			switch {
+			case b == "fs.read_file":
+				r.Right = Read
+			case b == "fs.read_dir":
+				r.Right, r.Dir = Read, true
+			case b == "fs.execute":
+				r.Right = Exec
+			case b == "fs.write_file" || b == "fs.truncate":
+				r.Right = Write
+			case strings.HasPrefix(b, "fs.make_") || strings.HasPrefix(b, "fs.remove_") || b == "fs.refer":
+				r.Right = Create
+			case strings.HasPrefix(b, "net."):
+				r.Path = fmt.Sprintf("TCP port %d", d.Port)
+				r.NotLearnable = strings.TrimPrefix(b, "net.") + ": --learn grants files and --allow-domain hosts only (--connect-tcp, --bind-tcp, --allow-domain)"
+			default:
+				if r.Path == "" {
+					r.Path = b
+				}
+				r.NotLearnable = b + ": no grant allows it"
+			}
+			if r.NotLearnable == "" {
+				if r.Path == "" || !filepath.IsAbs(r.Path) {
+					r.NotLearnable = "the audit record's path is not absolute (a detached or other mount)"
+				} else if c != nil {
+					r.ByDesign, r.NotLearnable = c.Classify(r.Path, r.Right)
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Proxy refusal reasons, as internal/netproxy records them
+// (netproxy.Reason*; a test checks they are equal: that package is not
+// linked into landjail).
+const (
+	proxyNotListed   = "not on the allowlist"
+	proxyPort        = "port not allowed for this host"
+	proxySpecial     = "resolves to a loopback/private/special address and is not listed exactly"
+	proxyLocal       = "resolves to an address of this host and is not listed exactly"
+	proxyBelowSuffix = "under a public suffix below the wildcard (another owner's name)"
+)
+
+// FromProxy turns one kind of request the --allow-domain proxy refused
+// (cliopts.Refusal: host as requested, port, reason) into a refusal. A
+// host not listed, or not on that port, is learnable; a name resolving to
+// a private or local address (the DNS-rebinding defence) or under a public
+// suffix below a wildcard is by design; the rest (unparseable, did not
+// resolve, not a proxy request) are not learnable.
+func FromProxy(host string, port uint16, reason string) Refusal {
+	r := Refusal{Host: host, Port: port}
+	switch reason {
+	case proxyNotListed, proxyPort:
+	case proxySpecial, proxyLocal:
+		r.ByDesign = "the proxy's DNS-rebinding defence: " + reason + "; list it by hand if it is meant"
+	case proxyBelowSuffix:
+		r.ByDesign = "the proxy's public-suffix rule: " + reason
+	default:
+		r.NotLearnable = "proxy: " + reason
+	}
+	if r.Host == "" {
+		r.Host = "(no host)"
+	}
+	return r
+}
+
+// PolicyClassifier classifies against the run's policy: WS is the
+// Workspace the run's Landlock rules were compiled from; Probe, when set,
+// returns the same policy with one more read-only root, dir, so that the
+// deny patterns, private-key rules and protections are asked about a path
+// as they will be once it is granted (a --ro file is a Landlock rule only,
+// outside every jail root: without the probe nothing would match it).
+// Probe's Workspace is closed after use.
+type PolicyClassifier struct {
+	WS    *jail.Workspace
+	Probe func(dir string) (*jail.Workspace, error)
+}
+
+// Classify implements Classifier: a deny pattern or private key (in the
+// run's policy or once granted), --protect-agent-config, a --read-only
+// path (for writes), a directory frozen by carve-outs (a write the policy
+// allows but Landlock refused).
+func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearnable string) {
+	// What a grant would name: the path, or for a create the directory
+	// (Landlock's records name it; the view's name the new entry).
+	target := path
+	if right == Create {
+		if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
+			target = filepath.Dir(path)
+		}
+	}
+	for _, p := range []string{path, target} {
+		if why := narrowed(c.WS, p, right); why != "" {
+			return why, ""
+		}
+	}
+	access := map[Right]jail.Access{Read: jail.Read, Exec: jail.Execute, Write: jail.Write, Create: jail.Write}[right]
+	_, err := c.WS.Check(path, access)
+	switch {
+	case errors.Is(err, jail.ErrDenied):
+		return "deny pattern (--deny, --deny-secrets) or private key", ""
+	case err == nil && (right == Write || right == Create):
+		return "a directory frozen by carve-outs (the namespace layer masks instead of freezing; or --no-carve)", ""
+	}
+	if c.Probe == nil {
+		return "", ""
+	}
+	dir := filepath.Dir(target)
+	if right == Create {
+		dir = target
+	}
+	pw, err := c.Probe(dir)
+	if err != nil {
+		return "", "cannot check the policy for it: " + err.Error()
+	}
+	defer pw.Close()
+	for _, p := range []string{path, target} {
+		if why := narrowed(pw, p, right); why != "" {
+			return why, ""
+		}
+	}
+	if _, err := pw.Check(path, jail.Read); errors.Is(err, jail.ErrDenied) {
+		return "deny pattern (--deny, --deny-secrets) or private key", ""
+	}
+	return "", ""
+}
+
+// narrowed names the protection ws puts on path for right, "" for none.
+func narrowed(ws *jail.Workspace, path string, right Right) string {
+	n := ws.Narrowing(path)
+	switch {
+	case n&jail.NarrowAgentConfig != 0:
+		return "agent configuration (--protect-agent-config)"
+	case n&jail.NarrowDenied != 0:
+		return "deny pattern (--deny, --deny-secrets) or private key"
+	case n&jail.NarrowReadOnly != 0 && (right == Write || right == Create):
+		return "read-only path (--read-only, or the --config/--learn file)"
+	}
+	return ""
+}

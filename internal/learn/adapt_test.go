@@ -1,0 +1,97 @@
+package learn
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/jail"
+)
+
+const testKey = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+
+// TestPolicyClassifier classifies Landlock denials against a real policy
+// built by cliopts (the run's): each protection is by design, an access
+// outside every root or above a root's mode is learnable. The probe is
+// what finds a private key outside every root (a --ro file would bypass
+// the jail policy): the control without it calls that file learnable.
+func TestPolicyClassifier(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	for _, d := range []string{"ws/.git/hooks", "ws/docs", "ws/src", "ro", "out", "outside"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	files := map[string]string{
+		"ws/.env": "A=1\n", "ws/.git/config": "", "ws/docs/a.md": "", "ro/tool": "",
+		"outside/input": "data\n", "outside/notes.txt": testKey, "outside/.env": "B=2\n",
+	}
+	for f, data := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte(data), 0o644))
+	}
+	o := &cliopts.Options{Workspace: ws, DenySecrets: true, ProtectAgentConfig: true,
+		ReadOnly: []string{"docs/"}, RO: []string{filepath.Join(root, "ro")}}
+	pw, err := o.Policy()
+	require.NoError(t, err)
+	defer pw.Close()
+	probe := func(dir string) (*jail.Workspace, error) { return o.Policy(jail.WithAllowed(dir, jail.ReadOnly)) }
+	c := PolicyClassifier{WS: pw, Probe: probe}
+
+	p := func(s string) string { return filepath.Join(root, s) }
+	ds := []denials.Denial{
+		{Blockers: []string{"fs.read_file"}, Path: p("ws/.env")},
+		{Blockers: []string{"fs.write_file", "fs.truncate"}, Path: p("ws/.git/config")},
+		{Blockers: []string{"fs.make_reg"}, Path: p("ws/.git/hooks")},
+		{Blockers: []string{"fs.make_reg"}, Path: p("ws/docs")},
+		{Blockers: []string{"fs.make_reg"}, Path: p("ws/src")}, // allowed by the policy: a frozen directory
+		{Blockers: []string{"fs.write_file"}, Path: p("ro/tool")},
+		{Blockers: []string{"fs.execute"}, Path: p("ro/tool")},
+		{Blockers: []string{"fs.read_file"}, Path: p("outside/input")},
+		{Blockers: []string{"fs.read_file"}, Path: p("outside/notes.txt")},
+		{Blockers: []string{"fs.read_file"}, Path: p("outside/.env")},
+		{Blockers: []string{"fs.make_dir"}, Path: p("out")},
+		{Blockers: []string{"net.connect_tcp"}, Port: 9},
+		{Blockers: []string{"fs.read_file"}, Path: "pipe:[1234]"},
+		// As the view's records name a create: the new entry, not yet
+		// there; classified (and probed) as its directory.
+		{Blockers: []string{"fs.make_reg"}, Path: p("out/new.o")},
+		{Blockers: []string{"fs.make_reg"}, Path: p("ws/.git/hooks/pre-commit")},
+	}
+	type res struct{ byDesign, notLearnable bool }
+	want := []res{
+		{true, false}, {true, false}, {true, false}, {true, false}, {true, false}, {true, false},
+		{false, false}, {false, false}, {false, false},
+		{true, false}, {true, false},
+		{false, false},
+		{false, true}, {false, true},
+		{false, false}, {true, false},
+	}
+	refs := FromDenials(ds, c)
+	require.Len(t, refs, len(want))
+	for i, r := range refs {
+		assert.Equal(t, want[i], res{r.ByDesign != "", r.NotLearnable != ""}, "%d: %+v", i, r)
+	}
+	// ws/.git/config: two blockers, two refusals, both by design.
+	assert.Equal(t, Write, refs[1].Right)
+	assert.Equal(t, Write, refs[2].Right)
+	assert.Equal(t, Create, refs[11].Right)
+
+	// Control: without the probe the private key and .env outside every
+	// root look learnable (nothing in the run's policy covers them).
+	bare := FromDenials(ds[8:10], PolicyClassifier{WS: pw})
+	for _, r := range bare {
+		assert.Empty(t, r.ByDesign, "without the probe: %+v", r)
+	}
+
+	// And the plan grants only the learnable ones, exactly.
+	plan := Decide(refs, nil)
+	var got []string
+	for _, e := range plan.Add {
+		got = append(got, string(e.Key)+" "+e.Value)
+	}
+	assert.ElementsMatch(t, []string{"ro " + p("outside/input"), "rw " + p("out"), "rw " + p("ro/tool")}, got)
+}
