@@ -28,6 +28,22 @@
 //     UNIX socket (a /var/run/docker.sock-style escape; ABI 6 scopes only
 //     abstract sockets). Options.AllowUnixSockets keeps it allowed and the
 //     rule is reported as "allow" (unconfined).
+//   - unix-connect (Options.AllowUnix, Landlock ABI 1 to 8): named host
+//     sockets. socket(AF_UNIX) is allowed for SOCK_STREAM and
+//     SOCK_SEQPACKET only (unix-socket-dgram refuses datagram sockets:
+//     their sendto/sendmsg address is out of the filter's reach), and
+//     every connect(2) waits for the supervisor, which copies the address
+//     once, opens the name O_PATH as the child would (the broker:
+//     RESOLVE_IN_ROOT from the child's root, or its working directory;
+//     symbolic links followed; a name the caller listed also in this
+//     process's view) and connects the child's socket (pidfd_getfd) to
+//     /proc/self/fd/N of that descriptor when it is a named socket (st_dev,
+//     st_ino), else EACCES; abstract addresses get EPERM. Other families
+//     (TCP) are connected on the broker's thread, whose Landlock domain has
+//     the child's rules. The peer sees this process's pid and its uid and
+//     gid (SO_PEERCRED), which must be the child's (else EACCES). Without
+//     a broker (Install, Program) UNIX sockets are refused as without
+//     AllowUnix.
 //   - socketpair-dgram (when unix-socket denies): socketpair(2) with a type
 //     (masked with SOCK_TYPE_MASK) other than SOCK_STREAM and SOCK_SEQPACKET
 //     fails with EPERM: a datagram socket of a pair (AF_UNIX turns SOCK_RAW
@@ -209,11 +225,34 @@ type Options struct {
 	// port" to Landlock, lets any TCP socket listen). Order and duplicates
 	// do not matter.
 	BindTCP []uint16
+	// AllowUnix lists the pathname UNIX sockets the child may connect to
+	// (--allow-unix), each by the identity (device, inode) its path had
+	// when the caller resolved it. Below Landlock ABI 9 and with Landlock
+	// (ABI >= 1), without AllowUnixSockets, a non-empty list makes
+	// socket(AF_UNIX) allowed for SOCK_STREAM and SOCK_SEQPACKET (datagram
+	// sockets stay refused) and hands every connect(2) to the supervisor
+	// (see the unix-connect rule and InstallBroker); the filter is then
+	// Supervised and Brokered. From ABI 9 Landlock restricts the connect
+	// itself (LANDLOCK_ACCESS_FS_RESOLVE_UNIX, granted by the caller's
+	// ruleset on these paths) and the list is only reported. Without
+	// Landlock it is ignored: UNIX sockets stay refused (fail closed).
+	AllowUnix []UnixSocket
 	// DenySysVIPC refuses the System V IPC syscalls (shared memory,
 	// message queues, semaphores) with EPERM: for a child left in the
 	// host's IPC namespace (no namespace layer), where it would reach
 	// every object its uid owns; Landlock does not mediate them.
 	DenySysVIPC bool
+}
+
+// UnixSocket is a pathname UNIX socket a child may connect to
+// (Options.AllowUnix): Path as the caller named it, absolute and with
+// symbolic links resolved, and the socket's identity then (stat's st_dev
+// and st_ino). A socket re-created at the same path (a restarted daemon)
+// is another inode and is refused.
+type UnixSocket struct {
+	Path string `json:"path"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
 }
 
 // Rule describes one rule of a Filter for reports.
@@ -250,7 +289,16 @@ type Filter struct {
 	// anyPort when 0 is among them.
 	bindTCP map[uint16]bool
 	anyPort bool
+	// plainListener: the program installed without a broker (plain)
+	// still returns SECCOMP_RET_USER_NOTIF (listen).
+	plainListener bool
+	// allowUnix maps the named UNIX sockets' identities to their paths
+	// (Options.AllowUnix), when the supervisor enforces them.
+	allowUnix map[devIno]string
 }
+
+// devIno is a file's identity (st_dev, st_ino).
+type devIno struct{ dev, ino uint64 }
 
 // Build compiles the filter for opt and the running architecture.
 // It fails wrapping ErrUnsupportedArch (and errors.ErrUnsupported) on a
@@ -303,6 +351,12 @@ type Broker interface {
 	// the same namespace view). It returns the new descriptor, owned by
 	// the caller, or the errno (EACCES where Landlock denies the read).
 	OpenAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error)
+	// Connect is connect(sock, sa) on the broker's thread, sa being the
+	// raw struct sockaddr the child passed (copied once): Landlock's TCP
+	// rules then decide as for the child. It returns connect's error
+	// (an errno), nil on success. A connect that blocks (a blocking socket, a silent
+	// host) holds the broker, and so the supervisor, until it ends.
+	Connect(sock int, sa []byte) error
 	// Close ends the broker's thread.
 	Close()
 }
@@ -345,7 +399,9 @@ func (f *Filter) Brokered() bool { return f != nil && f.brokered }
 // Supervised reports whether f needs the supervisor that Install starts:
 // with the network restricted (Options.NetRestricted) on Landlock ABI >= 4,
 // when a TCP port may be bound (Options.BindTCP) or UNIX sockets can be
-// created (Options.AllowUnixSockets, or Landlock ABI >= 9). Such a filter
+// created (Options.AllowUnixSockets, or Landlock ABI >= 9); and when the
+// unix-connect rule brokers connect (Options.AllowUnix below ABI 9), which
+// also needs InstallBroker (installed otherwise, UNIX sockets are refused). Such a filter
 // only works in a process that stays alive while the child runs: use it
 // with exec.Cmd.Start, not with exec.Cmd.Exec (which refuses it).
 func (f *Filter) Supervised() bool { return f != nil && f.supervised }

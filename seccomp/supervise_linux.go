@@ -129,6 +129,8 @@ func answer(fd int, f *Filter, b Broker) {
 	switch req.nr {
 	case unix.SYS_INOTIFY_ADD_WATCH:
 		resp.val, errno = inotifyAddWatch(fd, &req, b)
+	case unix.SYS_CONNECT:
+		errno = f.connectNotif(fd, &req, b)
 	default:
 		errno = f.listen(fd, &req)
 	}

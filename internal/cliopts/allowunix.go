@@ -1,0 +1,107 @@
+package cliopts
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
+
+	golandlock "github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// flagAllowUnix is --allow-unix PATH (repeatable; allow_unix in a
+// --config file): a host pathname UNIX socket the command may connect
+// to, and no other.
+const flagAllowUnix = "allow-unix"
+
+// allowUnixFlag is --allow-unix's definition (ChildFlags).
+func allowUnixFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: flagAllowUnix, Usage: "let the command connect to the UNIX socket at `PATH` and no other (repeatable; an ssh-agent, a database, a build daemon: the socket is a capability, docker.sock is root). Below Landlock ABI 9 landjail brokers every connect(2) (the command must run supervised: not with --user, refused where landjail execve's it or from the non-root user-namespace stage); stream and seqpacket sockets only"}
+}
+
+// ErrNotSocket: an --allow-unix path is not a UNIX socket (or a datagram
+// one, which --allow-unix does not broker).
+var ErrNotSocket = errors.New("not a stream or seqpacket UNIX socket")
+
+// NamedUnixSockets resolves --allow-unix: each path, absolute and with
+// symbolic links resolved, with the identity (device, inode) of the socket
+// it names now. Errors wrap *fs.PathError: a path that does not exist,
+// or ErrNotSocket (not a socket, or a datagram socket).
+func (o *Options) NamedUnixSockets() ([]seccomp.UnixSocket, error) {
+	var out []seccomp.UnixSocket
+	for _, p := range o.AllowUnix {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		if abs, err = filepath.EvalSymlinks(abs); err != nil {
+			return nil, err
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(abs, &st); err != nil {
+			return nil, &os.PathError{Op: "stat", Path: p, Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFSOCK || isDatagram(abs) {
+			return nil, &os.PathError{Op: "--" + flagAllowUnix, Path: p, Err: ErrNotSocket}
+		}
+		out = append(out, seccomp.UnixSocket{Path: abs, Dev: st.Dev, Ino: st.Ino})
+	}
+	return out, nil
+}
+
+// isDatagram reports whether the socket at path is a datagram one: a
+// datagram socket connects to it, without sending anything (to a stream
+// or seqpacket socket the connect fails with EPROTOTYPE; to a socket
+// nobody serves, with ECONNREFUSED).
+func isDatagram(path string) bool {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return unix.Connect(fd, &unix.SockaddrUnix{Name: path}) == nil
+}
+
+// validateAllowUnix checks --allow-unix: every path must name a stream
+// or seqpacket socket (a usage error otherwise), and the command must run
+// as landjail's own user (the broker connects with landjail's identity,
+// which the daemon sees).
+func (o *Options) validateAllowUnix() error {
+	if len(o.AllowUnix) == 0 {
+		return nil
+	}
+	if _, err := o.NamedUnixSockets(); err != nil {
+		return fmt.Errorf("invalid --%s: %w", flagAllowUnix, err)
+	}
+	if o.User != "" {
+		return fmt.Errorf("--%s with --user: landjail connects for the command with its own identity, which the daemon sees (SO_PEERCRED): drop --user, or run landjail as that user", flagAllowUnix)
+	}
+	return nil
+}
+
+// allowUnixRules are the Landlock rules granting connect to the named
+// sockets (LANDLOCK_ACCESS_FS_RESOLVE_UNIX) where the kernel has the
+// right (ABI 9): there Landlock, not the seccomp broker, enforces
+// --allow-unix. None below ABI 9. Not testable on the ABI 7 kernels
+// landjail is tested on.
+func (o *Options) allowUnixRules() []landlock.Rule {
+	if len(o.AllowUnix) == 0 || landlock.ABI() < 9 {
+		return nil
+	}
+	socks, err := o.NamedUnixSockets()
+	if err != nil {
+		return nil // validate refused it already
+	}
+	var rules []landlock.Rule
+	for _, s := range socks {
+		rules = append(rules, landlock.Rule{Path: s.Path, Access: golandlock.AccessFSSet(ll.AccessFSResolveUnix), Source: "--" + flagAllowUnix})
+	}
+	return rules
+}
