@@ -193,6 +193,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		printLayer(w, plan.Ruleset.Report())
 		printPIDNamespace(w, plan)
 		printAllowDomain(w, o, plan.Ruleset.Report())
+		printAllowUnix(w, o, plan.Ruleset)
 		printLimits(w, plan.LimitSpec(), limits.Available())
 		return nil
 	}
@@ -318,6 +319,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		rep.Seccomp = c.Seccomp.Rules()
 	}
 	rep.Hygiene = hygieneOf(c)
+	rep.AllowUnix = allowUnixOf(o, c.Ruleset)
 	rep.Network, rep.NetworkReason = proxy.Mode()
 	fail := func(err error) error {
 		code, _ := exitCode(err)
@@ -523,6 +525,8 @@ type runReport struct {
 	NetworkReason string            `json:"network_reason,omitempty"`
 	ProxyRefused  []cliopts.Refusal `json:"proxy_refused,omitempty"`
 	ProxyError    string            `json:"proxy_error,omitempty"`
+	// AllowUnix: the --allow-unix sockets and how they are enforced.
+	AllowUnix *allowUnixReport `json:"allow_unix,omitempty"`
 }
 
 // printLayer ends --print-rules with the file-system layer in force, as
