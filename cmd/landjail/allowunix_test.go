@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/landlock"
 )
@@ -299,4 +300,43 @@ func TestAllowUnixSSHAgent(t *testing.T) {
 	code, got = runBin(t, bin, nil, "run", "--workspace", ws, "--env", "SSH_AUTH_SOCK="+sock, "--", "ssh-add", "-l")
 	assert.Equal(t, 2, code, got)
 	assert.Contains(t, got, "Error connecting to agent")
+}
+
+// TestAllowUnixWithAllowDomain: --allow-unix is accepted with
+// --allow-domain (unlike --allow-unix-sockets): a named socket is the
+// caller's explicit grant, and every other socket stays refused, so no
+// daemon socket the caller did not name opens a way around the proxy.
+// The command reaches the named socket and, through the brokered TCP
+// connect, the proxy (a listed host answers 200, another 403); the other
+// socket stays refused. Control: TestAllowUnixRun's unconfined probe.
+func TestAllowUnixWithAllowDomain(t *testing.T) {
+	useNetproxy(t)
+	probe := buildCLI(t, "./testdata/unixprobe", "CGO_ENABLED=0")
+	h := newUnixHost(t)
+	srv := newHitServer(t, false)
+	for _, tc := range proxyLayers {
+		t.Run(tc.name, func(t *testing.T) {
+			mode := wantProxyMode(t, tc.noNS)
+			ws := wsDir(t)
+			p := filepath.Join(ws, "unixprobe")
+			data, err := os.ReadFile(probe)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(p, data, 0o755))
+			args := append(append([]string{"run", "--workspace", ws, "--timeout", "1m",
+				"--allow-domain", "localhost:" + srv.port(), "--allow-unix", h.path("a.sock")}, tc.flags...),
+				"--", p, h.path("a.sock"), h.path("b.sock"), "proxy:localhost:"+srv.port(), "proxy:evil.test")
+			code, stdout, stderr := runCLI(t, args...)
+			require.Equal(t, 0, code, "stdout: %s\nstderr: %s", stdout, stderr)
+			got := probeLines(stdout)
+			if unixBrokered() {
+				assert.Equal(t, "ok A", got[h.path("a.sock")], stdout)
+			}
+			assert.NotContains(t, got[h.path("b.sock")], "ok", stdout)
+			if mode == cliopts.NetworkUnreachable {
+				return
+			}
+			assert.True(t, strings.HasPrefix(got["proxy:localhost:"+srv.port()], "ok HTTP/1.1 200"), stdout)
+			assert.True(t, strings.HasPrefix(got["proxy:evil.test"], "ok HTTP/1.1 403"), stdout)
+		})
+	}
 }
