@@ -304,3 +304,53 @@ func TestUnixConnectRace(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkUnixConnect is the price of one connect(2) through the
+// supervisor (notification, the address copied, /proc/TID/root,
+// NOTIF_ID_VALID, pidfd_getfd, SO_DOMAIN, an O_PATH open on the broker's
+// thread, fstat, /proc/TID/status, connect to /proc/self/fd/N, the
+// answer) against the direct call, each with a fresh socket to a named
+// listening socket (closed at once: the server's accept loop keeps up),
+// and of a TCP connect on the broker's thread.
+func BenchmarkUnixConnect(b *testing.B) {
+	requireSeccomp(b)
+	a := unixServer(b, filepath.Join(b.TempDir(), "a.sock"), "A")
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	serveTag(b, tcp, "T")
+	port := tcp.Addr().(*net.TCPAddr).Port
+	f, err := Build(Options{LandlockABI: 7, AllowUnix: []UnixSocket{a}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	unixLoop := func(b *testing.B) {
+		for b.Loop() {
+			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := unix.Connect(fd, &unix.SockaddrUnix{Name: a.Path}); err != nil {
+				b.Fatal(err)
+			}
+			unix.Close(fd)
+		}
+	}
+	tcpLoop := func(b *testing.B) {
+		for b.Loop() {
+			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := unix.Connect(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+				b.Fatal(err)
+			}
+			unix.Close(fd)
+		}
+	}
+	b.Run("unix/direct", unixLoop)
+	b.Run("unix/brokered", func(b *testing.B) { onBrokeredThread(b, f, newThreadBroker(), func() { unixLoop(b) }) })
+	b.Run("tcp/direct", tcpLoop)
+	b.Run("tcp/brokered", func(b *testing.B) { onBrokeredThread(b, f, newThreadBroker(), func() { tcpLoop(b) }) })
+}
