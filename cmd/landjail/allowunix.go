@@ -15,19 +15,20 @@ type allowUnixReport struct {
 	Enforcement string               `json:"enforcement"`
 }
 
-// allowUnixOf is the report's allow_unix for a command confined by rs
-// (nil without --allow-unix).
-func allowUnixOf(o *options, rs *landlock.Ruleset) *allowUnixReport {
+// allowUnixOf is the report's allow_unix for a command confined by rs,
+// with the seccomp layer or without (nil without --allow-unix).
+func allowUnixOf(o *options, rs *landlock.Ruleset, seccompOn bool) *allowUnixReport {
 	if len(o.AllowUnix) == 0 {
 		return nil
 	}
 	socks, _ := o.NamedUnixSockets() // checked by validate
-	return &allowUnixReport{Sockets: socks, Enforcement: o.AllowUnixEnforcement(rs)}
+	_, how := o.AllowUnixEnforcement(rs, seccompOn)
+	return &allowUnixReport{Sockets: socks, Enforcement: how}
 }
 
 // printAllowUnix is --print-rules' "# allow-unix:" line.
-func printAllowUnix(w io.Writer, o *options, rs *landlock.Ruleset) {
-	r := allowUnixOf(o, rs)
+func printAllowUnix(w io.Writer, o *options, rs *landlock.Ruleset, seccompOn bool) {
+	r := allowUnixOf(o, rs, seccompOn)
 	if r == nil {
 		return
 	}

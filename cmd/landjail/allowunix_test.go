@@ -116,9 +116,11 @@ func TestAllowUnixRun(t *testing.T) {
 			data, err := os.ReadFile(probe)
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(p, data, 0o755))
+			list := filepath.Join(ws, "targets")
+			require.NoError(t, os.WriteFile(list, []byte(strings.Join(targets, "\n")), 0o644))
 			run := func(flags ...string) map[string]string {
-				args := append(append(append([]string{"run", "--workspace", ws}, layer...), flags...), "--", p)
-				_, out := runBin(t, bin, nil, append(args, targets...)...)
+				args := append(append(append([]string{"run", "--workspace", ws}, layer...), flags...), "--", p, "@"+list)
+				_, out := runBin(t, bin, nil, args...)
 				return probeLines(out)
 			}
 			got := run()
@@ -160,6 +162,13 @@ func TestAllowUnixRun(t *testing.T) {
 		}
 		code, _, stderr := runCLI(t, "run", "--allow-unix", h.path("a.sock"), "--user", "65534", "--print-rules", "--", "true")
 		assert.Equal(t, 125, code, stderr)
+		// --no-seccomp: not enforced, said; --strict refuses.
+		ws := wsDir(t)
+		code, out := runBin(t, bin, nil, "run", "--workspace", ws, "--no-seccomp", "--allow-unix", h.path("a.sock"), "--", "true")
+		assert.Equal(t, 0, code, out)
+		assert.Contains(t, out, "landjail: warning: --allow-unix NOT enforced")
+		code, out = runBin(t, bin, nil, "run", "--workspace", ws, "--strict", "--no-seccomp", "--allow-unix", h.path("a.sock"), "--", "true")
+		assert.Equal(t, 125, code, out)
 	})
 }
 
@@ -238,8 +247,10 @@ func TestAllowUnixUnprivileged(t *testing.T) {
 	require.Equal(t, "ok A", got[a], "control")
 	require.Equal(t, "ok B", got[b], "control")
 
+	list := filepath.Join(ws, "targets")
+	require.NoError(t, os.WriteFile(list, []byte(a+"\n"+b), 0o644))
 	run := func(flags ...string) []string {
-		return append(append([]string{bin, "run", "--workspace", ws, "--allow-unix", a}, underEmulation(append([]string{"run"}, flags...))[1:]...), "--", p, a, b)
+		return append(append([]string{bin, "run", "--workspace", ws, "--allow-unix", a}, underEmulation(append([]string{"run"}, flags...))[1:]...), "--", p, "@"+list)
 	}
 	got = as(run("--no-namespaces", "--timeout", "1m")...)
 	if unixBrokered() {
@@ -248,9 +259,27 @@ func TestAllowUnixUnprivileged(t *testing.T) {
 		assert.Equal(t, "operation not permitted", got[a])
 	}
 	assert.NotContains(t, got[b], "ok")
+	// Whether the default layer is the user-namespace stage for this
+	// user, as landjail says (not under ns=EPERM, nor where the kernel
+	// refuses unprivileged user namespaces).
+	cmd := osexec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, append(run("--print-rules"), "true")...)...)
+	cmd.Env = []string{"HOME=" + ws, "PATH=/usr/bin:/bin"}
+	rules, _ := cmd.CombinedOutput()
+	userNS := strings.Contains(string(rules), "# user namespace: yes")
 	got = as(run()...)
-	assert.NotContains(t, got[a], "ok", "user-namespace stage (or no Landlock): refused")
+	if userNS || !unixBrokered() {
+		assert.NotContains(t, got[a], "ok", "user-namespace stage (or no Landlock): refused")
+	} else {
+		assert.Equal(t, "ok A", got[a], "landlock-only: brokered")
+	}
 	assert.NotContains(t, got[b], "ok")
+	if userNS {
+		assert.Contains(t, string(rules), "# allow-unix: refused: the command is started by the user-namespace stage")
+		cmd = osexec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--"}, run()...)...)
+		cmd.Env = []string{"HOME=" + ws, "PATH=/usr/bin:/bin"}
+		out, _ := cmd.CombinedOutput()
+		assert.Contains(t, string(out), "landjail: warning: --allow-unix refused: ", "said on stderr")
+	}
 }
 
 // TestAllowUnixSSHAgent: ssh-add lists the keys of an ssh-agent whose
@@ -322,9 +351,11 @@ func TestAllowUnixWithAllowDomain(t *testing.T) {
 			data, err := os.ReadFile(probe)
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(p, data, 0o755))
+			list := filepath.Join(ws, "targets")
+			require.NoError(t, os.WriteFile(list, []byte(strings.Join([]string{h.path("a.sock"), h.path("b.sock"), "proxy:localhost:" + srv.port(), "proxy:evil.test"}, "\n")), 0o644))
 			args := append(append([]string{"run", "--workspace", ws, "--timeout", "1m",
 				"--allow-domain", "localhost:" + srv.port(), "--allow-unix", h.path("a.sock")}, tc.flags...),
-				"--", p, h.path("a.sock"), h.path("b.sock"), "proxy:localhost:"+srv.port(), "proxy:evil.test")
+				"--", p, "@"+list)
 			code, stdout, stderr := runCLI(t, args...)
 			require.Equal(t, 0, code, "stdout: %s\nstderr: %s", stdout, stderr)
 			got := probeLines(stdout)

@@ -193,7 +193,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		printLayer(w, plan.Ruleset.Report())
 		printPIDNamespace(w, plan)
 		printAllowDomain(w, o, plan.Ruleset.Report())
-		printAllowUnix(w, o, plan.Ruleset)
+		printAllowUnix(w, o, plan.Ruleset, plan.Seccomp != nil)
 		printLimits(w, plan.LimitSpec(), limits.Available())
 		return nil
 	}
@@ -319,7 +319,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		rep.Seccomp = c.Seccomp.Rules()
 	}
 	rep.Hygiene = hygieneOf(c)
-	rep.AllowUnix = allowUnixOf(o, c.Ruleset)
+	rep.AllowUnix = allowUnixOf(o, c.Ruleset, c.Seccomp != nil)
 	rep.Network, rep.NetworkReason = proxy.Mode()
 	fail := func(err error) error {
 		code, _ := exitCode(err)

@@ -106,30 +106,49 @@ func (o *Options) allowUnixRules() []landlock.Rule {
 	return rules
 }
 
+// UnixEnforcement is how --allow-unix is enforced for a command.
+type UnixEnforcement uint8
+
+const (
+	// UnixNone: no --allow-unix.
+	UnixNone UnixEnforcement = iota
+	// UnixLandlock: Landlock ABI >= 9 (LANDLOCK_ACCESS_FS_RESOLVE_UNIX).
+	UnixLandlock
+	// UnixBroker: the seccomp broker connects for the command.
+	UnixBroker
+	// UnixRefused: nothing can broker, so every UNIX socket is refused,
+	// the named ones too (fail closed).
+	UnixRefused
+	// UnixNotEnforced: every reachable socket is open (--no-seccomp
+	// below ABI 9, --allow-unix-sockets).
+	UnixNotEnforced
+)
+
 // AllowUnixEnforcement says how --allow-unix is enforced for a command
-// confined by rs ("" without --allow-unix), for --print-rules and the
-// report: by Landlock (ABI >= 9), by landjail's seccomp broker, or not at
-// all, and then whether UNIX sockets are refused (fail closed) or every
-// reachable socket is open.
-func (o *Options) AllowUnixEnforcement(rs *landlock.Ruleset) string {
+// confined by rs, with the seccomp layer or without it (seccompOn), and
+// in words for --print-rules, the report and warnings (UnixNone, "" without
+// --allow-unix): by Landlock (ABI >= 9), by landjail's seccomp broker, or
+// not at all, and then whether UNIX sockets are refused (fail closed) or
+// every reachable socket is open.
+func (o *Options) AllowUnixEnforcement(rs *landlock.Ruleset, seccompOn bool) (UnixEnforcement, string) {
 	if len(o.AllowUnix) == 0 {
-		return ""
+		return UnixNone, ""
 	}
 	abi := landlock.ABI()
 	switch {
-	case o.AllowUnixSockets:
-		return "NOT enforced: --allow-unix-sockets allows every UNIX socket"
+	case o.AllowUnixSockets && abi < 9:
+		return UnixNotEnforced, "NOT enforced: --allow-unix-sockets allows every UNIX socket"
 	case rs == nil || !rs.Enforced():
-		if o.NoSeccomp {
-			return "NOT enforced: no Landlock and --no-seccomp: every reachable socket"
+		if !seccompOn {
+			return UnixNotEnforced, "NOT enforced: no Landlock and no seccomp layer: every reachable socket"
 		}
-		return "refused: without Landlock no broker can be confined like the command, so UNIX sockets are refused (EPERM), the named ones too"
+		return UnixRefused, "refused: without Landlock no broker can be confined like the command, so UNIX sockets are refused (EPERM), the named ones too"
 	case abi >= 9:
-		return fmt.Sprintf("landlock (LANDLOCK_ACCESS_FS_RESOLVE_UNIX, ABI %d): only the named sockets", abi)
-	case o.NoSeccomp:
-		return fmt.Sprintf("NOT enforced: --no-seccomp, and Landlock ABI %d < 9 does not mediate connect: every reachable socket", abi)
+		return UnixLandlock, fmt.Sprintf("landlock (LANDLOCK_ACCESS_FS_RESOLVE_UNIX, ABI %d): only the named sockets", abi)
+	case !seccompOn:
+		return UnixNotEnforced, fmt.Sprintf("NOT enforced: no seccomp layer, and Landlock ABI %d < 9 does not mediate connect: every reachable socket", abi)
 	case rs.UserNamespace():
-		return "refused: the command is started by the user-namespace stage (a non-root caller's namespace layer), where no broker runs: UNIX sockets are refused (EPERM), the named ones too (--no-namespaces makes the run brokered)"
+		return UnixRefused, "refused: the command is started by the user-namespace stage (a non-root caller's namespace layer), where no broker runs: UNIX sockets are refused (EPERM), the named ones too (--no-namespaces makes the run brokered)"
 	}
-	return fmt.Sprintf("seccomp broker: landjail connects for the command (Landlock ABI %d < 9 cannot), only to the named sockets' inodes; EACCES for any other, datagram and abstract UNIX sockets refused", abi)
+	return UnixBroker, fmt.Sprintf("seccomp broker: landjail connects for the command (Landlock ABI %d < 9 cannot), only to the named sockets' inodes; EACCES for any other, datagram and abstract UNIX sockets refused", abi)
 }

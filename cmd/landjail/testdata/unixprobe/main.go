@@ -1,6 +1,6 @@
 // Command unixprobe connects to each target and prints one line per
 // target: "TARGET ok REPLY" (the first bytes the peer sent) or
-// "TARGET ERRNO-TEXT". Targets: a path (a stream UNIX socket), "dgram:PATH"
+// "TARGET ERRNO-TEXT". "@FILE" reads the targets from FILE. Targets: a path (a stream UNIX socket), "dgram:PATH"
 // (a datagram UNIX socket sending "x" to PATH with sendto) or
 // "tcp:PORT" (127.0.0.1:PORT) or "proxy:HOST" (an HTTP GET of
 // http://HOST/ through $HTTP_PROXY: the reply's status line).
@@ -17,7 +17,19 @@ import (
 )
 
 func main() {
-	for _, t := range os.Args[1:] {
+	targets := os.Args[1:]
+	if len(targets) == 1 && strings.HasPrefix(targets[0], "@") {
+		// Targets in a file, one a line: arguments naming paths
+		// outside the policy would make the path-check fallback (no
+		// Landlock) refuse the command before it runs.
+		b, err := os.ReadFile(targets[0][1:])
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		targets = strings.Fields(string(b))
+	}
+	for _, t := range targets {
 		reply, err := probe(t)
 		if err != nil {
 			fmt.Printf("%s %v\n", t, err)
