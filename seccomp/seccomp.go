@@ -193,8 +193,8 @@
 //
 // Minimum kernel: 3.17 for seccomp(2), 4.14 for SECCOMP_RET_KILL_PROCESS;
 // a Supervised or brokered filter needs 5.0 (SECCOMP_RET_USER_NOTIF), 5.6
-// (pidfd_getfd; before, every supervised listen and inotify_add_watch
-// gets EACCES) and 5.8 for
+// (pidfd_getfd; before, every supervised listen, inotify_add_watch and
+// brokered connect gets EACCES) and 5.8 for
 // its supervisor to end with the last task using the filter (before, the
 // goroutine and its descriptor stay until the process exits).
 package seccomp
