@@ -1,6 +1,7 @@
 package seccomp
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,4 +81,39 @@ func TestFilterVMAllowUnix(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, f.Brokered())
 	run(t, f.prog, []call{sock(unix.AF_UNIX, unix.SOCK_STREAM, 0, eperm), connect(ok)})
+}
+
+// TestSunPath: the pathname the broker resolves is the one the kernel
+// would (unix_validate_addr, unix_mkname_bsd): up to the first NUL within
+// addrlen, the rest ignored; short, long and non-AF_UNIX addresses are
+// EINVAL as the kernel answers, abstract ones EPERM (refused).
+func TestSunPath(t *testing.T) {
+	addr := func(family uint16, path string, n int) []byte {
+		b := make([]byte, n)
+		b[0], b[1] = byte(family), byte(family>>8) // little-endian, as sa_family_t on amd64 and arm64
+		copy(b[2:], path)
+		return b
+	}
+	for _, tc := range []struct {
+		name  string
+		sa    []byte
+		want  string
+		errno unix.Errno
+	}{
+		{"terminated", addr(unix.AF_UNIX, "/run/a.sock\x00", 14), "/run/a.sock", 0},
+		{"unterminated, addrlen cuts", addr(unix.AF_UNIX, "/run/a.sock", 2+len("/run/a")), "/run/a", 0},
+		{"NUL then more", addr(unix.AF_UNIX, "/run/a\x00/b.sock", 110), "/run/a", 0},
+		{"full length, no NUL", addr(unix.AF_UNIX, strings.Repeat("x", 108), 110), strings.Repeat("x", 108), 0},
+		{"relative", addr(unix.AF_UNIX, "a.sock", 8), "a.sock", 0},
+		{"abstract", addr(unix.AF_UNIX, "\x00docker", 9), "", unix.EPERM},
+		{"family only", addr(unix.AF_UNIX, "", 2), "", unix.EINVAL},
+		{"empty", nil, "", unix.EINVAL},
+		{"too long", addr(unix.AF_UNIX, "/a", 111), "", unix.EINVAL},
+		{"AF_INET", addr(unix.AF_INET, "/run/a.sock", 16), "", unix.EINVAL},
+		{"AF_UNSPEC", addr(unix.AF_UNSPEC, "/run/a.sock", 16), "", unix.EINVAL},
+	} {
+		got, errno := sunPath(tc.sa)
+		assert.Equal(t, tc.want, got, tc.name)
+		assert.Equal(t, tc.errno, errno, tc.name)
+	}
 }
