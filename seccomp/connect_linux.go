@@ -17,9 +17,10 @@ import (
 // the check and the kernel's connect). In order:
 //
 //  1. pidfd of the notifying thread, the address copied once from its
-//     memory (process_vm_readv), and for a pathname address its root or
-//     working directory (/proc/TID/root, /proc/TID/cwd): everything named
-//     by the thread id is taken before
+//     memory (process_vm_readv), and for a pathname address its
+//     credentials (/proc/TID/status) and its root or working directory
+//     (/proc/TID/root, /proc/TID/cwd): everything named by the thread id
+//     is taken before
 //  2. SECCOMP_IOCTL_NOTIF_ID_VALID (the thread id was not recycled);
 //  3. pidfd_getfd for the socket (argument 0), and its family
 //     (SO_DOMAIN, on the duplicate);
@@ -76,8 +77,10 @@ func (f *Filter) connectNotif(lfd int, req *seccompNotif, b Broker) unix.Errno {
 		}
 	}
 	unsafePath, pathErr := sunPath(sa)
-	dirfd := -1
+	dirfd, sameCreds := -1, false
 	if pathErr == 0 {
+		// Read by thread id, so before NOTIF_ID_VALID proves it.
+		sameCreds = sameCredentials(tid)
 		dir := "cwd"
 		if strings.HasPrefix(unsafePath, "/") {
 			dir = "root"
@@ -118,7 +121,7 @@ func (f *Filter) connectNotif(lfd int, req *seccompNotif, b Broker) unix.Errno {
 		return errno
 	}
 	defer unix.Close(target)
-	if !sameCredentials(tid) {
+	if !sameCreds {
 		return unix.EACCES
 	}
 	return connectErrno(unix.Connect(sock, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(target)}))
