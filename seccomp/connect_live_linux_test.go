@@ -60,7 +60,8 @@ func dialTag(path string) (string, error) {
 // TestUnixConnectLive: with AllowUnix and a broker, a stream UNIX socket
 // connects to the named socket (by its path, a symbolic link to it or a
 // relative name) and to nothing else: another socket gets EACCES, an
-// abstract address EPERM, a missing path ENOENT; datagram UNIX sockets
+// abstract address EPERM, a missing path ENOENT, a thread with another
+// fsuid than the supervisor's EACCES; datagram UNIX sockets
 // and datagram pairs are refused; a TCP connect is passed on (the broker
 // connects it). Installed without a broker (Install: execve in place,
 // the user-namespace stage) no UNIX socket can be made. Control: on an
@@ -135,6 +136,14 @@ func TestUnixConnectLive(t *testing.T) {
 		tag, err := dialTag(rel)
 		assert.NoError(t, err, "relative %s", rel)
 		assert.Equal(t, "A", tag)
+		if unix.Geteuid() == 0 {
+			// This thread only (a raw setfsuid; the thread dies
+			// after): a child whose credentials are not landjail's
+			// is refused, since the daemon would see landjail's.
+			unix.RawSyscall(unix.SYS_SETFSUID, 65534, 0, 0)
+			_, err = dialTag(a.Path)
+			assert.ErrorIs(t, err, unix.EACCES, "another fsuid than the supervisor's")
+		}
 	})
 	onFilteredThread(t, f, func() {
 		_, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
