@@ -51,7 +51,7 @@ func unixConnectRules(opt Options) []rule {
 		{
 			Rule: Rule{Name: "unix-connect", Syscall: "connect", Action: actNotify,
 				Args:   "named sockets " + named,
-				Reason: "Landlock ABI < 9 does not mediate connecting to pathname UNIX sockets: the supervisor copies the address once, opens the name as the child would (its root or working directory, symbolic links followed below its root; a named path also in landjail's view) and connects the child's socket to that opened inode (/proc/self/fd/N) only when it is a named socket (device and inode), else EACCES; abstract addresses EPERM; other families are connected on the broker thread under the child's Landlock rules; EPERM-refused UNIX sockets where no supervisor runs (execve in place, the non-root user-namespace stage)"},
+				Reason: "Landlock ABI < 9 does not mediate connecting to pathname UNIX sockets: the supervisor copies the address once, opens the name as the child would (its root or working directory, symbolic links followed below its root; a named path also in landjail's view) and connects the child's socket to that opened inode (/proc/self/fd/N) only when it is a named socket (device and inode), else EACCES; abstract addresses EPERM; other families are connected on the broker thread under the child's Landlock rules; where no broker runs (execve in place, the non-root user-namespace stage) UNIX sockets are refused (EPERM) instead"},
 			entries: []entry{{syscall: "connect", ret: bpfprog.UserNotif}},
 		},
 	}

@@ -23,7 +23,7 @@ const flagAllowUnix = "allow-unix"
 
 // allowUnixFlag is --allow-unix's definition (ChildFlags).
 func allowUnixFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: flagAllowUnix, Usage: "let the command connect to the UNIX socket at `PATH` and no other (repeatable; an ssh-agent, a database, a build daemon: the socket is a capability, docker.sock is root). Below Landlock ABI 9 landjail brokers every connect(2) (the command must run supervised: not with --user, refused where landjail execve's it or from the non-root user-namespace stage); stream and seqpacket sockets only"}
+	return &cli.StringSliceFlag{Name: flagAllowUnix, Usage: "let the command connect to the UNIX socket at `PATH` and no other (repeatable; an ssh-agent, a database, a build daemon: the socket is a capability, docker.sock is root). Below Landlock ABI 9 landjail brokers every connect(2), so the run is supervised; not with --user; from a non-root caller's user-namespace stage every UNIX socket is refused (said at start; --no-namespaces brokers). Stream and seqpacket sockets only"}
 }
 
 // ErrNotSocket: an --allow-unix path is not a UNIX socket (or a datagram
