@@ -439,7 +439,7 @@ func ReadConfig(path string) (*Options, error) {
 	if o.Home != HomeWorkspace {
 		o.Home = rel(o.Home)
 	}
-	for _, l := range [][]string{o.RO, o.ROX, o.RW} {
+	for _, l := range [][]string{o.RO, o.ROX, o.RW, o.AllowUnix} {
 		for i := range l {
 			l[i] = rel(l[i])
 		}
