@@ -38,7 +38,10 @@ import (
 //  6. the child's credentials must be this process's (the peer sees the
 //     connecting task's: SO_PEERCRED), then connect(socket,
 //     "/proc/self/fd/N") of that O_PATH descriptor: the magic link names
-//     the checked inode, whatever the path names by now.
+//     the checked inode, whatever the path names by now. That connect
+//     runs on a goroutine of its own, which answers the notification
+//     (pendingConnect): it waits as long as the daemon does not accept,
+//     and must not hold the supervisor meanwhile.
 
 // sockaddrStorage is sizeof(struct sockaddr_storage): the kernel refuses
 // a longer address with EINVAL (move_addr_to_kernel).
@@ -51,29 +54,30 @@ const (
 	sockaddrUnLen = 110
 )
 
-// connectNotif answers one connect notification with the errno (0: the
-// child's socket is connected).
-func (f *Filter) connectNotif(lfd int, req *seccompNotif, b Broker) unix.Errno {
+// connectNotif decides one connect notification: the errno to answer,
+// or (for a UNIX socket to a named one) the connect to make, which
+// answers itself (pendingConnect.start).
+func (f *Filter) connectNotif(lfd int, req *seccompNotif, b Broker) (unix.Errno, *pendingConnect) {
 	if b == nil {
-		return unix.EPERM // cannot happen: the brokered program is installed with a broker only
+		return unix.EPERM, nil // cannot happen: the brokered program is installed with a broker only
 	}
 	tid := int(req.pid)
 	pidfd, err := pidfdOf(tid)
 	if err != nil {
-		return unix.EACCES
+		return unix.EACCES, nil
 	}
 	defer unix.Close(pidfd)
 	// connect(int fd, struct sockaddr *addr, int addrlen).
 	alen := int32(req.args[2])
 	if alen < 0 || alen > sockaddrStorage {
-		return unix.EINVAL
+		return unix.EINVAL, nil
 	}
 	sa := make([]byte, alen)
 	if alen > 0 {
 		got, err := unix.ProcessVMReadv(tid, []unix.Iovec{{Base: &sa[0], Len: uint64(alen)}},
 			[]unix.RemoteIovec{{Base: uintptr(req.args[1]), Len: int(alen)}}, 0)
 		if err != nil || got != int(alen) {
-			return unix.EFAULT
+			return unix.EFAULT, nil
 		}
 	}
 	unsafePath, pathErr := sunPath(sa)
@@ -87,44 +91,51 @@ func (f *Filter) connectNotif(lfd int, req *seccompNotif, b Broker) unix.Errno {
 		}
 		dirfd, err = unix.Open("/proc/"+strconv.Itoa(tid)+"/"+dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return unix.EACCES
+			return unix.EACCES, nil
 		}
 		defer unix.Close(dirfd)
 	}
 	id := req.id
 	if ioctlPtr(lfd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) != nil {
-		return unix.EACCES // withdrawn: nobody reads this answer
+		return unix.EACCES, nil // withdrawn: nobody reads this answer
 	}
 	sock, err := unix.PidfdGetfd(pidfd, int(int32(req.args[0])), 0)
 	if err != nil {
 		if errors.Is(err, unix.EBADF) {
-			return unix.EBADF
+			return unix.EBADF, nil
 		}
-		return unix.EACCES
+		return unix.EACCES, nil
 	}
 	defer unix.Close(sock)
 	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	if err != nil {
 		if errors.Is(err, unix.ENOTSOCK) {
-			return unix.ENOTSOCK
+			return unix.ENOTSOCK, nil
 		}
-		return unix.EACCES
+		return unix.EACCES, nil
 	}
 	if domain != unix.AF_UNIX {
-		return connectErrno(b.Connect(sock, sa))
+		return connectErrno(b.Connect(sock, sa)), nil
 	}
 	if pathErr != 0 {
-		return pathErr
+		return pathErr, nil
 	}
 	target, errno := f.unixTarget(dirfd, unsafePath, b)
 	if errno != 0 {
-		return errno
+		return errno, nil
 	}
 	defer unix.Close(target)
 	if !sameCreds {
-		return unix.EACCES
+		return unix.EACCES, nil
 	}
-	return connectErrno(unix.Connect(sock, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(target)}))
+	// The connect itself may wait (a blocking socket, the daemon's
+	// backlog full) for as long as the daemon does not accept: it runs
+	// apart (pendingConnect) so that it cannot hold the supervisor.
+	p, err := newPendingConnect(lfd, sock, target)
+	if err != nil {
+		return unix.EACCES, nil
+	}
+	return 0, p
 }
 
 // sunPath is the pathname of a struct sockaddr_un as the kernel reads
@@ -197,4 +208,67 @@ func connectErrno(err error) unix.Errno {
 		return 0
 	}
 	return errnoOrEACCES(err)
+}
+
+// maxPendingConnects bounds the brokered UNIX connects of one Filter
+// waiting at once: each holds an OS thread of this process for as long as
+// its daemon does not accept. Beyond it a connect is answered EAGAIN, as
+// a non-blocking connect to a full backlog is.
+const maxPendingConnects = 64
+
+// pendingConnect is a checked UNIX connect waiting to be made: duplicates
+// of the listener, the child's socket and the O_PATH descriptor of the
+// named socket, owned until run closes them.
+type pendingConnect struct {
+	lfd, sock, target int
+}
+
+// newPendingConnect duplicates lfd, sock and target for a pendingConnect.
+func newPendingConnect(lfd, sock, target int) (*pendingConnect, error) {
+	p := &pendingConnect{lfd: -1, sock: -1, target: -1}
+	for _, d := range []struct {
+		from int
+		to   *int
+	}{{lfd, &p.lfd}, {sock, &p.sock}, {target, &p.target}} {
+		fd, err := unix.FcntlInt(uintptr(d.from), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		*d.to = fd
+	}
+	return p, nil
+}
+
+func (p *pendingConnect) close() {
+	for _, fd := range []int{p.lfd, p.sock, p.target} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// start makes the connect on a goroutine of its own that answers
+// notification id with its result (a withdrawn notification, the child
+// killed meanwhile, makes the answer fail with ENOENT: nothing more), or
+// answers EAGAIN at once when maxPendingConnects are already waiting.
+func (p *pendingConnect) start(id uint64, slots chan struct{}) {
+	send := func(errno unix.Errno) {
+		resp := seccompNotifResp{id: id}
+		if errno != 0 {
+			resp.error = -int32(errno)
+		}
+		ioctlPtr(p.lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		p.close()
+	}
+	select {
+	case slots <- struct{}{}:
+	default:
+		send(unix.EAGAIN)
+		return
+	}
+	go func() {
+		defer func() { <-slots }()
+		send(connectErrno(unix.Connect(p.sock, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(p.target)})))
+	}()
 }

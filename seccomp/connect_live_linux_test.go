@@ -1,12 +1,18 @@
 package seccomp
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -362,4 +368,87 @@ func BenchmarkUnixConnect(b *testing.B) {
 	b.Run("unix/brokered", func(b *testing.B) { onBrokeredThread(b, f, newThreadBroker(), func() { unixLoop(b) }) })
 	b.Run("tcp/direct", tcpLoop)
 	b.Run("tcp/brokered", func(b *testing.B) { onBrokeredThread(b, f, newThreadBroker(), func() { tcpLoop(b) }) })
+}
+
+// envDial makes the test binary connect to the UNIX socket it names and
+// print what the server said (dialMain), as a child forked from a
+// filtered thread.
+const envDial = "LANDJAIL_SECCOMP_DIAL"
+
+func dialMain(path string) int {
+	tag, err := dialTag(path)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println("ok", tag)
+	return 0
+}
+
+// inConnect reports whether a thread of process pid is in connect(2)
+// (/proc/PID/task/*/syscall starts with its number while it waits).
+func inConnect(pid int) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.HasPrefix(string(b), strconv.Itoa(unix.SYS_CONNECT)+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestUnixConnectBlockedDoesNotHold: a brokered connect that waits (a
+// blocking socket, the named daemon's backlog full, nobody accepting)
+// must not hold the supervisor: another connect of a process under the
+// same filter is answered meanwhile. Shown red with the connect made on
+// the supervisor's goroutine (the second child then waits for the
+// first: killed at the timeout).
+func TestUnixConnectBlockedDoesNotHold(t *testing.T) {
+	requireSeccomp(t)
+	dir := t.TempDir()
+	a := unixServer(t, filepath.Join(dir, "a.sock"), "A")
+	fullPath := filepath.Join(dir, "full.sock")
+	lfd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { unix.Close(lfd) }) // last: wakes the waiting connect (ECONNREFUSED)
+	require.NoError(t, unix.Bind(lfd, &unix.SockaddrUnix{Name: fullPath}))
+	require.NoError(t, unix.Listen(lfd, 0))
+	for i := 0; ; i++ { // fill the backlog, never accept
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+		require.NoError(t, err)
+		t.Cleanup(func() { unix.Close(fd) })
+		if err := unix.Connect(fd, &unix.SockaddrUnix{Name: fullPath}); err != nil {
+			require.ErrorIs(t, err, unix.EAGAIN)
+			break
+		}
+		require.Less(t, i, 100, "the backlog never fills")
+	}
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(fullPath, &st))
+	full := UnixSocket{Path: fullPath, Dev: st.Dev, Ino: st.Ino}
+	f, err := Build(Options{LandlockABI: 7, AllowUnix: []UnixSocket{a, full}})
+	require.NoError(t, err)
+
+	var out []byte
+	var dialErr error
+	onBrokeredThread(t, f, newThreadBroker(), func() {
+		blocker := osexec.Command(os.Args[0], "-test.run=^$")
+		blocker.Env = append(os.Environ(), envDial+"="+fullPath)
+		if dialErr = blocker.Start(); dialErr != nil {
+			return
+		}
+		defer func() { blocker.Process.Kill(); blocker.Wait() }()
+		deadline := time.Now().Add(10 * time.Second)
+		for !inConnect(blocker.Process.Pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		dial := osexec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		dial.Env = append(os.Environ(), envDial+"="+a.Path)
+		out, dialErr = dial.Output()
+	})
+	require.NoError(t, dialErr, "%s", out)
+	assert.Equal(t, "ok A\n", string(out))
 }

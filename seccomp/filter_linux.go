@@ -65,6 +65,7 @@ func build(opt Options) (*Filter, error) {
 		plain = append(plain, r)
 	}
 	if unixBrokered(opt) {
+		f.connects = make(chan struct{}, maxPendingConnects)
 		f.allowUnix = make(map[devIno]string, len(opt.AllowUnix))
 		for _, u := range opt.AllowUnix {
 			f.allowUnix[devIno{u.Dev, u.Ino}] = u.Path

@@ -295,6 +295,9 @@ type Filter struct {
 	// allowUnix maps the named UNIX sockets' identities to their paths
 	// (Options.AllowUnix), when the supervisor enforces them.
 	allowUnix map[devIno]string
+	// connects holds a slot per brokered UNIX connect waiting
+	// (maxPendingConnects).
+	connects chan struct{}
 }
 
 // devIno is a file's identity (st_dev, st_ino).

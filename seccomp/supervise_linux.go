@@ -130,7 +130,11 @@ func answer(fd int, f *Filter, b Broker) {
 	case unix.SYS_INOTIFY_ADD_WATCH:
 		resp.val, errno = inotifyAddWatch(fd, &req, b)
 	case unix.SYS_CONNECT:
-		errno = f.connectNotif(fd, &req, b)
+		var p *pendingConnect
+		if errno, p = f.connectNotif(fd, &req, b); p != nil {
+			p.start(req.id, f.connects) // answers
+			return
+		}
 	default:
 		errno = f.listen(fd, &req)
 	}
