@@ -357,8 +357,10 @@ type Broker interface {
 	// Connect is connect(sock, sa) on the broker's thread, sa being the
 	// raw struct sockaddr the child passed (copied once): Landlock's TCP
 	// rules then decide as for the child. It returns connect's error
-	// (an errno), nil on success. A connect that blocks (a blocking socket, a silent
-	// host) holds the broker, and so the supervisor, until it ends.
+	// (an errno), nil on success. A connect that blocks (a blocking
+	// socket, a silent host) holds the broker, and so the supervisor,
+	// until it ends; the supervisor makes UNIX connects itself, elsewhere
+	// (they wait for as long as a daemon does not accept).
 	Connect(sock int, sa []byte) error
 	// Close ends the broker's thread.
 	Close()
