@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 	"weak"
 
 	"golang.org/x/sys/unix"
@@ -122,6 +123,15 @@ type lazyBroker struct {
 
 // OpenAt implements seccomp.Broker.
 func (l *lazyBroker) OpenAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error) {
+	if !l.start() {
+		return -1, unix.EACCES
+	}
+	return l.b.OpenAt(dirfd, unsafePath, flags, inRoot)
+}
+
+// start starts the broker thread on first use and reports whether it
+// runs.
+func (l *lazyBroker) start() bool {
 	if l.b == nil && l.err == nil {
 		if rs := l.rs.Value(); rs == nil {
 			l.err = unix.EACCES
@@ -130,10 +140,15 @@ func (l *lazyBroker) OpenAt(dirfd int, unsafePath string, flags int, inRoot bool
 		}
 		l.closeNS()
 	}
-	if l.err != nil {
-		return -1, unix.EACCES
+	return l.err == nil
+}
+
+// Connect implements seccomp.Broker.
+func (l *lazyBroker) Connect(sock int, sa []byte) error {
+	if !l.start() {
+		return unix.EACCES
 	}
-	return l.b.OpenAt(dirfd, unsafePath, flags, inRoot)
+	return l.b.Connect(sock, sa)
 }
 
 // Close implements seccomp.Broker.
@@ -170,6 +185,11 @@ type threadBroker struct {
 }
 
 type brokerReq struct {
+	// connect: connect(sock, sa) instead of an open.
+	connect bool
+	sock    int
+	sa      []byte
+
 	dirfd      int
 	unsafePath string
 	flags      int
@@ -214,6 +234,10 @@ func newBroker(rs *landlock.Ruleset, keepCaps bool, mntns int) (*threadBroker, e
 			return // half confined: the thread dies
 		}
 		for r := range b.req {
+			if r.connect {
+				r.res <- brokerRes{-1, rawConnect(r.sock, r.sa)}
+				continue
+			}
 			fd, err := openAt(r.dirfd, r.unsafePath, r.flags, r.inRoot)
 			r.res <- brokerRes{fd, err}
 		}
@@ -227,9 +251,30 @@ func newBroker(rs *landlock.Ruleset, keepCaps bool, mntns int) (*threadBroker, e
 // OpenAt implements seccomp.Broker.
 func (b *threadBroker) OpenAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error) {
 	res := make(chan brokerRes, 1)
-	b.req <- brokerReq{dirfd, unsafePath, flags, inRoot, res}
+	b.req <- brokerReq{dirfd: dirfd, unsafePath: unsafePath, flags: flags, inRoot: inRoot, res: res}
 	r := <-res
 	return r.fd, r.err
+}
+
+// Connect implements seccomp.Broker: connect(2) on the broker's thread,
+// so Landlock's TCP rules decide as for the children (the socket's own
+// network namespace routes it).
+func (b *threadBroker) Connect(sock int, sa []byte) error {
+	res := make(chan brokerRes, 1)
+	b.req <- brokerReq{connect: true, sock: sock, sa: sa, res: res}
+	return (<-res).err
+}
+
+// rawConnect is connect(2) with a raw struct sockaddr.
+func rawConnect(sock int, sa []byte) error {
+	var p unsafe.Pointer
+	if len(sa) > 0 {
+		p = unsafe.Pointer(&sa[0])
+	}
+	if _, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa))); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // Close implements seccomp.Broker: the thread exits (locked: destroyed).

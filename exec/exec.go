@@ -193,7 +193,10 @@ type Cmd struct {
 	// would. Under Exec, or with a Ruleset not enforced, inotify_add_watch
 	// fails with EPERM instead (a filter built for Landlock ABI 0 allows
 	// it); a child switched to another user (Credential) gets EACCES for
-	// every watch.
+	// every watch. A filter with named UNIX sockets
+	// (seccomp.Options.AllowUnix) uses the same broker for every
+	// connect(2): the name resolved on its thread, TCP connected there
+	// under the Ruleset; under Exec UNIX sockets are refused.
 	Seccomp *seccomp.Filter
 	// Timeout, if positive, bounds the run: then the process group gets
 	// SIGTERM, and SIGKILL WaitDelay later.

@@ -236,7 +236,7 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		}
 	}
 	p.Proxy.Warn(stderr)
-	return nil
+	return p.checkAllowUnix(stderr)
 }
 
 // compile is landlock.Compile with its walk-limit error told in flags.

@@ -29,23 +29,47 @@ func build(opt Options) (*Filter, error) {
 	}
 	rs := rulesFor(opt, tg.String(), tg.HasX32())
 	f := &Filter{}
-	var plain []rule // rs with the inotify rule refusing (no broker)
 	for _, r := range rs {
 		f.rules = append(f.rules, r.Rule)
 		for _, e := range r.entries {
 			if e.ret != bpfprog.UserNotif {
 				continue
 			}
-			if e.syscall == "inotify_add_watch" {
+			switch e.syscall {
+			case "inotify_add_watch":
 				f.brokered = true
-			} else {
-				f.supervised = true
+			case "connect":
+				// Needs the broker, and a live process: Exec refuses
+				// it, landjail run supervises.
+				f.brokered, f.supervised = true, true
+			default:
+				f.supervised, f.plainListener = true, true
 			}
 		}
+	}
+	// plain is rs as installed without a broker: the inotify rule
+	// refusing, and the named UNIX sockets not enforceable, so UNIX
+	// sockets refused as without AllowUnix (fail closed).
+	plainOpt := opt
+	plainOpt.AllowUnix = nil
+	var plain []rule
+	for _, r := range rulesFor(plainOpt, tg.String(), tg.HasX32()) {
 		if r.Name == "inotify" && len(r.entries) > 0 {
 			r = deny("inotify", "inotify_add_watch", "", unix.EPERM, "no broker")
 		}
+		for _, e := range r.entries {
+			if e.ret == bpfprog.UserNotif {
+				f.plainListener = true
+			}
+		}
 		plain = append(plain, r)
+	}
+	if unixBrokered(opt) {
+		f.connects = make(chan struct{}, maxPendingConnects)
+		f.allowUnix = make(map[devIno]string, len(opt.AllowUnix))
+		for _, u := range opt.AllowUnix {
+			f.allowUnix[devIno{u.Dev, u.Ino}] = u.Path
+		}
 	}
 	if opt.Explain {
 		// The supervisor answers what the plain program refuses.
@@ -134,10 +158,10 @@ func (f *Filter) install(b Broker) error {
 		}
 		return err
 	}
-	prog, listener := plain, f.supervised
+	prog, listener := plain, f.plainListener
 	if f.explain {
 		// Without a broker the supervisor answers inotify_add_watch
-		// EPERM, as the plain program does.
+		// and a named socket's connect EPERM, as the plain program does.
 		prog, listener = f.prog, true
 	} else if b != nil && f.brokered {
 		prog, listener = f.prog, true
@@ -150,10 +174,11 @@ func (f *Filter) install(b Broker) error {
 		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
 	r1, err := bpfprog.SetModeFilter(prog, flags)
-	if errors.Is(err, unix.EBUSY) && (b != nil || f.explain) && !f.supervised {
+	if errors.Is(err, unix.EBUSY) && (b != nil || f.explain) && !f.plainListener {
 		// A listener further up the chain (a landjail inside a
-		// landjail): only inotify wanted one here, and it is refused
-		// instead (fail closed); with Explain, nothing is recorded.
+		// landjail): only the broker (inotify, named UNIX sockets)
+		// wanted one here, and those are refused instead (fail
+		// closed); with Explain, nothing is recorded.
 		if b != nil {
 			b.Close()
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,6 +48,23 @@ func (b *threadBroker) OpenAt(dirfd int, unsafePath string, flags int, inRoot bo
 	}
 	<-done
 	return fd, err
+}
+
+func (b *threadBroker) Connect(sock int, sa []byte) (err error) {
+	done := make(chan struct{})
+	b.req <- func() {
+		var p unsafe.Pointer
+		if len(sa) > 0 {
+			p = unsafe.Pointer(&sa[0])
+		}
+		_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa)))
+		if e != 0 {
+			err = e
+		}
+		close(done)
+	}
+	<-done
+	return err
 }
 
 func (b *threadBroker) Close() { close(b.req) }

@@ -11,5 +11,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envProbe) == "1" {
 		os.Exit(probeMain())
 	}
+	if p := os.Getenv(envDial); p != "" {
+		os.Exit(dialMain(p))
+	}
 	kerneltest.Main(m)
 }

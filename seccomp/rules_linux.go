@@ -61,6 +61,7 @@ var syscallNumbers = map[string]uint32{
 	"socketpair":        unix.SYS_SOCKETPAIR,
 	"listen":            unix.SYS_LISTEN,
 	"inotify_add_watch": unix.SYS_INOTIFY_ADD_WATCH,
+	"connect":           unix.SYS_CONNECT,
 	"sendto":            unix.SYS_SENDTO,
 	"sendmsg":           unix.SYS_SENDMSG,
 	"sendmmsg":          unix.SYS_SENDMMSG,
@@ -204,6 +205,8 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	case opt.AllowUnixSockets:
 		rs = append(rs, allow("unix-socket", "socket", "domain == AF_UNIX",
 			fmt.Sprintf("UNCONFINED (AllowUnixSockets): Landlock ABI %d < 9 cannot restrict connecting to pathname UNIX sockets, so any reachable socket (docker.sock) can be used", opt.LandlockABI)))
+	case unixBrokered(opt):
+		rs = append(rs, unixConnectRules(opt)...)
 	default:
 		rs = append(rs, deny("unix-socket", "socket", "domain == AF_UNIX", unix.EPERM,
 			fmt.Sprintf("Landlock ABI %d < 9 cannot restrict connecting to pathname UNIX sockets (a docker.sock-style escape); abstract ones are scoped from ABI 6 but are denied here too", opt.LandlockABI),
@@ -249,7 +252,7 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		rs = append(rs, allow("network", "socket", "",
 			"network not restricted (host network): no rule on IP socket families, types or protocols, netlink protocols, MSG_FASTOPEN or listen"))
 	}
-	rs = append(rs, listenRule(opt, unixRestricted))
+	rs = append(rs, listenRule(opt, unixRestricted && !unixBrokered(opt)))
 	rs = append(rs, inotifyRule(opt))
 
 	// Terminal injection: the request is an unsigned int in the kernel.

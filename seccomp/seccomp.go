@@ -28,6 +28,22 @@
 //     UNIX socket (a /var/run/docker.sock-style escape; ABI 6 scopes only
 //     abstract sockets). Options.AllowUnixSockets keeps it allowed and the
 //     rule is reported as "allow" (unconfined).
+//   - unix-connect (Options.AllowUnix, Landlock ABI 1 to 8): named host
+//     sockets. socket(AF_UNIX) is allowed for SOCK_STREAM and
+//     SOCK_SEQPACKET only (unix-socket-dgram refuses datagram sockets:
+//     their sendto/sendmsg address is out of the filter's reach), and
+//     every connect(2) waits for the supervisor, which copies the address
+//     once, opens the name O_PATH as the child would (the broker:
+//     RESOLVE_IN_ROOT from the child's root, or its working directory;
+//     symbolic links followed; a name the caller listed also in this
+//     process's view) and connects the child's socket (pidfd_getfd) to
+//     /proc/self/fd/N of that descriptor when it is a named socket (st_dev,
+//     st_ino), else EACCES; abstract addresses get EPERM. Other families
+//     (TCP) are connected on the broker's thread, whose Landlock domain has
+//     the child's rules. The peer sees this process's pid and its uid and
+//     gid (SO_PEERCRED), which must be the child's (else EACCES). Without
+//     a broker (Install, Program) UNIX sockets are refused as without
+//     AllowUnix.
 //   - socketpair-dgram (when unix-socket denies): socketpair(2) with a type
 //     (masked with SOCK_TYPE_MASK) other than SOCK_STREAM and SOCK_SEQPACKET
 //     fails with EPERM: a datagram socket of a pair (AF_UNIX turns SOCK_RAW
@@ -177,8 +193,8 @@
 //
 // Minimum kernel: 3.17 for seccomp(2), 4.14 for SECCOMP_RET_KILL_PROCESS;
 // a Supervised or brokered filter needs 5.0 (SECCOMP_RET_USER_NOTIF), 5.6
-// (pidfd_getfd; before, every supervised listen and inotify_add_watch
-// gets EACCES) and 5.8 for
+// (pidfd_getfd; before, every supervised listen, inotify_add_watch and
+// brokered connect gets EACCES) and 5.8 for
 // its supervisor to end with the last task using the filter (before, the
 // goroutine and its descriptor stay until the process exits).
 package seccomp
@@ -217,6 +233,18 @@ type Options struct {
 	// port" to Landlock, lets any TCP socket listen). Order and duplicates
 	// do not matter.
 	BindTCP []uint16
+	// AllowUnix lists the pathname UNIX sockets the child may connect to
+	// (--allow-unix), each by the identity (device, inode) its path had
+	// when the caller resolved it. Below Landlock ABI 9 and with Landlock
+	// (ABI >= 1), without AllowUnixSockets, a non-empty list makes
+	// socket(AF_UNIX) allowed for SOCK_STREAM and SOCK_SEQPACKET (datagram
+	// sockets stay refused) and hands every connect(2) to the supervisor
+	// (see the unix-connect rule and InstallBroker); the filter is then
+	// Supervised and Brokered. From ABI 9 Landlock restricts the connect
+	// itself (LANDLOCK_ACCESS_FS_RESOLVE_UNIX, granted by the caller's
+	// ruleset on these paths) and the list is only reported. Without
+	// Landlock it is ignored: UNIX sockets stay refused (fail closed).
+	AllowUnix []UnixSocket
 	// DenySysVIPC refuses the System V IPC syscalls (shared memory,
 	// message queues, semaphores) with EPERM: for a child left in the
 	// host's IPC namespace (no namespace layer), where it would reach
@@ -236,6 +264,17 @@ type Options struct {
 	// is not): for callers that cannot read Landlock's audit records. Off
 	// where they can: the broker's open would be a second audit record.
 	ExplainReads bool
+}
+
+// UnixSocket is a pathname UNIX socket a child may connect to
+// (Options.AllowUnix): Path as the caller named it, absolute and with
+// symbolic links resolved, and the socket's identity then (stat's st_dev
+// and st_ino). A socket re-created at the same path (a restarted daemon)
+// is another inode and is refused.
+type UnixSocket struct {
+	Path string `json:"path"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
 }
 
 // Rule describes one rule of a Filter for reports.
@@ -277,7 +316,19 @@ type Filter struct {
 	explain, explainReads bool
 	decisions             []decision
 	events                *eventLog
+	// plainListener: the program installed without a broker (plain)
+	// still returns SECCOMP_RET_USER_NOTIF (listen).
+	plainListener bool
+	// allowUnix maps the named UNIX sockets' identities to their paths
+	// (Options.AllowUnix), when the supervisor enforces them.
+	allowUnix map[devIno]string
+	// connects holds a slot per brokered UNIX connect waiting
+	// (maxPendingConnects).
+	connects chan struct{}
 }
+
+// devIno is a file's identity (st_dev, st_ino).
+type devIno struct{ dev, ino uint64 }
 
 // Events returns what the supervisor recorded under Options.Explain, in
 // the order each kind first came (nil without it). Calls of every
@@ -344,6 +395,14 @@ type Broker interface {
 	// the same namespace view). It returns the new descriptor, owned by
 	// the caller, or the errno (EACCES where Landlock denies the read).
 	OpenAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error)
+	// Connect is connect(sock, sa) on the broker's thread, sa being the
+	// raw struct sockaddr the child passed (copied once): Landlock's TCP
+	// rules then decide as for the child. It returns connect's error
+	// (an errno), nil on success. A connect that blocks (a blocking
+	// socket, a silent host) holds the broker, and so the supervisor,
+	// until it ends; the supervisor makes UNIX connects itself, elsewhere
+	// (they wait for as long as a daemon does not accept).
+	Connect(sock int, sa []byte) error
 	// Close ends the broker's thread.
 	Close()
 }
@@ -386,7 +445,9 @@ func (f *Filter) Brokered() bool { return f != nil && f.brokered }
 // Supervised reports whether f needs the supervisor that Install starts:
 // with the network restricted (Options.NetRestricted) on Landlock ABI >= 4,
 // when a TCP port may be bound (Options.BindTCP) or UNIX sockets can be
-// created (Options.AllowUnixSockets, or Landlock ABI >= 9). Such a filter
+// created (Options.AllowUnixSockets, or Landlock ABI >= 9); and when the
+// unix-connect rule brokers connect (Options.AllowUnix below ABI 9), which
+// also needs InstallBroker (installed otherwise, UNIX sockets are refused). Such a filter
 // only works in a process that stays alive while the child runs: use it
 // with exec.Cmd.Start, not with exec.Cmd.Exec (which refuses it). A filter
 // built with Options.Explain is always Supervised.

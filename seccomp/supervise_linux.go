@@ -137,6 +137,12 @@ func answer(fd int, f *Filter, b Broker) {
 			break
 		}
 		resp.val, errno = inotifyAddWatch(fd, &req, b)
+	case unix.SYS_CONNECT:
+		var p *pendingConnect
+		if errno, p = f.connectNotif(fd, &req, b); p != nil {
+			p.start(req.id, f.connects) // answers
+			return
+		}
 	default:
 		errno = f.listen(fd, &req)
 	}

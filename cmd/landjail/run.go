@@ -203,6 +203,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		printPIDNamespace(w, plan)
 		printAllowDomain(w, o, plan.Ruleset.Report())
 		printPresets(w, o, plan.Env)
+		printAllowUnix(w, o, plan.Ruleset, plan.Seccomp != nil)
 		printLimits(w, plan.LimitSpec(), limits.Available())
 		return nil
 	}
@@ -328,6 +329,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		rep.Seccomp = c.Seccomp.Rules()
 	}
 	rep.Hygiene = hygieneOf(c)
+	rep.AllowUnix = allowUnixOf(o, c.Ruleset, c.Seccomp != nil)
 	rep.Network, rep.NetworkReason = proxy.Mode()
 	rep.TransparentEgress = proxy.Transparent()
 	fail := func(err error) error {
@@ -560,6 +562,8 @@ type runReport struct {
 	// command's network namespace, TCP to its addresses through the
 	// proxy; README "Transparent egress").
 	TransparentEgress bool `json:"transparent_egress,omitempty"`
+	// AllowUnix: the --allow-unix sockets and how they are enforced.
+	AllowUnix *allowUnixReport `json:"allow_unix,omitempty"`
 }
 
 // printLayer ends --print-rules with the file-system layer in force, as

@@ -82,6 +82,9 @@ type Options struct {
 	AllowDangerousSyscall bool `toml:"allow_dangerous_syscalls"`
 	SelfTest              bool `toml:"self_test"`
 
+	// AllowUnix is the --allow-unix list (allowunix.go).
+	AllowUnix []string `toml:"allow_unix"`
+
 	// NoNamespaces turns the namespace layer off (landlock.Options.Namespaces).
 	NoNamespaces bool `toml:"no_namespaces"`
 	// NoPIDNamespace keeps the child in the host's PID namespace even
@@ -239,6 +242,7 @@ func ChildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagNoScope, Usage: "do not scope signals and abstract UNIX sockets to the sandbox (Landlock ABI 6)"},
 		&cli.BoolFlag{Name: flagNoSeccomp, Usage: "do not add the seccomp layer (UNIX sockets below Landlock ABI 9, UDP/raw/MPTCP sockets, TIOCSTI, io_uring, keyctl, bpf, user namespaces, ...)"},
 		&cli.BoolFlag{Name: flagAllowUnixSockets, Usage: "let the child create UNIX sockets (below Landlock ABI 9 a pathname socket outside the policy is then reachable: reported unconfined)"},
+		allowUnixFlag(),
 		&cli.BoolFlag{Name: flagAllowDNS, Usage: "with the network restricted, allow UDP sockets so DNS works (seccomp cannot check the port: all UDP is then allowed)"},
 		&cli.BoolFlag{Name: flagAllowDangerous, Usage: "keep keyctl, bpf, perf_event_open, userfaultfd, io_uring's neighbours, module loading and user namespaces"},
 		&cli.BoolFlag{Name: flagSelfTest, Usage: "before starting, check in a throwaway confined child that Landlock really denies an access (always done with --strict)"},
@@ -358,6 +362,7 @@ func Load(cmd *cli.Command) (*Options, error) {
 	set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
 	set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
 	set(flagAllowUnixSockets, func() { o.AllowUnixSockets = cmd.Bool(flagAllowUnixSockets) })
+	set(flagAllowUnix, func() { o.AllowUnix = absAll(cmd.StringSlice(flagAllowUnix)) })
 	set(flagAllowDNS, func() { o.AllowDNS = cmd.Bool(flagAllowDNS) })
 	set(flagAllowDangerous, func() { o.AllowDangerousSyscall = cmd.Bool(flagAllowDangerous) })
 	set(flagSelfTest, func() { o.SelfTest = cmd.Bool(flagSelfTest) })
@@ -454,7 +459,7 @@ func ReadConfig(path string) (*Options, error) {
 	if o.Home != HomeWorkspace {
 		o.Home = rel(o.Home)
 	}
-	for _, l := range [][]string{o.RO, o.ROX, o.RW} {
+	for _, l := range [][]string{o.RO, o.ROX, o.RW, o.AllowUnix} {
 		for i := range l {
 			l[i] = rel(l[i])
 		}
@@ -491,6 +496,9 @@ func (o *Options) validate() error {
 		}
 	}
 	if err := o.validatePresets(); err != nil {
+		return err
+	}
+	if err := o.validateAllowUnix(); err != nil {
 		return err
 	}
 	return o.validateAllowDomain()
@@ -843,6 +851,11 @@ func (o *Options) seccompFilter(opt seccomp.Options) (*seccomp.Filter, error) {
 	if o.NoSeccomp {
 		return nil, nil
 	}
+	allowUnix, err := o.NamedUnixSockets()
+	if err != nil {
+		return nil, err
+	}
+	opt.AllowUnix = allowUnix
 	return seccomp.Build(opt)
 }
 
@@ -882,7 +895,7 @@ func (o *Options) fileRules() []landlock.Rule {
 // temporary directory ("" for none), home the command's HOME when it must
 // be granted read-write ("" for none: inside the workspace, or none).
 func (o *Options) LandlockOptions(tmp string, home ...string) landlock.Options {
-	extra := append(o.fileRules(), o.presetRules()...)
+	extra := append(append(o.fileRules(), o.presetRules()...), o.allowUnixRules()...)
 	for _, h := range home {
 		if h != "" {
 			extra = append(extra, landlock.Rule{Path: h, Access: landlock.RightsAll, Source: "home"})
