@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/tools"
+)
+
+// TestHelpListsTools: --help names every tool the server serves (patch
+// was missing from it), and no flag's line states two defaults (the
+// usage's own "(default 2m ...)" and urfave/cli's "(default: 0s)").
+func TestHelpListsTools(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.NoError(t, newApp(strings.NewReader(""), &out, &errb).Run(context.Background(), []string{"landjail-mcp", "--help"}))
+	text := out.String()
+	defs := (*tools.Toolkit)(nil).Definitions() // a fixed list: no toolkit needed
+	require.NotEmpty(t, defs)
+	list, _, ok := strings.Cut(text, " over the Model Context Protocol")
+	require.True(t, ok, "the help's first sentence lists the tools: %s", text)
+	for _, d := range defs {
+		assert.Regexp(t, `[ (\n]`+d.Name+`[,)]`, list, "the help's tool list")
+	}
+	for _, line := range strings.Split(text, "\n") {
+		assert.LessOrEqual(t, strings.Count(line, "(default"), 1, "two defaults in %q", line)
+	}
+}
