@@ -117,10 +117,17 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 // onUsageError makes a flag-parsing error a plain error (exit 125) with a
 // hint, instead of the library's "Incorrect Usage" plus full help.
 func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-	if cmd.Root() == cmd {
-		return fmt.Errorf("%w (see landjail --help)", err)
+	see := "landjail --help"
+	if cmd.Root() != cmd {
+		see = "landjail " + cmd.Name + " --help"
 	}
-	return fmt.Errorf("%s: %w (see landjail %s --help)", cmd.Name, err, cmd.Name)
+	if opt, ok := unknownOption(err); ok {
+		return fmt.Errorf("unknown option %s (see %s)", opt, see)
+	}
+	if cmd.Root() == cmd {
+		return fmt.Errorf("%w (see %s)", err, see)
+	}
+	return fmt.Errorf("%s: %w (see %s)", cmd.Name, err, see)
 }
 
 // version is the module version landjail was built from

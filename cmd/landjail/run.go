@@ -210,7 +210,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		}
 		// Only returns on error. The calling thread may be confined by
 		// now; runMain prints the error and main exits.
-		return &startError{c.Exec()}
+		return &startError{c.Exec(), envPath(c.Env)}
 	}
 	defer lim.Close() // after a failure; FinishLimits ends it otherwise
 	return supervised(c, plan, argv, stdio, report, stderr, lim)
@@ -361,7 +361,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
-		return fail(&startError{err})
+		return fail(&startError{err, envPath(c.Env)})
 	}
 	if err := proxy.Serve(); err != nil {
 		unix.Kill(-c.Process.Pid, unix.SIGKILL)
