@@ -110,6 +110,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newResolveCommand(),
 			newDoctorCommand(),
 			newMCPCommand(),
+			newGCCommand(),
 		},
 	}
 }

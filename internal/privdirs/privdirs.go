@@ -1,0 +1,415 @@
+// Package privdirs knows the private directories landjail makes for a
+// command and keeps between runs, records which ones a live landjail is
+// using, and removes the others once unused for long enough (landjail
+// gc).
+//
+// The directories, by name (every one owned by the user the command runs
+// as, mode 0700; see internal/cliopts.CommandHome and sandbox's
+// newPrivateTmp):
+//
+//   - $XDG_CACHE_HOME/landjail/home/HASH: a workspace's private HOME
+//     (HASH: 16 hex digits of the root's SHA-256);
+//   - $TMPDIR/landjail-home-UID-HASH: the same with --user;
+//   - $TMPDIR/landjail-UID-HASH: a workspace's TMPDIR for runs that
+//     execve (12 hex digits);
+//   - $TMPDIR/landjail-DIGITS: a per-run TMPDIR (os.MkdirTemp), removed
+//     by the run that made it unless it was killed, or it took the place
+//     of an unusable per-workspace one.
+//
+// A run that uses such directories records them (Begin, Record) in a
+// marker $XDG_CACHE_HOME/landjail/live/PID-STARTTIME, which names the
+// landjail process: after an execve the command keeps landjail's PID and
+// start time, so the marker stays true for as long as the command runs.
+// Supervised runs and landjail-mcp remove theirs at exit (End); GC
+// removes the markers of processes that are gone. A shared flock on
+// live/.lock, held while a run chooses its directories and writes its
+// marker, and GC's exclusive one, keep GC from removing a directory a
+// run is about to use.
+//
+// GC never follows a symbolic link: it considers only names that match
+// the patterns above, in those two parents, that are real directories
+// owned by the caller (a confined command cannot make one of those in
+// place of a name: Landlock grants it only the directories themselves),
+// and removes through an os.Root of the parent (no link inside is
+// followed; a link is removed as a link). It does not protect against:
+// a run whose cache directory was not writable (no marker: GC then has
+// only the age of the directory and the environment of live processes
+// to go by), and a run started with another XDG_CACHE_HOME or TMPDIR
+// than GC's (GC looks where its own environment says).
+package privdirs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// markerHeader is a live marker's first line.
+const markerHeader = "landjail live marker v1"
+
+// liveDir is the directory of live markers: $XDG_CACHE_HOME/landjail/live.
+func liveDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, "landjail", "live"), nil
+}
+
+// openLive makes (0700) and opens the live-marker directory, checked to
+// be a directory owned by the caller, not a symbolic link.
+func openLive() (*os.Root, error) {
+	dir, err := liveDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: dir, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory of yours that only you can write")}
+	}
+	return os.OpenRoot(dir)
+}
+
+// Run is one run's record of its directories, from Begin to End. A nil
+// *Run (no cache directory to write to) does nothing.
+type Run struct {
+	root   *os.Root
+	lock   *os.File // flocked shared from Begin to Record
+	marker string   // name in root, "" before Record
+}
+
+// Begin starts the record of a run: it takes the shared lock that keeps
+// GC out until Record has written the marker. It returns nil when the
+// cache directory cannot be used (the run then goes unrecorded; see the
+// package doc).
+func Begin() *Run {
+	root, err := openLive()
+	if err != nil {
+		return nil
+	}
+	lock, err := root.OpenFile(".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		root.Close()
+		return nil
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
+		lock.Close()
+		root.Close()
+		return nil
+	}
+	return &Run{root: root, lock: lock}
+}
+
+// Record writes the run's marker naming dirs (empty names are skipped),
+// sets each directory's modification time to now (GC's "last used"),
+// and releases the lock. Errors are not fatal to a run and are returned
+// only for tests.
+func (r *Run) Record(dirs ...string) error {
+	if r == nil {
+		return nil
+	}
+	defer r.unlock()
+	pid := os.Getpid()
+	st, err := startTime(pid)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(markerHeader + "\n")
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		b.WriteString(d + "\n")
+		// The directory's own time: its mtime changes only when an
+		// entry directly in it does. AT_SYMLINK_NOFOLLOW: a link's time.
+		unix.UtimesNanoAt(unix.AT_FDCWD, d, []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	name := fmt.Sprintf("%d-%d", pid, st)
+	if err := r.root.WriteFile(name, []byte(b.String()), 0o600); err != nil {
+		return err
+	}
+	r.marker = name
+	return nil
+}
+
+func (r *Run) unlock() {
+	if r.lock != nil {
+		unix.Flock(int(r.lock.Fd()), unix.LOCK_UN)
+		r.lock.Close()
+		r.lock = nil
+	}
+}
+
+// End removes the marker (the run is over) and closes the record. Safe on
+// nil and twice.
+func (r *Run) End() {
+	if r == nil || r.root == nil {
+		return
+	}
+	r.unlock()
+	if r.marker != "" {
+		r.root.Remove(r.marker)
+	}
+	r.root.Close()
+	r.root = nil
+}
+
+// startTime returns field 22 of /proc/PID/stat (clock ticks after boot):
+// with the PID it names one process, whatever it execve'd since.
+func startTime(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// comm may hold spaces and parentheses: the fields start after the
+	// last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no comm field", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 { // starttime is field 22: the 20th after comm
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// Dir is one private directory GC considered.
+type Dir struct {
+	// Path is the directory's absolute path.
+	Path string
+	// Kind says what it is: KindHome, KindTmp or KindRunTmp.
+	Kind string
+	// Unused is how long ago it was last used (its modification time).
+	Unused time.Duration
+	// Bytes is the disk space its tree takes (st_blocks × 512, no link
+	// followed), counted before removal.
+	Bytes int64
+	// InUseBy is the PID of a live landjail (or of a process whose HOME
+	// or TMPDIR it is); 0 when unused.
+	InUseBy int
+	// Removed says GC removed it; Err why removing failed.
+	Removed bool
+	Err     error
+}
+
+// Kinds of private directory.
+const (
+	KindHome   = "private HOME"
+	KindTmp    = "workspace TMPDIR"
+	KindRunTmp = "per-run TMPDIR"
+)
+
+// Options are GC's.
+type Options struct {
+	// OlderThan: only directories unused for longer are removed.
+	OlderThan time.Duration
+	// DryRun lists what would be removed and removes nothing.
+	DryRun bool
+}
+
+var (
+	homeName   = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	tmpName    = regexp.MustCompile(`^landjail-(?:home-)?([0-9]+)-[0-9a-f]{12,16}$`)
+	runTmpName = regexp.MustCompile(`^landjail-[0-9]+$`)
+)
+
+// candidates lists the private directories of the caller: names matching
+// the patterns in the two parents, real directories (Lstat) owned by the
+// caller.
+func candidates() []Dir {
+	uid := os.Geteuid()
+	var out []Dir
+	add := func(parent, name, kind string) {
+		p := filepath.Join(parent, name)
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid {
+			return
+		}
+		mt := time.Unix(st.Mtim.Unix())
+		out = append(out, Dir{Path: p, Kind: kind, Unused: time.Since(mt)})
+	}
+	if cache, err := os.UserCacheDir(); err == nil {
+		parent := filepath.Join(cache, "landjail", "home")
+		if ents, err := os.ReadDir(parent); err == nil {
+			for _, e := range ents {
+				if homeName.MatchString(e.Name()) {
+					add(parent, e.Name(), KindHome)
+				}
+			}
+		}
+	}
+	parent := os.TempDir()
+	if ents, err := os.ReadDir(parent); err == nil {
+		for _, e := range ents {
+			n := e.Name()
+			if m := tmpName.FindStringSubmatch(n); m != nil && m[1] == strconv.Itoa(uid) {
+				kind := KindTmp
+				if strings.HasPrefix(n, "landjail-home-") {
+					kind = KindHome
+				}
+				add(parent, n, kind)
+			} else if runTmpName.MatchString(n) {
+				add(parent, n, KindRunTmp)
+			}
+		}
+	}
+	return out
+}
+
+// inUse maps the directories live processes use to a PID: those the live
+// markers name (markers of dead processes are removed), and the HOME and
+// TMPDIR in the environment of every process the caller can read (a run
+// that could not write a marker, the commands of a run).
+func inUse(root *os.Root) map[string]int {
+	used := map[string]int{}
+	if ents, err := fs.ReadDir(root.FS(), "."); err == nil {
+		for _, e := range ents {
+			pidS, stS, ok := strings.Cut(e.Name(), "-")
+			pid, err1 := strconv.Atoi(pidS)
+			want, err2 := strconv.ParseUint(stS, 10, 64)
+			if !ok || err1 != nil || err2 != nil || !e.Type().IsRegular() {
+				continue
+			}
+			if got, err := startTime(pid); err != nil || got != want {
+				root.Remove(e.Name()) // that process is gone
+				continue
+			}
+			f, err := root.Open(e.Name())
+			if err != nil {
+				continue
+			}
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				if l := sc.Text(); filepath.IsAbs(l) {
+					used[filepath.Clean(l)] = pid
+				}
+			}
+			f.Close()
+		}
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + p.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			for _, k := range []string{"HOME=", "TMPDIR="} {
+				if v, ok := strings.CutPrefix(kv, k); ok && filepath.IsAbs(v) {
+					if _, seen := used[filepath.Clean(v)]; !seen {
+						used[filepath.Clean(v)] = pid
+					}
+				}
+			}
+		}
+	}
+	return used
+}
+
+// usedBy returns the PID using d or a directory inside it (a HOME inside
+// a private TMPDIR), 0 for none.
+func usedBy(used map[string]int, d string) int {
+	for p, pid := range used {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return pid
+		}
+	}
+	return 0
+}
+
+// GC removes the caller's private directories that no live landjail (and
+// no live process, by its HOME or TMPDIR) uses and that were unused for
+// longer than o.OlderThan, or with o.DryRun only says which. It returns
+// every directory considered, in use or not. Errors: the live-marker
+// directory cannot be used (then nothing is removed: GC cannot tell
+// which directories are in use).
+func GC(o Options) ([]Dir, error) {
+	root, err := openLive()
+	if err != nil {
+		return nil, fmt.Errorf("the live-run markers (%w): nothing removed", err)
+	}
+	defer root.Close()
+	lock, err := root.OpenFile(".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("the live-run lock: %w", err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return nil, &fs.PathError{Op: "flock", Path: lock.Name(), Err: err}
+	}
+	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+	used := inUse(root)
+	dirs := candidates()
+	for i := range dirs {
+		d := &dirs[i]
+		d.Bytes = treeBytes(d.Path)
+		if d.InUseBy = usedBy(used, d.Path); d.InUseBy != 0 || d.Unused < o.OlderThan || o.DryRun {
+			continue
+		}
+		d.Err = removeDir(d.Path)
+		d.Removed = d.Err == nil
+	}
+	return dirs, nil
+}
+
+// removeDir removes dir, a real directory owned by the caller (checked
+// again), through an os.Root of its parent: nothing outside the parent
+// is reached and no symbolic link is followed (Root.RemoveAll removes a
+// link as a link).
+func removeDir(dir string) error {
+	parent, name := filepath.Split(dir)
+	r, err := os.OpenRoot(parent)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fi, err := r.Lstat(name)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
+		return &fs.PathError{Op: "remove", Path: dir, Err: errors.New("no longer a directory of yours: left alone")}
+	}
+	return r.RemoveAll(name)
+}
+
+// treeBytes is the disk space of the tree at dir, no link followed
+// (filepath.WalkDir lstats), unreadable parts left out.
+func treeBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				n += st.Blocks * 512
+			}
+		}
+		return nil
+	})
+	return n
+}
