@@ -192,3 +192,20 @@ func TestRecordTouches(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// BenchmarkRecord is what every run pays for its marker: Begin, Record
+// of two directories, End.
+func BenchmarkRecord(b *testing.B) {
+	base := b.TempDir()
+	b.Setenv("XDG_CACHE_HOME", base)
+	home, tmp := filepath.Join(base, "h"), filepath.Join(base, "t")
+	require.NoError(b, os.Mkdir(home, 0o700))
+	require.NoError(b, os.Mkdir(tmp, 0o700))
+	for b.Loop() {
+		r := Begin()
+		if err := r.Record(tmp, home); err != nil {
+			b.Fatal(err)
+		}
+		r.End()
+	}
+}
