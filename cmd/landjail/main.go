@@ -90,7 +90,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Name:        "landjail",
 		Version:     version(),
 		Usage:       "confine what a command can touch to a workspace",
-		Description: exitHelp,
+		Description: examplesHelp + "\n\n" + exitHelp,
 		Reader:      stdin,
 		Writer:      stdout,
 		ErrWriter:   stderr,

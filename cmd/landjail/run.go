@@ -120,7 +120,7 @@ func newRunCommand() *cli.Command {
 		Name:        "run",
 		Usage:       "run a command confined to the workspace",
 		ArgsUsage:   "-- CMD [ARG...]",
-		Description: runHelp + configKeysHelp(flags) + "\n\n" + exitHelp,
+		Description: runHelp + configKeysHelp(flags) + "\n\n" + examplesHelp + "\n\n" + exitHelp,
 		Flags:       flags,
 		// Flags after CMD belong to CMD: landjail run ls -l.
 		StopOnNthArg: &one,
