@@ -277,8 +277,9 @@ func candidates() []Dir {
 // inUse maps the directories live processes use to a PID: those the live
 // markers name (markers of dead processes are removed), and the HOME and
 // TMPDIR in the environment of every process the caller can read (a run
-// that could not write a marker, the commands of a run).
-func inUse(root *os.Root) map[string]int {
+// that could not write a marker, the commands of a run). dryRun leaves
+// the stale markers in place.
+func inUse(root *os.Root, dryRun bool) map[string]int {
 	used := map[string]int{}
 	if ents, err := fs.ReadDir(root.FS(), "."); err == nil {
 		for _, e := range ents {
@@ -289,7 +290,9 @@ func inUse(root *os.Root) map[string]int {
 				continue
 			}
 			if got, err := startTime(pid); err != nil || got != want {
-				root.Remove(e.Name()) // that process is gone
+				if !dryRun {
+					root.Remove(e.Name()) // that process is gone
+				}
 				continue
 			}
 			f, err := root.Open(e.Name())
@@ -360,7 +363,7 @@ func GC(o Options) ([]Dir, error) {
 		return nil, &fs.PathError{Op: "flock", Path: lock.Name(), Err: err}
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
-	used := inUse(root)
+	used := inUse(root, o.DryRun)
 	dirs := candidates()
 	for i := range dirs {
 		d := &dirs[i]
