@@ -48,3 +48,14 @@ func TestHelpExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestNoInstallFromProxy: the module is not published on the Go module
+// proxy, so no help text tells users to "go install ...@latest" (it
+// fails: 403 from proxy.golang.org); they install from a checkout.
+// Checked red: landjail mcp --help said it.
+func TestNoInstallFromProxy(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"mcp", "--help"}, {"gc", "--help"}} {
+		_, out, stderr := runCLI(t, args...)
+		assert.NotContains(t, out+stderr, "@latest", "%q", args)
+	}
+}
