@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v3"
 	"golang.org/x/sys/unix"
@@ -16,6 +17,7 @@ import (
 	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/privdirs"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/openat"
@@ -84,6 +86,9 @@ type doctorReport struct {
 	// Limits is how resource limits (--pids, --memory, --cpus) would be
 	// enforced here: a cgroup mechanism, or not enforced and why.
 	Limits limits.Probe `json:"limits"`
+	// PrivateDirs is landjail's private HOMEs and TMPDIRs here: how many,
+	// their size, and what landjail gc would remove (privdirs.Survey).
+	PrivateDirs string `json:"private_dirs"`
 	// Verdict is the one line that says which layer a run here gets and
 	// why (doctorVerdict); the text output starts with it.
 	Verdict string `json:"verdict"`
@@ -151,6 +156,7 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 		d.Seccomp = f.Rules()
 	}
 
+	d.PrivateDirs = privateDirsLine()
 	d.Verdict = doctorVerdict(&d)
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
@@ -178,6 +184,7 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	fmt.Fprintf(w, "namespaces:     %s\n", d.Namespaces)
 	fmt.Fprintf(w, "pid namespace:  %s\n", d.PIDNamespace)
 	fmt.Fprintf(w, "limits:         %s\n", limitsLine(d.Limits))
+	fmt.Fprintf(w, "private dirs:   %s\n", d.PrivateDirs)
 	fmt.Fprintf(w, "\nlandjail run here (default flags, workspace = current directory, plus a private TMPDIR):\n")
 	if d.RunError != "" {
 		fmt.Fprintf(w, "  cannot compile: %s\n", d.RunError)
@@ -239,6 +246,21 @@ func doctorVerdict(d *doctorReport) string {
 		v += "; the Landlock self-test FAILED (see below)"
 	}
 	return v
+}
+
+// gcAge is the age past which doctor counts a private directory as
+// landjail gc's to remove (gc's default --older-than).
+const gcAge = 24 * time.Hour
+
+// privateDirsLine is doctor's line on the private HOMEs and TMPDIRs kept
+// between runs, which grow until landjail gc removes them.
+func privateDirsLine() string {
+	n, b, stale, staleB := privdirs.Survey(gcAge)
+	s := fmt.Sprintf("%d private HOMEs and TMPDIRs (%s)", n, mib(b))
+	if stale > 0 {
+		s += fmt.Sprintf("; %d unused for over %s (%s): landjail gc removes them", stale, gcAge, mib(staleB))
+	}
+	return s
 }
 
 // landlockHint is the usual cause of the Landlock probe's error, as a

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -156,4 +159,22 @@ func TestDoctorVerdict(t *testing.T) {
 			assert.Contains(t, first, errno.Error())
 		})
 	}
+}
+
+// TestDoctorPrivateDirs: doctor counts the private HOMEs and TMPDIRs
+// kept between runs and says what landjail gc would remove.
+func TestDoctorPrivateDirs(t *testing.T) {
+	base := wsDir(t)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(base, "cache"))
+	t.Setenv("TMPDIR", base)
+	old := filepath.Join(base, "cache", "landjail", "home", "0123456789abcdef")
+	require.NoError(t, os.MkdirAll(old, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(old, "f"), make([]byte, 1<<20), 0o600))
+	past := time.Now().Add(-48 * time.Hour)
+	require.NoError(t, os.Chtimes(old, past, past))
+	require.NoError(t, os.Mkdir(filepath.Join(base, "landjail-42"), 0o700)) // recent
+	t.Chdir(base)
+	code, out, stderr := runCLI(t, "doctor")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "private dirs:   2 private HOMEs and TMPDIRs (1.0 MiB); 1 unused for over 24h0m0s (1.0 MiB): landjail gc removes them\n")
 }

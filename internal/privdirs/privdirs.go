@@ -377,6 +377,23 @@ func GC(o Options) ([]Dir, error) {
 	return dirs, nil
 }
 
+// Survey is what GC would consider, without the lock or the in-use
+// check, for doctor: how many private directories there are, their disk
+// space, and how many (and how much) were unused for longer than
+// olderThan.
+func Survey(olderThan time.Duration) (n int, bytes int64, stale int, staleBytes int64) {
+	for _, d := range candidates() {
+		b := treeBytes(d.Path)
+		n++
+		bytes += b
+		if d.Unused >= olderThan {
+			stale++
+			staleBytes += b
+		}
+	}
+	return n, bytes, stale, staleBytes
+}
+
 // removeDir removes dir, a real directory owned by the caller (checked
 // again), through an os.Root of its parent: nothing outside the parent
 // is reached and no symbolic link is followed (Root.RemoveAll removes a
