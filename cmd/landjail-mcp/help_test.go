@@ -30,3 +30,15 @@ func TestHelpListsTools(t *testing.T) {
 		assert.LessOrEqual(t, strings.Count(line, "(default"), 1, "two defaults in %q", line)
 	}
 }
+
+// TestUnknownOption: a flag landjail-mcp does not know is one line naming
+// it, and nothing on stdout, the client's MCP channel (checked red: the
+// whole help went to stdout after "Incorrect Usage").
+func TestUnknownOption(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := newApp(strings.NewReader(""), &out, &errb).Run(context.Background(), []string{"landjail-mcp", "--bogus"})
+	require.Error(t, err)
+	assert.Equal(t, "unknown option --bogus (see landjail-mcp --help)", err.Error())
+	assert.Empty(t, out.String())
+	assert.NotContains(t, errb.String(), "Incorrect Usage")
+}

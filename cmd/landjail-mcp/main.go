@@ -36,11 +36,11 @@ import (
 
 const help = `Serve the workspace tools (read_file, write_file, edit_file, patch,
 list_directory, glob, grep, bash) over the Model Context Protocol on
-stdin/stdout, for an agent client to start as a local MCP server. One policy per server, from the same
-flags and --config file as "landjail run": the file tools go through it in
-landjail, and bash runs confined by Landlock and the seccomp layer exactly as
-"landjail run" would run it (system preset, private TMPDIR, TCP denied but for
---connect-tcp/--bind-tcp).
+stdin/stdout, for an agent client to start as a local MCP server. One policy
+per server, from the same flags and --config file as "landjail run": the file
+tools go through it in landjail, and bash runs confined by Landlock and the
+seccomp layer exactly as "landjail run" would run it (system preset, private
+TMPDIR, TCP denied but for --connect-tcp/--bind-tcp).
 
 Every tool call is checked before it is dispatched (path arguments must pass the
 policy); refusals come back as tool errors the model can read. Writing over an
@@ -89,7 +89,15 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: flagMaxFileSize, Value: "10MiB", Usage: "refuse to read_file or edit_file a file larger than `SIZE`, and let grep skip it (bytes, or with a K, KiB, M, MiB, G or GiB suffix: powers of 1024)"},
 		),
 		// Errors are returned to main, which exits 125.
-		ExitErrHandler:            func(context.Context, *cli.Command, error) {},
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		// A bad flag is one line on stderr, not the help on stdout (the
+		// client's MCP channel) after "Incorrect Usage".
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+			if opt, ok := cliopts.UnknownOption(err); ok {
+				return fmt.Errorf("unknown option %s (see landjail-mcp --help)", opt)
+			}
+			return fmt.Errorf("%w (see landjail-mcp --help)", err)
+		},
 		DisableSliceFlagSeparator: true,
 		Action:                    serve,
 	}

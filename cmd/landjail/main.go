@@ -23,6 +23,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/landlock"
 )
@@ -122,7 +123,7 @@ func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error 
 	if cmd.Root() != cmd {
 		see = "landjail " + cmd.Name + " --help"
 	}
-	if opt, ok := unknownOption(err); ok {
+	if opt, ok := cliopts.UnknownOption(err); ok {
 		return fmt.Errorf("unknown option %s (see %s)", opt, see)
 	}
 	if cmd.Root() == cmd {
