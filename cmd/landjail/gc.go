@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -54,7 +56,7 @@ func gcAction(_ context.Context, cmd *cli.Command) error {
 		return fmt.Errorf("gc: %w", err)
 	}
 	w, verbose := cmd.Root().Writer, cmd.Bool("verbose")
-	var n, nKept int
+	var n, nKept, failed int
 	var freed, kept int64
 	for _, d := range dirs {
 		age := d.Unused.Round(time.Minute)
@@ -76,7 +78,13 @@ func gcAction(_ context.Context, cmd *cli.Command) error {
 			n++
 			freed += d.Bytes
 		case d.Err != nil:
-			fmt.Fprintf(cmd.Root().ErrWriter, "landjail: gc: %v\n", d.Err)
+			var pe *fs.PathError
+			why := d.Err
+			if errors.As(d.Err, &pe) {
+				why = pe.Err
+			}
+			fmt.Fprintf(cmd.Root().ErrWriter, "landjail: gc: cannot remove %s: %v\n", d.Path, why)
+			failed++
 		default:
 			fmt.Fprintf(w, "removed: %s (%s, %s, unused for %s)\n", d.Path, d.Kind, mib(d.Bytes), age)
 			n++
@@ -88,6 +96,9 @@ func gcAction(_ context.Context, cmd *cli.Command) error {
 		verb = "would remove"
 	}
 	fmt.Fprintf(w, "landjail gc: %s %d directories (%s); kept %d in use or used within %s (%s)\n", verb, n, mib(freed), nKept, o.OlderThan, mib(kept))
+	if failed > 0 {
+		return fmt.Errorf("gc: %d directories could not be removed", failed)
+	}
 	return nil
 }
 

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,4 +98,61 @@ func runBinEnv(t *testing.T, bin string, env []string, args ...string) (int, str
 	}
 	require.NoError(t, err)
 	return 0, string(out)
+}
+
+// TestGCUnprivilegedReadOnlyTree: a user's gc removes a private HOME
+// holding directories without write permission (Go's module cache is
+// 0555 throughout), which only root could remove as they were (checked
+// red: "permission denied", the HOME left in place), and still follows
+// no link: a link to a read-only directory of that user stays unchanged.
+func TestGCUnprivilegedReadOnlyTree(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534")
+	}
+	// A directory uid 65534 can reach (t.TempDir's parent is 0700), with
+	// a copy of the binary.
+	base, err := os.MkdirTemp("", "landjail-gc-unpriv-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	base, err = filepath.EvalSymlinks(base)
+	require.NoError(t, err)
+	b, err := os.ReadFile(landjailBin(t))
+	require.NoError(t, err)
+	bin := filepath.Join(base, "landjail")
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	cache, tmp := filepath.Join(base, "cache"), filepath.Join(base, "tmp")
+	home := filepath.Join(cache, "landjail", "home", "0123456789abcdef")
+	mod := filepath.Join(home, "go", "pkg", "mod", "example.com", "m@v1.0.0")
+	require.NoError(t, os.MkdirAll(mod, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module m\n"), 0o444))
+	other := filepath.Join(base, "other") // the user's own read-only directory, outside
+	require.NoError(t, os.Mkdir(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "keep"), nil, 0o444))
+	require.NoError(t, os.Symlink(other, filepath.Join(home, "link")))
+	require.NoError(t, os.Mkdir(tmp, 0o700))
+	require.NoError(t, filepath.WalkDir(base, func(p string, _ fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if p == base || p == bin {
+			return nil
+		}
+		return os.Lchown(p, 65534, 65534)
+	}))
+	for _, d := range []string{filepath.Dir(mod), mod, filepath.Join(home, "go", "pkg", "mod"), other} {
+		require.NoError(t, os.Chmod(d, 0o555))
+	}
+	past := time.Now().Add(-48 * time.Hour)
+	require.NoError(t, os.Chtimes(home, past, past))
+
+	c := osexec.Command(bin, "gc", "--older-than", "1h")
+	c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + base, "XDG_CACHE_HOME=" + cache, "TMPDIR=" + tmp}
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "removed: "+home, "%s", out)
+	assert.NoDirExists(t, home)
+	fi, err := os.Stat(other)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o555), fi.Mode().Perm(), "the link's target was changed")
+	assert.FileExists(t, filepath.Join(other, "keep"))
 }

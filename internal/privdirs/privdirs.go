@@ -413,7 +413,33 @@ func removeDir(dir string) error {
 	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
 		return &fs.PathError{Op: "remove", Path: dir, Err: errors.New("no longer a directory of yours: left alone")}
 	}
-	return r.RemoveAll(name)
+	err = r.RemoveAll(name)
+	if errors.Is(err, fs.ErrPermission) {
+		// Directories without write permission for their owner (Go's
+		// module cache makes its directories 0555): made writable, then
+		// removed again. Only root passes over them without it.
+		writable(r, name)
+		err = r.RemoveAll(name)
+	}
+	return err
+}
+
+// writable gives every directory of the tree at name below r, name
+// included, mode 0700: each opened through r with O_NOFOLLOW and
+// O_DIRECTORY (a symbolic link is never followed, a file never changed)
+// and changed by fchmod on that descriptor. Errors are left to the
+// RemoveAll that follows.
+func writable(r *os.Root, name string) {
+	fs.WalkDir(r.FS(), name, func(p string, d fs.DirEntry, err error) error {
+		if d == nil || !d.IsDir() {
+			return nil
+		}
+		if f, err := r.OpenFile(p, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0); err == nil {
+			f.Chmod(0o700)
+			f.Close()
+		}
+		return nil
+	})
 }
 
 // treeBytes is the disk space of the tree at dir, no link followed
