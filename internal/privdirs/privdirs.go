@@ -146,7 +146,52 @@ func (r *Run) Record(dirs ...string) error {
 		return err
 	}
 	r.marker = name
+	r.prune(name)
 	return nil
+}
+
+// pruneMax bounds the stale markers one Record removes. A run that
+// execve's leaves its marker behind (nothing is left to remove it), so
+// each Record removes up to this many markers of processes that are gone:
+// more than it adds, so the directory stays small without landjail gc,
+// at the cost of a few reads of /proc per run.
+const pruneMax = 4
+
+// prune removes up to pruneMax markers, other than ours, whose process is
+// gone. Under the shared lock: GC does not run meanwhile, and two runs
+// removing the same marker is harmless.
+func (r *Run) prune(ours string) {
+	d, err := r.root.Open(".")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(64)
+	removed := 0
+	for _, n := range names {
+		if removed == pruneMax {
+			return
+		}
+		if n == ours || !staleMarker(n) {
+			continue
+		}
+		if r.root.Remove(n) == nil {
+			removed++
+		}
+	}
+}
+
+// staleMarker reports whether name is a marker ("PID-STARTTIME") whose
+// process is gone.
+func staleMarker(name string) bool {
+	pidS, stS, ok := strings.Cut(name, "-")
+	pid, err1 := strconv.Atoi(pidS)
+	want, err2 := strconv.ParseUint(stS, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return false
+	}
+	got, err := startTime(pid)
+	return err != nil || got != want
 }
 
 func (r *Run) unlock() {
@@ -283,13 +328,12 @@ func inUse(root *os.Root, dryRun bool) map[string]int {
 	used := map[string]int{}
 	if ents, err := fs.ReadDir(root.FS(), "."); err == nil {
 		for _, e := range ents {
-			pidS, stS, ok := strings.Cut(e.Name(), "-")
-			pid, err1 := strconv.Atoi(pidS)
-			want, err2 := strconv.ParseUint(stS, 10, 64)
-			if !ok || err1 != nil || err2 != nil || !e.Type().IsRegular() {
+			pidS, _, ok := strings.Cut(e.Name(), "-")
+			pid, err := strconv.Atoi(pidS)
+			if !ok || err != nil || !e.Type().IsRegular() {
 				continue
 			}
-			if got, err := startTime(pid); err != nil || got != want {
+			if staleMarker(e.Name()) {
 				if !dryRun {
 					root.Remove(e.Name()) // that process is gone
 				}

@@ -209,3 +209,37 @@ func BenchmarkRecord(b *testing.B) {
 		r.End()
 	}
 }
+
+// TestRecordPrunes: runs that execve leave their marker; each Record
+// removes up to pruneMax markers of processes that are gone, never a
+// live one, so the directory does not grow without landjail gc.
+func TestRecordPrunes(t *testing.T) {
+	env(t)
+	live, err := liveDir()
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(live, 0o700))
+	for i := range 10 {
+		require.NoError(t, os.WriteFile(filepath.Join(live, "99999999"+strconv.Itoa(i)+"-1"), nil, 0o600))
+	}
+	st, err := startTime(os.Getppid())
+	require.NoError(t, err)
+	alive := filepath.Join(live, strconv.Itoa(os.Getppid())+"-"+strconv.FormatUint(st, 10))
+	require.NoError(t, os.WriteFile(alive, nil, 0o600))
+	count := func() int {
+		ents, err := os.ReadDir(live)
+		require.NoError(t, err)
+		return len(ents)
+	}
+	before := count() // 10 stale and the live one; Begin adds .lock
+	r := Begin()
+	require.NoError(t, r.Record())
+	assert.Equal(t, before+2-pruneMax, count(), ".lock and ours added, pruneMax stale removed")
+	r.End()
+	for range 3 {
+		r := Begin()
+		require.NoError(t, r.Record())
+		r.End()
+	}
+	assert.Equal(t, 2, count(), "the live marker and .lock remain")
+	assert.FileExists(t, alive)
+}
