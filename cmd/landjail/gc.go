@@ -60,21 +60,10 @@ func gcAction(_ context.Context, cmd *cli.Command) error {
 	var freed, kept int64
 	for _, d := range dirs {
 		age := d.Unused.Round(time.Minute)
+		remove := d.Kind == privdirs.KindTrash || d.Unused >= o.OlderThan
 		switch {
-		case d.InUseBy != 0:
-			if verbose {
-				fmt.Fprintf(w, "in use by pid %d: %s (%s, %s)\n", d.InUseBy, d.Path, d.Kind, mib(d.Bytes))
-			}
-			kept += d.Bytes
-			nKept++
-		case d.Unused < o.OlderThan:
-			if verbose {
-				fmt.Fprintf(w, "used %s ago: %s (%s, %s)\n", age, d.Path, d.Kind, mib(d.Bytes))
-			}
-			kept += d.Bytes
-			nKept++
-		case o.DryRun:
-			fmt.Fprintf(w, "would remove: %s (%s, %s, unused for %s)\n", d.Path, d.Kind, mib(d.Bytes), age)
+		case d.Removed:
+			fmt.Fprintf(w, "removed: %s (%s, %s, unused for %s)\n", d.Path, d.Kind, mib(d.Bytes), age)
 			n++
 			freed += d.Bytes
 		case d.Err != nil:
@@ -85,10 +74,22 @@ func gcAction(_ context.Context, cmd *cli.Command) error {
 			}
 			fmt.Fprintf(cmd.Root().ErrWriter, "landjail: gc: cannot remove %s: %v\n", d.Path, why)
 			failed++
-		default:
-			fmt.Fprintf(w, "removed: %s (%s, %s, unused for %s)\n", d.Path, d.Kind, mib(d.Bytes), age)
+		case d.InUseBy != 0:
+			if verbose {
+				fmt.Fprintf(w, "in use by pid %d: %s (%s, %s)\n", d.InUseBy, d.Path, d.Kind, mib(d.Bytes))
+			}
+			kept += d.Bytes
+			nKept++
+		case o.DryRun && remove:
+			fmt.Fprintf(w, "would remove: %s (%s, %s, unused for %s)\n", d.Path, d.Kind, mib(d.Bytes), age)
 			n++
 			freed += d.Bytes
+		default:
+			if verbose {
+				fmt.Fprintf(w, "used %s ago: %s (%s, %s)\n", age, d.Path, d.Kind, mib(d.Bytes))
+			}
+			kept += d.Bytes
+			nKept++
 		}
 	}
 	verb := "removed"

@@ -260,6 +260,9 @@ const (
 	KindHome   = "private HOME"
 	KindTmp    = "workspace TMPDIR"
 	KindRunTmp = "per-run TMPDIR"
+	// KindTrash: a directory an interrupted gc renamed and did not finish
+	// removing (trashPrefix).
+	KindTrash = "left by an interrupted gc"
 )
 
 // Options are GC's.
@@ -274,6 +277,7 @@ var (
 	homeName   = regexp.MustCompile(`^[0-9a-f]{16}$`)
 	tmpName    = regexp.MustCompile(`^landjail-(?:home-)?([0-9]+)-[0-9a-f]{12,16}$`)
 	runTmpName = regexp.MustCompile(`^landjail-[0-9]+$`)
+	trashName  = regexp.MustCompile(`^\.landjail-gc-[0-9]+-[0-9]+$`)
 )
 
 // candidates lists the private directories of the caller: names matching
@@ -297,6 +301,8 @@ func candidates() []Dir {
 			for _, e := range ents {
 				if homeName.MatchString(e.Name()) {
 					add(parent, e.Name(), KindHome)
+				} else if trashName.MatchString(e.Name()) {
+					add(parent, e.Name(), KindTrash)
 				}
 			}
 		}
@@ -313,6 +319,8 @@ func candidates() []Dir {
 				add(parent, n, kind)
 			} else if runTmpName.MatchString(n) {
 				add(parent, n, KindRunTmp)
+			} else if trashName.MatchString(n) {
+				add(parent, n, KindTrash)
 			}
 		}
 	}
@@ -389,15 +397,46 @@ func usedBy(used map[string]int, d string) int {
 // GC removes the caller's private directories that no live landjail (and
 // no live process, by its HOME or TMPDIR) uses and that were unused for
 // longer than o.OlderThan, or with o.DryRun only says which. It returns
-// every directory considered, in use or not. Errors: the live-marker
-// directory cannot be used (then nothing is removed: GC cannot tell
-// which directories are in use).
+// every directory considered, in use or not. Under the exclusive lock it
+// only decides and renames each doomed directory to a trash name
+// (".landjail-gc-PID-N" in its parent); sizes are counted before and the
+// trees removed after, so that runs starting meanwhile wait milliseconds,
+// not the seconds a large tree takes. Errors: the live-marker directory
+// cannot be used (then nothing is removed: GC cannot tell which
+// directories are in use).
 func GC(o Options) ([]Dir, error) {
 	root, err := openLive()
 	if err != nil {
 		return nil, fmt.Errorf("the live-run markers (%w): nothing removed", err)
 	}
 	defer root.Close()
+	// Sizes first, without the lock: walking hundreds of MB takes
+	// seconds, and every run's start waits while gc holds it.
+	dirs := candidates()
+	for i := range dirs {
+		dirs[i].Bytes = treeBytes(dirs[i].Path)
+	}
+	trash, err := decide(root, dirs, o)
+	if err != nil {
+		return nil, err
+	}
+	// The removal itself, which takes as long, after the lock: a
+	// directory renamed to a trash name is no run's any more.
+	for i, t := range trash {
+		if t != "" {
+			dirs[i].Err = removeDir(t)
+			dirs[i].Removed = dirs[i].Err == nil
+		}
+	}
+	return dirs, nil
+}
+
+// decide takes the exclusive lock, finds the directories in use, and
+// renames each directory to remove to a trash name in its parent
+// (trashPrefix) while runs are kept out, so that no run can start using
+// it before it is gone. It returns the trash path per directory ("" for
+// one kept). A trash directory an interrupted gc left is removed as is.
+func decide(root *os.Root, dirs []Dir, o Options) ([]string, error) {
 	lock, err := root.OpenFile(".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("the live-run lock: %w", err)
@@ -408,17 +447,60 @@ func GC(o Options) ([]Dir, error) {
 	}
 	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 	used := inUse(root, o.DryRun)
-	dirs := candidates()
+	trash := make([]string, len(dirs))
 	for i := range dirs {
 		d := &dirs[i]
-		d.Bytes = treeBytes(d.Path)
-		if d.InUseBy = usedBy(used, d.Path); d.InUseBy != 0 || d.Unused < o.OlderThan || o.DryRun {
+		if d.InUseBy = usedBy(used, d.Path); d.InUseBy != 0 || o.DryRun {
 			continue
 		}
-		d.Err = removeDir(d.Path)
-		d.Removed = d.Err == nil
+		if d.Kind == KindTrash {
+			trash[i] = d.Path
+			continue
+		}
+		if d.Unused < o.OlderThan {
+			continue
+		}
+		trash[i], d.Err = moveToTrash(d.Path, i)
 	}
-	return dirs, nil
+	return trash, nil
+}
+
+// trashPrefix names a directory gc renamed and is removing (or an
+// interrupted gc left): ".landjail-gc-PID-N", in the directory's parent.
+const trashPrefix = ".landjail-gc-"
+
+// moveToTrash renames dir, a real directory owned by the caller (checked
+// again), to a trash name in its parent, through an os.Root of the parent
+// (rename(2) follows no link).
+func moveToTrash(dir string, n int) (string, error) {
+	parent, name := filepath.Split(dir)
+	r, err := os.OpenRoot(parent)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	if err := ownDir(r, name, dir); err != nil {
+		return "", err
+	}
+	t := fmt.Sprintf("%s%d-%d", trashPrefix, os.Getpid(), n)
+	if err := r.Rename(name, t); err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, t), nil
+}
+
+// ownDir checks that name below r is a real directory owned by the
+// caller.
+func ownDir(r *os.Root, name, shown string) error {
+	fi, err := r.Lstat(name)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
+		return &fs.PathError{Op: "remove", Path: shown, Err: errors.New("no longer a directory of yours: left alone")}
+	}
+	return nil
 }
 
 // Survey is what GC would consider, without the lock or the in-use
@@ -449,13 +531,8 @@ func removeDir(dir string) error {
 		return err
 	}
 	defer r.Close()
-	fi, err := r.Lstat(name)
-	if err != nil {
+	if err := ownDir(r, name, dir); err != nil {
 		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() {
-		return &fs.PathError{Op: "remove", Path: dir, Err: errors.New("no longer a directory of yours: left alone")}
 	}
 	err = r.RemoveAll(name)
 	if errors.Is(err, fs.ErrPermission) {

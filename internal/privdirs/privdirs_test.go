@@ -107,6 +107,14 @@ func TestGCSelectsByNameOwnerAge(t *testing.T) {
 	}
 	recent := filepath.Join(tmp, "landjail-777")
 	require.NoError(t, os.Mkdir(recent, 0o700))
+	// What an interrupted gc left: removed whatever its age.
+	trash := []string{filepath.Join(tmp, ".landjail-gc-1-2"), filepath.Join(homes, ".landjail-gc-3-4")}
+	for _, d := range trash {
+		require.NoError(t, os.MkdirAll(filepath.Join(d, "sub"), 0o700))
+	}
+	old = append(old, trash...)
+	others = append(others, filepath.Join(tmp, ".landjail-gc-x"))
+	require.NoError(t, os.Mkdir(filepath.Join(tmp, ".landjail-gc-x"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(tmp, "landjail-888"), nil, 0o600)) // a file
 	if uid == 0 {
 		foreign := filepath.Join(tmp, "landjail-999")
