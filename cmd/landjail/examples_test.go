@@ -15,6 +15,7 @@ import (
 // command's help states two defaults.
 func TestHelpExamples(t *testing.T) {
 	t.Chdir(wsDir(t))
+	t.Setenv("TMPDIR", wsDir(t)) // gc --dry-run: not the machine's /tmp
 	var examples []string
 	for _, args := range [][]string{{"--help"}, {"run", "--help"}} {
 		code, out, _ := runCLI(t, args...)
