@@ -96,6 +96,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			if opt, ok := cliopts.UnknownOption(err); ok {
 				return fmt.Errorf("unknown option %s (see landjail-mcp --help)", opt)
 			}
+			if msg, ok := cliopts.InvalidValue(err); ok {
+				return fmt.Errorf("%s (see landjail-mcp --help)", msg)
+			}
 			return fmt.Errorf("%w (see landjail-mcp --help)", err)
 		},
 		DisableSliceFlagSeparator: true,

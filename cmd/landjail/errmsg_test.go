@@ -40,6 +40,22 @@ func TestUnknownOption(t *testing.T) {
 		assert.Empty(t, stdout)
 		assert.Equal(t, tc.want, stderr, "%q", tc.args)
 	}
+	// A value its flag's type refuses, in the same terms (checked red:
+	// `run: invalid value "x" for flag -connect-tcp: strconv.ParseInt:
+	// parsing "x": invalid syntax`).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--connect-tcp", "x", "--", "true"}, `landjail: invalid value "x" for --connect-tcp: not a number (see landjail run --help)` + "\n"},
+		{[]string{"run", "--connect-tcp", "99999999999999999999", "--", "true"}, `landjail: invalid value "99999999999999999999" for --connect-tcp: out of range (see landjail run --help)` + "\n"},
+		{[]string{"run", "--timeout", "soon", "--", "true"}, `landjail: invalid value "soon" for --timeout: not a duration (examples: 90s, 10m, 1h30m) (see landjail run --help)` + "\n"},
+		{[]string{"gc", "--older-than", "x"}, `landjail: invalid value "x" for --older-than: not a duration (examples: 90s, 10m, 1h30m) (see landjail gc --help)` + "\n"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		assert.Equal(t, exitUsage, code, "%q", tc.args)
+		assert.Equal(t, tc.want, stderr, "%q", tc.args)
+	}
 	// A flag that needs a value keeps the library's message.
 	code, _, stderr := runCLI(t, "run", "--timeout")
 	assert.Equal(t, exitUsage, code)

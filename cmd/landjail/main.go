@@ -126,6 +126,9 @@ func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error 
 	if opt, ok := cliopts.UnknownOption(err); ok {
 		return fmt.Errorf("unknown option %s (see %s)", opt, see)
 	}
+	if msg, ok := cliopts.InvalidValue(err); ok {
+		return fmt.Errorf("%s (see %s)", msg, see)
+	}
 	if cmd.Root() == cmd {
 		return fmt.Errorf("%w (see %s)", err, see)
 	}
