@@ -410,7 +410,7 @@ func ReadConfig(path string) (*Options, error) {
 	o := &Options{}
 	md, err := toml.DecodeFile(path, o)
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %s: %w", path, configError(err))
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
