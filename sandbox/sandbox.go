@@ -189,7 +189,11 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		}
 	}
 	p.Env = exec.DefaultEnv(p.WS, pass)
-	p.live.Record(p.tmp.path(), p.Home)
+	if o.Home == "" { // landjail's private HOME; never touch a --home DIR or the workspace
+		p.live.Record(p.tmp.path(), p.Home)
+	} else {
+		p.live.Record(p.tmp.path())
+	}
 	if !p.set.PrintRules {
 		cliopts.WarnDNS(stderr, o)
 		if p.Proxy, err = o.NewAllowProxy(stderr); err != nil {

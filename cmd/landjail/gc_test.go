@@ -156,3 +156,18 @@ func TestGCUnprivilegedReadOnlyTree(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o555), fi.Mode().Perm(), "the link's target was changed")
 	assert.FileExists(t, filepath.Join(other, "keep"))
 }
+
+// TestRunLeavesChosenHomeTimes: the live marker marks landjail's own
+// directories used (their modification time), never a HOME the user
+// chose: --home workspace must not touch the project's root (checked
+// red: its mtime moved to the run's start).
+func TestRunLeavesChosenHomeTimes(t *testing.T) {
+	ws := wsDir(t)
+	past := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
+	require.NoError(t, os.Chtimes(ws, past, past))
+	code, _, stderr := runCLI(t, "run", "--timeout", "1m", "--workspace", ws, "--home", "workspace", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	fi, err := os.Stat(ws)
+	require.NoError(t, err)
+	assert.True(t, fi.ModTime().Equal(past), "the workspace's mtime changed: %s", fi.ModTime())
+}
