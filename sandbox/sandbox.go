@@ -34,6 +34,7 @@ import (
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/limits"
+	"github.com/landjail/landjail/internal/privdirs"
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
@@ -109,6 +110,7 @@ type Plan struct {
 	homeGrant  string // HOME granted read-write to the command ("" none)
 	lopts      landlock.Options
 	server     *callProxies
+	live       *privdirs.Run // the record of the directories in use (landjail gc)
 }
 
 // New builds the policy and the first seccomp filter from o. It starts
@@ -167,6 +169,9 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 	}()
 	pass := append(append([]string(nil), p.set.Env...), o.Env...)
 	wantTmp := !o.NoSystem && !p.set.PrintRules && !cliopts.HasEnv(exec.DefaultEnv(p.WS, o.Env), "TMPDIR")
+	if !p.set.PrintRules {
+		p.live = privdirs.Begin() // landjail gc leaves what this run uses alone
+	}
 	if wantTmp {
 		if p.tmp, err = newPrivateTmp(p.WS.Root(), tmp == TmpRun, p.set.Credential); err != nil {
 			return fmt.Errorf("private TMPDIR: %w", err)
@@ -184,6 +189,11 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		}
 	}
 	p.Env = p.presetEnv(exec.DefaultEnv(p.WS, pass), pass)
+	if o.Home == "" { // landjail's private HOME; never touch a --home DIR or the workspace
+		p.live.Record(p.tmp.path(), p.Home)
+	} else {
+		p.live.Record(p.tmp.path())
+	}
 	if !p.set.PrintRules {
 		cliopts.WarnDNS(stderr, o)
 		if p.Proxy, err = o.NewAllowProxy(stderr); err != nil {
@@ -341,6 +351,8 @@ func (p *Plan) undo() {
 	p.Proxy.Close()
 	p.Proxy = nil
 	p.tmp.remove()
+	p.live.End()
+	p.live = nil
 	p.snap.Close()
 	p.snap = nil
 }

@@ -28,6 +28,11 @@ import (
 type dirFS struct {
 	k    *Toolkit
 	base string
+	// hiddenGit, when not nil, makes ReadDir leave out directories named
+	// ".git" and collects their names (glob: as grep, it does not list
+	// git's internals unless the pattern names .git). A set: doublestar
+	// may read a directory more than once.
+	hiddenGit map[string]bool
 }
 
 var (
@@ -67,7 +72,17 @@ func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.k.WS.ReadDir(n)
+	ents, err := d.k.WS.ReadDir(n)
+	if d.hiddenGit == nil || err != nil {
+		return ents, err
+	}
+	return slices.DeleteFunc(ents, func(e fs.DirEntry) bool {
+		if e.Name() == ".git" && e.IsDir() {
+			d.hiddenGit[path.Join(name, e.Name())] = true
+			return true
+		}
+		return false
+	}), nil
 }
 
 // GlobArgs are glob's arguments.
@@ -86,6 +101,10 @@ type GlobResult struct {
 	// the match; directories end with "/".
 	Matches   []string `json:"matches"`
 	Truncated bool     `json:"truncated"`
+	// SkippedGitDirs counts the ".git" directories glob did not walk
+	// (as grep does not search them): name .git in the pattern, or pass
+	// one as Path, to list git's internals.
+	SkippedGitDirs int `json:"skipped_git_dirs,omitempty"`
 }
 
 // String renders the result for a model.
@@ -103,6 +122,9 @@ func (r *GlobResult) String() string {
 	default:
 		fmt.Fprintf(&b, "[glob %q: %d matches]", r.Pattern, len(r.Matches))
 	}
+	if r.SkippedGitDirs > 0 {
+		fmt.Fprintf(&b, "\n[%d .git directories not listed; name .git in the pattern to list one]", r.SkippedGitDirs)
+	}
 	return b.String()
 }
 
@@ -110,7 +132,9 @@ func (r *GlobResult) String() string {
 // the policy, walked through the Workspace. Symbolic links are matched by
 // name but never followed (doublestar.WithNoFollow), so "**" cannot leave
 // the directory through a link; entries matching a deny pattern are not
-// seen. Results are sorted; at most Limits.GlobResults. Errors:
+// seen. As grep, glob does not enter ".git" directories below Path
+// (counted in SkippedGitDirs) unless a component of the pattern is
+// literally ".git". Results are sorted; at most Limits.GlobResults. Errors:
 // ErrInvalidArgs for a bad, absolute or ".." pattern, the Workspace's for
 // Path.
 func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
@@ -138,7 +162,11 @@ func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
 	if shownBase == "" {
 		shownBase = base
 	}
-	err = doublestar.GlobWalk(dirFS{k, base}, a.Pattern, func(p string, d fs.DirEntry) error {
+	fsys := dirFS{k: k, base: base}
+	if !slices.Contains(strings.Split(a.Pattern, "/"), ".git") {
+		fsys.hiddenGit = map[string]bool{}
+	}
+	err = doublestar.GlobWalk(fsys, a.Pattern, func(p string, d fs.DirEntry) error {
 		if p == "." {
 			return nil
 		}
@@ -157,6 +185,7 @@ func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
 		return nil, k.fail(tool, a.Pattern, err)
 	}
 	slices.Sort(r.Matches)
+	r.SkippedGitDirs = len(fsys.hiddenGit)
 	return r, nil
 }
 
@@ -294,7 +323,7 @@ func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
 		return r, nil
 	}
 	ign := k.ignores(base)
-	fsys := dirFS{k, base}
+	fsys := dirFS{k: k, base: base}
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable: skip (the root's error was checked by Stat)

@@ -385,13 +385,8 @@ func method[A any, R Result](m func(*Toolkit, A) (R, error)) caller {
 func call[A any, R Result](k *Toolkit, name string, raw json.RawMessage, run func(A) (R, error)) (Result, error) {
 	var a A
 	if len(strings.TrimSpace(string(raw))) > 0 && string(raw) != "null" {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&a); err != nil {
-			return nil, k.fail(name, "", fmt.Errorf("%w: %v", ErrInvalidArgs, err))
-		}
-		if dec.More() {
-			return nil, k.fail(name, "", fmt.Errorf("%w: trailing data after the arguments object", ErrInvalidArgs))
+		if err := decodeArgs(string(raw), &a); err != nil {
+			return nil, k.fail(name, "", err)
 		}
 	}
 	r, err := run(a)

@@ -313,6 +313,37 @@ func TestGlob(t *testing.T) {
 	assert.Empty(t, r.Matches)
 }
 
+// TestGlobSkipsGitLikeGrep: glob and grep agree on git's internals. grep
+// does not search .git directories; "**/*" listed every object and hook
+// of them. A pattern naming .git, or .git as the path, still lists them;
+// a file named .git (a worktree's pointer) is listed.
+func TestGlobSkipsGitLikeGrep(t *testing.T) {
+	e := newEnv(t, []string{
+		"a.go=needle\n", ".git/HEAD=needle\n", ".git/hooks/pre-commit=needle\n",
+		"sub/.git/config=needle\n", "sub/b.go=needle\n", "wt/.git=gitdir: x\n",
+	})
+	g, err := e.k.Grep(tools.GrepArgs{Pattern: "needle"})
+	require.NoError(t, err)
+	var grepped []string
+	for _, m := range g.Matches {
+		grepped = append(grepped, m.Path)
+	}
+	assert.ElementsMatch(t, []string{"a.go", "sub/b.go"}, grepped, "grep (the reference)")
+
+	r, err := e.k.Glob(tools.GlobArgs{Pattern: "**/*"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a.go", "sub/", "sub/b.go", "wt/", "wt/.git"}, r.Matches)
+	assert.Equal(t, 2, r.SkippedGitDirs)
+	assert.Contains(t, r.String(), "2 .git directories not listed")
+
+	r, err = e.k.Glob(tools.GlobArgs{Pattern: ".git/**"})
+	require.NoError(t, err)
+	assert.Contains(t, r.Matches, ".git/hooks/pre-commit", "a pattern naming .git lists it")
+	r, err = e.k.Glob(tools.GlobArgs{Pattern: "*", Path: "sub/.git"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sub/.git/config"}, r.Matches, "a .git path lists it")
+}
+
 func TestGrep(t *testing.T) {
 	e := newEnv(t, []string{
 		".gitignore=ignored/\n*.log\n",

@@ -1,5 +1,5 @@
 // Command landjail-mcp serves the workspace tools (read_file, write_file,
-// edit_file, list_directory, glob, grep, bash) over the Model Context
+// edit_file, patch, list_directory, glob, grep, bash) over the Model Context
 // Protocol on stdin/stdout, for an agent client to start as a local MCP
 // server. "landjail mcp ARGS" execs it with the same arguments.
 //
@@ -34,13 +34,13 @@ import (
 	"github.com/landjail/landjail/tools"
 )
 
-const help = `Serve the workspace tools (read_file, write_file, edit_file, list_directory,
-glob, grep, bash) over the Model Context Protocol on stdin/stdout, for an agent
-client to start as a local MCP server. One policy per server, from the same
-flags and --config file as "landjail run": the file tools go through it in
-landjail, and bash runs confined by Landlock and the seccomp layer exactly as
-"landjail run" would run it (system preset, private TMPDIR, TCP denied but for
---connect-tcp/--bind-tcp).
+const help = `Serve the workspace tools (read_file, write_file, edit_file, patch,
+list_directory, glob, grep, bash) over the Model Context Protocol on
+stdin/stdout, for an agent client to start as a local MCP server. One policy
+per server, from the same flags and --config file as "landjail run": the file
+tools go through it in landjail, and bash runs confined by Landlock and the
+seccomp layer exactly as "landjail run" would run it (system preset, private
+TMPDIR, TCP denied but for --connect-tcp/--bind-tcp).
 
 Every tool call is checked before it is dispatched (path arguments must pass the
 policy); refusals come back as tool errors the model can read. Writing over an
@@ -49,8 +49,11 @@ roots, if it lists any, can only narrow the policy (--ignore-roots: not asked).
 Nothing but MCP messages is written to stdout; warnings go to stderr. A line on
 stdin that is not a JSON-RPC message (not JSON, nested deeper than 128, longer
 than 16 MiB) is answered with a JSON-RPC error and the session goes on.
-read_file and edit_file refuse files larger than --max-file-size (default
-10MiB), and grep skips them.
+patch applies a unified diff all or nothing (every old and new name through
+the policy, no symlinks, binaries or mode bits beyond 0755). glob and grep
+skip .git directories unless the pattern or path names one. read_file and
+edit_file refuse files larger than --max-file-size (default 10MiB), and grep
+skips them.
 
 Register it in a client's MCP configuration, for example:
 
@@ -86,7 +89,18 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: flagMaxFileSize, Value: "10MiB", Usage: "refuse to read_file or edit_file a file larger than `SIZE`, and let grep skip it (bytes, or with a K, KiB, M, MiB, G or GiB suffix: powers of 1024)"},
 		),
 		// Errors are returned to main, which exits 125.
-		ExitErrHandler:            func(context.Context, *cli.Command, error) {},
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		// A bad flag is one line on stderr, not the help on stdout (the
+		// client's MCP channel) after "Incorrect Usage".
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+			if opt, ok := cliopts.UnknownOption(err); ok {
+				return fmt.Errorf("unknown option %s (see landjail-mcp --help)", opt)
+			}
+			if msg, ok := cliopts.InvalidValue(err); ok {
+				return fmt.Errorf("%s (see landjail-mcp --help)", msg)
+			}
+			return fmt.Errorf("%w (see landjail-mcp --help)", err)
+		},
 		DisableSliceFlagSeparator: true,
 		Action:                    serve,
 	}

@@ -66,10 +66,18 @@ func main() {
 		err = run(os.Args[1:], ctl, os.Stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "landjail-netproxy: %v\n", err)
+		// A refused list landjail was told about ("E") is landjail's
+		// to print, once, with its own prefix.
+		if !errors.Is(err, errToldLandjail) {
+			fmt.Fprintf(os.Stderr, "landjail-netproxy: %v\n", err)
+		}
 		os.Exit(2)
 	}
 }
+
+// errToldLandjail wraps run's error when it was sent to landjail as its
+// "E" message already: landjail prints it, so main does not.
+var errToldLandjail = errors.New("sent to landjail")
 
 func run(allow []string, ctl *net.UnixConn, stdout io.Writer) error {
 	p, err := netproxy.New(netproxy.Config{Allow: allow})
@@ -81,7 +89,9 @@ func run(allow []string, ctl *net.UnixConn, stdout io.Writer) error {
 		}
 		// A failed write means landjail stopped already: the read below
 		// then sees end of file.
-		ctl.Write(msg)
+		if _, werr := ctl.Write(msg); werr == nil && err != nil {
+			return fmt.Errorf("%w (%w)", err, errToldLandjail)
+		}
 	}
 	if err != nil {
 		return err

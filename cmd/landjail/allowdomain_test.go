@@ -647,6 +647,7 @@ func TestAllowDomainPublicSuffix(t *testing.T) {
 	assert.Contains(t, stderr, `"*.github.io": wildcard over the public suffix github.io`)
 	assert.NoFileExists(t, filepath.Join(ws, "ran"))
 	assert.NotContains(t, stderr, "exit status", "the proxy's own exit reported as a second error")
+	assert.Equal(t, 1, strings.Count(stderr, "wildcard over the public suffix"), "the refusal printed by the proxy and by landjail: %s", stderr)
 	// Control: one label below the suffix runs.
 	code, _, stderr = runCLI(t, "run", "--workspace", ws, "--allow-domain", "*.me.github.io", "--", "touch", "ran")
 	assert.Equal(t, 0, code, stderr)

@@ -8,20 +8,25 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v3"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/privdirs"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/openat"
 	"github.com/landjail/landjail/seccomp"
 )
 
-const doctorHelp = `Print what this kernel and process offer landjail: the kernel release, the
+const doctorHelp = `Print what this kernel and process offer landjail, starting with a one-line
+verdict: the layer a run here gets (the namespace layer, Landlock only, or
+path-check only) and why. Then the kernel release, the
 Landlock ABI and what each ABI level brings, openat2 and the lookup mechanism in
 use, the seccomp mode and no_new_privs bit of this process, and the enforcement
 report of "landjail run" with default flags in the current directory.
@@ -81,6 +86,12 @@ type doctorReport struct {
 	// Limits is how resource limits (--pids, --memory, --cpus) would be
 	// enforced here: a cgroup mechanism, or not enforced and why.
 	Limits limits.Probe `json:"limits"`
+	// PrivateDirs is landjail's private HOMEs and TMPDIRs here: how many,
+	// their size, and what landjail gc would remove (privdirs.Survey).
+	PrivateDirs string `json:"private_dirs"`
+	// Verdict is the one line that says which layer a run here gets and
+	// why (doctorVerdict); the text output starts with it.
+	Verdict string `json:"verdict"`
 }
 
 func newDoctorCommand() *cli.Command {
@@ -145,12 +156,15 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 		d.Seccomp = f.Rules()
 	}
 
+	d.PrivateDirs = privateDirsLine()
+	d.Verdict = doctorVerdict(&d)
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
 	}
+	fmt.Fprintf(w, "landjail doctor: %s\n\n", d.Verdict)
 	fmt.Fprintf(w, "kernel:         %s\n", d.Kernel)
 	if d.LandlockError != "" {
 		fmt.Fprintf(w, "landlock ABI:   %d (%s)\n", d.LandlockABI, d.LandlockError)
@@ -170,6 +184,7 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 	fmt.Fprintf(w, "namespaces:     %s\n", d.Namespaces)
 	fmt.Fprintf(w, "pid namespace:  %s\n", d.PIDNamespace)
 	fmt.Fprintf(w, "limits:         %s\n", limitsLine(d.Limits))
+	fmt.Fprintf(w, "private dirs:   %s\n", d.PrivateDirs)
 	fmt.Fprintf(w, "\nlandjail run here (default flags, workspace = current directory, plus a private TMPDIR):\n")
 	if d.RunError != "" {
 		fmt.Fprintf(w, "  cannot compile: %s\n", d.RunError)
@@ -193,6 +208,82 @@ func doctorAction(_ context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(w, "  %-14s %-22s %s\n      %s\n", r.Action, r.Syscall+args, r.Name, r.Reason)
 	}
 	return nil
+}
+
+// doctorVerdict is doctor's first line: which layer "landjail run" gets
+// on this host and why, from what doctor found (the default run's
+// report, the Landlock ABI, openat2, the self-test).
+func doctorVerdict(d *doctorReport) string {
+	if d.Run == nil {
+		return fmt.Sprintf("cannot tell what a run here gets (%s)", d.RunError)
+	}
+	lookups := "openat2"
+	if !d.Openat2 {
+		lookups = "no openat2: lookups by O_NOFOLLOW walk"
+	}
+	var v string
+	switch d.Run.Layer {
+	case landlock.LayerNamespaces:
+		who := "root, namespaces allowed"
+		if d.Run.UserNamespace {
+			who = "not root: a user namespace per command"
+		}
+		v = fmt.Sprintf("this host gives the namespace layer (%s, Landlock ABI %d, %s)", who, d.LandlockABI, lookups)
+	case landlock.LayerLandlockOnly:
+		v = fmt.Sprintf("this host gives Landlock only (Landlock ABI %d, %s; namespaces refused: %s)", d.LandlockABI, lookups, d.Run.LayerReason)
+	default:
+		err, hint := kernel.LandlockErr(), ""
+		why := d.Run.LayerReason
+		if err != nil {
+			why, hint = unix.ErrnoName(errnoOf(err)), " "+landlockHint(err)
+			if why == "" {
+				why = err.Error()
+			}
+		}
+		v = fmt.Sprintf("this host gives path-check only (no usable Landlock: %s; %s). Commands are checked before they run, not contained.%s", why, lookups, hint)
+	}
+	if strings.HasPrefix(d.SelfTest, "FAILED") {
+		v += "; the Landlock self-test FAILED (see below)"
+	}
+	return v
+}
+
+// gcAge is the age past which doctor counts a private directory as
+// landjail gc's to remove (gc's default --older-than).
+const gcAge = 24 * time.Hour
+
+// privateDirsLine is doctor's line on the private HOMEs and TMPDIRs kept
+// between runs, which grow until landjail gc removes them.
+func privateDirsLine() string {
+	n, b, stale, staleB := privdirs.Survey(gcAge)
+	s := fmt.Sprintf("%d private HOMEs and TMPDIRs (%s)", n, mib(b))
+	if stale > 0 {
+		s += fmt.Sprintf("; %d unused for over %s (%s): landjail gc removes them", stale, gcAge, mib(staleB))
+	}
+	return s
+}
+
+// landlockHint is the usual cause of the Landlock probe's error, as a
+// sentence ("" when there is no hint).
+func landlockHint(err error) string {
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		return "The kernel has no Landlock (before Linux 5.13, or built without it), or a seccomp profile hides it."
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return "Landlock is built in but not enabled at boot: add landlock to the lsm= kernel parameter."
+	case errors.Is(err, unix.EPERM):
+		return "A seccomp profile refuses it, as a container runtime's can."
+	}
+	return ""
+}
+
+// errnoOf is the errno err wraps, 0 for none.
+func errnoOf(err error) unix.Errno {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return 0
 }
 
 // probeLookups reports whether openat2 works and the lookup mechanism

@@ -45,9 +45,14 @@ func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)
 
 // startError marks an error from starting the command (lookup, the
 // path-check fallback, execve), which maps to 126 or 127 rather than 125.
-type startError struct{ err error }
+// searched is the command's PATH, for the "command not found" message.
+// Error says it as a shell would (see describeStart), never in Go's words.
+type startError struct {
+	err      error
+	searched string
+}
 
-func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Error() string { return describeStart(e.err, e.searched) }
 func (e *startError) Unwrap() error { return e.err }
 
 // exitCode is the one place that maps an error from a command's Action to

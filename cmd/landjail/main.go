@@ -23,6 +23,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/landjail/landjail/exec"
+	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/landlock"
 )
@@ -90,7 +91,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 		Name:        "landjail",
 		Version:     version(),
 		Usage:       "confine what a command can touch to a workspace",
-		Description: exitHelp,
+		Description: examplesHelp + "\n\n" + exitHelp,
 		Reader:      stdin,
 		Writer:      stdout,
 		ErrWriter:   stderr,
@@ -110,6 +111,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			newResolveCommand(),
 			newDoctorCommand(),
 			newMCPCommand(),
+			newGCCommand(),
 		},
 	}
 }
@@ -117,10 +119,20 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 // onUsageError makes a flag-parsing error a plain error (exit 125) with a
 // hint, instead of the library's "Incorrect Usage" plus full help.
 func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-	if cmd.Root() == cmd {
-		return fmt.Errorf("%w (see landjail --help)", err)
+	see := "landjail --help"
+	if cmd.Root() != cmd {
+		see = "landjail " + cmd.Name + " --help"
 	}
-	return fmt.Errorf("%s: %w (see landjail %s --help)", cmd.Name, err, cmd.Name)
+	if opt, ok := cliopts.UnknownOption(err); ok {
+		return fmt.Errorf("unknown option %s (see %s)", opt, see)
+	}
+	if msg, ok := cliopts.InvalidValue(err); ok {
+		return fmt.Errorf("%s (see %s)", msg, see)
+	}
+	if cmd.Root() == cmd {
+		return fmt.Errorf("%w (see %s)", err, see)
+	}
+	return fmt.Errorf("%s: %w (see %s)", cmd.Name, err, see)
 }
 
 // version is the module version landjail was built from

@@ -23,7 +23,7 @@ refused): the MCP SDK lives there so that it does not slow down every
 "landjail mcp --help" shows landjail-mcp's flags, among them --max-file-size
 (default 10MiB: read_file and edit_file refuse larger files, grep skips them).
 
-Install both:  go install github.com/landjail/landjail/cmd/...@latest`
+Install both, from a checkout:  CGO_ENABLED=0 go install -ldflags='-s -w' ./cmd/...`
 
 // newMCPCommand returns the "mcp" subcommand, which execs landjail-mcp.
 func newMCPCommand() *cli.Command {
@@ -54,7 +54,7 @@ func findMCP() (*selfbin.Binary, error) {
 	}
 	b, err := selfbin.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("mcp: the landjail-mcp binary is not next to landjail (%s; go install github.com/landjail/landjail/cmd/...@latest installs both, or go run ./cmd/landjail-mcp)", p)
+		return nil, fmt.Errorf("mcp: the landjail-mcp binary is not next to landjail (%s; go install ./cmd/... in a checkout of landjail installs both)", p)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)

@@ -136,7 +136,7 @@ func TestOptionsInvalid(t *testing.T) {
 		{"bad gid", []string{"--user", "1:x"}, "invalid --user"},
 		{"bad env", []string{"--env", "=x"}, "invalid --env"},
 		{"strict and best effort", []string{"--strict", "--best-effort"}, "mutually exclusive"},
-		{"undefined flag", []string{"--bogus"}, "flag provided but not defined"},
+		{"undefined flag", []string{"--bogus"}, "unknown option --bogus"},
 		{"bad timeout", []string{"--timeout", "soon"}, "invalid value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

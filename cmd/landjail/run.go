@@ -121,7 +121,7 @@ func newRunCommand() *cli.Command {
 		Name:        "run",
 		Usage:       "run a command confined to the workspace",
 		ArgsUsage:   "-- CMD [ARG...]",
-		Description: runHelp + configKeysHelp(flags) + "\n\n" + exitHelp,
+		Description: runHelp + configKeysHelp(flags) + "\n\n" + examplesHelp + "\n\n" + exitHelp,
 		Flags:       flags,
 		// Flags after CMD belong to CMD: landjail run ls -l.
 		StopOnNthArg: &one,
@@ -221,7 +221,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		}
 		// Only returns on error. The calling thread may be confined by
 		// now; runMain prints the error and main exits.
-		return &startError{c.Exec()}
+		return &startError{c.Exec(), envPath(c.Env)}
 	}
 	defer lim.Close() // after a failure; FinishLimits ends it otherwise
 	return supervised(c, plan, argv, stdio, report, stderr, lim, lrn)
@@ -381,7 +381,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 				fmt.Fprintf(stderr, "landjail: %v\n", lerr)
 			}
 		}
-		return fail(&startError{err})
+		return fail(&startError{err, envPath(c.Env)})
 	}
 	if err := proxy.Serve(); err != nil {
 		unix.Kill(-c.Process.Pid, unix.SIGKILL)

@@ -50,10 +50,10 @@ func TestRunExitCodes(t *testing.T) {
 		{"status 124", []string{"sh", "-c", "exit 124"}, 124, "", 0},
 		{"killed by SIGKILL", []string{"sh", "-c", "kill -KILL $$"}, 128 + 9, "", 126},
 		{"killed by SIGTERM", []string{"sh", "-c", "kill -TERM $$"}, 128 + 15, "", 126},
-		{"not found", []string{"no-such-command-xyz"}, 127, "not found", 0},
-		{"missing path", []string{"./missing"}, 127, "no such file", 0},
-		{"not executable", []string{"./noexec"}, 126, "permission denied", 0},
-		{"directory", []string{"./adir"}, 126, "", 0},
+		{"not found", []string{"no-such-command-xyz"}, 127, "landjail: no-such-command-xyz: command not found (PATH searched: /", 0},
+		{"missing path", []string{"./missing"}, 127, "landjail: cannot execute ./missing: no such file or directory", 0},
+		{"not executable", []string{"./noexec"}, 126, "landjail: cannot execute ./noexec: permission denied; check that it is executable (chmod +x)", 0},
+		{"directory", []string{"./adir"}, 126, "landjail: cannot execute ./adir: ", 0},
 	}
 	for _, tc := range cases {
 		if tc.noLandlock != 0 && kerneltestABI() == 0 {
@@ -63,11 +63,13 @@ func TestRunExitCodes(t *testing.T) {
 			code, out := runBin(t, bin, nil, append([]string{"run", "--workspace", ws, "--"}, tc.argv...)...)
 			assert.Equal(t, tc.want, code, out)
 			assert.Contains(t, out, tc.msg)
+			assertNoGoErrors(t, out)
 		})
 		t.Run("supervised/"+tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, append([]string{"run", "--timeout", "1m", "--workspace", ws, "--"}, tc.argv...)...)
 			assert.Equal(t, tc.want, code, stderr)
 			assert.Contains(t, stderr, tc.msg)
+			assertNoGoErrors(t, stderr)
 		})
 	}
 }

@@ -144,7 +144,7 @@ func pinNetproxy() (*selfbin.Binary, error) {
 		b = sealed
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("--%s needs the %s binary next to %s (%s; go install github.com/landjail/landjail/cmd/...@latest installs both)", flagAllowDomain, NetproxyBinary, filepath.Base(os.Args[0]), path)
+		return nil, fmt.Errorf("--%s needs the %s binary next to %s (%s; go install ./cmd/... in a checkout of landjail installs both)", flagAllowDomain, NetproxyBinary, filepath.Base(os.Args[0]), path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--%s: %w", flagAllowDomain, err)

@@ -221,7 +221,7 @@ func PolicyFlags() []cli.Flag {
 // walkLimitFlag is --walk-limit, for the commands that compile a
 // Landlock ruleset (run, mcp).
 func walkLimitFlag() cli.Flag {
-	return &cli.IntFlag{Name: flagWalkLimit, Usage: fmt.Sprintf("visit at most `N` entries when expanding deny and read-only patterns for children (default %d); more is an error, never a dropped pattern", landlock.DefaultWalkLimit)}
+	return &cli.IntFlag{Name: flagWalkLimit, HideDefault: true, Usage: fmt.Sprintf("visit at most `N` entries when expanding deny and read-only patterns for children (default %d); more is an error, never a dropped pattern", landlock.DefaultWalkLimit)}
 }
 
 // ChildFlags returns new flag values for what confines a child beyond
@@ -435,7 +435,7 @@ func ReadConfig(path string) (*Options, error) {
 	o := &Options{}
 	md, err := toml.DecodeFile(path, o)
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %s: %w", path, configError(err))
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
@@ -955,7 +955,7 @@ func HasEnv(env []string, name string) bool {
 func MCPFlags() []cli.Flag {
 	f := append(PolicyFlags(), ChildFlags()...)
 	return append(f,
-		&cli.DurationFlag{Name: flagTimeout, Usage: "bash's default timeout per command (default 2m; a call may ask for up to 10m)"},
+		&cli.DurationFlag{Name: flagTimeout, HideDefault: true, Usage: "bash's default timeout per command (default 2m; a call may ask for up to 10m)"},
 		&cli.BoolFlag{Name: "ignore-roots", Usage: "never ask the client for its roots"},
 		fileSizeFlag(limits.FlagFileSizeMCP),
 	)
