@@ -804,7 +804,19 @@ func auditReadable() bool {
 	return ok
 }
 
+// SeccompFilterExplaining is SeccompFilterFor with Explain and
+// ExplainReads on whatever the options and audit say: for a server call
+// (landjail-mcp's bash tool), which reads no audit records. Errors:
+// seccomp.Build's; nil without seccomp (--no-seccomp).
+func (o *Options) SeccompFilterExplaining(rs *landlock.Ruleset) (*seccomp.Filter, error) {
+	return o.seccompFilterWith(rs.Report().Layer != landlock.LayerNamespaces, true)
+}
+
 func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
+	return o.seccompFilterWith(denySysV, o.Explain && !auditReadable())
+}
+
+func (o *Options) seccompFilterWith(denySysV, explainReads bool) (*seccomp.Filter, error) {
 	if o.NoSeccomp {
 		return nil, nil
 	}
@@ -816,8 +828,8 @@ func (o *Options) seccompFilter(denySysV bool) (*seccomp.Filter, error) {
 		AllowDNS:         o.AllowDNS,
 		AllowDangerous:   o.AllowDangerousSyscall,
 		BindTCP:          toPorts(o.BindTCP),
-		Explain:          o.Explain, // issue 23: seccomp and view refusals explained
-		ExplainReads:     o.Explain && !auditReadable(),
+		Explain:          o.Explain || explainReads, // issue 23: seccomp and view refusals explained
+		ExplainReads:     explainReads,
 	})
 }
 
@@ -919,6 +931,7 @@ func MCPFlags() []cli.Flag {
 	return append(f,
 		&cli.DurationFlag{Name: flagTimeout, Usage: "bash's default timeout per command (default 2m; a call may ask for up to 10m)"},
 		&cli.BoolFlag{Name: "ignore-roots", Usage: "never ask the client for its roots"},
+		&cli.BoolFlag{Name: flagExplain, Usage: "each bash result lists what the view, seccomp and Landlock (reads) refused and the flag that would allow it (costs a round trip to landjail per file opened)"},
 		fileSizeFlag(limits.FlagFileSizeMCP),
 	)
 }
