@@ -336,15 +336,14 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 		return Event{}, false
 	}
 	defer unix.Close(root)
-	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(root, abs, how)
+	fd, err := openInRoot(root, abs, unix.O_PATH|unix.O_CLOEXEC)
 	exists := err == nil
 	if err != nil {
 		if err != unix.ENOENT || (access != "create" && access != "write") {
 			return Event{}, false
 		}
 		// A new name: its directory decides (mnt_want_write).
-		if fd, err = unix.Openat2(root, path.Dir(abs), how); err != nil {
+		if fd, err = openInRoot(root, path.Dir(abs), unix.O_PATH|unix.O_CLOEXEC); err != nil {
 			return Event{}, false
 		}
 	}
@@ -380,7 +379,7 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 		}
 		// The control: this thread, unconfined, same identity. Refused
 		// too, the file's own permissions refuse it, not Landlock.
-		ufd, err := unix.Openat2(root, abs, &unix.OpenHow{Flags: rd, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+		ufd, err := openInRoot(root, abs, rd)
 		if err != nil {
 			return Event{}, false
 		}
@@ -401,4 +400,22 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 		e.Access, e.Why, e.Errno = access, ViewReadOnly, unix.EROFS
 	}
 	return e, true
+}
+
+// openInRoot opens abs (absolute in the child's view) below root, the
+// child's /proc/TID/root: openat2 with RESOLVE_IN_ROOT, or where openat2
+// is unavailable (ENOSYS, EPERM: a container's seccomp profile) openat
+// of the path made relative to root, whose absolute symbolic links then
+// resolve from this process's root. Only records depend on it, never a
+// decision, so that fallback can at worst make a record wrong.
+func openInRoot(root int, abs string, flags int) (int, error) {
+	fd, err := unix.Openat2(root, abs, &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+	if err == unix.ENOSYS || err == unix.EPERM {
+		rel := strings.TrimLeft(abs, "/")
+		if rel == "" {
+			rel = "."
+		}
+		return unix.Openat(root, rel, flags, 0)
+	}
+	return fd, err
 }
