@@ -30,7 +30,7 @@ func (p *Plan) callExplain(rs *landlock.Ruleset, c *exec.Cmd) (finish func() []s
 		}
 		var lines []string
 		noise := 0
-		for _, x := range set.List() {
+		for _, x := range explain.Relate(set.List()) {
 			if x.Noise && !p.Options.ExplainAll {
 				noise++
 				continue

@@ -65,7 +65,7 @@ func (e *explainer) finish(ws *jail.Workspace, filter *seccomp.Filter, proxied [
 	for _, x := range proxied {
 		set.Add(x)
 	}
-	out := set.List()
+	out := explainpkg.Relate(set.List())
 	printRefusals(w, out, e.all, unavailable, filter.Explained())
 	return out, unavailable
 }

@@ -439,3 +439,35 @@ func noisePath(p string) bool {
 	}
 	return strings.Contains(p, "/glibc-hwcaps/") || strings.HasSuffix(p, "/glibc-hwcaps")
 }
+
+// resolverFiles are what a name lookup reads (glibc's and Go's resolvers).
+var resolverFiles = map[string]bool{
+	"/etc/resolv.conf": true, "/etc/hosts": true, "/etc/host.conf": true,
+	"/etc/nsswitch.conf": true, "/etc/gai.conf": true,
+}
+
+// Relate adjusts refusals that only make sense together, in place, and
+// returns xs: when seccomp refused a UDP socket (a name lookup), a refused
+// read of the resolver's configuration (/etc/resolv.conf, /etc/hosts, ...)
+// is part of the same lookup, and --ro for it would not make the lookup
+// work (issue 23: it was the only fix listed): its flag becomes the UDP
+// refusal's (--allow-domain HOST).
+func Relate(xs []refusal.Refusal) []refusal.Refusal {
+	udp := ""
+	for _, x := range xs {
+		if x.Layer == refusal.Seccomp && x.Right == refusal.RightSocket && strings.Contains(x.Rule, "SOCK_DGRAM") && x.Flag != "" {
+			udp = x.Flag
+			break
+		}
+	}
+	if udp == "" {
+		return xs
+	}
+	for i, x := range xs {
+		if resolverFiles[x.Path] && !strings.HasPrefix(x.Right, "write") {
+			xs[i].Rule += "; part of a name lookup, which also needs UDP (refused): reading it alone does not help"
+			xs[i].Flag = udp + " (or --allow-dns and " + x.Flag + ")"
+		}
+	}
+	return xs
+}
