@@ -37,10 +37,11 @@ func startExplainer(ctx context.Context, all bool) *explainer {
 }
 
 // finish stops collecting and explains each refusal against ws: the
-// Landlock denials, filter's events (nil filter: none), then the proxy's. It prints
+// Landlock denials, filter's events (nil filter: none), then extra (the
+// proxy's, or the path-check fallback's). It prints
 // them to w and returns them, noise included (marked), and why Landlock's
 // own denials are unavailable ("" when they were read).
-func (e *explainer) finish(ws *jail.Workspace, filter *seccomp.Filter, proxied []refusal.Refusal, w io.Writer) ([]refusal.Refusal, string) {
+func (e *explainer) finish(ws *jail.Workspace, filter *seccomp.Filter, extra []refusal.Refusal, w io.Writer) ([]refusal.Refusal, string) {
 	var set refusal.Set
 	unavailable := ""
 	if e.c == nil {
@@ -62,7 +63,7 @@ func (e *explainer) finish(ws *jail.Workspace, filter *seccomp.Filter, proxied [
 		}
 		set.Add(explainEvent(ws, ev))
 	}
-	for _, x := range proxied {
+	for _, x := range extra {
 		set.Add(x)
 	}
 	out := explainpkg.Relate(set.List())

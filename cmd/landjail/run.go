@@ -16,6 +16,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	explainpkg "github.com/landjail/landjail/internal/explain"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/ptyrelay"
 	"github.com/landjail/landjail/internal/reaper"
@@ -362,6 +363,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
+		if ex != nil { // the path-check fallback's refusal, explained (issue 23)
+			rep.Denials, rep.ExplainUnavailable = ex.finish(ws, c.Seccomp, explainpkg.PathCheck(err), stderr)
+		}
 		return fail(&startError{err})
 	}
 	if err := proxy.Serve(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -470,4 +471,35 @@ func Relate(xs []refusal.Refusal) []refusal.Refusal {
 		}
 	}
 	return xs
+}
+
+// PathCheck is the refusal of the path-check fallback (no usable
+// Landlock: package exec checks the command's program, arguments and
+// working directory before it starts) that err, a start error, carries;
+// nil when err is no policy refusal. The check does not say which access
+// it asked for, so an outside path's flag names the read grant and the
+// others in words.
+func PathCheck(err error) []refusal.Refusal {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	x := refusal.Refusal{Layer: refusal.PathCheck, Path: pe.Path, Count: 1}
+	switch {
+	case errors.Is(err, jail.ErrOutsideWorkspace):
+		x.Right, x.Rule = refusal.RightRead, "the path-check fallback (no Landlock): an argument or the working directory is outside every allowed root"
+		x.Flag = "--ro " + pe.Path + " (--rox to run it, --rw to write it)"
+	case errors.Is(err, jail.ErrDenied):
+		x.Right, x.Rule = refusal.RightRead, "the path-check fallback (no Landlock): an argument matches a deny pattern (--deny, --deny-secrets) or holds a private key"
+		x.Flag = "drop the pattern that matches it"
+	case errors.Is(err, jail.ErrReadOnly):
+		x.Right, x.Rule = refusal.RightWrite, "the path-check fallback (no Landlock): an argument the command may write is read-only"
+		x.Flag = "--rw " + pe.Path
+	case errors.Is(err, jail.ErrNotExecutable):
+		x.Right, x.Rule = refusal.RightExecute, "the path-check fallback (no Landlock): the program is in a read-only root without execute"
+		x.Flag = "--rox " + ToolchainRoot(pe.Path)
+	default:
+		return nil
+	}
+	return []refusal.Refusal{x}
 }

@@ -1,11 +1,15 @@
 package explain
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/landjail/landjail/internal/refusal"
+	"github.com/landjail/landjail/jail"
 )
 
 // TestRelate: with a seccomp UDP refusal, the resolver's configuration
@@ -22,4 +26,23 @@ func TestRelate(t *testing.T) {
 	got = Relate([]refusal.Refusal{resolv, other, udp})
 	assert.Equal(t, "--allow-domain HOST (or --allow-dns and --ro /etc/resolv.conf)", got[0].Flag)
 	assert.Equal(t, "--ro /etc/shadow", got[1].Flag)
+}
+
+// TestPathCheck: the fallback's refusal (a start error wrapping a jail
+// sentinel) becomes a pathcheck record with its flag; another start error
+// (the control: the program does not exist) is none.
+func TestPathCheck(t *testing.T) {
+	err := fmt.Errorf("exec: %w", &fs.PathError{Op: "check", Path: "/srv/data", Err: jail.ErrOutsideWorkspace})
+	got := PathCheck(err)
+	if assert.Len(t, got, 1) {
+		assert.Equal(t, refusal.PathCheck, got[0].Layer)
+		assert.Equal(t, "/srv/data", got[0].Path)
+		assert.Contains(t, got[0].Flag, "--ro /srv/data")
+	}
+	got = PathCheck(&fs.PathError{Op: "check", Path: "/opt/go/bin/go", Err: jail.ErrNotExecutable})
+	if assert.Len(t, got, 1) {
+		assert.Equal(t, "--rox /opt/go", got[0].Flag)
+	}
+	assert.Nil(t, PathCheck(&fs.PathError{Op: "fork/exec", Path: "/nope", Err: fs.ErrNotExist}))
+	assert.Nil(t, PathCheck(errors.New("other")))
 }
