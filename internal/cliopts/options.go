@@ -340,7 +340,8 @@ func Load(cmd *cli.Command) (*Options, error) {
 	})
 	set(flagGitIdentity, func() { o.GitIdentity = cmd.Bool(flagGitIdentity) })
 	set(flagExplain, func() { o.Explain = cmd.Bool(flagExplain) })
-	set(flagExplainAll, func() { o.ExplainAll = cmd.Bool(flagExplainAll); o.Explain = o.Explain || o.ExplainAll })
+	set(flagExplainAll, func() { o.ExplainAll = cmd.Bool(flagExplainAll) })
+	o.Explain = o.Explain || o.ExplainAll // --explain-all or explain_all = true implies --explain
 	set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
 	set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
 	set(flagNoSeccomp, func() { o.NoSeccomp = cmd.Bool(flagNoSeccomp) })
