@@ -21,3 +21,6 @@ func (f *Filter) install(b Broker) error {
 
 // sockFilter stands for struct sock_filter, which only Linux has.
 type sockFilter struct{}
+
+// decision exists on Linux only (Options.Explain).
+type decision struct{}
