@@ -1,6 +1,7 @@
 package seccomp
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"strconv"
@@ -338,4 +339,29 @@ func openInRoot(root int, abs string, flags int) (int, error) {
 		return unix.Openat(root, rel, flags, 0)
 	}
 	return fd, err
+}
+
+// ExplainProgram is the program of a filter built with Options.Explain
+// (refusals and observed calls notified), for a stage in another process
+// that installs it with a listener and hands the listener back (package
+// exec's user-namespace stage; see Serve). Nil for a filter without
+// Explain.
+func (f *Filter) ExplainProgram() []unix.SockFilter {
+	if !f.Explained() {
+		return nil
+	}
+	return append([]unix.SockFilter(nil), f.prog...)
+}
+
+// Serve starts the supervisor of f on listener, a notification listener
+// (owned from now on) of ExplainProgram installed elsewhere: it records
+// and answers as Install's supervisor does, without a broker
+// (inotify_add_watch gets EPERM, no read is checked through a broker).
+// It ends with the last task using that filter.
+func (f *Filter) Serve(listener int) error {
+	if !f.Explained() {
+		unix.Close(listener)
+		return fmt.Errorf("seccomp: Serve on a filter without Options.Explain")
+	}
+	return startSupervisor(listener, f, nil)
 }

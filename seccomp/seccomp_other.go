@@ -24,3 +24,8 @@ type sockFilter struct{}
 
 // decision exists on Linux only (Options.Explain).
 type decision struct{}
+
+// Serve fails: there is no seccomp on this OS.
+func (f *Filter) Serve(listener int) error {
+	return fmt.Errorf("seccomp: %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
