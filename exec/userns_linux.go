@@ -16,6 +16,7 @@ import (
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
+	"github.com/landjail/landjail/seccomp"
 )
 
 // errNoStage: the Ruleset's view needs the user-namespace stage (the
@@ -91,9 +92,12 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 			LandlockFlags: flags,
 			ExeFD:         n + 3,
 			KeepFD:        n + 4,
-			Seccomp:       nsinit.EncodeProgram(c.Seccomp.Program()),
-			View:          &view,
-			TmpAccess:     tmpAccess(c.Ruleset, view),
+			Seccomp:       nsinit.EncodeProgram(seccompProgram(c.Seccomp)),
+			// --explain: the stage installs the explaining program with
+			// a listener that finish takes and serves (issue 23).
+			SeccompListener: c.Seccomp.Explained(),
+			View:            &view,
+			TmpAccess:       tmpAccess(c.Ruleset, view),
 		},
 	}
 	// The child's fds from 3 are the dup2'd ExtraFiles: the binary is
@@ -124,7 +128,7 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 // and waits for the status. A stage that failed before the target ran is
 // waited for, and its error returned as os.StartProcess would
 // (*fs.PathError "fork/exec" for the target's execve).
-func (st *userStage) finish(startErr error, inner *osexec.Cmd, p *prepared) error {
+func (st *userStage) finish(c *Cmd, startErr error, inner *osexec.Cmd, p *prepared) error {
 	for _, f := range st.closeAfterStart {
 		f.Close()
 	}
@@ -148,6 +152,9 @@ func (st *userStage) finish(startErr error, inner *osexec.Cmd, p *prepared) erro
 				err = fmt.Errorf("exec: user-namespace stage died before the target ran (status %q): %w", out, unix.EIO)
 			}
 		}
+	}
+	if err == nil && status.Errno == 0 && status.Listener > 0 {
+		err = serveStageListener(c, inner.Process.Pid, status.Listener)
 	}
 	if err == nil && status.Errno == 0 {
 		return nil
@@ -182,7 +189,7 @@ func (c *Cmd) startUserStage(inner *osexec.Cmd, p *prepared) (*os.File, error) {
 			})
 		}
 	}
-	if err := st.finish(start(), inner, p); err != nil {
+	if err := st.finish(c, start(), inner, p); err != nil {
 		st.keepW.Close()
 		return nil, err
 	}
@@ -196,4 +203,31 @@ func tmpAccess(rs *landlock.Ruleset, v nsview.View) uint64 {
 		return 0
 	}
 	return rs.HandledAccessFS()
+}
+
+// serveStageListener takes the seccomp listener the stage (pid) reported
+// (pidfd_getfd: landjail owns the stage's user namespace, so it may,
+// though the stage is not dumpable) and serves it with c.Seccomp. The
+// target waits in its first notified call until then; an error ends the
+// run (finish kills the stage), so a listener nobody serves never hangs it.
+func serveStageListener(c *Cmd, pid, listener int) error {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return fmt.Errorf("exec: --explain: the stage's seccomp listener: pidfd_open: %w", err)
+	}
+	defer unix.Close(pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, listener, 0)
+	if err != nil {
+		return fmt.Errorf("exec: --explain: the stage's seccomp listener: pidfd_getfd: %w", err)
+	}
+	return c.Seccomp.Serve(fd)
+}
+
+// seccompProgram is the program the stage installs: the explaining one
+// with --explain (SeccompListener), the plain one otherwise.
+func seccompProgram(f *seccomp.Filter) []unix.SockFilter {
+	if f.Explained() {
+		return f.ExplainProgram()
+	}
+	return f.Program()
 }

@@ -75,13 +75,18 @@ func (p *Plan) callLimits(rs *landlock.Ruleset, c *exec.Cmd) (func() error, func
 	if err != nil {
 		return nil, nil, err
 	}
+	explained, err := p.callExplain(rs, c) // issue 23: before callNetwork, which wires the proxy into c
+	if err != nil {
+		lim.Close()
+		return nil, nil, err
+	}
 	started, finish, err := p.callNetwork(rs, c)
 	if err != nil {
 		lim.Close()
 		return nil, nil, err
 	}
 	return started, func() []string {
-		lines := finish()
+		lines := append(finish(), explained()...)
 		if res, _ := lim.Close(); res != nil {
 			lines = append(lines, LimitLines(res, "bash")...)
 		}

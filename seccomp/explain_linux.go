@@ -6,7 +6,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -53,84 +52,6 @@ import (
 // The cost is one round trip to the supervisor per observed call (see
 // BenchmarkExplainOpen); without Options.Explain the program is the usual
 // one, byte for byte.
-
-// Event is one kind of call the supervisor recorded under Options.Explain,
-// with how many times it came.
-type Event struct {
-	// Syscall is the syscall's name ("socket", "openat").
-	Syscall string
-	// Rule is the Name of the filter rule that refused the call; "" for
-	// an observed call (the kernel refused it: see Why).
-	Rule string
-	// Errno is the errno the rule answered, or the one the kernel
-	// answers for Why (EROFS, EACCES).
-	Errno unix.Errno
-	// Args are the call's first three arguments for socket and
-	// socketpair (domain, type, protocol), zero otherwise (the pointers
-	// and descriptors of other calls say nothing once they are gone).
-	Args [3]uint64
-	// Path is an observed call's path, absolute in the child's view of
-	// the file system (its working directory or descriptor joined with a
-	// relative name).
-	Path string
-	// Access is what an observed call wanted: "read", "write" or
-	// "create".
-	Access string
-	// Why is what refuses an observed call: ViewReadOnly, ViewNoPerm or
-	// LandlockRead.
-	Why string
-	// Comm is the calling thread's comm, "" when several differed.
-	Comm string
-	// Count is how many calls had this Syscall, Rule, Errno, Args, Path,
-	// Access and Why.
-	Count int
-}
-
-// Why values of an observed Event.
-const (
-	// ViewReadOnly: a write or creation on a read-only mount (EROFS).
-	ViewReadOnly = "read-only mount"
-	// ViewNoPerm: a regular file with no permission bits (mode 0000),
-	// which a process without CAP_DAC_OVERRIDE cannot open (EACCES); the
-	// namespace layer masks denied files with such a file.
-	ViewNoPerm = "mode 0000"
-	// LandlockRead: not the view's: the broker (Filter.InstallBroker),
-	// confined by the child's ruleset, was refused opening the file for
-	// reading (EACCES): Landlock refuses it, seen without audit records.
-	LandlockRead = "landlock refuses reading"
-)
-
-// eventLog aggregates Events; safe for concurrent use.
-type eventLog struct {
-	mu    sync.Mutex
-	list  []Event
-	index map[string]int
-}
-
-func (l *eventLog) add(e Event) {
-	k := fmt.Sprint(e.Syscall, "\x00", e.Rule, "\x00", int(e.Errno), "\x00", e.Args, "\x00", e.Path, "\x00", e.Access, "\x00", e.Why)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.index == nil {
-		l.index = map[string]int{}
-	}
-	if i, ok := l.index[k]; ok {
-		l.list[i].Count++
-		if l.list[i].Comm != e.Comm {
-			l.list[i].Comm = ""
-		}
-		return
-	}
-	e.Count = 1
-	l.index[k] = len(l.list)
-	l.list = append(l.list, e)
-}
-
-func (l *eventLog) events() []Event {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]Event(nil), l.list...)
-}
 
 // decision is one compiled entry with its number, for the supervisor's walk.
 type decision struct {
@@ -336,15 +257,14 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 		return Event{}, false
 	}
 	defer unix.Close(root)
-	how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(root, abs, how)
+	fd, err := openInRoot(root, abs, unix.O_PATH|unix.O_CLOEXEC)
 	exists := err == nil
 	if err != nil {
 		if err != unix.ENOENT || (access != "create" && access != "write") {
 			return Event{}, false
 		}
 		// A new name: its directory decides (mnt_want_write).
-		if fd, err = unix.Openat2(root, path.Dir(abs), how); err != nil {
+		if fd, err = openInRoot(root, path.Dir(abs), unix.O_PATH|unix.O_CLOEXEC); err != nil {
 			return Event{}, false
 		}
 	}
@@ -380,7 +300,7 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 		}
 		// The control: this thread, unconfined, same identity. Refused
 		// too, the file's own permissions refuse it, not Landlock.
-		ufd, err := unix.Openat2(root, abs, &unix.OpenHow{Flags: rd, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+		ufd, err := openInRoot(root, abs, rd)
 		if err != nil {
 			return Event{}, false
 		}
@@ -401,4 +321,47 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 		e.Access, e.Why, e.Errno = access, ViewReadOnly, unix.EROFS
 	}
 	return e, true
+}
+
+// openInRoot opens abs (absolute in the child's view) below root, the
+// child's /proc/TID/root: openat2 with RESOLVE_IN_ROOT, or where openat2
+// is unavailable (ENOSYS, EPERM: a container's seccomp profile) openat
+// of the path made relative to root, whose absolute symbolic links then
+// resolve from this process's root. Only records depend on it, never a
+// decision, so that fallback can at worst make a record wrong.
+func openInRoot(root int, abs string, flags int) (int, error) {
+	fd, err := unix.Openat2(root, abs, &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS})
+	if err == unix.ENOSYS || err == unix.EPERM {
+		rel := strings.TrimLeft(abs, "/")
+		if rel == "" {
+			rel = "."
+		}
+		return unix.Openat(root, rel, flags, 0)
+	}
+	return fd, err
+}
+
+// ExplainProgram is the program of a filter built with Options.Explain
+// (refusals and observed calls notified), for a stage in another process
+// that installs it with a listener and hands the listener back (package
+// exec's user-namespace stage; see Serve). Nil for a filter without
+// Explain.
+func (f *Filter) ExplainProgram() []unix.SockFilter {
+	if !f.Explained() {
+		return nil
+	}
+	return append([]unix.SockFilter(nil), f.prog...)
+}
+
+// Serve starts the supervisor of f on listener, a notification listener
+// (owned from now on) of ExplainProgram installed elsewhere: it records
+// and answers as Install's supervisor does, without a broker
+// (inotify_add_watch gets EPERM, no read is checked through a broker).
+// It ends with the last task using that filter.
+func (f *Filter) Serve(listener int) error {
+	if !f.Explained() {
+		unix.Close(listener)
+		return fmt.Errorf("seccomp: Serve on a filter without Options.Explain")
+	}
+	return startSupervisor(listener, f, nil)
 }

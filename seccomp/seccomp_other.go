@@ -21,3 +21,11 @@ func (f *Filter) install(b Broker) error {
 
 // sockFilter stands for struct sock_filter, which only Linux has.
 type sockFilter struct{}
+
+// decision exists on Linux only (Options.Explain).
+type decision struct{}
+
+// Serve fails: there is no seccomp on this OS.
+func (f *Filter) Serve(listener int) error {
+	return fmt.Errorf("seccomp: %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}

@@ -79,6 +79,7 @@ func (k *Toolkit) fail(tool, unsafePath string, err error) error {
 	}
 	b.WriteString(": ")
 	b.WriteString(k.reason(err))
+	b.WriteString(k.refusalHint(tool, unsafePath, err))
 	return &Error{Tool: tool, Path: unsafePath, Err: err, msg: b.String()}
 }
 

@@ -193,3 +193,52 @@ func TestRunExplainNonRoot(t *testing.T) {
 	assert.Contains(t, s, "/etc/shadow: Permission denied", "the control was refused")
 	assert.NotContains(t, s, "read_file /etc/shadow", "by its own mode, not by Landlock")
 }
+
+// TestRunExplainNonRootView: as uid 65534 with the namespace layer (the
+// user-namespace stage installs the filter in its own process and hands
+// its listener back, pidfd_getfd), --explain names the view's EROFS and
+// mask and the seccomp UDP refusal. Red before: the stage installed the
+// plain program and "nothing was refused" was printed. The control: the
+// same run without --explain fails the same way and lists nothing.
+func TestRunExplainNonRootView(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("drops to uid 65534: needs root")
+	}
+	shared := func(mode os.FileMode) string {
+		d, err := os.MkdirTemp("", "landjail-explain-nonroot-view-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(d) })
+		require.NoError(t, os.Chmod(d, mode))
+		d, err = filepath.EvalSymlinks(d)
+		require.NoError(t, err)
+		return d
+	}
+	ws, dir := shared(0o777), shared(0o755)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("s3cret"), 0o644))
+	bin := filepath.Join(dir, "landjail")
+	b, err := os.ReadFile(landjailBin(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	script := `cat ` + ws + `/.env; echo x > /etc/landjail-explain-nonroot; python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'; exit 0`
+	run := func(explain ...string) string {
+		args := append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "run", "--workspace", ws, "--deny", ".env", "--timeout", "1m"}, explain...)
+		cmd := osexec.Command("setpriv", append(args, "--", "sh", "-c", script)...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	control := run()
+	if !strings.Contains(control, "Read-only file system") {
+		kerneltest.Missing(t, "no namespace view for uid 65534 here: %s", control)
+		return
+	}
+	assert.NotContains(t, control, "refused")
+	s := run("--explain")
+	assert.NotContains(t, s, "s3cret")
+	assert.Contains(t, s, "[view] read "+filepath.Join(ws, ".env"))
+	assert.Contains(t, s, "[view] create /etc/landjail-explain-nonroot")
+	assert.Contains(t, s, "to allow: --rw /etc")
+	assert.Contains(t, s, "to allow: --allow-domain HOST")
+}

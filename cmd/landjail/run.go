@@ -16,6 +16,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	explainpkg "github.com/landjail/landjail/internal/explain"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/ptyrelay"
 	"github.com/landjail/landjail/internal/reaper"
@@ -374,11 +375,12 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
-		if lrn != nil && ex != nil { // --learn sets Explain: ex is there
-			// An execve Landlock refused is learnable (rox).
-			rep.Denials, rep.ExplainUnavailable = ex.finish(ws, c.Seccomp, nil, stderr)
-			if lerr := lrn.finish(plan, rep.Denials, rep.ExplainUnavailable, "", exitCannotExec, stderr); lerr != nil {
-				fmt.Fprintf(stderr, "landjail: %v\n", lerr)
+		if ex != nil { // the path-check fallback's refusal explained (issue 23); --learn sets Explain
+			rep.Denials, rep.ExplainUnavailable = ex.finish(ws, c.Seccomp, explainpkg.PathCheck(err), stderr)
+			if lrn != nil { // an execve Landlock refused is learnable (rox)
+				if lerr := lrn.finish(plan, rep.Denials, rep.ExplainUnavailable, "", exitCannotExec, stderr); lerr != nil {
+					fmt.Fprintf(stderr, "landjail: %v\n", lerr)
+				}
 			}
 		}
 		return fail(&startError{err, envPath(c.Env)})

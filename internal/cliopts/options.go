@@ -356,7 +356,8 @@ func Load(cmd *cli.Command) (*Options, error) {
 	})
 	set(flagGitIdentity, func() { o.GitIdentity = cmd.Bool(flagGitIdentity) })
 	set(flagExplain, func() { o.Explain = cmd.Bool(flagExplain) })
-	set(flagExplainAll, func() { o.ExplainAll = cmd.Bool(flagExplainAll); o.Explain = o.Explain || o.ExplainAll })
+	set(flagExplainAll, func() { o.ExplainAll = cmd.Bool(flagExplainAll) })
+	o.Explain = o.Explain || o.ExplainAll // --explain-all or explain_all = true implies --explain
 	o.loadLearn(cmd, isSet)
 	set(flagNoCarve, func() { o.NoCarve = cmd.Bool(flagNoCarve) })
 	set(flagNoScope, func() { o.NoScope = cmd.Bool(flagNoScope) })
@@ -833,6 +834,16 @@ func auditReadable() bool {
 	return ok
 }
 
+// SeccompFilterExplaining is SeccompFilterFor with Explain and
+// ExplainReads on whatever the options and audit say: for a server call
+// (landjail-mcp's bash tool), which reads no audit records. Errors:
+// seccomp.Build's; nil without seccomp (--no-seccomp).
+func (o *Options) SeccompFilterExplaining(rs *landlock.Ruleset) (*seccomp.Filter, error) {
+	opt := o.seccompOptions(rs.Report().Layer != landlock.LayerNamespaces)
+	opt.Explain, opt.ExplainReads = true, true
+	return o.seccompFilter(opt)
+}
+
 func (o *Options) seccompOptions(denySysV bool) seccomp.Options {
 	return seccomp.Options{
 		DenySysVIPC:      denySysV,
@@ -957,6 +968,7 @@ func MCPFlags() []cli.Flag {
 	return append(f,
 		&cli.DurationFlag{Name: flagTimeout, HideDefault: true, Usage: "bash's default timeout per command (default 2m; a call may ask for up to 10m)"},
 		&cli.BoolFlag{Name: "ignore-roots", Usage: "never ask the client for its roots"},
+		&cli.BoolFlag{Name: flagExplain, Usage: "each bash result lists what the view, seccomp and Landlock (reads) refused and the flag that would allow it (costs a round trip to landjail per file opened)"},
 		fileSizeFlag(limits.FlagFileSizeMCP),
 	)
 }

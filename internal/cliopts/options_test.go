@@ -119,10 +119,10 @@ func TestConfigKeysMatchFlags(t *testing.T) {
 	keys := tomlKeys(t)
 	assert.Equal(t, keys, ConfigKeys(RunFlags()), "run's flags and Options' keys")
 	// mcp: every child flag applies to its bash tool; only run's own
-	// flags (user, report, home, git_identity, explain, explain_all) are missing.
+	// flags (user, report, home, git_identity, explain_all) are missing.
 	mcp := ConfigKeys(MCPFlags())
 	for _, k := range keys {
-		if k == "user" || k == "report" || k == "home" || k == "git_identity" || k == "explain" || k == "explain_all" {
+		if k == "user" || k == "report" || k == "home" || k == "git_identity" || k == "explain_all" {
 			continue
 		}
 		assert.Contains(t, mcp, k, "mcp lacks the flag of key %s", k)

@@ -74,6 +74,13 @@ type Spec struct {
 	// native byte order) installed on the init's locked thread before
 	// the fork; empty means none.
 	Seccomp []byte `json:"seccomp,omitempty"`
+	// SeccompListener installs Seccomp with a notification listener
+	// (SECCOMP_FILTER_FLAG_NEW_LISTENER), kept open in the stage and
+	// reported in Status.Listener for the parent to take with
+	// pidfd_getfd and serve (seccomp.Filter.Serve: --explain as a
+	// non-root caller). Until it is served the target's notified calls
+	// wait.
+	SeccompListener bool `json:"seccomp_listener,omitempty"`
 	// View is the namespace view the stage builds (nsview.View.Enter) on
 	// the thread that forks the target, inside the user namespace it was
 	// cloned into; a fresh procfs is then mounted on /proc there, and
@@ -94,4 +101,7 @@ type Status struct {
 	Errno int    `json:"errno,omitempty"`
 	Op    string `json:"op,omitempty"`
 	Msg   string `json:"msg,omitempty"`
+	// Listener is the stage's descriptor of the seccomp listener
+	// (Spec.SeccompListener), 0 when none.
+	Listener int `json:"listener,omitempty"`
 }

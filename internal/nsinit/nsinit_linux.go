@@ -135,22 +135,22 @@ func runInit(marker string) int {
 	// thread of its own, which nsview requires; it is confined and
 	// never unlocked, and dies with the stage.
 	type started struct {
-		pid int
-		op  string
-		err error
+		pid, listener int
+		op            string
+		err           error
 	}
 	ch := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread()
-		pid, op, err := forkTarget(&sp)
-		ch <- started{pid, op, err}
+		pid, listener, op, err := forkTarget(&sp)
+		ch <- started{pid, listener, op, err}
 	}()
 	r := <-ch
 	if r.err != nil {
 		return fail(r.op, r.err)
 	}
 	pid := r.pid
-	json.NewEncoder(status).Encode(Status{})
+	json.NewEncoder(status).Encode(Status{Listener: r.listener})
 	status.Close()
 	// The init holds nothing the target could reach once it runs.
 	for i := 0; i < sp.NFiles; i++ {
@@ -227,34 +227,34 @@ func reap(pid int) (code int, done bool) {
 // grants it in the stage's ruleset, confines the thread (confine) and
 // forks the target. It returns the target's pid, or the failing step and
 // its error.
-func forkTarget(sp *Spec) (int, string, error) {
+func forkTarget(sp *Spec) (pid, listener int, op string, err error) {
 	if err := sp.View.Enter(); err != nil {
-		return 0, "namespace view", err
+		return 0, 0, "namespace view", err
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "hidepid=4"); err != nil {
-		return 0, "mount(proc)", err
+		return 0, 0, "mount(proc)", err
 	}
 	if err := grantProc(sp.LandlockFD); err != nil {
-		return 0, "landlock_add_rule(/proc)", err
+		return 0, 0, "landlock_add_rule(/proc)", err
 	}
 	if sp.TmpAccess != 0 {
 		if err := nsview.GrantPrivateTmp(sp.LandlockFD, sp.TmpAccess); err != nil {
-			return 0, "landlock_add_rule(/tmp)", err
+			return 0, 0, "landlock_add_rule(/tmp)", err
 		}
 	}
-	if err := confine(sp); err != nil {
-		return 0, "confine", err
+	if listener, err = confine(sp); err != nil {
+		return 0, 0, "confine", err
 	}
 	files := make([]uintptr, sp.NFiles)
 	for i := range files {
 		files[i] = uintptr(i)
 	}
 	sys := &syscall.SysProcAttr{Setsid: true, Setctty: sp.Setctty, Ctty: sp.Ctty}
-	pid, err := syscall.ForkExec(sp.Path, sp.Argv, &syscall.ProcAttr{Dir: sp.Dir, Env: sp.Env, Files: files, Sys: sys})
+	pid, err = syscall.ForkExec(sp.Path, sp.Argv, &syscall.ProcAttr{Dir: sp.Dir, Env: sp.Env, Files: files, Sys: sys})
 	if err != nil {
-		return 0, "fork/exec", err
+		return 0, 0, "fork/exec", err
 	}
-	return pid, "", nil
+	return pid, listener, "", nil
 }
 
 // grantProc adds read access (LANDLOCK_ACCESS_FS_READ_FILE|READ_DIR) on
@@ -281,26 +281,34 @@ func grantProc(rulesetFD int) error {
 // namespace only, never reach the target, KeepCaps or not: the caller had
 // none), sets no_new_privs, applies the Landlock ruleset and installs the
 // seccomp program on the calling (locked) thread only.
-func confine(sp *Spec) error {
+func confine(sp *Spec) (listener int, err error) {
 	if err := DropCaps(); err != nil {
-		return err
+		return 0, err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return 0, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(sp.LandlockFD, sp.LandlockFlags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+		return 0, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	if len(sp.Seccomp) > 0 {
 		prog, err := DecodeProgram(sp.Seccomp)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if _, err := bpfprog.SetModeFilter(prog, 0); err != nil {
-			return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", err)
+		var flags uintptr
+		if sp.SeccompListener {
+			flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+		}
+		r1, err := bpfprog.SetModeFilter(prog, flags)
+		if err != nil {
+			return 0, fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", err)
+		}
+		if sp.SeccompListener {
+			listener = int(r1) // close-on-exec: the target never holds it
 		}
 	}
-	return nil
+	return listener, nil
 }
 
 // EncodeProgram serializes a BPF program for Spec.Seccomp (8 bytes per
