@@ -70,11 +70,26 @@ func enter(v View) error {
 			flags |= unix.CLONE_NEWNET
 		}
 	}
+	// The mount namespace the probe kept (KeepProbeNamespace): a private
+	// copy no process is in, joined instead of a new one. setns(2) needs
+	// the thread's own fs_struct (CLONE_FS above) and sets its root and
+	// working directory to the namespace's root (the callers chdir after
+	// Enter).
+	mntFd := takeMount()
+	if mntFd >= 0 {
+		defer unix.Close(mntFd)
+		flags &^= unix.CLONE_NEWNS
+	}
 	if err := unix.Unshare(flags); err != nil {
 		if errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("%w: unshare: %w", ErrUnavailable, err)
 		}
 		return sysErr("unshare", "/", err)
+	}
+	if mntFd >= 0 {
+		if err := unix.Setns(mntFd, unix.CLONE_NEWNS); err != nil {
+			return sysErr("setns(CLONE_NEWNS)", "/", err)
+		}
 	}
 	if netFd >= 0 {
 		if err := unix.Setns(netFd, unix.CLONE_NEWNET); err != nil {

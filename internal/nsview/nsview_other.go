@@ -13,8 +13,9 @@ func enter(View) error {
 
 func probe() error { return enter(View{}) }
 
-func prepareNetwork()    {}
-func probeUserNS() error { return enter(View{}) }
+func prepareNetwork()     {}
+func keepProbeNamespace() {}
+func probeUserNS() error  { return enter(View{}) }
 
 // OpenPrivateTmp is Linux only.
 func OpenPrivateTmp() (int, error) { return -1, enter(View{}) }
