@@ -46,7 +46,9 @@ func sysErr(op, path string, err error) error {
 	return &fs.PathError{Op: op, Path: path, Err: err}
 }
 
-func enter(v View) error {
+// enter builds v for the calling thread; own: in the process's own mount
+// and IPC namespaces (EnterOwnNamespaces) instead of new ones.
+func enter(v View, own bool) error {
 	p, err := v.compile()
 	if err != nil {
 		return err
@@ -75,7 +77,12 @@ func enter(v View) error {
 	// the thread's own fs_struct (CLONE_FS above) and sets its root and
 	// working directory to the namespace's root (the callers chdir after
 	// Enter).
-	mntFd := takeMount()
+	mntFd := -1
+	if own {
+		flags &^= unix.CLONE_NEWNS | unix.CLONE_NEWIPC
+	} else {
+		mntFd = takeMount()
+	}
 	if mntFd >= 0 {
 		defer unix.Close(mntFd)
 		flags &^= unix.CLONE_NEWNS
