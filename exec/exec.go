@@ -252,9 +252,14 @@ type Cmd struct {
 	// and confinement. A JoinThread implies FreshThread, and with a PID
 	// namespace the namespace's init is forked from the joined thread too
 	// (it then counts in the group). Its error fails Start, wrapped.
-	// Package internal/limits provides one (limits.Run). Ignored by Exec:
-	// there the caller moves itself into the group first
-	// (limits.Run.JoinProcess) and the command inherits it.
+	// Package internal/limits provides one (limits.Run). Exec, when
+	// CgroupFD returns -1, calls JoinThread on the thread that execve's,
+	// before the view and confinement: execve leaves that thread alone
+	// in the process, so the command starts in the group (landjail's
+	// other threads, outside it until the execve ends them, run none of
+	// its code). With a descriptor (cgroup v2, where a thread cannot join
+	// alone) Exec ignores Cgroup: the caller moves itself into the group
+	// first (limits.Run.JoinProcess) and the command inherits it.
 	Cgroup CgroupPlacement
 	// Rlimits are set in the child (setrlimit(2), soft and hard) before
 	// its execve. Go's fork cannot run code in the child, so Start sets

@@ -735,6 +735,9 @@ func (c *Cmd) exec() error {
 		// rest runs on a fresh locked thread, whose execve replaces the
 		// whole process as well. Only returns on error.
 		return onFreshThread(func() error {
+			if err := c.joinCgroup(); err != nil {
+				return err
+			}
 			if err := enterView(c.Ruleset); err != nil {
 				return err
 			}
@@ -750,6 +753,9 @@ func (c *Cmd) exec() error {
 	// From here on this thread is changed for good; the caller exits on
 	// error.
 	runtime.LockOSThread()
+	if err := c.joinCgroup(); err != nil {
+		return err
+	}
 	return c.execConfined(p)
 }
 

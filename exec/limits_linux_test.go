@@ -143,7 +143,9 @@ func TestRlimitsFileSize(t *testing.T) {
 // a run's group (limits.Run.JoinProcess) and calls Cmd.Exec with Rlimits
 // becomes the command in that group with those limits, hard ones
 // included (/proc/self/cgroup names the group; ulimit -f and -Hf are
-// 1 MiB in 512-byte blocks); control: without JoinProcess and Rlimits
+// 1 MiB in 512-byte blocks); so does one that only sets Cmd.Cgroup (on
+// cgroup v1 Exec's thread joins alone before its execve, the path
+// `landjail run` takes); control: without JoinProcess, Cgroup and Rlimits
 // the command is in no such group and unlimited. The group, whose owner
 // is then gone, is removed by CleanStale.
 func TestExecLimits(t *testing.T) {
@@ -161,9 +163,17 @@ func TestExecLimits(t *testing.T) {
 			if err == nil {
 				os.Stdout.WriteString(filepath.Base(r.Path()) + "\n")
 				c := exec.CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", "cat /proc/self/cgroup; ulimit -f; ulimit -Hf")
-				if mode == "join" {
+				switch mode {
+				case "join":
 					c.Rlimits = []exec.Rlimit{{Resource: unix.RLIMIT_FSIZE, Cur: 1 << 20, Max: 1 << 20}}
 					err = r.JoinProcess()
+				case "thread":
+					// cgroup v1: Exec's thread joins alone before its
+					// execve; v2: the caller still joins (a descriptor).
+					c.Cgroup = r
+					if r.CgroupFD() >= 0 {
+						err = r.JoinProcess()
+					}
 				}
 				if err == nil {
 					err = c.Exec()
@@ -176,11 +186,8 @@ func TestExecLimits(t *testing.T) {
 	if p := limits.Available(); p.Mechanism == limits.NotEnforced {
 		kerneltest.Missing(t, "no usable cgroup: %s", p.Reason)
 	}
-	for _, join := range []bool{true, false} {
-		mode := "control"
-		if join {
-			mode = "join"
-		}
+	for _, mode := range []string{"join", "thread", "control"} {
+		join := mode != "control"
 		c := osexec.Command(os.Args[0], "-test.run=^TestExecLimits$")
 		c.Env = append(os.Environ(), "LANDJAIL_EXEC_LIMITS="+mode, "LANDJAIL_EXEC_LIMITS_DIR="+t.TempDir())
 		out, err := c.CombinedOutput()
@@ -190,7 +197,9 @@ func TestExecLimits(t *testing.T) {
 		body := strings.Join(lines[1:len(lines)-2], "\n")
 		if join {
 			assert.Contains(t, body, group, "in the group")
-			assert.Equal(t, []string{"2048", "2048"}, lines[len(lines)-2:], "soft and hard RLIMIT_FSIZE in 512-byte blocks")
+			if mode == "join" {
+				assert.Equal(t, []string{"2048", "2048"}, lines[len(lines)-2:], "soft and hard RLIMIT_FSIZE in 512-byte blocks")
+			}
 		} else {
 			assert.NotContains(t, body, group, "control: not in the group")
 			assert.Equal(t, []string{"unlimited", "unlimited"}, lines[len(lines)-2:], "control")

@@ -25,6 +25,7 @@ import (
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -61,6 +62,9 @@ func startEarly(args []string) {
 			privateNetwork = false // maybe not; runAction knows
 		}
 	}
+	// One short run: the view joins the mount namespace the probe makes
+	// instead of making a second one (nsview.KeepProbeNamespace).
+	nsview.KeepProbeNamespace()
 	landlock.StartProbe(privateNetwork)
 	// os probes pidfd support once, on the first process it starts or
 	// finds (≈80 µs here); exec makes it happen before the spawn

@@ -214,11 +214,16 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return fmt.Errorf("run: %w", err)
 	}
 	if !supervise {
-		// The command replaces landjail: the process joins the group now
-		// (nobody is left to remove it; the next landjail start does).
-		if err := lim.JoinProcess(); err != nil {
-			lim.Close()
-			return fmt.Errorf("run: resource limits: %w", err)
+		// The command replaces landjail and nobody is left to remove the
+		// group (the next landjail start does). On cgroup v2 the process
+		// joins it now; on v1 c.Exec's thread joins alone just before its
+		// execve (a write of "0" to the tasks files, cheaper than moving
+		// the whole process: see exec.Cmd.Cgroup).
+		if lim.CgroupFD() >= 0 {
+			if err := lim.JoinProcess(); err != nil {
+				lim.Close()
+				return fmt.Errorf("run: resource limits: %w", err)
+			}
 		}
 		// Only returns on error. The calling thread may be confined by
 		// now; runMain prints the error and main exits.

@@ -221,14 +221,16 @@ func reap(pid int) (code int, done bool) {
 }
 
 // forkTarget, on a locked thread that is not the main thread, builds the
-// view (the thread's own mount namespace, inside the stage's user
-// namespace), mounts the fresh procfs on /proc with hidepid=4 (a process
+// view (in the stage's own mount namespace, inside its user namespace), mounts the fresh procfs on /proc with hidepid=4 (a process
 // is listed only to those that may ptrace-read it: the stage is not),
 // grants it in the stage's ruleset, confines the thread (confine) and
 // forks the target. It returns the target's pid, or the failing step and
 // its error.
 func forkTarget(sp *Spec) (pid, listener int, op string, err error) {
-	if err := sp.View.Enter(); err != nil {
+	// The stage is alone in the mount and IPC namespaces it was cloned
+	// into (nsview.UserNSFlags), and after this only waits and reaps:
+	// the view is built in them, not in a second pair for this thread.
+	if err := sp.View.EnterOwnNamespaces(); err != nil {
 		return 0, 0, "namespace view", err
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "hidepid=4"); err != nil {

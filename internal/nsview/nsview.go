@@ -187,7 +187,21 @@ func (v View) NoNetwork() View {
 // view path and Err the errno (ELOOP: a symbolic link on the way; ENOENT:
 // a missing writable root or mask). Concurrency: affects only the calling
 // thread. Needs CAP_SYS_ADMIN and Linux >= 5.12.
-func (v View) Enter() error { return enter(v) }
+func (v View) Enter() error { return enter(v, false) }
+
+// EnterOwnNamespaces is Enter for a process that is alone in mount and
+// IPC namespaces made for it, as the user-namespace stage is (cloned
+// with UserNSFlags): it builds the view in the process's own mount
+// namespace, and keeps its IPC namespace, instead of unsharing new ones
+// for the calling thread, so every thread of the process is in the view
+// (the stage's other threads only wait and reap). Saves a mount
+// namespace per run: its copy, and its teardown, which waits for an
+// expedited RCU grace period. The caller must be such a process: in
+// mount and IPC namespaces no other process shares (else they would see
+// the view's mounts) and whose mounts it needs no more. Otherwise as
+// Enter (calling thread locked for good, not the main thread; same
+// errors).
+func (v View) EnterOwnNamespaces() error { return enter(v, true) }
 
 // Probe reports whether Enter can work in this process: nil, or an error
 // wrapping ErrUnavailable that says why (not root / no CAP_SYS_ADMIN,

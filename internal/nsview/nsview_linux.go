@@ -46,7 +46,9 @@ func sysErr(op, path string, err error) error {
 	return &fs.PathError{Op: op, Path: path, Err: err}
 }
 
-func enter(v View) error {
+// enter builds v for the calling thread; own: in the process's own mount
+// and IPC namespaces (EnterOwnNamespaces) instead of new ones.
+func enter(v View, own bool) error {
 	p, err := v.compile()
 	if err != nil {
 		return err
@@ -70,11 +72,31 @@ func enter(v View) error {
 			flags |= unix.CLONE_NEWNET
 		}
 	}
+	// The mount namespace the probe kept (KeepProbeNamespace): a private
+	// copy no process is in, joined instead of a new one. setns(2) needs
+	// the thread's own fs_struct (CLONE_FS above) and sets its root and
+	// working directory to the namespace's root (the callers chdir after
+	// Enter).
+	mntFd := -1
+	if own {
+		flags &^= unix.CLONE_NEWNS | unix.CLONE_NEWIPC
+	} else {
+		mntFd = takeMount()
+	}
+	if mntFd >= 0 {
+		defer unix.Close(mntFd)
+		flags &^= unix.CLONE_NEWNS
+	}
 	if err := unix.Unshare(flags); err != nil {
 		if errors.Is(err, unix.EINVAL) {
 			return fmt.Errorf("%w: unshare: %w", ErrUnavailable, err)
 		}
 		return sysErr("unshare", "/", err)
+	}
+	if mntFd >= 0 {
+		if err := unix.Setns(mntFd, unix.CLONE_NEWNS); err != nil {
+			return sysErr("setns(CLONE_NEWNS)", "/", err)
+		}
 	}
 	if netFd >= 0 {
 		if err := unix.Setns(netFd, unix.CLONE_NEWNET); err != nil {

@@ -59,6 +59,7 @@ func probeThread() error {
 			return fmt.Errorf("%w: %s: %w", ErrUnavailable, c.name, err)
 		}
 	}
+	keepMount()
 	return nil
 }
 
