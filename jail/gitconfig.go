@@ -400,6 +400,15 @@ func commandWords(cmd string) []string {
 	var b strings.Builder
 	for i := 0; i < len(cmd); i++ {
 		c := cmd[i]
+		if c == '`' { // `git rev-parse --show-toplevel`: as $(...) (red team S6)
+			j := strings.IndexByte(cmd[i+1:], '`')
+			if j < 0 {
+				j = len(cmd) - i - 1
+			}
+			b.WriteString(mark)
+			i += j + 1
+			continue
+		}
 		if c != '$' || i+1 >= len(cmd) {
 			b.WriteByte(c)
 			continue
@@ -433,12 +442,35 @@ func commandWords(cmd string) []string {
 			b.WriteByte(c)
 		}
 	}
-	var out []string
+	var out, cds []string
 	f := strings.FieldsFunc(b.String(), func(r rune) bool {
 		return strings.ContainsRune(" \t\n;|&()<>'\"`=", r)
 	})
-	for _, w := range f {
+	script := false // after an interpreter and its flags: the next word is its script
+	for i, w := range f {
 		w = strings.TrimLeft(w, "!")
+		prev := ""
+		if i > 0 {
+			prev = filepath.Base(strings.TrimLeft(f[i-1], "!"))
+		}
+		if prev == "cd" && w != "" && !strings.Contains(w, mark) {
+			cds = append(cds, w) // later relative words may be below it
+		}
+		// The script an interpreter runs is a path even without a "/"
+		// ("sh clean.sh", "python3 -u filter.py": red team S6); -m and
+		// -c take a module or a program instead.
+		switch {
+		case interpreters[filepath.Base(w)]:
+			script = true
+		case script && (w == "-m" || w == "-c" || strings.HasPrefix(w, "-m") || strings.HasPrefix(w, "-c")):
+			script = false
+		case script && strings.HasPrefix(w, "-"):
+		case script:
+			script = false
+			if w != "" && !strings.ContainsAny(w, "/~") && !strings.Contains(w, mark) {
+				w = "./" + w
+			}
+		}
 		if k := strings.LastIndex(w, mark); k >= 0 {
 			if !strings.HasPrefix(w, mark) {
 				continue // "foo$X/bar": not a path we can name
@@ -458,9 +490,22 @@ func commandWords(cmd string) []string {
 		}
 		if isPath && w != "" && w != "." && w != ".." && w != "/" {
 			out = append(out, w)
+			if !filepath.IsAbs(w) && !strings.HasPrefix(w, "~") {
+				for _, d := range cds {
+					out = append(out, filepath.Join(d, w))
+				}
+			}
 		}
 	}
 	return out
+}
+
+// interpreters are the programs whose first non-flag argument is a
+// script file (commandWords).
+var interpreters = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true,
+	"python": true, "python3": true, "python2": true, "node": true, "deno": true, "bun": true,
+	"perl": true, "ruby": true, "php": true, "lua": true, "tclsh": true, "awk": true, "source": true, ".": true,
 }
 
 func isGitBool(v string) bool {

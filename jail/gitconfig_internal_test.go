@@ -201,6 +201,12 @@ func TestCommandWords(t *testing.T) {
 		{`python3 -m nbstripout`, nil},
 		{`~/bin/helper`, []string{"~/bin/helper"}},
 		{`$(unterminated/x`, nil},
+		// Red team S6: backticks, and scripts named without a "/".
+		{"sh `git rev-parse --show-toplevel`/tools/clean.sh", []string{"./tools/clean.sh"}},
+		{`sh clean.sh`, []string{"./clean.sh"}},
+		{`cd tools && sh clean.sh`, []string{"./clean.sh", "tools/clean.sh"}},
+		{`python3 -m nbstripout`, nil},
+		{`python3 -u filter.py --x`, []string{"./filter.py"}},
 	} {
 		assert.Equal(t, tc.want, commandWords(tc.cmd), tc.cmd)
 	}

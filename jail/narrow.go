@@ -508,6 +508,9 @@ func (w *Workspace) agentProtected(root string) []string {
 	}
 	inPolicy := func(p string) bool { return w.rootOf(p) != nil }
 	for _, rel := range AgentConfigPaths {
+		if strings.ContainsAny(rel, "*?[") {
+			continue // a pattern ("mise.*.toml"): agentPat matches it
+		}
 		p := filepath.Join(root, strings.TrimSuffix(rel, "/"))
 		add(p)
 		if t, err := filepath.EvalSymlinks(p); err == nil && t != p && inPolicy(t) {

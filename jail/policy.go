@@ -216,7 +216,15 @@ var AgentConfigPaths = []string{
 	".git/rebase-merge/", ".git/rebase-apply/", ".git/sequencer/",
 	// Hook managers whose scripts git runs once core.hooksPath points
 	// at them.
-	".husky/", ".githooks/", ".lefthook/", "lefthook.yml", ".lefthook.yml", ".pre-commit-config.yaml",
+	".husky/", ".githooks/", ".lefthook/", ".pre-commit-config.yaml",
+	// lefthook reads its main and local configuration under any of these
+	// names and merges them (red team S2: lefthook-local.yml's run: lines
+	// ran on the next commit).
+	"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", "lefthook.toml", ".lefthook.toml",
+	"lefthook.json", ".lefthook.json", "lefthook.jsonc", ".lefthook.jsonc",
+	"lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
+	"lefthook-local.toml", ".lefthook-local.toml", "lefthook-local.json", ".lefthook-local.json",
+	".config/lefthook.yml", ".config/lefthook.yaml", ".config/lefthook-local.yml", ".config/lefthook-local.yaml",
 	// Shell start-up files (the workspace may be a home directory) and
 	// direnv.
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
@@ -230,6 +238,12 @@ var AgentConfigPaths = []string{
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
 	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
+	// mise's other configuration files: mise/config.toml and its local
+	// form, the environment-specific mise.ENV.toml (MISE_ENV), and
+	// .config/mise.toml (red team S4: [env] _.source ran on the next
+	// prompt hook, trusted already); asdf's .tool-versions, which mise
+	// also reads.
+	"mise/", "mise.*.toml", ".mise.*.toml", ".config/mise.toml", ".config/mise.local.toml", ".tool-versions",
 	".devcontainer/", ".devcontainer.json",
 	// rustup's toolchain file (a "path =" toolchain runs when the editor
 	// opens the project).

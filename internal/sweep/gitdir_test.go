@@ -347,6 +347,15 @@ func TestSweepQuarantinedNameReplacedByLink(t *testing.T) {
 	assert.Empty(t, q[0].Error)
 	_, err = os.Lstat(filepath.Join(root, quarantined))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+	// Red team S7: the quarantine is a file that records the target,
+	// not the link under another name (entering that ran the
+	// repository's fsmonitor).
+	fi, err := os.Lstat(filepath.Join(root, q[0].MovedTo))
+	require.NoError(t, err)
+	assert.True(t, fi.Mode().IsRegular(), "a regular file, not a link: %v", fi.Mode())
+	b, err := os.ReadFile(filepath.Join(root, q[0].MovedTo))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), filepath.Join(home, "r"))
 
 	q, err = snap.Sweep()
 	require.NoError(t, err)
@@ -396,4 +405,82 @@ func TestSweepPythonShadow(t *testing.T) {
 		snap.Close()
 		ws.Close()
 	}
+}
+
+// TestSweepRoundFour: red team round 4's bypasses, each swept now; red
+// before each fix (the control rows show what is left alone).
+//   - S1: the workspace is a linked worktree (.git a gitfile): its hooks
+//     live in the main repository's git directory, outside;
+//   - S3: a symbolic link at the top named like the package;
+//   - S5: a hook found through core.hooksPath;
+//   - S2, S4: lefthook's local configuration, mise's other files.
+func TestSweepRoundFour(t *testing.T) {
+	needGit(t)
+	const pyHook = "#!/bin/sh\nexec python3 -mpre_commit \"$@\"\n"
+	sweepAfter := func(t *testing.T, root string, act func()) []string {
+		t.Helper()
+		ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+		require.NoError(t, err)
+		defer ws.Close()
+		snap, err := sweep.Take(ws, 0)
+		require.NoError(t, err)
+		defer snap.Close()
+		act()
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		var got []string
+		for _, e := range q {
+			got = append(got, e.Path)
+		}
+		return got
+	}
+	write := func(t *testing.T, p, c string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(c), 0o755))
+	}
+
+	t.Run("S1 linked worktree", func(t *testing.T) {
+		main := t.TempDir()
+		_, err := gitIn(t, main, "init", "-q", "-b", "main")
+		require.NoError(t, err)
+		_, err = gitIn(t, main, "-c", "user.name=u", "-c", "user.email=u@e", "commit", "-q", "--allow-empty", "-m", "m")
+		require.NoError(t, err)
+		write(t, filepath.Join(main, ".git/hooks/pre-commit"), pyHook)
+		wt := filepath.Join(t.TempDir(), "wt")
+		out, err := gitIn(t, main, "worktree", "add", "-q", wt)
+		require.NoError(t, err, out)
+		got := sweepAfter(t, wt, func() { write(t, filepath.Join(wt, "pre_commit.py"), "import os") })
+		assert.Equal(t, []string{"pre_commit.py"}, got)
+	})
+	t.Run("S3 link named like the package", func(t *testing.T) {
+		root := t.TempDir()
+		write(t, filepath.Join(root, ".git/hooks/pre-commit"), pyHook)
+		write(t, filepath.Join(root, "tools/pc/__init__.py"), "import os")
+		got := sweepAfter(t, root, func() { require.NoError(t, os.Symlink("tools/pc", filepath.Join(root, "pre_commit"))) })
+		assert.Equal(t, []string{"pre_commit"}, got)
+	})
+	t.Run("S5 hooks through core.hooksPath", func(t *testing.T) {
+		root := t.TempDir()
+		write(t, filepath.Join(root, ".git/config"), "[core]\n\thooksPath = scripts/hooks\n")
+		write(t, filepath.Join(root, "scripts/hooks/pre-commit"), "#!/bin/sh\npython3 -m black .\n")
+		got := sweepAfter(t, root, func() { write(t, filepath.Join(root, "black/__init__.py"), "import os") })
+		assert.Contains(t, got, "black/__init__.py")
+	})
+	t.Run("S2 S4 lefthook and mise files", func(t *testing.T) {
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+		names := []string{"lefthook-local.yml", ".lefthook-local.yaml", "lefthook.yaml", ".config/lefthook-local.yml",
+			"mise/config.toml", "mise.dev.toml", ".mise.ci.toml", ".tool-versions", "sub/mise.local.toml"}
+		got := sweepAfter(t, root, func() {
+			for _, n := range names {
+				write(t, filepath.Join(root, n), "x")
+			}
+			write(t, filepath.Join(root, "miser.toml"), "x") // control: not a mise name
+		})
+		for _, n := range []string{"lefthook-local.yml", ".lefthook-local.yaml", "lefthook.yaml", ".config/lefthook-local.yml",
+			"mise", "mise.dev.toml", ".mise.ci.toml", ".tool-versions", "sub/mise.local.toml"} {
+			assert.Contains(t, got, n)
+		}
+		assert.NotContains(t, got, "miser.toml")
+	})
 }

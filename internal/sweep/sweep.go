@@ -164,6 +164,7 @@ type Snapshot struct {
 	// (candidates: Narrowing decides), paths the absolute protected
 	// paths (jail.Workspace.AgentConfigProtected).
 	names map[string]bool
+	globs []string
 	paths map[string]bool
 	// pyTops are the worktree tops (relative, "." for the root) whose
 	// repository runs Python from its top (pythonTops): a module or
@@ -206,6 +207,7 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 	}
 	s := &Snapshot{ws: ws, root: r, limit: limit, known: map[string]*entry{}, now: time.Now,
 		names: lastNames(), paths: map[string]bool{}}
+	s.globs = lastGlobs(s.names)
 	for _, p := range ws.AgentConfigProtected() {
 		s.paths[p] = true
 	}
@@ -356,19 +358,13 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 			continue
 		}
 		q := Quarantined{Path: rel, Reason: reason}
-		to, err := s.quarantine(rel, stamp)
+		to, err := s.quarantineLink(rel, stamp)
 		if err != nil {
 			q.Error = err.Error()
 			errs = append(errs, err)
 		} else {
 			q.MovedTo = to
 			s.mine.Store(to, true)
-			// Known under its new name: not swept again (red team N6)
-			// unless it is replaced.
-			s.links[to] = s.links[rel]
-			if t, err := s.root.Readlink(to); err == nil {
-				s.links[to] = t
-			}
 			delete(s.links, rel)
 		}
 		out = append(out, q)
@@ -532,6 +528,29 @@ func lastNames() map[string]bool {
 	return out
 }
 
+// lastGlobs are the last components of lastNames that are patterns
+// ("mise.*.toml"): an entry's name is matched against each.
+func lastGlobs(names map[string]bool) []string {
+	var out []string
+	for n := range names {
+		if strings.ContainsAny(n, "*?[") {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// globName reports whether name matches one of globs.
+func globName(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := filepath.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // walk returns the protected entries below the root, relative, sorted
 // (a directory before what is below it).
 func (s *Snapshot) walk() ([]string, error) {
@@ -603,7 +622,7 @@ func (s *Snapshot) walk() ([]string, error) {
 		if !protected && s.refs[p] {
 			protected = true
 		}
-		if !protected && (s.names[d.Name()] || s.paths[p]) {
+		if !protected && (s.names[d.Name()] || s.paths[p] || globName(s.globs, d.Name())) {
 			if parent == root {
 				protected = s.ws.Narrowing(p)&jail.NarrowAgentConfig != 0
 			} else {
@@ -622,7 +641,7 @@ func (s *Snapshot) walk() ([]string, error) {
 		if !protected && gitDirNames[d.Name()] && !underDotGit(rel) && s.looksGitDir(filepath.Dir(rel), &gitDirs) {
 			protected = true
 		}
-		if !protected && len(s.pyTops) > 0 && pyShadow(rel, d.Name(), s.pyTops) {
+		if !protected && len(s.pyTops) > 0 && pyShadow(rel, d.Name(), d.Type()&fs.ModeSymlink != 0, s.pyTops) {
 			s.createdOnly.Store(rel, true)
 			protected = true
 		}
@@ -719,8 +738,11 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 // pyShadow reports whether rel (base name name) is a Python module or a
 // package's __init__ directly in one of tops: what `python -m` run there
 // imports before the installed packages.
-func pyShadow(rel, name string, tops map[string]bool) bool {
+func pyShadow(rel, name string, link bool, tops map[string]bool) bool {
 	dir := filepath.Dir(rel)
+	if link && tops[dir] {
+		return true // pre_commit -> tools/pc: a package by another path (red team S3)
+	}
 	switch {
 	case strings.HasSuffix(name, ".py") || strings.HasSuffix(name, ".pyc") || strings.HasSuffix(name, ".so"):
 		if tops[dir] {
@@ -739,43 +761,52 @@ var runsPythonFromTop = regexp.MustCompile(`(?i)python[0-9.]*["']?[^\n]*?\s-[A-Z
 
 // pythonTops returns the worktree tops (relative to the root, "." for
 // it) of the repositories in the workspace (the root's, and those below
-// whose .git directory found holds) whose hooks, configuration, global
-// configuration or .pre-commit-config.yaml run Python with -m or -c.
+// it that the walk found: a .git directory's config or a gitfile) whose
+// hooks, configuration, global configuration, .pre-commit-config.yaml,
+// .husky or .githooks scripts, or whatever their configuration points
+// git at (core.hooksPath, drivers: jail.GitConfigReferences) run Python
+// with -m or -c. A gitfile's git directory (a linked worktree, a
+// submodule) and its commondir are read where they are (red team S1);
+// so is a global hooks directory (S5).
 func (s *Snapshot) pythonTops(found []string) map[string]bool {
 	home, _ := os.UserHomeDir()
-	var global []byte
-	for _, f := range []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config/git/config"), "/etc/gitconfig"} {
-		if b, err := readSmall(f); err == nil {
-			global = append(global, b...)
-		}
-	}
+	root := s.ws.Root()
+	global := []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config/git/config"), "/etc/gitconfig"}
 	tops := map[string]bool{}
 	check := func(top string) {
 		if tops[top] {
 			return
 		}
-		texts := [][]byte{global}
-		gitdir := filepath.Join(top, ".git")
-		for _, f := range []string{filepath.Join(gitdir, "config"), filepath.Join(top, ".pre-commit-config.yaml")} {
-			if b, err := s.read(f); err == nil {
-				texts = append(texts, b)
+		abs := filepath.Join(root, top)
+		files := append([]string(nil), global...)
+		var dirs []string
+		for _, g := range gitDirsOf(filepath.Join(abs, ".git")) {
+			files = append(files, filepath.Join(g, "config"), filepath.Join(g, "config.worktree"))
+			dirs = append(dirs, filepath.Join(g, "hooks"))
+		}
+		configs := append([]string(nil), files...)
+		files = append(files, filepath.Join(abs, ".pre-commit-config.yaml"))
+		dirs = append(dirs, filepath.Join(abs, ".husky"), filepath.Join(abs, ".githooks"))
+		for _, r := range jail.GitConfigReferences(configs, abs, home) {
+			if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+				dirs = append(dirs, r)
+			} else {
+				files = append(files, r)
 			}
 		}
-		for _, hooks := range []string{filepath.Join(gitdir, "hooks"), filepath.Join(top, ".husky"), filepath.Join(top, ".githooks")} {
-			ents, err := s.root.ReadDir(hooks)
+		for _, d := range dirs {
+			ents, err := os.ReadDir(d)
 			if err != nil {
 				continue
 			}
 			for _, e := range ents {
 				if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".sample") {
-					if b, err := s.read(filepath.Join(hooks, e.Name())); err == nil {
-						texts = append(texts, b)
-					}
+					files = append(files, filepath.Join(d, e.Name()))
 				}
 			}
 		}
-		for _, b := range texts {
-			if runsPythonFromTop.Match(b) {
+		for _, f := range files {
+			if b, err := readSmall(f); err == nil && runsPythonFromTop.Match(b) {
 				tops[top] = true
 				return
 			}
@@ -785,11 +816,53 @@ func (s *Snapshot) pythonTops(found []string) map[string]bool {
 		check(".")
 	}
 	for _, rel := range found {
-		if filepath.Base(rel) == "config" && filepath.Base(filepath.Dir(rel)) == ".git" {
+		switch {
+		case filepath.Base(rel) == "config" && filepath.Base(filepath.Dir(rel)) == ".git":
 			check(filepath.Dir(filepath.Dir(rel)))
+		case filepath.Base(rel) == ".git": // a gitfile (a .git directory is not protected itself)
+			check(filepath.Dir(rel))
 		}
 	}
 	return tops
+}
+
+// gitDirsOf returns the git directories a worktree's ".git" entry
+// selects: itself when it is a directory, the gitdir a gitfile names
+// and that gitdir's commondir (where hooks and config live for a linked
+// worktree). Read by path at Take, before the command runs.
+func gitDirsOf(dotgit string) []string {
+	fi, err := os.Lstat(dotgit)
+	if err != nil {
+		return nil
+	}
+	if fi.IsDir() {
+		return []string{dotgit}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	b, err := readSmall(dotgit)
+	if err != nil {
+		return nil
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return nil
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(dotgit), dir)
+	}
+	out := []string{dir}
+	if c, err := readSmall(filepath.Join(dir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(dir, common)
+		}
+		out = append(out, common)
+	}
+	return out
 }
 
 // readSmall reads a regular file of at most maxHash bytes, never
@@ -932,6 +1005,45 @@ func (s *Snapshot) quarantine(rel, stamp string) (string, error) {
 		}
 	}
 	return "", err
+}
+
+// quarantineLink replaces the symbolic link rel by a regular file under
+// a quarantine name that records where it pointed: a renamed link would
+// still lead a user who enters it (a git-aware prompt on cd) into the
+// repository outside (red team S7). The file is written first (O_EXCL,
+// 0600), then the link is removed; if the removal fails, the file goes.
+func (s *Snapshot) quarantineLink(rel, stamp string) (string, error) {
+	target, err := s.root.Readlink(rel)
+	if err != nil {
+		return "", err
+	}
+	for range 8 {
+		var rnd [4]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return "", err
+		}
+		to := rel + Suffix + stamp + "-" + hex.EncodeToString(rnd[:])
+		f, err := s.root.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, werr := fmt.Fprintf(f, "landjail quarantined a symbolic link here: %s -> %s\n", rel, target)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = s.root.Remove(rel)
+		}
+		if werr != nil {
+			s.root.Remove(to)
+			return "", werr
+		}
+		return to, nil
+	}
+	return "", fmt.Errorf("sweep: no free quarantine name for %s", termsafe.Quote(rel))
 }
 
 // restore writes was's content back at rel, which must not exist
