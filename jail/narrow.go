@@ -498,8 +498,54 @@ func (d *denyMatcher) matchesEntry(canon, root string) bool {
 	return false
 }
 
-// agentProtected computes AgentConfigProtected for the workspace root.
+// agentProtected computes AgentConfigProtected for the workspace root:
+// agentPaths, and the targets of the symbolic links inside the protected
+// directories (linkTargets).
 func (w *Workspace) agentProtected(root string) []string {
+	return w.linkTargets(w.agentPaths(root))
+}
+
+// maxLinkScan bounds the entries linkTargets looks at below the
+// protected directories (hooks directories hold a few dozen).
+const maxLinkScan = 10000
+
+// linkTargets adds to paths the in-policy targets of the symbolic links
+// found below the protected directories among them (no link followed on
+// the way, at most maxLinkScan entries): a hook that is a link into the
+// repository (.git/hooks/pre-commit -> ../../scripts/pre-commit, a
+// .claude/settings.json -> ...) runs the target, which must be as
+// protected as the hook (red team round 5, N8).
+func (w *Workspace) linkTargets(paths []string) []string {
+	out := slices.Clone(paths)
+	seen := 0
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if seen++; seen > maxLinkScan {
+				return filepath.SkipAll
+			}
+			if d.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			t, err := filepath.EvalSymlinks(q)
+			if err != nil || !w.writableRootOf(t) || w.aboveRoot(t) || w.rootOfExact(t) != nil || slices.Contains(out, t) {
+				return nil
+			}
+			out = append(out, t)
+			return nil
+		})
+	}
+	return out
+}
+
+// agentPaths is agentProtected without the link targets.
+func (w *Workspace) agentPaths(root string) []string {
 	var out []string
 	add := func(p string) {
 		if !slices.Contains(out, p) {

@@ -225,10 +225,15 @@ var AgentConfigPaths = []string{
 	"lefthook-local.yml", ".lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yaml",
 	"lefthook-local.toml", ".lefthook-local.toml", "lefthook-local.json", ".lefthook-local.json",
 	".config/lefthook.yml", ".config/lefthook.yaml", ".config/lefthook-local.yml", ".config/lefthook-local.yaml",
+	"lefthook-local.jsonc", ".lefthook-local.jsonc", ".config/lefthook-local.jsonc", ".config/lefthook.jsonc",
+	".config/lefthook.toml", ".config/lefthook.json", ".lefthook-local/", // red team round 5, N5
 	// Shell start-up files (the workspace may be a home directory) and
 	// direnv.
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".envrc",
+	// direnv: source_env_if_exists .envrc.local, and .direnv/, whose
+	// layouts (layout python3) put .direnv/*/bin on PATH (round 5, N4).
+	".envrc.local", ".direnv/",
 	".gitconfig", ".config/git/",
 	// Other start-up files of a home directory: fish, vim, neovim and
 	// tmux configuration, ssh's client configuration and login rc,
@@ -244,6 +249,9 @@ var AgentConfigPaths = []string{
 	// prompt hook, trusted already); asdf's .tool-versions, which mise
 	// also reads.
 	"mise/", "mise.*.toml", ".mise.*.toml", ".config/mise.toml", ".config/mise.local.toml", ".tool-versions",
+	// miserc's override_config_filenames makes any file mise's
+	// configuration (round 5, N1).
+	".miserc.toml", ".miserc.local.toml", ".config/miserc.toml",
 	".devcontainer/", ".devcontainer.json",
 	// rustup's toolchain file (a "path =" toolchain runs when the editor
 	// opens the project).
@@ -256,6 +264,7 @@ var AgentConfigPaths = []string{
 	// Agents and their MCP server configuration.
 	".mcp.json", ".claude/", ".codex/", ".cursor/", ".gemini/", ".continue/", ".roo/", ".kiro/",
 	".windsurf/", ".amazonq/", ".aider.conf.yml", "opencode.json", ".opencode/",
+	"opencode.jsonc", ".kilocode/", ".kilo/", "kilo.json", ".crush.json", "crush.json", ".qwen/", // round 5, N3
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,

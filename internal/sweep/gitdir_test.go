@@ -484,3 +484,91 @@ func TestSweepRoundFour(t *testing.T) {
 		assert.NotContains(t, got, "miser.toml")
 	})
 }
+
+// TestSweepRoundFive: red team round 5's findings that a name or a rule
+// closes, each red before its fix.
+func TestSweepRoundFive(t *testing.T) {
+	write := func(t *testing.T, p, c string, mode os.FileMode) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(c), mode))
+	}
+	take := func(t *testing.T, root string) (*jail.Workspace, *sweep.Snapshot) {
+		ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+		require.NoError(t, err)
+		snap, err := sweep.Take(ws, 0)
+		require.NoError(t, err)
+		t.Cleanup(func() { snap.Close(); ws.Close() })
+		return ws, snap
+	}
+	paths := func(q []sweep.Quarantined) map[string]sweep.Quarantined {
+		m := map[string]sweep.Quarantined{}
+		for _, e := range q {
+			m[e.Path] = e
+		}
+		return m
+	}
+
+	t.Run("N8 hook linked into the repository", func(t *testing.T) {
+		root := t.TempDir()
+		write(t, filepath.Join(root, "scripts/pre-commit"), "#!/bin/sh\n", 0o755)
+		write(t, filepath.Join(root, "scripts/other"), "x", 0o644) // control
+		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
+		require.NoError(t, os.Symlink("../../scripts/pre-commit", filepath.Join(root, ".git/hooks/pre-commit")))
+		write(t, filepath.Join(root, "vendor/x/tools/h"), "#!/bin/sh\n", 0o755)
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "vendor/x/.git/hooks"), 0o755))
+		write(t, filepath.Join(root, "vendor/x/.git/config"), "[core]\n", 0o644)
+		require.NoError(t, os.Symlink("../../tools/h", filepath.Join(root, "vendor/x/.git/hooks/pre-commit")))
+		ws, snap := take(t, root)
+		assert.ErrorIs(t, ws.WriteFile("scripts/pre-commit", []byte("evil"), 0o755), jail.ErrReadOnly)
+		assert.NoError(t, ws.WriteFile("scripts/other", []byte("fine"), 0o644), "control: a file no hook links to")
+		write(t, filepath.Join(root, "vendor/x/tools/h"), "#!/bin/sh\ntouch /tmp/pwned\n", 0o755)
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		got := paths(q)
+		assert.Equal(t, "changed", got["vendor/x/tools/h"].Reason)
+		assert.NotContains(t, got, "scripts/other")
+	})
+	t.Run("N1 N3 N4 N5 names, N6 exec bits", func(t *testing.T) {
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+		_, snap := take(t, root)
+		names := []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local/pre-commit/x.sh",
+			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".envrc.local", ".direnv/python-3/bin/git"}
+		for _, n := range names {
+			write(t, filepath.Join(root, n), "x", 0o755)
+		}
+		write(t, filepath.Join(root, "notes.jsonc"), "x", 0o644) // control
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		got := paths(q)
+		for _, n := range []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local",
+			"opencode.jsonc", ".kilocode", "crush.json", ".qwen", ".envrc.local", ".direnv"} {
+			assert.Contains(t, got, n)
+		}
+		assert.NotContains(t, got, "notes.jsonc")
+		fi, err := os.Lstat(filepath.Join(root, got[".envrc.local"].MovedTo))
+		require.NoError(t, err)
+		assert.Zero(t, fi.Mode().Perm()&0o111, "a quarantined file is not executable any more")
+	})
+	t.Run("N9 python from stdin", func(t *testing.T) {
+		root := t.TempDir()
+		write(t, filepath.Join(root, ".git/hooks/pre-commit"), "#!/bin/sh\npython3 - <<'EOF'\nimport yaml\nEOF\n", 0o755)
+		_, snap := take(t, root)
+		write(t, filepath.Join(root, "yaml.py"), "import os", 0o644)
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		assert.Contains(t, paths(q), "yaml.py")
+	})
+	t.Run("N2 global hooksPath in a nested repository", func(t *testing.T) {
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		write(t, filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = .hooks\n", 0o644)
+		root := t.TempDir()
+		write(t, filepath.Join(root, "vendor/x/.git/config"), "[core]\n", 0o644)
+		_, snap := take(t, root)
+		write(t, filepath.Join(root, "vendor/x/.hooks/pre-commit"), "#!/bin/sh\n", 0o755)
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		assert.Contains(t, paths(q), "vendor/x/.hooks")
+	})
+}

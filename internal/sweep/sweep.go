@@ -335,6 +335,12 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		if now.mode&unix.S_IFMT == unix.S_IFDIR {
 			moved = append(moved, rel)
 		}
+		if now.mode&unix.S_IFMT == unix.S_IFREG && now.mode&0o111 != 0 {
+			// A runner that executes every file of its directory
+			// (pre-commit.d/) must not run it under its new name
+			// (round 5, N6).
+			s.root.Chmod(to, fs.FileMode(now.mode&0o666))
+		}
 		if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG {
 			if err := s.restore(rel, was); err == nil {
 				q.Restored = true
@@ -702,6 +708,18 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 	home, _ := os.UserHomeDir()
 	added := false
 	for _, rel := range found {
+		// A protected entry that is a link into the workspace (a hook
+		// -> ../../scripts/pre-commit in a nested repository) runs its
+		// target: protected too (round 5, N8; jail covers the root's).
+		if fi, err := s.root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if t, err := filepath.EvalSymlinks(filepath.Join(root, rel)); err == nil && strings.HasPrefix(t, root+"/") && !s.refs[t] {
+				if s.refs == nil {
+					s.refs = map[string]bool{}
+				}
+				s.refs[t] = true
+				added = true
+			}
+		}
 		base := filepath.Base(rel)
 		if base != "config" && base != "config.worktree" {
 			continue
@@ -721,7 +739,10 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 		if fi, err := s.root.Lstat(rel); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		for _, p := range jail.GitConfigReferences([]string{filepath.Join(root, rel)}, filepath.Join(root, top), home) {
+		// The global files too: their relative core.hooksPath or driver
+		// script names a path in every repository (round 5, N2).
+		files := []string{filepath.Join(root, rel), filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config/git/config"), "/etc/gitconfig"}
+		for _, p := range jail.GitConfigReferences(files, filepath.Join(root, top), home) {
 			if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
 				continue
 			}
@@ -757,7 +778,7 @@ func pyShadow(rel, name string, link bool, tops map[string]bool) bool {
 // (the working directory, the worktree's top for git hooks and drivers,
 // goes first on sys.path); -I or -P would not, but a hook's flags are not
 // parsed: over-matching only sweeps more new modules.
-var runsPythonFromTop = regexp.MustCompile(`(?i)python[0-9.]*["']?[^\n]*?\s-[A-Za-z]*[mc]|-m\s*pre_commit|PRE_COMMIT`)
+var runsPythonFromTop = regexp.MustCompile(`(?i)python[0-9.]*["']?[^\n]*?\s-([A-Za-z]*[mc]|\s|$)|-m\s*pre_commit|PRE_COMMIT`)
 
 // pythonTops returns the worktree tops (relative to the root, "." for
 // it) of the repositories in the workspace (the root's, and those below
