@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 )
 
 var (
@@ -13,19 +14,70 @@ var (
 	staleDone = map[string]bool{}
 )
 
-// cleanStaleOnce runs CleanStale for the default parents, and for parent
-// when not "", once per process each.
+// cleanStaleOnce runs cleanDefault, and CleanStale for parent when not
+// "", once per process each.
 func cleanStaleOnce(parent string) {
 	staleMu.Lock()
 	defer staleMu.Unlock()
 	if !staleDone[""] {
 		staleDone[""] = true
-		CleanStale("")
+		cleanDefault(time.Now())
 	}
 	if parent != "" && !staleDone[parent] {
 		staleDone[parent] = true
 		CleanStale(parent)
 	}
+}
+
+// staleEvery is how long a start may skip the sweep of every cgroup v1
+// hierarchy when the quick check (cleanDefault) found no stale group.
+const staleEvery = 10 * time.Second
+
+// cleanDefault is Start's sweep of the default parents. On cgroup v2 (one
+// directory) and without a pids or freezer hierarchy it is CleanStale("").
+// On cgroup v1 every run has a group in the pids and the freezer
+// hierarchy (v1Wanted), so a landjail killed with SIGKILL leaves one
+// there: the quick check reads that one "landjail" directory, and
+// CleanStale("") (every hierarchy) runs when it holds a stale group, or
+// when the last full sweep is staleEvery old or more, for what a partial
+// removal left in another hierarchy alone. The time of the last full
+// sweep is the mtime of that directory (kernfs keeps what utimes sets
+// and does not change it when groups are made or removed; only its owner,
+// root, can set it); an mtime in the future counts as old. Where it cannot
+// be read or set, every start sweeps everything, as before. The quick
+// check costs one directory read and one /proc/PID/stat read per group,
+// against one per hierarchy and group for the full sweep.
+func cleanDefault(now time.Time) {
+	p := probe()
+	if p.Mechanism != CgroupV1 {
+		CleanStale("")
+		return
+	}
+	var dir string
+	for _, c := range []string{"pids", "freezer"} {
+		if mnt, ok := p.v1[c]; ok {
+			dir = filepath.Join(mnt, "landjail")
+			break
+		}
+	}
+	if dir != "" && len(staleNames(dir)) == 0 && !sweepDue(dir, now) {
+		return
+	}
+	CleanStale("")
+	if dir != "" {
+		os.Chtimes(dir, time.Time{}, now) // best effort: unset, the next start sweeps again
+	}
+}
+
+// sweepDue reports whether the full sweep stamped on dir's mtime is
+// staleEvery old or more, in the future, or unreadable.
+func sweepDue(dir string, now time.Time) bool {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return true
+	}
+	m := fi.ModTime()
+	return now.Sub(m) >= staleEvery || m.After(now.Add(time.Second))
 }
 
 // CleanStale kills the processes of, and removes, every group named
@@ -37,7 +89,9 @@ func cleanStaleOnce(parent string) {
 // group); else a cgroup v2 directory (Options.Parent). Groups of live
 // landjail processes and directories of other names are left alone. It
 // returns how many groups it removed; errors are joined, one per group
-// that could not be removed. Start calls it once per process.
+// that could not be removed. Start calls it once per process for Options.Parent,
+// and for the default parents as cleanDefault says (on cgroup v1 at once
+// when the pids hierarchy holds a stale group, else every 10 s at most).
 func CleanStale(parent string) (int, error) {
 	p := probe()
 	var errs []error

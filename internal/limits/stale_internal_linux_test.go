@@ -1,0 +1,82 @@
+package limits
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestCleanDefaultAmortised: Start's sweep of the default cgroup v1
+// parents (cleanDefault) still removes a group a SIGKILLed landjail left
+// (an empty group named for a dead owner of this PID namespace):
+//   - in the pids hierarchy at once, even just after a full sweep (the
+//     quick check);
+//   - in another hierarchy alone (what a partial removal leaves) once the
+//     last full sweep is staleEvery old, or stamped in the future; the
+//     full sweep stamps the time on the pids "landjail" directory.
+//
+// Shown able to fail: with the quick check's staleNames dropped the
+// pids case fails; with sweepDue always false the two others fail.
+func TestCleanDefaultAmortised(t *testing.T) {
+	p := probe()
+	if p.Mechanism != CgroupV1 || os.Geteuid() != 0 {
+		t.Skip("cgroup v1 as root only (v2 sweeps its one directory at every start)")
+	}
+	stampDir := ""
+	if mnt, ok := p.v1["pids"]; ok {
+		stampDir = filepath.Join(mnt, "landjail")
+	}
+	other := ""
+	for _, c := range []string{"memory", "cpuacct", "cpu"} {
+		if mnt, ok := p.v1[c]; ok && mnt != p.v1["pids"] && mnt != p.v1["freezer"] {
+			other = filepath.Join(mnt, "landjail")
+			break
+		}
+	}
+	if stampDir == "" || other == "" {
+		t.Skip("needs a pids hierarchy and a memory, cpuacct or cpu one apart from it")
+	}
+	require.NoError(t, os.MkdirAll(stampDir, 0o755))
+	require.NoError(t, os.MkdirAll(other, 0o755))
+	ns := strconv.FormatUint(selfPIDNS(), 10)
+	seq := 0
+	staleGroup := func(dir string) string {
+		seq++
+		// pid 999999999 does not exist: its start time is never 1.
+		g := filepath.Join(dir, "landjail-"+ns+"-999999999-1-"+strconv.Itoa(seq))
+		require.NoError(t, os.Mkdir(g, 0o755))
+		t.Cleanup(func() { unix.Rmdir(g) })
+		return g
+	}
+	stamp := func(m time.Time) {
+		require.NoError(t, os.Chtimes(stampDir, time.Time{}, m))
+	}
+
+	now := time.Now()
+	stamp(now)
+	g := staleGroup(stampDir)
+	cleanDefault(now)
+	assert.NoDirExists(t, g, "pids hierarchy: removed at the next start")
+
+	for _, tc := range []struct {
+		name string
+		last time.Time
+	}{
+		{"last full sweep staleEvery ago", now.Add(-staleEvery)},
+		{"stamp in the future", now.Add(time.Hour)},
+	} {
+		stamp(tc.last)
+		g := staleGroup(other)
+		cleanDefault(now)
+		assert.NoDirExists(t, g, tc.name)
+		fi, err := os.Stat(stampDir)
+		require.NoError(t, err)
+		assert.True(t, fi.ModTime().Equal(now), "%s: the full sweep stamped %v, want %v", tc.name, fi.ModTime(), now)
+	}
+}
