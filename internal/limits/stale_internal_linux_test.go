@@ -16,7 +16,7 @@ import (
 // parents (cleanDefault) still removes a group a SIGKILLed landjail left
 // (an empty group named for a dead owner of this PID namespace):
 //   - in the pids hierarchy at once, even just after a full sweep (the
-//     quick check);
+//     quick check), with the same group in the other hierarchies;
 //   - in another hierarchy alone (what a partial removal leaves) once the
 //     last full sweep is staleEvery old, or stamped in the future; the
 //     full sweep stamps the time on the pids "landjail" directory.
@@ -61,8 +61,12 @@ func TestCleanDefaultAmortised(t *testing.T) {
 	now := time.Now()
 	stamp(now)
 	g := staleGroup(stampDir)
+	gOther := filepath.Join(other, filepath.Base(g))
+	require.NoError(t, os.Mkdir(gOther, 0o755))
+	t.Cleanup(func() { unix.Rmdir(gOther) })
 	cleanDefault(now)
 	assert.NoDirExists(t, g, "pids hierarchy: removed at the next start")
+	assert.NoDirExists(t, gOther, "the same group in another hierarchy: removed with it")
 
 	for _, tc := range []struct {
 		name string

@@ -37,10 +37,11 @@ const staleEvery = 10 * time.Second
 // directory) and without a pids or freezer hierarchy it is CleanStale("").
 // On cgroup v1 every run has a group in the pids and the freezer
 // hierarchy (v1Wanted), so a landjail killed with SIGKILL leaves one
-// there: the quick check reads that one "landjail" directory, and
-// CleanStale("") (every hierarchy) runs when it holds a stale group, or
-// when the last full sweep is staleEvery old or more, for what a partial
-// removal left in another hierarchy alone. The time of the last full
+// there: the quick check reads that one "landjail" directory and removes
+// the stale groups it names from every hierarchy (an execve'd run leaves
+// its group for the next start: JoinProcess); CleanStale("") (every
+// hierarchy's directory read) runs when the last full sweep is staleEvery
+// old or more, for what a partial removal left in another hierarchy alone. The time of the last full
 // sweep is the mtime of that directory (kernfs keeps what utimes sets
 // and does not change it when groups are made or removed; only its owner,
 // root, can set it); an mtime in the future counts as old. Where it cannot
@@ -60,7 +61,12 @@ func cleanDefault(now time.Time) {
 			break
 		}
 	}
-	if dir != "" && len(staleNames(dir)) == 0 && !sweepDue(dir, now) {
+	if dir != "" && !sweepDue(dir, now) {
+		names := map[string]bool{}
+		for _, name := range staleNames(dir) {
+			names[name] = true
+		}
+		cleanV1(p, names)
 		return
 	}
 	CleanStale("")
@@ -90,8 +96,8 @@ func sweepDue(dir string, now time.Time) bool {
 // landjail processes and directories of other names are left alone. It
 // returns how many groups it removed; errors are joined, one per group
 // that could not be removed. Start calls it once per process for Options.Parent,
-// and for the default parents as cleanDefault says (on cgroup v1 at once
-// when the pids hierarchy holds a stale group, else every 10 s at most).
+// and for the default parents as cleanDefault says (on cgroup v1 every
+// 10 s at most; the stale groups the pids hierarchy names at every start).
 func CleanStale(parent string) (int, error) {
 	p := probe()
 	var errs []error
@@ -125,6 +131,14 @@ func CleanStale(parent string) (int, error) {
 			}
 		}
 	}
+	return cleanV1(p, names)
+}
+
+// cleanV1 kills the processes of, and removes, the cgroup v1 groups named
+// names (stale ones) in every hierarchy that has them; as CleanStale.
+func cleanV1(p Probe, names map[string]bool) (int, error) {
+	var errs []error
+	n := 0
 	for name := range names {
 		var fz string
 		if mnt, ok := p.v1["freezer"]; ok {
