@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -41,12 +43,13 @@ const staleEvery = 10 * time.Second
 // the stale groups it names from every hierarchy (an execve'd run leaves
 // its group for the next start: JoinProcess); CleanStale("") (every
 // hierarchy's directory read) runs when the last full sweep is staleEvery
-// old or more, for what a partial removal left in another hierarchy alone. The time of the last full
-// sweep is the mtime of that directory (kernfs keeps what utimes sets
-// and does not change it when groups are made or removed; only its owner,
-// root, can set it); an mtime in the future counts as old. Where it cannot
-// be read or set, every start sweeps everything, as before. The quick
-// check costs one directory read and one /proc/PID/stat read per group,
+// old or more, for what a partial removal left in another hierarchy
+// alone. The time of the last full sweep is the atime of that directory:
+// kernfs keeps what utimes sets (only its owner, root, can set it) and
+// neither reads nor child groups change it, while its mtime follows every
+// group made or removed once set; an atime in the future counts as old.
+// Where it cannot be read or set, every start sweeps everything, as
+// before. The quick check costs one directory read and one /proc/PID/stat read per group,
 // against one per hierarchy and group for the full sweep.
 func cleanDefault(now time.Time) {
 	p := probe()
@@ -71,18 +74,18 @@ func cleanDefault(now time.Time) {
 	}
 	CleanStale("")
 	if dir != "" {
-		os.Chtimes(dir, time.Time{}, now) // best effort: unset, the next start sweeps again
+		os.Chtimes(dir, now, time.Time{}) // atime; best effort: unset, the next start sweeps again
 	}
 }
 
-// sweepDue reports whether the full sweep stamped on dir's mtime is
+// sweepDue reports whether the full sweep stamped on dir's atime is
 // staleEvery old or more, in the future, or unreadable.
 func sweepDue(dir string, now time.Time) bool {
-	fi, err := os.Stat(dir)
-	if err != nil {
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
 		return true
 	}
-	m := fi.ModTime()
+	m := time.Unix(st.Atim.Unix())
 	return now.Sub(m) >= staleEvery || m.After(now.Add(time.Second))
 }
 
