@@ -2,7 +2,6 @@ package cliopts
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -11,8 +10,8 @@ import (
 // `toml: line 1 (last key "strict"): incompatible types: TOML value has
 // type string; destination has type boolean`.
 var (
-	tomlDecodeError = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "((?:[^"\\]|\\.)*)"\): (.*)$`)
-	tomlTypes       = regexp.MustCompile(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+	tomlDecodeError = lazyRegexp(`^toml: (?:line (\d+) )?\(last key "((?:[^"\\]|\\.)*)"\): (.*)$`)
+	tomlTypes       = lazyRegexp(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
 )
 
 // configError says what is wrong with a --config file's value in the
@@ -20,7 +19,7 @@ var (
 // rather than the decoder's Go types ("destination has type boolean",
 // "[]interface {}"). Any other error is returned as it is.
 func configError(err error) error {
-	m := tomlDecodeError.FindStringSubmatch(err.Error())
+	m := tomlDecodeError().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}
@@ -29,7 +28,7 @@ func configError(err error) error {
 		where = "line " + m[1] + ": " + where
 	}
 	msg := m[3]
-	if t := tomlTypes.FindStringSubmatch(msg); t != nil {
+	if t := tomlTypes().FindStringSubmatch(msg); t != nil {
 		return fmt.Errorf("%s must be %s, got %s", where, tomlWant(t[2]), tomlGot(t[1]))
 	}
 	if strings.HasPrefix(msg, "time: ") {

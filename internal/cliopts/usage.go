@@ -2,7 +2,6 @@ package cliopts
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -30,14 +29,14 @@ func UnknownOption(err error) (string, bool) {
 // refuses: `invalid value "x" for flag -connect-tcp: strconv.ParseInt:
 // parsing "x": invalid syntax` (its cause is formatted with %v, not
 // wrapped, so the text is all there is).
-var invalidValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -+([A-Za-z0-9][A-Za-z0-9-]*): (.*)$`)
+var invalidValue = lazyRegexp(`^invalid value ("(?:[^"\\]|\\.)*") for flag -+([A-Za-z0-9][A-Za-z0-9-]*): (.*)$`)
 
 // InvalidValue rewrites urfave/cli's error for a flag value that does not
 // parse in the user's terms: `invalid value "x" for --connect-tcp: not a
 // number` instead of `... for flag -connect-tcp: strconv.ParseInt:
 // parsing "x": invalid syntax`. ok is false for any other error.
 func InvalidValue(err error) (msg string, ok bool) {
-	m := invalidValue.FindStringSubmatch(err.Error())
+	m := invalidValue().FindStringSubmatch(err.Error())
 	if m == nil {
 		return "", false
 	}

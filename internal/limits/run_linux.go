@@ -144,7 +144,9 @@ func ownerGone(name string) bool {
 }
 
 // Start makes the run's control group with spec's limits, after removing
-// stale groups of dead landjail processes (once per process). Without a
+// stale groups of dead landjail processes (once per process; on cgroup
+// v1 a quick check of the pids hierarchy, every hierarchy when it finds
+// one or every 10 s at most: cleanDefault). Without a
 // usable cgroup the cgroup limits are NotEnforced (Result.Limits says
 // why), or with opts.Strict Start fails with ErrNotEnforced. Errors:
 // ErrInvalid (spec), ErrNotEnforced, and the file system's errors

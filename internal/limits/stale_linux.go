@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -13,19 +16,77 @@ var (
 	staleDone = map[string]bool{}
 )
 
-// cleanStaleOnce runs CleanStale for the default parents, and for parent
-// when not "", once per process each.
+// cleanStaleOnce runs cleanDefault, and CleanStale for parent when not
+// "", once per process each.
 func cleanStaleOnce(parent string) {
 	staleMu.Lock()
 	defer staleMu.Unlock()
 	if !staleDone[""] {
 		staleDone[""] = true
-		CleanStale("")
+		cleanDefault(time.Now())
 	}
 	if parent != "" && !staleDone[parent] {
 		staleDone[parent] = true
 		CleanStale(parent)
 	}
+}
+
+// staleEvery is how long a start may skip the sweep of every cgroup v1
+// hierarchy when the quick check (cleanDefault) found no stale group.
+const staleEvery = 10 * time.Second
+
+// cleanDefault is Start's sweep of the default parents. On cgroup v2 (one
+// directory) and without a pids or freezer hierarchy it is CleanStale("").
+// On cgroup v1 every run has a group in the pids and the freezer
+// hierarchy (v1Wanted), so a landjail killed with SIGKILL leaves one
+// there: the quick check reads that one "landjail" directory and removes
+// the stale groups it names from every hierarchy (an execve'd run leaves
+// its group for the next start: JoinProcess); CleanStale("") (every
+// hierarchy's directory read) runs when the last full sweep is staleEvery
+// old or more, for what a partial removal left in another hierarchy
+// alone. The time of the last full sweep is the atime of that directory:
+// kernfs keeps what utimes sets (only its owner, root, can set it) and
+// neither reads nor child groups change it, while its mtime follows every
+// group made or removed once set; an atime in the future counts as old.
+// Where it cannot be read or set, every start sweeps everything, as
+// before. The quick check costs one directory read and one /proc/PID/stat read per group,
+// against one per hierarchy and group for the full sweep.
+func cleanDefault(now time.Time) {
+	p := probe()
+	if p.Mechanism != CgroupV1 {
+		CleanStale("")
+		return
+	}
+	var dir string
+	for _, c := range []string{"pids", "freezer"} {
+		if mnt, ok := p.v1[c]; ok {
+			dir = filepath.Join(mnt, "landjail")
+			break
+		}
+	}
+	if dir != "" && !sweepDue(dir, now) {
+		names := map[string]bool{}
+		for _, name := range staleNames(dir) {
+			names[name] = true
+		}
+		cleanV1(p, names)
+		return
+	}
+	CleanStale("")
+	if dir != "" {
+		os.Chtimes(dir, now, time.Time{}) // atime; best effort: unset, the next start sweeps again
+	}
+}
+
+// sweepDue reports whether the full sweep stamped on dir's atime is
+// staleEvery old or more, in the future, or unreadable.
+func sweepDue(dir string, now time.Time) bool {
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return true
+	}
+	m := time.Unix(st.Atim.Unix())
+	return now.Sub(m) >= staleEvery || m.After(now.Add(time.Second))
 }
 
 // CleanStale kills the processes of, and removes, every group named
@@ -37,7 +98,9 @@ func cleanStaleOnce(parent string) {
 // group); else a cgroup v2 directory (Options.Parent). Groups of live
 // landjail processes and directories of other names are left alone. It
 // returns how many groups it removed; errors are joined, one per group
-// that could not be removed. Start calls it once per process.
+// that could not be removed. Start calls it once per process for Options.Parent,
+// and for the default parents as cleanDefault says (on cgroup v1 every
+// 10 s at most; the stale groups the pids hierarchy names at every start).
 func CleanStale(parent string) (int, error) {
 	p := probe()
 	var errs []error
@@ -71,6 +134,14 @@ func CleanStale(parent string) (int, error) {
 			}
 		}
 	}
+	return cleanV1(p, names)
+}
+
+// cleanV1 kills the processes of, and removes, the cgroup v1 groups named
+// names (stale ones) in every hierarchy that has them; as CleanStale.
+func cleanV1(p Probe, names map[string]bool) (int, error) {
+	var errs []error
+	n := 0
 	for name := range names {
 		var fz string
 		if mnt, ok := p.v1["freezer"]; ok {

@@ -48,6 +48,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -274,10 +275,10 @@ type Options struct {
 }
 
 var (
-	homeName   = regexp.MustCompile(`^[0-9a-f]{16}$`)
-	tmpName    = regexp.MustCompile(`^landjail-(?:home-)?([0-9]+)-[0-9a-f]{12,16}$`)
-	runTmpName = regexp.MustCompile(`^landjail-[0-9]+$`)
-	trashName  = regexp.MustCompile(`^\.landjail-gc-[0-9]+-[0-9]+$`)
+	homeName   = lazyRegexp(`^[0-9a-f]{16}$`)
+	tmpName    = lazyRegexp(`^landjail-(?:home-)?([0-9]+)-[0-9a-f]{12,16}$`)
+	runTmpName = lazyRegexp(`^landjail-[0-9]+$`)
+	trashName  = lazyRegexp(`^\.landjail-gc-[0-9]+-[0-9]+$`)
 )
 
 // candidates lists the private directories of the caller: names matching
@@ -299,9 +300,9 @@ func candidates() []Dir {
 		parent := filepath.Join(cache, "landjail", "home")
 		if ents, err := os.ReadDir(parent); err == nil {
 			for _, e := range ents {
-				if homeName.MatchString(e.Name()) {
+				if homeName().MatchString(e.Name()) {
 					add(parent, e.Name(), KindHome)
-				} else if trashName.MatchString(e.Name()) {
+				} else if trashName().MatchString(e.Name()) {
 					add(parent, e.Name(), KindTrash)
 				}
 			}
@@ -311,15 +312,15 @@ func candidates() []Dir {
 	if ents, err := os.ReadDir(parent); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if m := tmpName.FindStringSubmatch(n); m != nil && m[1] == strconv.Itoa(uid) {
+			if m := tmpName().FindStringSubmatch(n); m != nil && m[1] == strconv.Itoa(uid) {
 				kind := KindTmp
 				if strings.HasPrefix(n, "landjail-home-") {
 					kind = KindHome
 				}
 				add(parent, n, kind)
-			} else if runTmpName.MatchString(n) {
+			} else if runTmpName().MatchString(n) {
 				add(parent, n, KindRunTmp)
-			} else if trashName.MatchString(n) {
+			} else if trashName().MatchString(n) {
 				add(parent, n, KindTrash)
 			}
 		}
@@ -579,4 +580,10 @@ func treeBytes(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// lazyRegexp compiles pattern at its first use, not in the package's init:
+// only gc matches names, and every landjail start would pay the compile.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }

@@ -777,8 +777,11 @@ func pyShadow(rel, name string, link bool, tops map[string]bool) bool {
 // runsPythonFromTop matches a command that runs Python with -m or -c
 // (the working directory, the worktree's top for git hooks and drivers,
 // goes first on sys.path); -I or -P would not, but a hook's flags are not
-// parsed: over-matching only sweeps more new modules.
-var runsPythonFromTop = regexp.MustCompile(`(?i)python[0-9.]*["']?[^\n]*?\s-([A-Za-z]*[mc]|\s|$)|-m\s*pre_commit|PRE_COMMIT`)
+// parsed: over-matching only sweeps more new modules. Compiled at first
+// use, not at every landjail start (issue 25).
+var runsPythonFromTop = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)python[0-9.]*["']?[^\n]*?\s-([A-Za-z]*[mc]|\s|$)|-m\s*pre_commit|PRE_COMMIT`)
+})
 
 // pythonTops returns the worktree tops (relative to the root, "." for
 // it) of the repositories in the workspace (the root's, and those below
@@ -827,7 +830,7 @@ func (s *Snapshot) pythonTops(found []string) map[string]bool {
 			}
 		}
 		for _, f := range files {
-			if b, err := readSmall(f); err == nil && runsPythonFromTop.Match(b) {
+			if b, err := readSmall(f); err == nil && runsPythonFromTop().Match(b) {
 				tops[top] = true
 				return
 			}
