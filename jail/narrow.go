@@ -598,11 +598,31 @@ func (w *Workspace) agentPaths(root string) []string {
 	return out
 }
 
+// GitDirs returns the git directories a worktree's ".git" entry
+// selects (absolute, symbolic links resolved where they exist): the
+// entry itself when it is a directory; for a gitfile ("gitdir: DIR", a
+// linked worktree or a submodule) DIR and its commondir, if it has one,
+// where git keeps hooks and config. Nil when dotgit is neither (or
+// cannot be read). Files are read only when regular, never blocking on
+// a FIFO. internal/sweep uses it for the repositories it finds.
+func GitDirs(dotgit string) []string {
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return nil
+	case fi.IsDir():
+		return []string{dotgit}
+	case !fi.Mode().IsRegular():
+		return nil
+	}
+	return gitDirs(dotgit)
+}
+
 // gitDirs returns the repository directories a gitfile points to: the
 // gitdir, and its commondir if it has one, symlinks resolved where they
 // exist.
 func gitDirs(gitfile string) []string {
-	b, err := os.ReadFile(gitfile)
+	b, err := readConfigFile(gitfile)
 	if err != nil {
 		return nil
 	}
@@ -619,7 +639,7 @@ func gitDirs(gitfile string) []string {
 		dir = t
 	}
 	out := []string{dir}
-	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+	if c, err := readConfigFile(filepath.Join(dir, "commondir")); err == nil {
 		common := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(dir, common)

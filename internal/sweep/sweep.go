@@ -804,7 +804,7 @@ func (s *Snapshot) pythonTops(found []string) map[string]bool {
 		abs := filepath.Join(root, top)
 		files := append([]string(nil), global...)
 		var dirs []string
-		for _, g := range gitDirsOf(filepath.Join(abs, ".git")) {
+		for _, g := range jail.GitDirs(filepath.Join(abs, ".git")) {
 			files = append(files, filepath.Join(g, "config"), filepath.Join(g, "config.worktree"))
 			dirs = append(dirs, filepath.Join(g, "hooks"))
 		}
@@ -848,45 +848,6 @@ func (s *Snapshot) pythonTops(found []string) map[string]bool {
 		}
 	}
 	return tops
-}
-
-// gitDirsOf returns the git directories a worktree's ".git" entry
-// selects: itself when it is a directory, the gitdir a gitfile names
-// and that gitdir's commondir (where hooks and config live for a linked
-// worktree). Read by path at Take, before the command runs.
-func gitDirsOf(dotgit string) []string {
-	fi, err := os.Lstat(dotgit)
-	if err != nil {
-		return nil
-	}
-	if fi.IsDir() {
-		return []string{dotgit}
-	}
-	if !fi.Mode().IsRegular() {
-		return nil
-	}
-	b, err := readSmall(dotgit)
-	if err != nil {
-		return nil
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok {
-		return nil
-	}
-	dir = strings.TrimSpace(dir)
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(dotgit), dir)
-	}
-	out := []string{dir}
-	if c, err := readSmall(filepath.Join(dir, "commondir")); err == nil {
-		common := strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(dir, common)
-		}
-		out = append(out, common)
-	}
-	return out
 }
 
 // readSmall reads a regular file of at most maxHash bytes, never
