@@ -2,10 +2,13 @@ package denials
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,7 +112,22 @@ type Collector struct {
 	dropped int             // records not kept because of maxRecords
 	errs    []error
 	stopped bool
+	// fence is the token of the user message Stop sends (typeFence);
+	// fenced is closed when read sees it come back.
+	fence  string
+	fenced chan struct{}
 }
+
+// typeFence is AUDIT_TRUSTED_APP, the user message type Stop sends as a
+// fence: kauditd delivers records in the order they were queued, so once
+// the fence is read every record the command's processes caused before
+// they exited has been too.
+const typeFence = 1121
+
+// fenceWait bounds how long Stop waits for its fence (a loaded host's
+// kauditd can lag well past settle; red in CI's loaded native pass:
+// TestRunLearnNeverLiftsProtections read nothing after 200 ms).
+const fenceWait = 10 * time.Second
 
 // Start joins AUDIT_NLGRP_READLOG (needs CAP_AUDIT_READ) and, if audit is
 // disabled (enabled=0), enables it (AUDIT_SET, needs CAP_AUDIT_CONTROL);
@@ -146,7 +164,8 @@ func Start(ctx context.Context, filter Filter) (*Collector, error) {
 		conn.Close()
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	c := &Collector{conn: conn, hold: h, filter: filter, done: make(chan struct{}), access: map[uint64]bool{}}
+	c := &Collector{conn: conn, hold: h, filter: filter, done: make(chan struct{}), access: map[uint64]bool{},
+		fence: fenceToken(), fenced: make(chan struct{})}
 	go c.read()
 	go func() {
 		select {
@@ -174,6 +193,16 @@ func (c *Collector) read() {
 		}
 		for _, m := range msgs {
 			t := uint16(m.Header.Type)
+			if t == typeFence && strings.Contains(string(m.Data), c.fence) {
+				c.mu.Lock()
+				select {
+				case <-c.fenced:
+				default:
+					close(c.fenced)
+				}
+				c.mu.Unlock()
+				continue
+			}
 			if t != TypeLandlockAccess && t != TypeLandlockDomain && t != typeSyscall {
 				continue
 			}
@@ -221,7 +250,19 @@ func (c *Collector) Stop() ([]Denial, error) {
 		return nil, ErrStopped
 	}
 	c.mu.Unlock()
-	time.Sleep(settle)
+	// A fence when the kernel takes one (CAP_AUDIT_WRITE): read until it
+	// comes back; otherwise (or if it never does) the fixed settle.
+	if _, err := c.conn.Send(netlink.Message{
+		Header: netlink.Header{Type: netlink.HeaderType(typeFence), Flags: netlink.Request},
+		Data:   []byte("landjail fence " + c.fence),
+	}); err == nil {
+		select {
+		case <-c.fenced:
+		case <-time.After(fenceWait):
+		}
+	} else {
+		time.Sleep(settle)
+	}
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
@@ -254,4 +295,11 @@ func hasCap(cap int) bool {
 		return false
 	}
 	return data[cap/32].Effective&(1<<(uint(cap)%32)) != 0
+}
+
+// fenceToken is a random token naming one Collector's fence.
+func fenceToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -167,6 +167,11 @@ func TestCollectorLive(t *testing.T) {
 			assert.Contains(t, out, "connect: dial tcp 127.0.0.1:"+strconv.Itoa(port)+": connect: permission denied")
 			got, err := col.Stop()
 			require.NoError(t, err)
+			select {
+			case <-col.fenced: // Stop read until its fence came back, not a fixed delay
+			default:
+				t.Error("Stop's fence (an AUDIT_TRUSTED_APP user message) never came back")
+			}
 			assert.Equal(t, initial, auditEnabled(t), "Stop restores the enabled state")
 			for _, r := range col.Records() {
 				t.Logf("record %d: %s", r.Type, r.Raw)
