@@ -712,19 +712,20 @@ func repoTop(root string) string {
 // $XDG_CONFIG_HOME/git/config, /etc/gitconfig), whether or not they
 // exist.
 func gitConfigFiles(root string) []string {
-	var dirs []string
-	git := filepath.Join(repoTop(root), ".git")
-	if fi, err := os.Lstat(git); err == nil {
-		if fi.IsDir() {
-			dirs = []string{git}
-		} else {
-			dirs = gitDirs(git)
-		}
-	}
 	var out []string
-	for _, d := range dirs {
+	for _, d := range GitDirs(filepath.Join(repoTop(root), ".git")) {
 		out = append(out, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
 	}
+	return append(out, GitGlobalConfigFiles()...)
+}
+
+// GitGlobalConfigFiles returns the user's global and the system git
+// configuration files, as git finds them (GIT_CONFIG_GLOBAL, else
+// ~/.gitconfig and $XDG_CONFIG_HOME/git/config; GIT_CONFIG_SYSTEM, else
+// /etc/gitconfig), whether or not they exist: the files whose references
+// apply in every repository (WithProtectedAgentConfig, internal/sweep).
+func GitGlobalConfigFiles() []string {
+	var out []string
 	if f := os.Getenv("GIT_CONFIG_GLOBAL"); f != "" {
 		out = append(out, f)
 	} else if h := homeDir(); h != "" {

@@ -741,7 +741,7 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 		}
 		// The global files too: their relative core.hooksPath or driver
 		// script names a path in every repository (round 5, N2).
-		files := []string{filepath.Join(root, rel), filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config/git/config"), "/etc/gitconfig"}
+		files := append([]string{filepath.Join(root, rel)}, jail.GitGlobalConfigFiles()...)
 		for _, p := range jail.GitConfigReferences(files, filepath.Join(root, top), home) {
 			if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
 				continue
@@ -795,7 +795,7 @@ var runsPythonFromTop = sync.OnceValue(func() *regexp.Regexp {
 func (s *Snapshot) pythonTops(found []string) map[string]bool {
 	home, _ := os.UserHomeDir()
 	root := s.ws.Root()
-	global := []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config/git/config"), "/etc/gitconfig"}
+	global := jail.GitGlobalConfigFiles()
 	tops := map[string]bool{}
 	check := func(top string) {
 		if tops[top] {
