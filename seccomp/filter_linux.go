@@ -50,10 +50,14 @@ func build(opt Options) (*Filter, error) {
 	// plain is rs as installed without a broker: the inotify rule
 	// refusing, and the named UNIX sockets not enforceable, so UNIX
 	// sockets refused as without AllowUnix (fail closed).
-	plainOpt := opt
-	plainOpt.AllowUnix = nil
+	plainRS := rs
+	if len(opt.AllowUnix) > 0 {
+		plainOpt := opt
+		plainOpt.AllowUnix = nil
+		plainRS = rulesFor(plainOpt, tg.String(), tg.HasX32())
+	}
 	var plain []rule
-	for _, r := range rulesFor(plainOpt, tg.String(), tg.HasX32()) {
+	for _, r := range plainRS {
 		if r.Name == "inotify" && len(r.entries) > 0 {
 			r = deny("inotify", "inotify_add_watch", "", unix.EPERM, "no broker")
 		}
