@@ -106,6 +106,7 @@ type Plan struct {
 	set        Settings
 	seccompErr error
 	snap       *sweep.Snapshot // TakeSweep's
+	liveSweep  *sweep.Live     // WatchSweep's
 	tmp        *privateTmp
 	homeGrant  string // HOME granted read-write to the command ("" none)
 	lopts      landlock.Options
@@ -335,10 +336,28 @@ func (p *Plan) TakeSweep() error {
 	return err
 }
 
+// WatchSweep neutralises agent configuration while the command runs
+// (sweep.Snapshot.Watch: what FinishSweep would rename away, as soon as
+// it appears), after TakeSweep and before the command starts; abort
+// stops the command (called when it keeps making such entries, or when
+// events were lost). Nothing without --protect-agent-config. Errors:
+// inotify's (the run must not start: fail closed).
+func (p *Plan) WatchSweep(abort func(reason string)) error {
+	if p.snap == nil || p.liveSweep != nil {
+		return nil
+	}
+	var err error
+	p.liveSweep, err = p.snap.Watch(p.set.Stderr, abort)
+	return err
+}
+
 // FinishSweep sweeps once every process of the command is gone: each
-// entry renamed away is named on stderr and returned; an error means the
-// sweep could not see everything (the run must then fail).
+// entry renamed away is named on stderr and returned (those WatchSweep
+// neutralised while it ran first); an error means the sweep could not
+// see everything (the run must then fail).
 func (p *Plan) FinishSweep() ([]sweep.Quarantined, error) {
+	p.liveSweep.Stop()
+	p.liveSweep = nil
 	return sweep.Finish(p.snap, p.set.Stderr)
 }
 
@@ -353,6 +372,8 @@ func (p *Plan) undo() {
 	p.tmp.remove()
 	p.live.End()
 	p.live = nil
+	p.liveSweep.Stop()
+	p.liveSweep = nil
 	p.snap.Close()
 	p.snap = nil
 }

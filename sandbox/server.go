@@ -6,6 +6,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/landlock"
 )
@@ -28,6 +29,11 @@ func (p *Plan) PrepareServer() error {
 	// Swept after every call (the lines go to the model too) and, with
 	// FinishSweep, once more at exit.
 	if err := p.TakeSweep(); err != nil {
+		return err
+	}
+	// While calls run, what they create is neutralised at once; one that
+	// keeps making such entries has every running call killed.
+	if err := p.WatchSweep(func(string) { reaper.KillChildren() }); err != nil {
 		return err
 	}
 	p.server.network = sweep.AfterEach(p.snap, p.set.Stderr, p.callLimits)

@@ -318,3 +318,51 @@ func TestRunAgentConfigPythonShadow(t *testing.T) {
 		})
 	}
 }
+
+// TestRunAgentConfigLive (red team round 5, N7): a protected name the
+// command creates is renamed away while the command still runs (a user
+// committing or a prompt hook meanwhile does not find it), and a command
+// that keeps re-creating such names is stopped. The control, without
+// --protect-agent-config, finds its file still there.
+func TestRunAgentConfigLive(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	layer := kerneltest.ExpectNamespaces(t, nsview.Probe())
+	wait := "printf '[env]\\n_.source = \"./x.sh\"\\n' > mise.local.toml; i=0; while [ -e mise.local.toml ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i+1)); done; " +
+		"if [ -e mise.local.toml ]; then echo still-there; else echo gone; fi"
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"control: no --protect-agent-config", nil, "still-there\n"},
+		{"--protect-agent-config", []string{"--protect-agent-config"}, "gone\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := gitRepo(t)
+			args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, tc.flags...)
+			code, stdout, stderr := runCLI(t, append(args, "--", "sh", "-c", wait)...)
+			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, tc.want, stdout, stderr)
+			if tc.flags != nil && !layer {
+				// Landlock-only: the frozen root refuses the name.
+				assert.Contains(t, stderr, "cannot create mise.local.toml")
+				return
+			}
+			if tc.flags != nil {
+				assert.Contains(t, stderr, "landjail: quarantined mise.local.toml -> mise.local.toml.landjail-quarantined-")
+				assert.Contains(t, stderr, "(created by the command while it ran;")
+			}
+		})
+	}
+	t.Run("re-created again and again: stopped", func(t *testing.T) {
+		if !layer {
+			t.Skip("Landlock-only: the frozen root refuses the name (row above)")
+		}
+		ws := gitRepo(t)
+		loop := "i=0; while [ $i -lt 100000 ]; do echo x > .envrc.local; i=$((i+1)); done; echo finished"
+		code, stdout, stderr := runCLI(t, "run", "--workspace", ws, "--timeout", "1m", "--protect-agent-config", "--", "sh", "-c", loop)
+		assert.NotEqual(t, 0, code, stderr)
+		assert.NotContains(t, stdout, "finished")
+		assert.Contains(t, stderr, "stopping the command")
+	})
+}

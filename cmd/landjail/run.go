@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -378,6 +379,20 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	if err := plan.TakeSweep(); err != nil { // --protect-agent-config (nothing without)
 		return fail(fmt.Errorf("run: %w", err))
 	}
+	// Neutralised as soon as it appears, too (round 5, N7); a command
+	// that keeps making agent configuration is stopped.
+	var (
+		livePID   atomic.Int64
+		liveAbort atomic.Bool
+	)
+	if err := plan.WatchSweep(func(string) {
+		liveAbort.Store(true)
+		if pid := livePID.Load(); pid > 0 {
+			unix.Kill(-int(pid), unix.SIGKILL)
+		}
+	}); err != nil {
+		return fail(fmt.Errorf("run: %w", err))
+	}
 	start := time.Now()
 	if err := c.Start(); err != nil {
 		if ex != nil { // the path-check fallback's refusal explained (issue 23); --learn sets Explain
@@ -399,6 +414,10 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		relay.Start()
 	}
 	pid := c.Process.Pid
+	livePID.Store(int64(pid))
+	if liveAbort.Load() {
+		unix.Kill(-pid, unix.SIGKILL)
+	}
 	done := make(chan struct{})
 	go func() {
 		for {

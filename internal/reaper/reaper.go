@@ -54,6 +54,23 @@ func Become() error {
 	return nil
 }
 
+// KillChildren sends SIGKILL to every child of this process but those
+// spared (Spare), without waiting for any (their owners reap them): a
+// PID namespace's init takes its namespace with it. Errors: listing the
+// children failed.
+func KillChildren() error {
+	pids, err := Children()
+	if err != nil {
+		return err
+	}
+	for _, pid := range pids {
+		if _, ok := spared.Load(pid); !ok {
+			unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+	return nil
+}
+
 // spared are the children KillDescendants leaves alone (see Spare).
 var spared sync.Map // int pid -> struct{}
 

