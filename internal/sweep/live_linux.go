@@ -67,11 +67,11 @@ type Live struct {
 // next Sweep (Quarantined.Live).
 //
 // Not neutralised live, left to the sweep after the command: what is
-// inside a repository directory the command created (a ".git" below the
-// root that did not exist at Take: `git init sub`, `cargo new` and tests
-// that build fixture repositories keep working until the command ends,
-// and the user does not work in a repository that did not exist);
-// directories beyond MaxWatches.
+// inside a repository whose top directory did not exist at Take (`git
+// init sub`, `cargo new` and tests that build fixture repositories keep
+// working until the command ends; git finds a repository from the
+// working directory upwards, so only a user inside that new directory
+// could run it: see deferred); directories beyond MaxWatches.
 //
 // abort (may be nil) is called once, from the watch's goroutine, when the
 // command has made MaxLive entries neutralised, or when inotify's queue
@@ -364,31 +364,32 @@ func (s *Snapshot) liveCandidate(rel string) bool {
 	return false
 }
 
-// deferred reports whether rel is inside a repository directory that
-// did not exist at Take (a ".git" directory below the root, or a
-// directory laid out like one): left to the sweep after the command.
+// deferred reports whether rel is inside a repository whose top
+// directory (or, for a directory laid out like a repository directory,
+// that directory) did not exist at Take: left to the sweep after the
+// command. git looks for a repository from the working directory
+// upwards, so only a user working inside that new directory could run
+// what it holds, and git itself would fail half-way if it were renamed
+// (git init sub, cargo new). A new .git in a directory that existed
+// (src/.git, which the user's `git status` in src/ would find first) is
+// neutralised at once, as is the root's.
 func (s *Snapshot) deferred(rel string) bool {
 	comps := strings.Split(rel, "/")
 	for i, c := range comps {
-		if i == len(comps)-1 {
-			break // the entry itself: a new .git gitfile is live
+		if i == 0 {
+			continue // the root's own .git, or an entry at the root
 		}
-		prefix := strings.Join(comps[:i+1], "/")
-		switch {
-		case c == ".git" && i > 0:
-			if !s.dirs[prefix] {
+		if i == len(comps)-1 && c == ".git" {
+			break // a gitfile or .git itself: judged live
+		}
+		if c == ".git" || gitDirNames[c] && !underDotGit(strings.Join(comps[:i+1], "/")) {
+			if top := strings.Join(comps[:i], "/"); !s.dirs[top] {
 				return true
 			}
-		case gitDirNames[c] && i > 0 && !underDotGit(prefix):
-			if parent := strings.Join(comps[:i], "/"); !s.dirs[parent] {
-				return true
+			if c == ".git" {
+				return false
 			}
 		}
-	}
-	// The entry itself, named like a repository directory's entry, in a
-	// directory made during the run (git init --bare x: x/HEAD, x/config).
-	if n := len(comps); n > 1 && gitDirNames[comps[n-1]] && !underDotGit(rel) && !s.dirs[strings.Join(comps[:n-1], "/")] {
-		return true
 	}
 	return false
 }

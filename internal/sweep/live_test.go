@@ -140,6 +140,11 @@ func TestWatchDefersNewRepositories(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "n/.git/hooks-control"), nil, 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "n/.git/hooks"), 0o755)) // control: an existing repository
 	assert.True(t, gone(root, "n/.git/hooks"), "control: a new hooks directory in an existing repository")
+	// A new repository in a directory that existed: the user's `git
+	// status` in src/pkg would find it first.
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "src/pkg/.git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "src/pkg/.git/config"), []byte(evilConfig), 0o644))
+	assert.True(t, gone(root, "src/pkg/.git/config"), "a new repository in an existing directory")
 	time.Sleep(200 * time.Millisecond)
 	_, err := os.Lstat(filepath.Join(root, "sub/.git/config"))
 	assert.NoError(t, err, "left for the sweep after the command")
