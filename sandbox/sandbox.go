@@ -341,13 +341,20 @@ func (p *Plan) TakeSweep() error {
 // it appears), after TakeSweep and before the command starts; abort
 // stops the command (called when it keeps making such entries, or when
 // events were lost). Nothing without --protect-agent-config. Errors:
-// inotify's (the run must not start: fail closed).
+// inotify's with --strict (the run must not start); without it a
+// warning, and the sweep after the command alone.
 func (p *Plan) WatchSweep(abort func(reason string)) error {
 	if p.snap == nil || p.liveSweep != nil {
 		return nil
 	}
 	var err error
 	p.liveSweep, err = p.snap.Watch(p.set.Stderr, abort)
+	if err != nil && !p.Options.Strict {
+		// fs.inotify.max_user_instances (128 by default) reached: the
+		// sweep after the command still runs.
+		fmt.Fprintf(p.set.Stderr, "landjail: warning: agent configuration is not watched while the command runs, only swept after it (%v; --strict refuses)\n", err)
+		return nil
+	}
 	return err
 }
 
