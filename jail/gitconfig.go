@@ -258,6 +258,9 @@ var gitCommandKeys = []string{
 	"difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd", "mergetool.*.path",
 	"sendemail.smtpserver", "sendemail.sendmailcmd", "remote.*.receivepack", "remote.*.uploadpack",
 	"submodule.*.update", "tar.*.command", "trailer.*.command", "trailer.*.cmd",
+	// git 2.54 configuration-based hooks (git-hook(1)): run like .git/hooks
+	// (red team round 6, R6-7).
+	"hook.*.command",
 }
 
 // matchGitKey reports whether key (canonical) matches pattern, where a

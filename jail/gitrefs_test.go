@@ -77,3 +77,69 @@ func TestAgentConfigGitReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentConfigLinkedGitDirReferences (red team round 6, R6-1): a
+// submodule's (.git/modules/sub, core.worktree = ../../../sub) and a
+// linked worktree's (.git/worktrees/feat, gitdir names
+// .worktrees/feat/.git) relative references are taken from their own
+// worktree, where git runs them: sub/team-hooks, .worktrees/feat's copy
+// of the common configuration's hooks directory and driver script, and
+// what the worktree's config.worktree names. Control: the same
+// repositories without the references leave those files writable.
+func TestAgentConfigLinkedGitDirReferences(t *testing.T) {
+	for _, refs := range []bool{true, false} {
+		t.Run(map[bool]string{true: "references", false: "control"}[refs], func(t *testing.T) {
+			root := t.TempDir()
+			mk := func(rel, content string) {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(root, rel), []byte(content), 0o644))
+			}
+			common, sub, wt := "[core]\n\tbare = false\n", "[core]\n\tworktree = ../../../sub\n", ""
+			if refs {
+				common += "[core]\n\thooksPath = team-hooks\n[filter \"x\"]\n\tclean = sh tools/clean.sh\n"
+				sub += "[core]\n\thooksPath = team-hooks\n[diff \"d\"]\n\ttextconv = sh tools/conv.sh\n"
+				wt = "[core]\n\tfsmonitor = scripts/mon.sh\n"
+			}
+			mk(".git/config", common)
+			mk(".git/HEAD", "ref: refs/heads/main\n")
+			mk(".git/modules/sub/config", sub)
+			mk(".git/modules/sub/HEAD", "ref: refs/heads/main\n")
+			mk("sub/.git", "gitdir: ../.git/modules/sub\n")
+			mk(".git/worktrees/feat/HEAD", "ref: refs/heads/feat\n")
+			mk(".git/worktrees/feat/commondir", "../..\n")
+			mk(".git/worktrees/feat/gitdir", filepath.Join(root, ".worktrees/feat/.git")+"\n")
+			mk(".git/worktrees/feat/config.worktree", wt)
+			mk(".worktrees/feat/.git", "gitdir: "+filepath.Join(root, ".git/worktrees/feat")+"\n")
+			ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+			require.NoError(t, err)
+			defer ws.Close()
+			for _, w := range []string{"sub/team-hooks/pre-commit", "sub/tools/conv.sh", ".worktrees/feat/team-hooks/pre-commit", ".worktrees/feat/tools/clean.sh", ".worktrees/feat/scripts/mon.sh"} {
+				err := ws.MkdirAll(filepath.Dir(w), 0o755)
+				if err == nil {
+					err = ws.WriteFile(w, []byte("#!/bin/sh\ntouch /tmp/pwned\n"), 0o755)
+				}
+				if refs {
+					assert.ErrorIs(t, err, jail.ErrReadOnly, w)
+				} else {
+					assert.NoError(t, err, "control: %s", w)
+				}
+			}
+		})
+	}
+}
+
+// TestAgentConfigHookCommand (red team round 6, R6-7): git 2.54's
+// configuration-based hooks (hook.NAME.command, git-hook(1)) name a
+// command git runs like a hook: its script is protected like a
+// core.fsmonitor's. Control: hook.NAME.event alone names nothing.
+func TestAgentConfigHookCommand(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git/config"), []byte("[hook \"lint\"]\n\tevent = pre-commit\n\tcommand = sh scripts/lint.sh --fix\n[hook \"x\"]\n\tevent = ./scripts/event-only.sh\n"), 0o644))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	require.NoError(t, ws.MkdirAll("scripts", 0o755))
+	assert.ErrorIs(t, ws.WriteFile("scripts/lint.sh", []byte("x"), 0o755), jail.ErrReadOnly)
+	assert.NoError(t, ws.WriteFile("scripts/event-only.sh", []byte("x"), 0o755), "control")
+}

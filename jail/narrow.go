@@ -573,6 +573,24 @@ func (w *Workspace) agentPaths(root string) []string {
 			}
 		}
 	}
+	// Red team round 6, R6-1: a submodule's or a linked worktree's git
+	// directory in the root's repository resolves its relative
+	// references (core.hooksPath, driver scripts) against its own
+	// worktree, and a linked worktree runs the common configuration
+	// there too: for each one whose worktree is in the policy.
+	for _, gd := range LinkedGitDirs(filepath.Join(repoTop(root), ".git")) {
+		top := GitWorktreeOf(gd)
+		if top == "" || !inPolicy(top) {
+			continue
+		}
+		for _, p := range gitConfigReferences(append(GitDirConfigFiles(gd), GitGlobalConfigFiles()...), top, homeDir()) {
+			for _, c := range []string{p, evalExisting(p)} {
+				if c != "" && w.writableRootOf(c) && !w.aboveRoot(c) && w.rootOfExact(c) == nil {
+					add(c)
+				}
+			}
+		}
+	}
 	git := filepath.Join(root, ".git")
 	fi, err := os.Lstat(git)
 	if err != nil || fi.IsDir() {
@@ -596,6 +614,111 @@ func (w *Workspace) agentPaths(root string) []string {
 		}
 	}
 	return out
+}
+
+// LinkedGitDirs returns the git directories kept inside the repository
+// directory dotgit (a ".git" directory; nil otherwise): its linked
+// worktrees' (worktrees/NAME) and its submodules' (modules/NAME, nested
+// modules too, at most 8 levels), each a directory holding a HEAD.
+// Absolute, in directory order. Red team round 6, R6-1.
+func LinkedGitDirs(dotgit string) []string {
+	fi, err := os.Lstat(dotgit)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	var out []string
+	isGitDir := func(d string) bool {
+		_, err := os.Lstat(filepath.Join(d, "HEAD"))
+		return err == nil
+	}
+	if ents, err := os.ReadDir(filepath.Join(dotgit, "worktrees")); err == nil {
+		for _, e := range ents {
+			if d := filepath.Join(dotgit, "worktrees", e.Name()); e.IsDir() && isGitDir(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	var modules func(dir string, depth int)
+	modules = func(dir string, depth int) {
+		if depth > 8 {
+			return
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			d := filepath.Join(dir, e.Name())
+			if isGitDir(d) {
+				out = append(out, d)
+				modules(filepath.Join(d, "modules"), depth+1)
+			} else {
+				modules(d, depth+1) // a submodule named "a/b"
+			}
+		}
+	}
+	modules(filepath.Join(dotgit, "modules"), 0)
+	return out
+}
+
+// GitDirConfigFiles returns the configuration files git reads for the
+// git directory gitdir, besides the global ones: its own config and
+// config.worktree, and, for a linked worktree (a "commondir" file), the
+// common directory's config. Whether or not they exist.
+func GitDirConfigFiles(gitdir string) []string {
+	out := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
+	if c, err := readConfigFile(filepath.Join(gitdir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitdir, common)
+		}
+		out = append(out, filepath.Join(common, "config"))
+	}
+	return out
+}
+
+// GitWorktreeOf returns the top of the worktree whose commands git runs
+// with the git directory gitdir (absolute, cleaned; "" when it cannot
+// tell), as git finds it: core.worktree in its configuration (relative
+// to gitdir: a submodule's "../../../sub"); for a linked worktree
+// (gitdir/gitdir names WORKTREE/.git) WORKTREE; for DIR/.git, DIR; and
+// for a bare repository gitdir itself (its hooks run there,
+// githooks(5)). Red team round 6, R6-1: relative references of a
+// submodule or linked worktree were taken from the git directory's
+// parent. Files are read only when regular, never blocking on a FIFO.
+func GitWorktreeOf(gitdir string) string {
+	for _, f := range GitDirConfigFiles(gitdir) {
+		b, err := readConfigFile(f)
+		if err != nil {
+			continue
+		}
+		wt := ""
+		for _, e := range parseGitConfig(b, f) {
+			if e.key == "core.worktree" {
+				wt = e.value // the last one wins
+			}
+		}
+		if wt != "" {
+			if !filepath.IsAbs(wt) {
+				wt = filepath.Join(gitdir, wt)
+			}
+			return filepath.Clean(wt)
+		}
+	}
+	if b, err := readConfigFile(filepath.Join(gitdir, "gitdir")); err == nil {
+		p := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(gitdir, p)
+		}
+		return filepath.Dir(filepath.Clean(p))
+	}
+	if filepath.Base(gitdir) == ".git" {
+		return filepath.Dir(gitdir)
+	}
+	return filepath.Clean(gitdir)
 }
 
 // GitDirs returns the git directories a worktree's ".git" entry

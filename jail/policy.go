@@ -265,6 +265,7 @@ var AgentConfigPaths = []string{
 	".mcp.json", ".claude/", ".codex/", ".cursor/", ".gemini/", ".continue/", ".roo/", ".kiro/",
 	".windsurf/", ".amazonq/", ".aider.conf.yml", "opencode.json", ".opencode/",
 	"opencode.jsonc", ".kilocode/", ".kilo/", "kilo.json", ".crush.json", "crush.json", ".qwen/", // round 5, N3
+	".factory/", ".junie/", // Factory Droid (hooks, mcp.json), JetBrains Junie (mcp/mcp.json): round 6, R6-4
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,

@@ -533,7 +533,7 @@ func TestSweepRoundFive(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
 		_, snap := take(t, root)
 		names := []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local/pre-commit/x.sh",
-			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".envrc.local", ".direnv/python-3/bin/git"}
+			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".factory/settings.json", ".junie/mcp/mcp.json", ".envrc.local", ".direnv/python-3/bin/git"}
 		for _, n := range names {
 			write(t, filepath.Join(root, n), "x", 0o755)
 		}
@@ -570,5 +570,43 @@ func TestSweepRoundFive(t *testing.T) {
 		q, err := snap.Sweep()
 		require.NoError(t, err)
 		assert.Contains(t, paths(q), "vendor/x/.hooks")
+	})
+
+	// Red team round 6, R6-1: a nested repository's submodule
+	// (vendor/x/.git/modules/s, core.worktree = ../../../s) and linked
+	// worktree (vendor/x/.git/worktrees/w) take their relative
+	// references from their own worktrees, not from the git directory's
+	// parent. Control: a file no reference names stays.
+	t.Run("R6-1 a nested repository's submodule and linked worktree", func(t *testing.T) {
+		root := t.TempDir()
+		x := filepath.Join(root, "vendor/x")
+		write(t, filepath.Join(x, ".git/config"), "[filter \"f\"]\n\tclean = sh tools/clean.sh\n", 0o644)
+		write(t, filepath.Join(x, ".git/HEAD"), "ref: refs/heads/main\n", 0o644)
+		require.NoError(t, os.MkdirAll(filepath.Join(x, ".git/objects"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(x, ".git/refs"), 0o755))
+		write(t, filepath.Join(x, ".git/modules/s/config"), "[core]\n\tworktree = ../../../s\n\thooksPath = team-hooks\n", 0o644)
+		write(t, filepath.Join(x, ".git/modules/s/HEAD"), "ref: refs/heads/main\n", 0o644)
+		require.NoError(t, os.MkdirAll(filepath.Join(x, ".git/modules/s/objects"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(x, ".git/modules/s/refs"), 0o755))
+		write(t, filepath.Join(x, "s/.git"), "gitdir: ../.git/modules/s\n", 0o644)
+		write(t, filepath.Join(x, ".git/worktrees/w/HEAD"), "ref: refs/heads/w\n", 0o644)
+		write(t, filepath.Join(x, ".git/worktrees/w/commondir"), "../..\n", 0o644)
+		write(t, filepath.Join(x, ".git/worktrees/w/gitdir"), filepath.Join(x, "wt/w/.git")+"\n", 0o644)
+		write(t, filepath.Join(x, ".git/worktrees/w/config.worktree"), "[core]\n\thooksPath = wt-hooks\n", 0o644)
+		write(t, filepath.Join(x, "wt/w/.git"), "gitdir: "+filepath.Join(x, ".git/worktrees/w")+"\n", 0o644)
+		write(t, filepath.Join(x, "wt/w/tools/clean.sh"), "#!/bin/sh\n", 0o755)
+		write(t, filepath.Join(x, "wt/w/free.txt"), "x", 0o644)
+		_, snap := take(t, root)
+		write(t, filepath.Join(x, "s/team-hooks/pre-commit"), "#!/bin/sh\ntouch /tmp/pwned\n", 0o755)
+		write(t, filepath.Join(x, "wt/w/wt-hooks/pre-commit"), "#!/bin/sh\ntouch /tmp/pwned\n", 0o755)
+		write(t, filepath.Join(x, "wt/w/tools/clean.sh"), "#!/bin/sh\ntouch /tmp/pwned\n", 0o755)
+		write(t, filepath.Join(x, "wt/w/free.txt"), "y", 0o644)
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		got := paths(q)
+		assert.Contains(t, got, "vendor/x/s/team-hooks", "the submodule's hooks directory, in its worktree")
+		assert.Contains(t, got, "vendor/x/wt/w/wt-hooks", "the linked worktree's config.worktree")
+		assert.Equal(t, "changed", got["vendor/x/wt/w/tools/clean.sh"].Reason, "the common configuration's driver, in the linked worktree")
+		assert.NotContains(t, got, "vendor/x/wt/w/free.txt", "control")
 	})
 }

@@ -784,24 +784,31 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 			continue
 		}
 		dir := filepath.Dir(rel)
-		var top string
 		switch {
-		case dir == ".git":
-			continue // the root's repository: jail's
-		case filepath.Base(dir) == ".git":
-			top = filepath.Dir(dir) // SUB/.git/config: the worktree is SUB
-		case s.looksGitDir(dir, &sync.Map{}):
-			top = filepath.Dir(dir) // a bare layout: core.worktree = .. is the usual
+		case dir == ".git" || strings.HasPrefix(dir, ".git/"):
+			continue // the root's repository, its submodules and worktrees: jail's
+		case filepath.Base(dir) == ".git", s.looksGitDir(dir, &sync.Map{}):
 		default:
 			continue
 		}
 		if fi, err := s.root.Lstat(rel); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		// The global files too: their relative core.hooksPath or driver
-		// script names a path in every repository (round 5, N2).
-		files := append([]string{filepath.Join(root, rel)}, jail.GitGlobalConfigFiles()...)
-		for _, p := range jail.GitConfigReferences(files, filepath.Join(root, top), home) {
+		// Where git runs this repository's commands: SUB for SUB/.git, a
+		// submodule's core.worktree, a linked worktree's directory (red
+		// team round 6, R6-1: a submodule's relative core.hooksPath was
+		// taken from .git/modules). The global files too: their relative
+		// core.hooksPath or driver script names a path in every
+		// repository (round 5, N2); and a linked worktree's common
+		// configuration.
+		gd := filepath.Join(root, dir)
+		top := jail.GitWorktreeOf(gd)
+		if top == "" {
+			continue
+		}
+		files := append([]string{filepath.Join(root, rel)}, jail.GitDirConfigFiles(gd)...)
+		files = append(files, jail.GitGlobalConfigFiles()...)
+		for _, p := range jail.GitConfigReferences(files, top, home) {
 			if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
 				continue
 			}
