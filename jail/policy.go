@@ -227,6 +227,14 @@ var AgentConfigPaths = []string{
 	".config/lefthook.yml", ".config/lefthook.yaml", ".config/lefthook-local.yml", ".config/lefthook-local.yaml",
 	"lefthook-local.jsonc", ".lefthook-local.jsonc", ".config/lefthook-local.jsonc", ".config/lefthook.jsonc",
 	".config/lefthook.toml", ".config/lefthook.json", ".lefthook-local/", // red team round 5, N5
+	// Other hook managers whose installed hook reads its configuration at
+	// every commit (a new local file takes effect at once): overcommit
+	// and its local overrides, husky 4's rc files, lint-staged (run by a
+	// husky hook), hk, rusty-hook, CaptainHook, cargo-husky's hook
+	// sources, and prek's .yml form of pre-commit's file.
+	".overcommit.yml", ".local-overcommit.yml", ".huskyrc", ".huskyrc.json", ".huskyrc.js", ".huskyrc.yaml", ".huskyrc.yml", "husky.config.js",
+	".lintstagedrc", ".lintstagedrc.*", "lint-staged.config.*", "hk.pkl", "hk.local.pkl", ".config/hk.pkl",
+	".rusty-hook.toml", "rusty-hook.toml", "captainhook.json", ".cargo-husky/", ".pre-commit-config.yml",
 	// Shell start-up files (the workspace may be a home directory) and
 	// direnv.
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",

@@ -533,7 +533,8 @@ func TestSweepRoundFive(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
 		_, snap := take(t, root)
 		names := []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local/pre-commit/x.sh",
-			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".factory/settings.json", ".junie/mcp/mcp.json", ".envrc.local", ".direnv/python-3/bin/git"}
+			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".factory/settings.json", ".junie/mcp/mcp.json",
+			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml", ".envrc.local", ".direnv/python-3/bin/git"}
 		for _, n := range names {
 			write(t, filepath.Join(root, n), "x", 0o755)
 		}
@@ -542,7 +543,8 @@ func TestSweepRoundFive(t *testing.T) {
 		require.NoError(t, err)
 		got := paths(q)
 		for _, n := range []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local",
-			"opencode.jsonc", ".kilocode", "crush.json", ".qwen", ".envrc.local", ".direnv"} {
+			"opencode.jsonc", ".kilocode", "crush.json", ".qwen", ".envrc.local", ".direnv", ".factory", ".junie",
+			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml"} {
 			assert.Contains(t, got, n)
 		}
 		assert.NotContains(t, got, "notes.jsonc")
