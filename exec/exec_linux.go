@@ -225,6 +225,7 @@ func (c *Cmd) start() error {
 	}
 	if ini != nil {
 		st.ini = ini
+		ini.deferEnd.Store(c.DeferNamespaceEnd)
 		ini.endWith(inner.Process.Pid)
 	}
 	st.inner = inner

@@ -329,6 +329,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	o, ws, proxy := plan.Options, plan.WS, plan.Proxy
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
+	c.DeferNamespaceEnd = exitsAfterRun // main exits right after: see exec.Cmd.DeferNamespaceEnd
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
 	rep.PIDNamespace, rep.PIDNamespaceReason = plan.PIDNamespace()
 	if c.Seccomp != nil {
