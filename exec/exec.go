@@ -77,7 +77,8 @@
 // (PID 2) and a child of the caller, so Process, signals and Wait are
 // those of the child itself. When the child exits the keep-alive pipe is
 // closed and the init killed, and the kernel kills everything left in
-// the namespace. See Cmd.NoPIDNamespace and PIDNamespace.
+// the namespace (with Cmd.DeferNamespaceEnd and nothing left, the init
+// ends when the caller exits). See Cmd.NoPIDNamespace and PIDNamespace.
 //
 // Cmd.FreshThread selects the other path: a new locked thread per spawn,
 // confined the same way, forks once and dies. Children are confined
