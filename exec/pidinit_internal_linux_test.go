@@ -7,6 +7,7 @@ import (
 	osexec "os/exec"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,24 @@ func TestPIDFreshFailureNoLeak(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	assert.LessOrEqual(t, n, before+2, "descriptors (before: %d)", before)
+}
+
+// TestReadProcFile: readProcFile reads a procfs file whole, past its
+// first buffer (the init's children list can be long), as os.ReadFile
+// does.
+func TestReadProcFile(t *testing.T) {
+	runtime.LockOSThread() // the task file of this thread
+	defer runtime.UnlockOSThread()
+	for _, name := range []string{"/proc/self/mountinfo", "/proc/self/environ", "/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/children"} {
+		got, err := readProcFile(name)
+		require.NoError(t, err, name)
+		want, err := os.ReadFile(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, string(want), string(got), name)
+	}
+	b, err := readProcFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	assert.Greater(t, len(b), 512, "more than the first buffer")
+	_, err = readProcFile("/proc/self/no-such-file")
+	assert.ErrorIs(t, err, unix.ENOENT)
 }

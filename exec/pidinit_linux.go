@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -298,7 +299,7 @@ func (ini *pidInit) end() {
 	// in the background, and its exit (which tears down its copy of the
 	// mount namespace, an RCU grace period) is off the caller's path.
 	// With leftovers the caller waits until the kernel has killed them.
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", ini.pid, ini.pid))
+	b, err := readProcFile("/proc/" + strconv.Itoa(ini.pid) + "/task/" + strconv.Itoa(ini.pid) + "/children")
 	if err == nil {
 		ini.leftovers = len(strings.Fields(string(b)))
 	}
@@ -324,6 +325,34 @@ func (ini *pidInit) end() {
 		return
 	}
 	ini.reap()
+}
+
+// readProcFile reads the procfs file name with plain syscalls:
+// os.ReadFile first tries to register the descriptor with the runtime's
+// poller (four more syscalls, refused for a procfs file), and end runs on
+// the way from the command's exit to Wait's return.
+func readProcFile(name string) ([]byte, error) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return nil, err
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // reap waits for the (killed) init and releases what it used.
