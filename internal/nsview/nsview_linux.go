@@ -79,15 +79,19 @@ func enter(v View, own bool) error {
 	// the thread's own fs_struct (CLONE_FS above) and sets its root and
 	// working directory to the namespace's root (the callers chdir after
 	// Enter).
-	mntFd := -1
+	mntFd, ipcFd := -1, -1
 	if own {
 		flags &^= unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 	} else {
-		mntFd = takeMount()
+		mntFd, ipcFd = takeMount()
 	}
 	if mntFd >= 0 {
 		defer unix.Close(mntFd)
 		flags &^= unix.CLONE_NEWNS
+	}
+	if ipcFd >= 0 { // made with it on the probe's thread: new, empty
+		defer unix.Close(ipcFd)
+		flags &^= unix.CLONE_NEWIPC
 	}
 	if err := unix.Unshare(flags); err != nil {
 		if errors.Is(err, unix.EINVAL) {
@@ -98,6 +102,11 @@ func enter(v View, own bool) error {
 	if mntFd >= 0 {
 		if err := unix.Setns(mntFd, unix.CLONE_NEWNS); err != nil {
 			return sysErr("setns(CLONE_NEWNS)", "/", err)
+		}
+	}
+	if ipcFd >= 0 {
+		if err := unix.Setns(ipcFd, unix.CLONE_NEWIPC); err != nil {
+			return sysErr("setns(CLONE_NEWIPC)", "/", err)
 		}
 	}
 	if netFd >= 0 {
