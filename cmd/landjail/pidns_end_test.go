@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/nsview"
 )
@@ -125,4 +127,38 @@ func TestRunPIDNamespaceEndsWithLandjail(t *testing.T) {
 			assert.Empty(t, pidNSGone(ns), "processes of the run's PID namespace outlived landjail")
 		})
 	}
+}
+
+// TestRunReportNoInitCounted: with --allow-domain landjail kills its
+// remaining children after the command (the proxy's process among them),
+// so a run whose command left nothing must not have kept its PID
+// namespace's init alive until then (exec.Cmd.DeferNamespaceEnd): the
+// report would count it as a killed descendant. The built binary, next
+// to landjail-netproxy as installed, since only a process that exits
+// after the run defers the init's end. Shown red: deferring with a
+// proxy too (run.go's condition dropped) reports 1.
+func TestRunReportNoInitCounted(t *testing.T) {
+	if wantProxyMode(t, false) != cliopts.NetworkAirtight {
+		t.Skip("no airtight proxy in this mode (no namespaces or Landlock ABI < 4)")
+	}
+	dir := t.TempDir()
+	for name, src := range map[string]string{"landjail": landjailBin(t), "landjail-netproxy": buildCLI(t, "../landjail-netproxy")} {
+		b, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o755))
+	}
+	ws := wsDir(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	out, err := osexec.Command(filepath.Join(dir, "landjail"), "run", "--workspace", ws, "--allow-domain", "example.com",
+		"--report", report, "--", "true").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var rep struct {
+		PIDNamespace bool `json:"pid_namespace"`
+		Killed       int  `json:"killed_descendants"`
+	}
+	b, err := os.ReadFile(report)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &rep))
+	require.True(t, rep.PIDNamespace, "%s", b)
+	assert.Zero(t, rep.Killed, "the command left nothing: %s", b)
 }
