@@ -225,6 +225,7 @@ func (c *Cmd) start() error {
 	}
 	if ini != nil {
 		st.ini = ini
+		ini.deferEnd.Store(c.DeferNamespaceEnd)
 		ini.endWith(inner.Process.Pid)
 	}
 	st.inner = inner
@@ -302,6 +303,18 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 			return nil, err
 		}
 	}
+	// The fresh thread's ruleset copy (ForkFD: one create and one
+	// add_rule per rule, ≈40 µs) needs no view: this goroutine makes it
+	// while that thread builds the view, instead of after it.
+	var forked chan forkedRuleset
+	if !pooled {
+		forked = make(chan forkedRuleset, 1)
+		go func() {
+			f, flags, err := c.Ruleset.ForkFD()
+			forked <- forkedRuleset{f, flags, err}
+		}()
+	}
+	taken := false
 	err := onFreshThread(func() error {
 		if pooled {
 			if err := ini.join(); err != nil {
@@ -350,10 +363,12 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		if err := c.inNamespace(); err != nil {
 			return err
 		}
-		rfd, flags, err := c.Ruleset.ForkFD()
-		if err != nil {
-			return err
+		r := <-forked
+		taken = true
+		if r.err != nil {
+			return r.err
 		}
+		rfd, flags := r.f, r.flags
 		defer rfd.Close()
 		if !c.KeepCaps {
 			if err := dropCaps(); err != nil {
@@ -374,11 +389,23 @@ func (c *Cmd) spawnPID(start func() error) (*pidInit, error) {
 		}
 		return start()
 	})
+	if forked != nil && !taken { // the thread failed before it took the copy
+		if r := <-forked; r.f != nil {
+			r.f.Close()
+		}
+	}
 	if err != nil {
 		ini.close()
 		return nil, err
 	}
 	return ini, nil
+}
+
+// forkedRuleset is what Ruleset.ForkFD returned.
+type forkedRuleset struct {
+	f     *os.File
+	flags uint32
+	err   error
 }
 
 // placed returns inner.Start, set up to clone the child into c.Cgroup's

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,17 @@ type pidInit struct {
 	// (CLONE_NEWNS), which join enters; without it the init mounted its
 	// procfs in the cloning thread's own view.
 	ownMountNS bool
+	// deferEnd: Cmd.DeferNamespaceEnd (set before the child can exit).
+	deferEnd atomic.Bool
+}
+
+// lingering holds the inits that end when this process exits
+// (Cmd.DeferNamespaceEnd): their keep-alive pipes stay open, and with
+// CLONE_VM their stacks and arguments, in this process's memory, stay
+// referenced until then.
+var lingering struct {
+	mu   sync.Mutex
+	inis []*pidInit
 }
 
 // testProcFS, when set, is the file-system type the init mounts on /proc
@@ -265,7 +277,9 @@ func grantTmp(f *os.File, rs *landlock.Ruleset) error {
 // exits when it reads EOF), sends SIGKILL through the pidfd for good
 // measure, and reaps the init (ECHILD: someone else did, e.g. a
 // subreaper sweep). The kernel kills every process left in the
-// namespace when its init exits. Idempotent.
+// namespace when its init exits. With deferEnd and nothing left in the
+// namespace it keeps the init instead (lingering), which ends when this
+// process exits. Idempotent.
 func (ini *pidInit) close() {
 	if ini != nil {
 		ini.once.Do(ini.end)
@@ -285,8 +299,19 @@ func (ini *pidInit) end() {
 	// in the background, and its exit (which tears down its copy of the
 	// mount namespace, an RCU grace period) is off the caller's path.
 	// With leftovers the caller waits until the kernel has killed them.
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", ini.pid, ini.pid)); err == nil {
+	b, err := readProcFile("/proc/" + strconv.Itoa(ini.pid) + "/task/" + strconv.Itoa(ini.pid) + "/children")
+	if err == nil {
 		ini.leftovers = len(strings.Fields(string(b)))
+	}
+	// Deferred (DeferNamespaceEnd): only with no process left but the
+	// init, which forks nothing and holds its memory share until this
+	// process exits (the point: see DeferNamespaceEnd), so only with
+	// CLONE_VM; not when the count is unknown.
+	if err == nil && ini.leftovers == 0 && ini.deferEnd.Load() && ini.stack != nil {
+		lingering.mu.Lock()
+		lingering.inis = append(lingering.inis, ini)
+		lingering.mu.Unlock()
+		return
 	}
 	ini.keepW.Close()
 	ini.keepW = nil
@@ -300,6 +325,34 @@ func (ini *pidInit) end() {
 		return
 	}
 	ini.reap()
+}
+
+// readProcFile reads the procfs file name with plain syscalls:
+// os.ReadFile first tries to register the descriptor with the runtime's
+// poller (four more syscalls, refused for a procfs file), and end runs on
+// the way from the command's exit to Wait's return.
+func readProcFile(name string) ([]byte, error) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return nil, err
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // reap waits for the (killed) init and releases what it used.

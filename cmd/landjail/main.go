@@ -33,6 +33,7 @@ func main() {
 	denials.Main() // the audit watchdog of --explain (restores audit's enabled flag)
 	exec.Init()    // the user-namespace stage, for runs by a non-root user
 	startEarly(os.Args)
+	exitsAfterRun = true
 	os.Exit(runMain(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -75,6 +76,11 @@ func startEarly(args []string) {
 		}
 	}()
 }
+
+// exitsAfterRun is set by main: the process exits when runMain returns
+// (tests call runMain in-process, and do not). A supervised run then
+// lets its PID namespace end with the process (exec.Cmd.DeferNamespaceEnd).
+var exitsAfterRun bool
 
 // runMain runs the CLI with args (args[0] is the program name) and returns
 // the exit code; it prints the error, if any, to stderr. It never exits:

@@ -330,6 +330,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	o, ws, proxy := plan.Options, plan.WS, plan.Proxy
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
+	// main exits right after (exec.Cmd.DeferNamespaceEnd), unless the
+	// descendants are killed below, the namespace's init with them.
+	c.DeferNamespaceEnd = exitsAfterRun && proxy == nil && !o.ProtectAgentConfig
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
 	rep.PIDNamespace, rep.PIDNamespaceReason = plan.PIDNamespace()
 	if c.Seccomp != nil {

@@ -11,8 +11,11 @@ import (
 func ResetProbe() {
 	probeOnce = sync.OnceValue(probeNow)
 	preMnt.keep.Store(false)
-	if fd := takeMount(); fd >= 0 {
-		unix.Close(fd)
+	mnt, ipc := takeMount()
+	for _, fd := range []int{mnt, ipc} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 }
 
@@ -27,6 +30,22 @@ func KeptMountIno() (uint64, bool) {
 	}
 	var st unix.Stat_t
 	if unix.Fstat(preMnt.fd, &st) != nil {
+		return 0, false
+	}
+	return st.Ino, true
+}
+
+// KeptIPCIno returns the inode of the IPC namespace the probe made with
+// the mount namespace it kept, without taking it; false when there is
+// none.
+func KeptIPCIno() (uint64, bool) {
+	preMnt.mu.Lock()
+	defer preMnt.mu.Unlock()
+	if preMnt.ipc < 0 {
+		return 0, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(preMnt.ipc, &st) != nil {
 		return 0, false
 	}
 	return st.Ino, true

@@ -235,7 +235,10 @@ func (v View) Mounts() (int, error) {
 // namespace: a mount beyond it fails with ENOSPC) minus the mounts the
 // namespace has now (/proc/thread-self/mountinfo), which a view starts
 // with a copy of. Compare it with Mounts to refuse a view before
-// building anything; Enter does so itself (ErrMountLimit). Errors: an
+// building anything; Enter does so itself (ErrMountLimit), with the
+// mount table MountBudget read when the next Enter runs in the same
+// mount namespace (read once per start-up instead of twice; a mount
+// added in between still fails with ENOSPC, ErrMountLimit). Errors: an
 // *fs.PathError from reading either file; off Linux one wrapping
 // errors.ErrUnsupported.
 func MountBudget() (int, error) { return mountBudget() }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -77,15 +79,19 @@ func enter(v View, own bool) error {
 	// the thread's own fs_struct (CLONE_FS above) and sets its root and
 	// working directory to the namespace's root (the callers chdir after
 	// Enter).
-	mntFd := -1
+	mntFd, ipcFd := -1, -1
 	if own {
 		flags &^= unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 	} else {
-		mntFd = takeMount()
+		mntFd, ipcFd = takeMount()
 	}
 	if mntFd >= 0 {
 		defer unix.Close(mntFd)
 		flags &^= unix.CLONE_NEWNS
+	}
+	if ipcFd >= 0 { // made with it on the probe's thread: new, empty
+		defer unix.Close(ipcFd)
+		flags &^= unix.CLONE_NEWIPC
 	}
 	if err := unix.Unshare(flags); err != nil {
 		if errors.Is(err, unix.EINVAL) {
@@ -96,6 +102,11 @@ func enter(v View, own bool) error {
 	if mntFd >= 0 {
 		if err := unix.Setns(mntFd, unix.CLONE_NEWNS); err != nil {
 			return sysErr("setns(CLONE_NEWNS)", "/", err)
+		}
+	}
+	if ipcFd >= 0 {
+		if err := unix.Setns(ipcFd, unix.CLONE_NEWIPC); err != nil {
+			return sysErr("setns(CLONE_NEWIPC)", "/", err)
 		}
 	}
 	if netFd >= 0 {
@@ -321,16 +332,66 @@ func mountBudget() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	mps, err := mountPoints()
+	mps, err := readMountPoints()
 	if err != nil {
 		return 0, err
 	}
+	keepReading(mps)
 	return max - len(mps), nil
+}
+
+// readMountPoints is mountPoints; a variable so that tests can count the
+// readings.
+var readMountPoints = mountPoints
+
+// lastReading is the mount table MountBudget read last, kept for the
+// next checkMountLimit (one-shot, as takeMount): Compile calls
+// MountBudget and the spawn's Enter follows within the same start-up, so
+// the second reading of /proc/thread-self/mountinfo (≈45 µs with 21
+// mounts, on the spawn's critical path) is saved. Only taken in the
+// namespace it was read in (nsID); it may be a moment old, which
+// checkMountLimit's estimate allows: a mount beyond fs.mount-max still
+// fails with ENOSPC (ErrMountLimit).
+var lastReading struct {
+	mu  sync.Mutex
+	ns  [2]uint64 // dev, inode of the namespace; zero for none
+	mps []string
+}
+
+// nsID identifies the calling thread's mount namespace (its nsfs dev and
+// inode), or zero when it cannot be read.
+func nsID() [2]uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/thread-self/ns/mnt", &st) != nil {
+		return [2]uint64{}
+	}
+	return [2]uint64{st.Dev, st.Ino}
+}
+
+func keepReading(mps []string) {
+	id := nsID()
+	lastReading.mu.Lock()
+	defer lastReading.mu.Unlock()
+	lastReading.ns, lastReading.mps = id, mps
+}
+
+// takeReading returns the kept reading when it is of the calling
+// thread's mount namespace (and forgets it either way), else nil.
+func takeReading() []string {
+	lastReading.mu.Lock()
+	ns, mps := lastReading.ns, lastReading.mps
+	lastReading.ns, lastReading.mps = [2]uint64{}, nil
+	lastReading.mu.Unlock()
+	if mps == nil || ns == ([2]uint64{}) || ns != nsID() {
+		return nil
+	}
+	return mps
 }
 
 // checkMountLimit refuses, before anything is mounted, a plan whose
 // mounts do not fit fs.mount-max in the namespace Enter makes: the
-// mounts the namespace starts with (a copy of the caller's), plus
+// mounts the namespace starts with (a copy of the caller's: the mount
+// table MountBudget last read in it, when it did, see lastReading), plus
 // p.mounts(), plus every mount a recursive clone (writable root,
 // read-only path, pinned directory) copies along: the caller's mounts
 // and the view's own writable roots and read-only paths strictly below
@@ -343,9 +404,11 @@ func checkMountLimit(p plan) error {
 	if err != nil {
 		return nil
 	}
-	mps, err := mountPoints()
-	if err != nil {
-		return nil
+	mps := takeReading() // MountBudget's, when it read this namespace
+	if mps == nil {
+		if mps, err = readMountPoints(); err != nil {
+			return nil
+		}
 	}
 	cloned := setOf(p.early)
 	for _, s := range [][]string{p.late, p.ro, p.pins} {
@@ -433,13 +496,58 @@ func rebind(path string, attrs uint64) error {
 // is created (a directory, or an empty file for the last component when
 // the clone it receives is not a directory: see walkCreate): only used
 // inside a private tmpfs. Mount points are crossed as by any lookup.
-// openat2 is not needed (and so works where a seccomp profile refuses
-// it); the cost is one openat and one fstat per component.
+// Where openat2(2) works (Linux 5.6, not refused by a seccomp profile)
+// the walk is one openat2(RESOLVE_NO_SYMLINKS) and one fstat (see
+// openNoSymlinks); otherwise, and whenever that fails, the cost is one
+// openat and one fstat per component.
 func walk(path string, create bool) (int, error) {
 	return walkCreate(path, create, true)
 }
 
+// noOpenat2 is set, for good, once openat2 answered ENOSYS or EPERM
+// (an old kernel, a seccomp profile): later walks go component by
+// component at once.
+var noOpenat2 atomic.Bool
+
+// openNoSymlinks is walk's fast path: path (absolute, clean) opened
+// O_PATH in one openat2(2) with RESOLVE_NO_SYMLINKS, which fails with
+// ELOOP on a symbolic link in any component but the last, and ENOTDIR
+// on a non-directory before the last; the last is opened O_NOFOLLOW and
+// refused when it is a symbolic link (fstat), as the walk does. The
+// kernel resolves each component once, as the walk does, so a path
+// swapped for a link meanwhile fails rather than redirects. It returns
+// ok false when the caller must walk instead: openat2 unavailable
+// (noOpenat2), or any failure (the walk then fails with its own error,
+// naming the component, or creates what is missing). Magic links are
+// symbolic links to both (RESOLVE_NO_SYMLINKS implies
+// RESOLVE_NO_MAGICLINKS).
+func openNoSymlinks(path string) (int, bool) {
+	if noOpenat2.Load() {
+		return -1, false
+	}
+	how := unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS,
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &how)
+	if err != nil {
+		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+			noOpenat2.Store(true)
+		}
+		return -1, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		return -1, false
+	}
+	return fd, true
+}
+
 func walkCreate(path string, create, lastDir bool) (int, error) {
+	if fd, ok := openNoSymlinks(path); ok {
+		return fd, nil
+	}
 	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, sysErr("open", "/", err)

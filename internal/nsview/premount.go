@@ -16,6 +16,9 @@ package nsview
 // (synchronize_rcu_expedited in namespace_unlock) and interrupts every
 // CPU for it. Only the first Enter after the probe joins it; later ones,
 // and every Enter where the probe failed or had already run, unshare as
-// without KeepProbeNamespace. Safe for concurrent use. Linux only (a
-// no-op elsewhere).
+// without KeepProbeNamespace. With the mount namespace the probe's
+// thread also makes a new IPC namespace, which that Enter joins instead
+// of unsharing one (the same thing: new, empty, no process in it; its
+// creation then overlaps the caller's start-up). Safe for concurrent
+// use. Linux only (a no-op elsewhere).
 func KeepProbeNamespace() { keepProbeNamespace() }

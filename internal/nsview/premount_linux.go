@@ -14,13 +14,16 @@ var preMnt = struct {
 	keep atomic.Bool
 	mu   sync.Mutex
 	fd   int
-}{fd: -1}
+	ipc  int // an IPC namespace made on the probe's thread too (-1 for none)
+}{fd: -1, ipc: -1}
 
 func keepProbeNamespace() { preMnt.keep.Store(true) }
 
 // keepMount, on the probe's thread after its checks passed, keeps the
-// thread's mount namespace when KeepProbeNamespace asked for it. A
-// failure keeps nothing: Enter unshares then.
+// thread's mount namespace when KeepProbeNamespace asked for it, and a
+// new IPC namespace unshared there for the same Enter (its creation,
+// ≈40 µs, then off the spawn's path; where it fails Enter unshares one).
+// A failure keeps nothing: Enter unshares then.
 func keepMount() {
 	if !preMnt.keep.Load() {
 		return
@@ -29,21 +32,31 @@ func keepMount() {
 	if err != nil {
 		return
 	}
+	ipc := -1
+	if unix.Unshare(unix.CLONE_NEWIPC) == nil {
+		if ipc, err = unix.Open("/proc/thread-self/ns/ipc", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			ipc = -1
+		}
+	}
 	preMnt.mu.Lock()
 	defer preMnt.mu.Unlock()
 	if preMnt.fd >= 0 { // cannot happen: the probe runs once
 		unix.Close(preMnt.fd)
 	}
-	preMnt.fd = fd
+	if preMnt.ipc >= 0 {
+		unix.Close(preMnt.ipc)
+	}
+	preMnt.fd, preMnt.ipc = fd, ipc
 }
 
-// takeMount returns the descriptor of the mount namespace the probe
-// kept, or -1 when there is none (not asked for, the probe failed or has
-// not finished, or another Enter took it). The caller closes it.
-func takeMount() int {
+// takeMount returns the descriptors of the mount namespace the probe
+// kept and of the IPC namespace made with it, each -1 when there is none
+// (not asked for, the probe failed or has not finished, or another Enter
+// took them). The caller closes them.
+func takeMount() (mnt, ipc int) {
 	preMnt.mu.Lock()
 	defer preMnt.mu.Unlock()
-	fd := preMnt.fd
-	preMnt.fd = -1
-	return fd
+	mnt, ipc = preMnt.fd, preMnt.ipc
+	preMnt.fd, preMnt.ipc = -1, -1
+	return mnt, ipc
 }
