@@ -332,7 +332,10 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	c.Timeout = time.Duration(o.Timeout)
 	// main exits right after (exec.Cmd.DeferNamespaceEnd), unless the
 	// descendants are killed below, the namespace's init with them.
-	c.DeferNamespaceEnd = exitsAfterRun && proxy == nil && !o.ProtectAgentConfig
+	// Not when the caller is its namespace's PID 1 (a container's
+	// entrypoint, which may never reap the orphaned init: a zombie per
+	// run).
+	c.DeferNamespaceEnd = exitsAfterRun && proxy == nil && !o.ProtectAgentConfig && os.Getppid() != 1
 	rep := runReport{Argv: argv, Report: c.Ruleset.Report()}
 	rep.PIDNamespace, rep.PIDNamespaceReason = plan.PIDNamespace()
 	if c.Seccomp != nil {
