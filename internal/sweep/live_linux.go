@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -46,13 +50,28 @@ type Live struct {
 	w     io.Writer
 	abort func(reason string)
 
-	mu      sync.Mutex
-	wds     map[int32]string  // watch descriptor: directory or file, relative ("." the root)
-	cookies map[uint32]string // a directory moved away, by its IN_MOVED_FROM cookie
-	count   int
-	aborted bool
-	done    chan struct{}
-	partial int // directories not watched (MaxWatches, or add_watch failed)
+	fd int // the inotify descriptor (f's; never f.Fd(), which would make it blocking)
+
+	mu       sync.Mutex
+	wds      map[int32]*node // watch descriptor: directory or file
+	count    int
+	aborted  bool
+	warned   bool
+	stopping atomic.Bool
+	done     chan struct{}
+	partial  int // directories not watched (MaxWatches, or add_watch failed)
+}
+
+// node is a watched directory or file: its parent's watch descriptor
+// (-1 for the root) and its name there. A path is the chain of names,
+// so a directory moved with everything below it needs one update: the
+// node of the directory moved, found again by adding a watch at its new
+// path (inotify returns the descriptor the inode already has), which
+// also holds when two directories are exchanged (RENAME_EXCHANGE: red
+// team round 7, F2).
+type node struct {
+	parent int32
+	name   string
 }
 
 // Watch neutralises protected entries while the command runs, as Sweep
@@ -88,11 +107,10 @@ func (s *Snapshot) Watch(w io.Writer, abort func(reason string)) (*Live, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sweep: inotify_init1: %w", err)
 	}
-	l := &Live{s: s, f: os.NewFile(uintptr(fd), "inotify"), w: w, abort: abort,
-		wds: map[int32]string{}, cookies: map[uint32]string{}, done: make(chan struct{})}
+	l := &Live{s: s, f: os.NewFile(uintptr(fd), "inotify"), fd: fd, w: w, abort: abort,
+		wds: map[int32]*node{}, done: make(chan struct{})}
 	root := s.ws.Root()
-	dirs := make([]string, 0, len(s.dirs)+1)
-	dirs = append(dirs, ".")
+	dirs := make([]string, 0, len(s.dirs))
 	for d := range s.dirs {
 		dirs = append(dirs, d)
 	}
@@ -103,30 +121,39 @@ func (s *Snapshot) Watch(w io.Writer, abort func(reason string)) (*Live, error) 
 		}
 		return dirs[i] < dirs[j]
 	})
+	// No command runs yet: the paths are what Take walked.
+	wd, err := unix.InotifyAddWatch(fd, root, dirMask|unix.IN_DONT_FOLLOW)
+	if err != nil {
+		l.f.Close()
+		return nil, fmt.Errorf("sweep: inotify_add_watch %s: %w", termsafe.Quote(root), err)
+	}
+	l.wds[int32(wd)] = &node{parent: -1, name: "."}
+	byPath := map[string]int32{".": int32(wd)}
 	for i, d := range dirs {
 		if i >= MaxWatches {
-			l.partial = len(dirs) - i
+			l.partial += len(dirs) - i
 			break
 		}
-		// No command runs yet: the paths are what Take walked.
-		wd, err := unix.InotifyAddWatch(fd, filepath.Join(root, d), dirMask|unix.IN_DONT_FOLLOW)
-		if err != nil {
-			if d == "." {
-				l.f.Close()
-				return nil, fmt.Errorf("sweep: inotify_add_watch %s: %w", termsafe.Quote(root), err)
-			}
+		parent, ok := byPath[filepath.Dir(d)]
+		if !ok {
 			l.partial++
 			continue
 		}
-		l.wds[int32(wd)] = d
+		wd, err := unix.InotifyAddWatch(fd, filepath.Join(root, d), dirMask|unix.IN_DONT_FOLLOW)
+		if err != nil {
+			l.partial++
+			continue
+		}
+		if _, dup := l.wds[int32(wd)]; !dup {
+			l.wds[int32(wd)] = &node{parent: parent, name: filepath.Base(d)}
+		}
+		byPath[d] = int32(wd)
 	}
 	for rel, e := range s.known {
 		if e.mode&unix.S_IFMT != unix.S_IFREG {
 			continue
 		}
-		if wd, err := unix.InotifyAddWatch(fd, filepath.Join(root, rel), fileMask|unix.IN_DONT_FOLLOW); err == nil {
-			l.wds[int32(wd)] = rel
-		}
+		l.watchFile(rel, byPath[filepath.Dir(rel)])
 	}
 	if l.partial > 0 {
 		fmt.Fprintf(w, "landjail: %d directories of the workspace are not watched for agent configuration while the command runs (more than %d, or inotify refused); they are swept when it ends\n", l.partial, MaxWatches)
@@ -135,42 +162,68 @@ func (s *Snapshot) Watch(w io.Writer, abort func(reason string)) (*Live, error) 
 	return l, nil
 }
 
-// Stop ends the watch and waits for its goroutine. Safe on a nil Live
-// and twice.
+// Stop ends the watch: the events already queued are handled (an
+// entry made just before the command ended is neutralised, or reported
+// if it is gone), then the goroutine ends. Safe on a nil Live and twice.
 func (l *Live) Stop() {
 	if l == nil {
 		return
 	}
-	l.f.Close()
+	if l.stopping.Swap(true) {
+		<-l.done
+		return
+	}
+	l.f.SetReadDeadline(time.Now())
 	<-l.done
+	l.f.Close()
 }
 
-// read handles events until the descriptor is closed.
+// read handles events until Stop, then what is still queued.
 func (l *Live) read() {
 	defer close(l.done)
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := l.f.Read(buf)
 		if err != nil {
+			if l.stopping.Load() {
+				// Drain: f's deadline refuses further Reads; the raw
+				// descriptor is non-blocking (EAGAIN when empty).
+				for {
+					n, err := unix.Read(l.fd, buf)
+					if err != nil || n <= 0 {
+						return
+					}
+					l.events(buf[:n])
+				}
+			}
 			if errors.Is(err, os.ErrClosed) || errors.Is(err, io.EOF) {
 				return
 			}
 			l.fail("reading inotify events: " + err.Error())
 			return
 		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			name := ""
-			if ev.Len > 0 {
-				b := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
-				if i := indexByte(b, 0); i >= 0 {
-					b = b[:i]
-				}
-				name = string(b)
-			}
-			off += unix.SizeofInotifyEvent + int(ev.Len)
-			l.handle(ev.Wd, ev.Mask, ev.Cookie, name)
+		l.events(buf[:n])
+	}
+}
+
+// events handles a buffer of inotify events.
+func (l *Live) events(buf []byte) {
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		end := off + unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(buf) {
+			return
 		}
+		name := ""
+		if ev.Len > 0 {
+			b := buf[off+unix.SizeofInotifyEvent : end]
+			if i := indexByte(b, 0); i >= 0 {
+				b = b[:i]
+			}
+			name = string(b)
+		}
+		off = end
+		l.handle(ev.Wd, ev.Mask, name)
 	}
 }
 
@@ -183,125 +236,179 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
+// pathOf returns the path of the watched wd (l.mu held).
+func (l *Live) pathOf(wd int32) (string, bool) {
+	var comps []string
+	for range 4096 {
+		n, ok := l.wds[wd]
+		if !ok {
+			return "", false
+		}
+		if n.parent == -1 {
+			break
+		}
+		comps = append(comps, n.name)
+		wd = n.parent
+	}
+	if len(comps) == 0 {
+		return ".", true
+	}
+	slices.Reverse(comps)
+	return strings.Join(comps, "/"), true
+}
+
 // handle is one event.
-func (l *Live) handle(wd int32, mask, cookie uint32, name string) {
+func (l *Live) handle(wd int32, mask uint32, name string) {
 	if mask&unix.IN_Q_OVERFLOW != 0 {
 		l.fail("inotify's event queue overflowed (events were lost)")
 		return
 	}
 	l.mu.Lock()
-	base, ok := l.wds[wd]
 	if mask&unix.IN_IGNORED != 0 {
 		delete(l.wds, wd)
+		l.mu.Unlock()
+		return
 	}
+	base, ok := l.pathOf(wd)
 	l.mu.Unlock()
-	if !ok || mask&unix.IN_IGNORED != 0 {
+	if !ok {
 		return
 	}
 	rel := base
 	if name != "" {
 		rel = join(base, name)
 	}
-	dir := mask&unix.IN_ISDIR != 0
-	switch {
-	case mask&unix.IN_MOVED_FROM != 0:
-		if dir {
-			l.mu.Lock()
-			l.cookies[cookie] = rel
-			l.mu.Unlock()
-		}
-		return
-	case mask&unix.IN_MOVED_TO != 0 && dir:
-		l.mu.Lock()
-		old, moved := l.cookies[cookie]
-		delete(l.cookies, cookie)
-		if moved {
-			for w, p := range l.wds {
-				if p == old || strings.HasPrefix(p, old+"/") {
-					l.wds[w] = rel + p[len(old):]
+	if mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+		// A directory becomes a repository directory when the last of HEAD,
+		// objects/, refs/ (or commondir) appears: its HEAD, config and hooks
+		// are looked at again then (round 7, F9).
+		switch name {
+		case "HEAD", "objects", "refs", "commondir":
+			for n := range gitDirNames {
+				if n != name {
+					l.check(join(base, n), false)
 				}
 			}
 		}
-		l.mu.Unlock()
-		// What the directory holds is at new paths now: examined, and
-		// watched where it was not (moved in from an unwatched place).
-		l.tree(rel, !moved)
-		return
-	case mask&unix.IN_CREATE != 0 && dir:
-		l.tree(rel, true)
+	}
+	if mask&unix.IN_ISDIR != 0 && mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+		l.check(rel, true)
+		cwd, known, ok := l.addDir(rel, wd, name)
+		// A directory made here, or moved in from a place not watched:
+		// what it holds is examined and watched. One moved within the
+		// watch keeps its watches; what it holds is examined again only
+		// where its new path can make it protected (red team round 7,
+		// F3: a tree walk per move of a large directory starved the
+		// reader).
+		if ok && (!known || l.s.pathCandidate(rel)) {
+			l.tree(rel, cwd)
+		}
 		return
 	}
-	l.check(rel)
+	if mask&unix.IN_MOVED_FROM != 0 {
+		return
+	}
+	l.check(rel, true)
 }
 
-// tree examines the directory rel and everything below it, adding a
-// watch to each directory first when add (a directory made during the
-// run: what it holds by the time the watch is in place is examined
-// here, what comes later through the watch).
-func (l *Live) tree(rel string, add bool) {
-	l.check(rel)
-	if _, err := l.s.root.Lstat(rel); err != nil {
-		return // neutralised (renamed away) or gone
-	}
-	if add {
-		l.addDir(rel)
-	}
+// tree examines what the directory rel (watched as wd) holds, adding a
+// watch to each directory below it first.
+func (l *Live) tree(rel string, wd int32) {
 	ents, err := l.s.root.ReadDir(rel)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
 		sub := join(rel, e.Name())
-		if e.IsDir() {
-			l.tree(sub, add)
-		} else {
-			l.check(sub)
+		l.check(sub, false)
+		if !e.IsDir() {
+			continue
+		}
+		if cwd, known, ok := l.addDir(sub, wd, e.Name()); ok && (!known || l.s.pathCandidate(sub)) {
+			l.tree(sub, cwd)
 		}
 	}
 }
 
-// addDir watches the directory rel, opened through the root (no
-// symbolic link followed: the command may swap a component meanwhile).
-func (l *Live) addDir(rel string) {
-	l.mu.Lock()
-	full := len(l.wds) >= MaxWatches+len(l.s.known)
-	l.mu.Unlock()
-	if full {
-		l.partial++
-		return
-	}
+// addDir watches the directory rel (name in the directory watched as
+// parent), opened through the root (no symbolic link followed: the
+// command may swap a component meanwhile). known: it was watched
+// already (its node now says where it is). A directory that cannot be
+// watched is said once on stderr.
+func (l *Live) addDir(rel string, parent int32, name string) (wd int32, known, ok bool) {
 	fd, err := l.s.root.OpenFd(rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return
+		return 0, false, false // gone, or renamed away already
 	}
 	defer unix.Close(fd)
-	wd, err := unix.InotifyAddWatch(int(l.f.Fd()), "/proc/self/fd/"+strconv.Itoa(fd), dirMask)
+	w, err := unix.InotifyAddWatch(l.fd, "/proc/self/fd/"+strconv.Itoa(fd), dirMask)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil {
+		if n, dup := l.wds[int32(w)]; dup {
+			n.parent, n.name = parent, name
+			return int32(w), true, true
+		}
+		if len(l.wds) < MaxWatches+len(l.s.known) {
+			l.wds[int32(w)] = &node{parent: parent, name: name}
+			return int32(w), false, true
+		}
+		unix.InotifyRmWatch(l.fd, uint32(w))
+		err = fmt.Errorf("more than %d directories watched", MaxWatches)
+	}
+	l.partial++
+	if !l.warned {
+		l.warned = true
+		fmt.Fprintf(l.w, "landjail: warning: %s, made while the command runs, is not watched (%v): agent configuration made below it is swept only after the command\n", termsafe.Quote(rel), err)
+	}
+	return 0, false, false
+}
+
+// watchFile watches the protected regular file rel (in the directory
+// watched as parent) for writes in place and mode changes.
+func (l *Live) watchFile(rel string, parent int32) {
+	if _, ok := l.wds[parent]; !ok {
+		return // its directory is not watched
+	}
+	w, err := unix.InotifyAddWatch(l.fd, filepath.Join(l.s.ws.Root(), rel), fileMask|unix.IN_DONT_FOLLOW)
 	if err != nil {
-		l.partial++
 		return
 	}
-	l.mu.Lock()
-	l.wds[int32(wd)] = rel
-	l.mu.Unlock()
+	if _, dup := l.wds[int32(w)]; !dup {
+		l.wds[int32(w)] = &node{parent: parent, name: filepath.Base(rel)}
+	}
 }
 
 // check neutralises rel if it is protected, not as Take recorded it,
 // and not in a repository directory the command created.
-func (l *Live) check(rel string) {
+func (l *Live) check(rel string, event bool) {
 	s := l.s
 	if _, ok := s.mine.Load(rel); ok || !s.liveCandidate(rel) || s.deferred(rel) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.liveProtected(rel) {
+	protected, gone := s.liveProtected(rel)
+	if !protected {
 		return
 	}
+	stamp := s.now().UTC().Format("20060102T150405Z")
 	now, err := s.stat(rel, false)
-	if err != nil {
+	if gone || err != nil {
+		if !event {
+			return // looked at by landjail's own initiative: nothing was seen made
+		}
+		// Made and gone before the watch got to it (a command that
+		// removes its plant again, or one faster than the watch): named,
+		// not counted (an editor's temporary file in .vscode/ would be).
+		if _, was := s.known[rel]; !was {
+			q := Quarantined{Path: rel, Reason: "transient", Live: true}
+			s.lived = append(s.lived, q)
+			fmt.Fprintf(l.w, "landjail: %s\n", q)
+		}
 		return
 	}
-	q, ok, _ := s.neutralise(rel, now, s.now().UTC().Format("20060102T150405Z"))
+	q, ok, _ := s.neutralise(rel, now, stamp)
 	if !ok {
 		return
 	}
@@ -309,12 +416,43 @@ func (l *Live) check(rel string) {
 	s.lived = append(s.lived, q)
 	fmt.Fprintf(l.w, "landjail: %s\n", q)
 	l.mu.Lock()
+	if q.Restored && now.mode&unix.S_IFMT == unix.S_IFREG {
+		// The content written back is a new file: watched like the one
+		// Take found (round 7, F1b).
+		if parent, ok := l.dirWD(filepath.Dir(rel)); ok {
+			l.watchFile(rel, parent)
+		}
+	}
 	l.count++
 	over := l.count >= MaxLive
 	l.mu.Unlock()
 	if over {
 		l.fail(fmt.Sprintf("the command made %d entries of agent configuration while it ran (each neutralised)", MaxLive))
 	}
+}
+
+// dirWD returns the watch descriptor of the watched directory rel
+// (inotify returns the one its inode has; l.mu held).
+func (l *Live) dirWD(rel string) (int32, bool) {
+	fd, err := l.s.root.OpenFd(rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(fd)
+	w, err := unix.InotifyAddWatch(l.fd, "/proc/self/fd/"+strconv.Itoa(fd), dirMask|unix.IN_MASK_CREATE)
+	if err == nil {
+		unix.InotifyRmWatch(l.fd, uint32(w)) // was not watched: not ours to add here
+		return 0, false
+	}
+	if !errors.Is(err, unix.EEXIST) {
+		return 0, false
+	}
+	w, err = unix.InotifyAddWatch(l.fd, "/proc/self/fd/"+strconv.Itoa(fd), dirMask)
+	if err != nil {
+		return 0, false
+	}
+	_, ok := l.wds[int32(w)]
+	return int32(w), ok
 }
 
 // fail calls abort once.
@@ -395,8 +533,10 @@ func (s *Snapshot) deferred(rel string) bool {
 }
 
 // liveProtected is walk's decision for one path: rel or a directory
-// above it is protected. s.mu is held.
-func (s *Snapshot) liveProtected(rel string) bool {
+// above it is protected. gone: rel itself no longer exists (judged by
+// its name, as a file) while every directory above it does. s.mu is
+// held.
+func (s *Snapshot) liveProtected(rel string) (protected, gone bool) {
 	root := s.ws.Root()
 	comps := strings.Split(rel, "/")
 	gitDirs := &sync.Map{}
@@ -405,13 +545,26 @@ func (s *Snapshot) liveProtected(rel string) bool {
 		if _, ok := s.mine.Load(sub); ok {
 			continue // a quarantined directory: inert, what it holds is judged by name
 		}
+		dir, link := false, false
 		fi, err := s.root.Lstat(sub)
-		if err != nil {
-			return false
+		switch {
+		case err == nil:
+			dir, link = fi.IsDir(), fi.Mode()&os.ModeSymlink != 0
+		case i == len(comps)-1 && errors.Is(err, fs.ErrNotExist):
+			gone = true
+		default:
+			return false, false
 		}
-		if s.protectedEntry(root+"/"+sub, sub, c, fi.IsDir(), fi.Mode()&os.ModeSymlink != 0, gitDirs) {
-			return true // rel, or a protected directory above it
+		if s.protectedEntry(root+"/"+sub, sub, c, dir, link, gitDirs) {
+			return true, gone // rel, or a protected directory above it
 		}
 	}
-	return false
+	return false, false
+}
+
+// pathCandidate reports whether an entry directly in the directory rel
+// could be protected because of where it is (a protected name, ".git",
+// a reference or a Python top among its components).
+func (s *Snapshot) pathCandidate(rel string) bool {
+	return s.liveCandidate(join(rel, "\x00"))
 }

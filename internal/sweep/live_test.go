@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/jail"
@@ -180,4 +181,81 @@ func TestWatchAborts(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	assert.EqualValues(t, 1, calls.Load(), "abort called once")
 	assert.Contains(t, out.String(), "stopping the command")
+}
+
+// TestWatchRoundSeven: the red team's ways around the first watch. F2:
+// two RENAME_EXCHANGEs of an existing directory with a fresh one left
+// it watched under the other's name (control: the same write without
+// the exchanges is the plain case above). F1b: the content written back
+// after a change is watched too. F9: a directory laid out as a
+// repository directory in the order HEAD, config, then objects/ and
+// refs/ has its HEAD and config looked at again when the layout is
+// complete. Stop: an entry made and removed before the watch got to it
+// is still named ("transient"), from the events queued at Stop.
+func TestWatchRoundSeven(t *testing.T) {
+	t.Run("F2 exchange", func(t *testing.T) {
+		root, _, _, _ := watched(t, nil) // tree's src/ exists at Take, as .config would
+		require.NoError(t, os.Mkdir(filepath.Join(root, "zz"), 0o755))
+		time.Sleep(50 * time.Millisecond)
+		for range 2 {
+			require.NoError(t, unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, "src"), unix.AT_FDCWD, filepath.Join(root, "zz"), unix.RENAME_EXCHANGE))
+		}
+		require.NoError(t, os.Remove(filepath.Join(root, "zz")))
+		time.Sleep(50 * time.Millisecond)
+		require.NoError(t, os.WriteFile(filepath.Join(root, "src/.envrc"), []byte("x"), 0o644))
+		assert.True(t, gone(root, "src/.envrc"), "watched under its real name after two exchanges")
+	})
+	t.Run("F1b restored file watched", func(t *testing.T) {
+		root, _, _, _ := watched(t, nil)
+		cfg := filepath.Join(root, "n/.git/config")
+		require.NoError(t, os.WriteFile(filepath.Join(root, "n/.git/config.new"), []byte("[core]\n\tx = 1\n"), 0o644))
+		require.NoError(t, os.Rename(filepath.Join(root, "n/.git/config.new"), cfg)) // replaced: restored as a new file
+		restored := func() bool {
+			for range 500 {
+				if b, _ := os.ReadFile(cfg); string(b) == "[core]\n" {
+					return true
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			return false
+		}
+		require.True(t, restored())
+		time.Sleep(50 * time.Millisecond)
+		f, err := os.OpenFile(cfg, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString(evilConfig)
+		require.NoError(t, err)
+		defer f.Close()
+		assert.True(t, restored(), "a write into the restored file is seen too")
+	})
+	t.Run("F9 layout completed last", func(t *testing.T) {
+		root, _, _, _ := watched(t, nil)
+		src := filepath.Join(root, "src")
+		require.NoError(t, os.WriteFile(filepath.Join(src, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(src, "config"), []byte(evilConfig), 0o644))
+		time.Sleep(100 * time.Millisecond)
+		require.NoError(t, os.Mkdir(filepath.Join(src, "objects"), 0o755))
+		require.NoError(t, os.Mkdir(filepath.Join(src, "refs"), 0o755))
+		// Its HEAD renamed away, git no longer takes src for a repository
+		// (what Sweep does too).
+		assert.True(t, gone(root, "src/HEAD"), "looked at again once src is a repository directory")
+	})
+	t.Run("made and removed: named at Stop", func(t *testing.T) {
+		root, snap, live, _ := watched(t, nil)
+		for range 3 {
+			p := filepath.Join(root, "mise.local.toml")
+			require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+			os.Remove(p)
+		}
+		live.Stop()
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		seen := false
+		for _, e := range q {
+			if e.Path == "mise.local.toml" {
+				seen = true
+			}
+		}
+		assert.True(t, seen, "named although gone: %v", q)
+	})
 }

@@ -111,7 +111,9 @@ type Quarantined struct {
 	// "changed" (other content), or "mode" (only the permission bits
 	// changed: they were set back, nothing was moved), or "unlistable"
 	// (a directory the command made unlistable, which hid what is below
-	// it: the owner's rwx bits were added so that the sweep could look).
+	// it: the owner's rwx bits were added so that the sweep could look),
+	// or "transient" (Watch saw it made, and it was gone before it could
+	// be neutralised).
 	Reason string `json:"reason"`
 	// Restored: the original content (or mode) was written back at Path.
 	Restored bool `json:"restored,omitempty"`
@@ -132,6 +134,9 @@ func (q Quarantined) String() string {
 			return fmt.Sprintf("%s: permission bits changed by the command set back while it ran", termsafe.Quote(q.Path))
 		}
 		return fmt.Sprintf("%s: permission bits changed by the command set back", termsafe.Quote(q.Path))
+	}
+	if q.Reason == "transient" {
+		return fmt.Sprintf("%s: agent configuration made while the command ran, and gone before landjail could neutralise it (it may have been read meanwhile)", termsafe.Quote(q.Path))
 	}
 	if q.Reason == "unlistable" {
 		return fmt.Sprintf("%s: made unlistable by the command; listable for its owner again (u+rwx), and swept", termsafe.Quote(q.Path))
