@@ -2,6 +2,7 @@ package cliopts
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v3"
 )
@@ -36,3 +37,18 @@ func (o *Options) loadLearn(cmd *cli.Command, isSet map[string]bool) {
 
 // Learn is the --learn FILE, absolute ("" without --learn).
 func (o *Options) Learn() string { return o.learn }
+
+// PolicyFiles are the run's policy files: the --config file (canonical)
+// and the --learn FILE (absolute, and canonical when it exists); none
+// without them. --learn never grants them, a directory above them or
+// another name of them (learn.PolicyClassifier.Pinned), and fileRules
+// never lets a rule make them writable.
+func (o *Options) PolicyFiles() []string {
+	var out []string
+	for _, f := range []string{o.configFile, o.learn, o.learnFile} {
+		if f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

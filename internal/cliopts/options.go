@@ -895,7 +895,14 @@ func (o *Options) fileRules() []landlock.Rule {
 	} {
 		for _, p := range r.paths {
 			if isFile(p) {
-				rules = append(rules, landlock.Rule{Path: absOrSelf(p), Access: r.access, Source: "--" + r.flag})
+				access, src := r.access, "--"+r.flag
+				if o.isPolicyFile(p) {
+					// The --config or --learn file named by a rule stays
+					// read-only in every layer, as the namespace view's
+					// read-only mount keeps it (policyfiles.go).
+					access, src = r.access&landlock.RightsReadExec, src+" (read-only: the --config or --learn file)"
+				}
+				rules = append(rules, landlock.Rule{Path: absOrSelf(p), Access: access, Source: src})
 			}
 		}
 	}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/internal/kerneltest"
+)
+
+// TestRunLearnPolicyFile: red team R6-2 (learn_config_chain.sh) as a
+// test, in both layers. FILE, the --learn and --config file, lies
+// outside every root (/var/tmp: the view's /tmp is private). Run 1
+// (--learn F --config F): the command writes F; it is refused, and F
+// learns no grant, only "# refused by design" for itself (red before the
+// fix: rw = [F] in both layers). Run 2 (--config F) with F granting rw
+// on itself and on another file G, as run 1 wrote before the fix: the
+// command appends to G (the control: the grant is effective) and cannot
+// rewrite F to rw = ["/"] (red before the fix under --no-namespaces: F
+// was rewritten, and the next run wrote anywhere). Needs root and
+// Landlock ABI 7 (audit) for run 1's Landlock record.
+func TestRunLearnPolicyFile(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 7)
+	if ok, why := denials.Available(); !ok {
+		kerneltest.Missing(t, "Landlock audit records: %s", why)
+		return
+	}
+	bin := landjailBin(t)
+	for _, layer := range []struct {
+		name  string
+		flags []string
+	}{{"landlock-only", []string{"--no-namespaces"}}, {"default", nil}} {
+		t.Run(layer.name, func(t *testing.T) {
+			_, nsBlocked := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+			if errno, ok := kerneltest.Blocked(kerneltest.FeatureOpenat2); ok && layer.flags == nil && !nsBlocked {
+				t.Skipf("openat2 blocked with %v by LANDJAIL_EMULATE: the view's refusals are not recorded", errno)
+			}
+			ws := wsDir(t)
+			dir, err := os.MkdirTemp("/var/tmp", "landjail-learn-policy-")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			dir, err = filepath.EvalSymlinks(dir)
+			require.NoError(t, err)
+			f, g := filepath.Join(dir, "policy.toml"), filepath.Join(dir, "other.txt")
+			require.NoError(t, os.WriteFile(f, nil, 0o644))
+			require.NoError(t, os.WriteFile(g, []byte("g\n"), 0o644))
+			base := append([]string{"run", "--workspace", ws}, layer.flags...)
+
+			code, out := runBin(t, bin, nil, append(base, "--learn", f, "--config", f, "--", "sh", "-c", "echo x > "+f)...)
+			require.NotEqual(t, 0, code, out)
+			got, err := os.ReadFile(f)
+			require.NoError(t, err)
+			o, err := cliopts.ReadConfig(f)
+			require.NoError(t, err, "%s", got)
+			assert.Empty(t, o.RW, "run 1 learned a grant:\n%s\n%s", got, out)
+			assert.Contains(t, string(got), "# refused by design: \""+f+"\" (the --config or --learn file", "%s\n%s", got, out)
+
+			policy := fmt.Sprintf("rw = [%q, %q]\n", f, g)
+			require.NoError(t, os.WriteFile(f, []byte(policy), 0o644))
+			script := "echo x >> " + g + "; printf 'rw = [\"/\"]\\n' > " + f
+			code, out = runBin(t, bin, nil, append(base, "--config", f, "--", "sh", "-c", script)...)
+			assert.NotEqual(t, 0, code, out)
+			b, err := os.ReadFile(g)
+			require.NoError(t, err)
+			assert.Equal(t, "g\nx\n", string(b), "control: the rw grant of another file is effective\n%s", out)
+			b, err = os.ReadFile(f)
+			require.NoError(t, err)
+			assert.Equal(t, policy, string(b), "the command rewrote its own policy\n%s", out)
+		})
+	}
+}
