@@ -463,7 +463,10 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 		}
 		return nil, fmt.Errorf("%w: the policy is unrestricted: carving its patterns out would walk the whole file system (Options.NoCarve compiles without them, reported as dropped)", ErrNotEnforceable)
 	}
-	if patterns || len(ws.ReadOnlyPaths()) > 0 {
+	// The walk expands patterns. Absolute read-only paths alone need none:
+	// each is carved below (a --config file under a --rw / root is one
+	// carve, not a walk of the whole file system).
+	if patterns {
 		found, err := walkCarves(ws, topRoots(roots), limit)
 		if err != nil {
 			return nil, err

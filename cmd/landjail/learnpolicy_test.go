@@ -23,8 +23,11 @@ import (
 // on itself and on another file G, as run 1 wrote before the fix: the
 // command appends to G (the control: the grant is effective) and cannot
 // rewrite F to rw = ["/"] (red before the fix under --no-namespaces: F
-// was rewritten, and the next run wrote anywhere). Needs root and
-// Landlock ABI 7 (audit) for run 1's Landlock record.
+// was rewritten, and the next run wrote anywhere). Run 3, F granting rw
+// on "/" itself: F stays read-only, G is appended to (red before in both
+// layers, which fall back to Landlock-only there: F was not even carved,
+// "/" was missed as the root holding it). Needs root and Landlock ABI 7
+// (audit) for run 1's Landlock record.
 func TestRunLearnPolicyFile(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 7)
 	if ok, why := denials.Available(); !ok {
@@ -72,6 +75,21 @@ func TestRunLearnPolicyFile(t *testing.T) {
 			b, err = os.ReadFile(f)
 			require.NoError(t, err)
 			assert.Equal(t, policy, string(b), "the command rewrote its own policy\n%s", out)
+
+			// Run 3: F grants rw on "/" (the namespace layer is then
+			// unavailable: Landlock-only in both subtests). F stays
+			// read-only, carved out of "/"; G, a file next to it, is
+			// appended to (the control).
+			policy = "rw = [\"/\"]\n"
+			require.NoError(t, os.WriteFile(f, []byte(policy), 0o644))
+			code, out = runBin(t, bin, nil, append(base, "--config", f, "--", "sh", "-c", script)...)
+			assert.NotEqual(t, 0, code, out)
+			b, err = os.ReadFile(g)
+			require.NoError(t, err)
+			assert.Equal(t, "g\nx\nx\n", string(b), "control: / is writable\n%s", out)
+			b, err = os.ReadFile(f)
+			require.NoError(t, err)
+			assert.Equal(t, policy, string(b), "rw / : the command rewrote its own policy\n%s", out)
 		})
 	}
 }

@@ -664,11 +664,11 @@ func (o *Options) checkSymlinkedRoots(w io.Writer) error {
 }
 
 // writableHolds reports whether p (canonical) lies inside the workspace
-// root or a --rw root (canonicalised here).
+// root or a --rw root (canonicalised here), "/" included.
 func (o *Options) writableHolds(root, p string) bool {
 	for _, r := range append([]string{root}, o.RW...) {
 		c, err := filepath.EvalSymlinks(r)
-		if err == nil && (p == c || strings.HasPrefix(p, c+"/")) {
+		if err == nil && (p == c || c == "/" || strings.HasPrefix(p, c+"/")) {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -45,4 +46,24 @@ func TestPolicyFileRulesReadOnly(t *testing.T) {
 	o = mustLoadRun(t, "--workspace", ws, "--rw", learned, "--rw", other, "--learn", learned)
 	assert.Equal(t, map[string]bool{learned: false, other: true}, write(o))
 	assert.Equal(t, []string{learned}, o.PolicyFiles())
+}
+
+// TestPolicyFileUnderRootSlash: a --config file that grants rw on "/"
+// is read-only for the command like one in any other writable root (the
+// check compared the file with "/"+"/" and missed it; red before: Check
+// allowed the write). The control: another file under "/" is writable.
+func TestPolicyFileUnderRootSlash(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	f, other := filepath.Join(dir, "policy.toml"), filepath.Join(dir, "other.txt")
+	require.NoError(t, os.WriteFile(f, []byte("rw = [\"/\"]\n"), 0o644))
+	require.NoError(t, os.WriteFile(other, nil, 0o644))
+	o := mustLoadRun(t, "--workspace", t.TempDir(), "--config", f)
+	w, err := o.Policy()
+	require.NoError(t, err)
+	defer w.Close()
+	_, err = w.Check(f, jail.Write)
+	assert.ErrorIs(t, err, jail.ErrReadOnly)
+	_, err = w.Check(other, jail.Write)
+	assert.NoError(t, err, "control: the rest of / is writable")
 }
