@@ -42,3 +42,34 @@ func TestCollectCarvesReadOnlyPathNoWalk(t *testing.T) {
 	_, err = collectCarves(withDeny, Options{WalkLimit: 2}, roots)
 	assert.ErrorIs(t, err, ErrWalkLimit, "control: a pattern is expanded by the walk")
 }
+
+// TestCarveAllCarveBelow: an Extra rule marked CarveBelow (the command's
+// HOME) is carved like a policy root: the read-only file below it gets
+// read rights only, its directory read_dir (a chain), the sibling every
+// right. The control: the same carve below an Extra rule without it
+// leaves the rule whole (widened, as before). Red before: the HOME rule
+// was kept whole too.
+func TestCarveAllCarveBelow(t *testing.T) {
+	list := func(dir string) ([]dirEntry, error) {
+		return []dirEntry{{"policy.toml", kindFile}, {"sub", kindDir}}, nil
+	}
+	rules := []Rule{
+		{Path: "/ws", Access: RightsAll, Source: "workspace"},
+		{Path: "/h", Access: RightsAll, Source: "home", CarveBelow: true},
+		{Path: "/o", Access: RightsAll, Source: "extra"},
+	}
+	carves := []carve{
+		{path: "/h/policy.toml", access: RightsReadExec, source: SourceReadOnly, exists: true},
+		{path: "/o/policy.toml", access: RightsReadExec, source: SourceReadOnly, exists: true},
+	}
+	out, chains, _, err := carveAll(rules, 1, carves, list)
+	require.NoError(t, err)
+	assert.Equal(t, 1, chains)
+	assert.Equal(t, []Rule{
+		{Path: "/ws", Access: RightsAll, Source: "workspace"},
+		{Path: "/h", Access: chainRights, Source: "chain"},
+		{Path: "/h/policy.toml", Access: RightsReadExec & fileRights, Source: SourceReadOnly},
+		{Path: "/h/sub", Access: RightsAll, Source: "home"},
+		{Path: "/o", Access: RightsAll, Source: "extra"},
+	}, out)
+}

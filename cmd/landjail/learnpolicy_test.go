@@ -26,8 +26,10 @@ import (
 // was rewritten, and the next run wrote anywhere). Run 3, F granting rw
 // on "/" itself: F stays read-only, G is appended to (red before in both
 // layers, which fall back to Landlock-only there: F was not even carved,
-// "/" was missed as the root holding it). Needs root and Landlock ABI 7
-// (audit) for run 1's Landlock record.
+// "/" was missed as the root holding it). Run 4, F kept in the command's
+// --home DIR: F stays read-only, a file in a directory of HOME is written
+// (red before in both layers: F rewritten). Needs root and Landlock ABI
+// 7 (audit) for run 1's Landlock record.
 func TestRunLearnPolicyFile(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 7)
 	if ok, why := denials.Available(); !ok {
@@ -90,6 +92,28 @@ func TestRunLearnPolicyFile(t *testing.T) {
 			b, err = os.ReadFile(f)
 			require.NoError(t, err)
 			assert.Equal(t, policy, string(b), "rw / : the command rewrote its own policy\n%s", out)
+
+			// Run 4: F kept in the command's --home DIR (read-write for
+			// the command). F stays read-only (Landlock-only: the HOME
+			// rule is carved, HOME frozen; the view: a read-only mount);
+			// the control: a file in a directory of HOME is written.
+			home, err := os.MkdirTemp("/var/tmp", "landjail-learn-home-")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(home) })
+			home, err = filepath.EvalSymlinks(home)
+			require.NoError(t, err)
+			hf := filepath.Join(home, "policy.toml")
+			require.NoError(t, os.MkdirAll(filepath.Join(home, "sub"), 0o755))
+			require.NoError(t, os.WriteFile(hf, []byte("ro = []\n"), 0o644))
+			script = "echo x > \"$HOME/sub/f\"; printf 'rw = [\"/\"]\\n' > " + hf
+			code, out = runBin(t, bin, nil, append(base, "--home", home, "--config", hf, "--", "sh", "-c", script)...)
+			assert.NotEqual(t, 0, code, out)
+			b, err = os.ReadFile(filepath.Join(home, "sub", "f"))
+			require.NoError(t, err, "control: HOME is writable\n%s", out)
+			assert.Equal(t, "x\n", string(b))
+			b, err = os.ReadFile(hf)
+			require.NoError(t, err)
+			assert.Equal(t, "ro = []\n", string(b), "--home: the command rewrote its own policy\n%s", out)
 		})
 	}
 }
