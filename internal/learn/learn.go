@@ -24,7 +24,7 @@
 //     directory, the user's HOME or above it, what
 //     --protect-agent-config protects relative to HOME or to a
 //     repository's top (a directory holding .git), any directory of a
-//     repository (execbearing.go). The command is untrusted and chooses
+//     repository or above one (execbearing.go). The command is untrusted and chooses
 //     its refusals; each becomes a "# refused by design" comment, and a
 //     read or execute of the same path is still learned;
 //   - nothing under /proc/PID (or /proc/self), no write under /proc or /sys,
