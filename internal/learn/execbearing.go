@@ -44,7 +44,7 @@ import (
 // execPrefix starts the reason of every execution-bearing refusal.
 const execPrefix = "could plant code that runs outside the sandbox; the command chooses its refusals: "
 
-// execRules answers execBearing for one Decide: HOME as it is then, and
+// execRules answers why for one Decide: HOME as it is then, and
 // one jail.Workspace per directory asked about (HOME, each repository's
 // top), closed by close.
 type execRules struct {
@@ -110,7 +110,8 @@ func (e *execRules) why(target string, dir bool) string {
 // maxRepoScan bounds the entries repositoryBelow visits: a directory
 // grant covers everything below it, so the search for a repository there
 // must finish, and a larger tree is refused rather than half searched
-// (about 0.1 s for 100,000 entries on a warm cache).
+// (BenchmarkRepositoryBelow: 61-67 ms for 99,001 entries, warm cache,
+// 2-core VM under load).
 var maxRepoScan = 100_000
 
 // repositoryBelow names a git repository (an entry named .git) anywhere
