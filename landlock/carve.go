@@ -263,8 +263,9 @@ func carveRoot(root Rule, carves []carve, list listFunc, kinds map[string]bool) 
 }
 
 // carveAll expands every rule marked as a policy root (the first n rules)
-// that has carves below it, and merges rules on the same path (Landlock
-// grants their union anyway). Other rules are kept as they are. kinds
+// or CarveBelow that has carves below it, and merges rules on the same
+// path (Landlock grants their union anyway). Other rules are kept as
+// they are. kinds
 // maps the path of every rule the expansion made to whether it is a
 // directory (as listed).
 func carveAll(rules []Rule, n int, carves []carve, list listFunc) (out []Rule, chains int, kinds map[string]bool, err error) {
@@ -272,11 +273,13 @@ func carveAll(rules []Rule, n int, carves []carve, list listFunc) (out []Rule, c
 	if len(carves) == 0 {
 		return rules, 0, kinds, nil
 	}
+	var carved []Rule // the rules expanded: policy roots and CarveBelow
 	for i, r := range rules {
-		if i >= n {
+		if i >= n && !r.CarveBelow {
 			out = append(out, r)
 			continue
 		}
+		carved = append(carved, r)
 		rs, c, err := carveRoot(r, carves, list, kinds)
 		if err != nil {
 			return nil, 0, nil, err
@@ -294,7 +297,7 @@ func carveAll(rules []Rule, n int, carves []carve, list listFunc) (out []Rule, c
 		idx[r.Path] = len(merged)
 		merged = append(merged, r)
 	}
-	for _, r := range rules[:n] {
+	for _, r := range carved {
 		if merged[idx[r.Path]].Source != "chain" {
 			delete(kinds, r.Path) // a root compiled whole: stat it as usual
 		}
@@ -463,7 +466,10 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 		}
 		return nil, fmt.Errorf("%w: the policy is unrestricted: carving its patterns out would walk the whole file system (Options.NoCarve compiles without them, reported as dropped)", ErrNotEnforceable)
 	}
-	if patterns || len(ws.ReadOnlyPaths()) > 0 {
+	// The walk expands patterns. Absolute read-only paths alone need none:
+	// each is carved below (a --config file under a --rw / root is one
+	// carve, not a walk of the whole file system).
+	if patterns {
 		found, err := walkCarves(ws, topRoots(roots), limit)
 		if err != nil {
 			return nil, err

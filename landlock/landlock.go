@@ -188,6 +188,14 @@ type Rule struct {
 	// Source says where the rule comes from: "workspace", "ro", "rox",
 	// "rw" (policy roots), "system", "tmp" or "extra".
 	Source string
+	// CarveBelow, on an Extra rule for a directory, carves the policy's
+	// carve-outs below it out of it, as for a policy root (its chain
+	// directories are frozen Landlock-only); without it an Extra rule
+	// above a carve-out widens it again (Report.Notes say so). For a
+	// directory granted outside the policy that can hold a protected
+	// file: the command's HOME chosen with --home, which can hold the
+	// --config file. Not in the JSON form.
+	CarveBelow bool
 }
 
 // String returns "SOURCE PATH {rights}", for example

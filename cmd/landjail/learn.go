@@ -58,7 +58,7 @@ func (l *learner) finish(plan *sandbox.Plan, refused []refusal.Refusal, unavaila
 	o := plan.Options
 	c := learn.PolicyClassifier{WS: plan.WS, Probe: func(dir string) (*jail.Workspace, error) {
 		return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-	}}
+	}, Pinned: o.PolicyFiles()}
 	out, p, err := learn.Update(l.f.Text(), l.f.Dir(), learn.FromRefusals(refused, c))
 	if err != nil {
 		return fmt.Errorf("--learn %s: %w", termsafe.Quote(l.f.Path()), err)
@@ -68,6 +68,14 @@ func (l *learner) finish(plan *sandbox.Plan, refused []refusal.Refusal, unavaila
 	}
 	fmt.Fprintf(stderr, "landjail: --learn: %s: %d new grant(s), %d refusal(s) not granted (listed in its comments)\n",
 		termsafe.Quote(l.f.Path()), len(p.Add), len(p.Comments))
+	// Each grant on a line of its own: the command chose what it was
+	// refused, so FILE is reviewed before it is used again (red team R6-3).
+	for _, e := range p.Add {
+		fmt.Fprintf(stderr, "landjail: --learn: + %s %s (%s)\n", e.Key, termsafe.Quote(e.Value), termsafe.Quote(e.Note))
+	}
+	if len(p.Add) > 0 {
+		fmt.Fprintln(stderr, "landjail: --learn: the command chose what it was refused: review these grants before the next --config run")
+	}
 	if exitCode != 0 && o.NoSeccomp && plan.Ruleset != nil && plan.Ruleset.Report().Layer == landlock.LayerNamespaces {
 		fmt.Fprintln(stderr, "landjail: --learn: with --no-seccomp nothing records the namespace view's refusals (a write outside the writable roots fails with EROFS there): learn such writes without --no-seccomp, or with --no-namespaces")
 	}

@@ -171,8 +171,8 @@ func TestRunLearnAllowDomain(t *testing.T) {
 
 // TestRunLearnExecute: a command outside the policy is refused at execve
 // (exit 126, the run's start fails); --learn still writes FILE, with the
-// exact program as rox, and the second run executes it. The first run is
-// the control (126 without the grant).
+// exact program as rox, says so on stderr, and the second run executes
+// it. The first run is the control (126 without the grant).
 func TestRunLearnExecute(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 7)
 	if ok, why := denials.Available(); !ok {
@@ -189,6 +189,9 @@ func TestRunLearnExecute(t *testing.T) {
 	cfg := filepath.Join(wsDir(t), "learned.toml")
 	code, out := runBin(t, bin, nil, "run", "--workspace", ws, "--learn", cfg, "--", tool)
 	require.Equal(t, 126, code, out)
+	// Each learned grant is on stderr, for review (red team R6-3).
+	assert.Contains(t, out, "landjail: --learn: + rox "+tool+" (learned: execute refused")
+	assert.Contains(t, out, "review these grants before the next --config run")
 	got, err := os.ReadFile(cfg)
 	require.NoError(t, err, out)
 	o, err := cliopts.ReadConfig(cfg)

@@ -664,11 +664,15 @@ func (o *Options) checkSymlinkedRoots(w io.Writer) error {
 }
 
 // writableHolds reports whether p (canonical) lies inside the workspace
-// root or a --rw root (canonicalised here).
+// root, a --rw root or the --home DIR (canonicalised here), "/" included.
 func (o *Options) writableHolds(root, p string) bool {
-	for _, r := range append([]string{root}, o.RW...) {
+	roots := append([]string{root}, o.RW...)
+	if o.Home != "" && o.Home != HomeWorkspace {
+		roots = append(roots, o.Home) // granted read-write (LandlockOptions)
+	}
+	for _, r := range roots {
 		c, err := filepath.EvalSymlinks(r)
-		if err == nil && (p == c || strings.HasPrefix(p, c+"/")) {
+		if err == nil && (p == c || c == "/" || strings.HasPrefix(p, c+"/")) {
 			return true
 		}
 	}
@@ -895,7 +899,14 @@ func (o *Options) fileRules() []landlock.Rule {
 	} {
 		for _, p := range r.paths {
 			if isFile(p) {
-				rules = append(rules, landlock.Rule{Path: absOrSelf(p), Access: r.access, Source: "--" + r.flag})
+				access, src := r.access, "--"+r.flag
+				if o.isPolicyFile(p) {
+					// The --config or --learn file named by a rule stays
+					// read-only in every layer, as the namespace view's
+					// read-only mount keeps it (policyfiles.go).
+					access, src = r.access&landlock.RightsReadExec, src+" (read-only: the --config or --learn file)"
+				}
+				rules = append(rules, landlock.Rule{Path: absOrSelf(p), Access: access, Source: src})
 			}
 		}
 	}
@@ -909,7 +920,9 @@ func (o *Options) LandlockOptions(tmp string, home ...string) landlock.Options {
 	extra := append(append(o.fileRules(), o.presetRules()...), o.allowUnixRules()...)
 	for _, h := range home {
 		if h != "" {
-			extra = append(extra, landlock.Rule{Path: h, Access: landlock.RightsAll, Source: "home"})
+			// CarveBelow: a --config file kept in a --home DIR stays
+			// read-only Landlock-only too (writableHolds).
+			extra = append(extra, landlock.Rule{Path: h, Access: landlock.RightsAll, Source: "home", CarveBelow: true})
 		}
 	}
 	return landlock.Options{

@@ -103,9 +103,17 @@ func FromProxy(host string, port uint16, reason string) Refusal {
 // as they will be once it is granted (a --ro file is a Landlock rule only,
 // outside every jail root: without the probe nothing would match it).
 // Probe's Workspace is closed after use.
+//
+// Pinned are the run's policy files, the --config file and the --learn
+// FILE (absolute, as named or canonical): a grant of one, of a directory
+// above one, or of another name of one (a symbolic or hard link) is by
+// design whatever the roots, for every right (red team R6-2: a refused
+// write of FILE outside every root was learned as rw of FILE, and the
+// next run rewrote its own policy).
 type PolicyClassifier struct {
-	WS    *jail.Workspace
-	Probe func(dir string) (*jail.Workspace, error)
+	WS     *jail.Workspace
+	Probe  func(dir string) (*jail.Workspace, error)
+	Pinned []string
 }
 
 // Classify implements Classifier: a deny pattern or private key (in the
@@ -120,6 +128,9 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 		if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
 			target = filepath.Dir(path)
 		}
+	}
+	if why := pinned(c.Pinned, path, target); why != "" {
+		return why, ""
 	}
 	for _, p := range []string{path, target} {
 		if why := narrowed(c.WS, p, right); why != "" {
@@ -167,6 +178,36 @@ func narrowed(ws *jail.Workspace, path string, right Right) string {
 		return "deny pattern (--deny, --deny-secrets) or private key"
 	case n&jail.NarrowReadOnly != 0 && (right == Write || right == Create):
 		return "read-only path (--read-only, or the --config/--learn file)"
+	}
+	return ""
+}
+
+// pinned says why path or target (what a grant would name) is never
+// granted: it is one of files (the --config and --learn files), a
+// directory above one, or another name of one; "" for none.
+func pinned(files []string, path, target string) string {
+	for _, f := range files {
+		if f == "" || !filepath.IsAbs(f) {
+			continue
+		}
+		forms := []string{filepath.Clean(f)}
+		if c, err := filepath.EvalSymlinks(f); err == nil {
+			forms = append(forms, c)
+		}
+		fi, ferr := os.Stat(f)
+		for _, p := range []string{path, target} {
+			for _, form := range forms {
+				if holds(p, form) {
+					return "the --config or --learn file, or a directory above it: never granted, so the command cannot rewrite its next run's policy"
+				}
+			}
+			if ferr != nil {
+				continue
+			}
+			if pi, err := os.Stat(p); err == nil && os.SameFile(pi, fi) {
+				return "another name (a link) of the --config or --learn file: never granted, so the command cannot rewrite its next run's policy"
+			}
+		}
 	}
 	return ""
 }

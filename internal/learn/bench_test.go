@@ -82,3 +82,31 @@ func BenchmarkClassify(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRepositoryBelow: the search of a directory grant for a
+// repository below it, over 99,001 entries (1,000 directories of 98
+// files, just under maxRepoScan): the cost of a create grant of a large
+// directory.
+func BenchmarkRepositoryBelow(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds a 99,001-entry tree")
+	}
+	root := b.TempDir()
+	for d := range 1_000 {
+		dir := filepath.Join(root, fmt.Sprintf("d%03d", d))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 98 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d", f)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if why := repositoryBelow(root); why != "" {
+			b.Fatal(why)
+		}
+	}
+}

@@ -19,6 +19,14 @@
 //     --read-only, --protect-agent-config, a frozen directory, a name that
 //     resolves to a private address) is never granted: it becomes a comment
 //     "# refused by design: PATH (RULE)";
+//   - no write or create grant (rw) where a later run could plant code
+//     that runs outside the sandbox, whatever the policy: inside a .git
+//     directory, the user's HOME or above it, what
+//     --protect-agent-config protects relative to HOME or to a
+//     repository's top (a directory holding .git), any directory of a
+//     repository or above one (execbearing.go). The command is untrusted and chooses
+//     its refusals; each becomes a "# refused by design" comment, and a
+//     read or execute of the same path is still learned;
 //   - nothing under /proc/PID (or /proc/self), no write under /proc or /sys,
 //     no path that does not exist at learn time or is reached through a
 //     symbolic link, no path that is not valid UTF-8: each becomes a comment
@@ -153,8 +161,11 @@ type Plan struct {
 
 // Decide chooses the exact grants for refs given the grants the config
 // already holds. It reads the file system (lstat, realpath) to check that
-// each path still exists as it was refused; it never writes. Deterministic
-// in its input and the file system.
+// each path still exists as it was refused and, for an rw grant, the
+// user's HOME ($HOME) and the repositories above the path (a jail.New
+// with jail.WithProtectedAgentConfig each, once per Decide) to refuse
+// execution-bearing paths (execbearing.go); it never writes.
+// Deterministic in its input, HOME and the file system.
 func Decide(refs []Refusal, have Grants) Plan {
 	type want struct {
 		key Key
@@ -191,6 +202,8 @@ func Decide(refs []Refusal, have Grants) Plan {
 			}
 		}
 	}
+	ex := newExecRules()
+	defer ex.close()
 	for _, r := range refs {
 		if r.Host != "" || r.Path == "" {
 			entry, line := decideProxy(r, have)
@@ -208,6 +221,12 @@ func Decide(refs []Refusal, have Grants) Plan {
 		}
 		if blocked[target] {
 			continue // its by-design line says why
+		}
+		if key == KeyRW {
+			if why := ex.why(target, r.Right == Create); why != "" {
+				comments[commentLine(byDesignPrefix, r.Path, why)] = true
+				continue
+			}
 		}
 		need(key, target, r.Right.String()+" refused")
 	}

@@ -30,6 +30,8 @@ import (
 //	          "want-error" instead: Update must fail with ErrNotMergeable
 //	loads     the entries the output must load as, through cliopts'
 //	          config loader: "ro PATH" ... (Go quoted), in order
+//	home      the user's HOME during the merge, relative to $T (HOME is
+//	          set to it; without the section HOME is $T/.nohome, missing)
 type testCase struct {
 	name     string
 	sections map[string]string
@@ -149,6 +151,11 @@ func TestCases(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
 			buildTree(t, root, c.sections["tree"])
+			home := ".nohome"
+			if h, ok := c.sections["home"]; ok {
+				home = strings.TrimSpace(h)
+			}
+			t.Setenv("HOME", filepath.Join(root, home))
 			have := strings.ReplaceAll(c.sections["have"], "$T", root)
 			refs := parseRefusals(t, root, c.sections["refusals"])
 			out, _, err := Update([]byte(have), root, refs)
