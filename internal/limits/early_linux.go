@@ -35,4 +35,3 @@ var earlyLocked = func() {}
 
 // WaitEarly waits until the goroutines StartEarly started have ended.
 func WaitEarly() { early.Wait() }
-
