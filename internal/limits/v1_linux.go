@@ -21,7 +21,7 @@ type v1Group struct {
 	m     *cgfs.Manager
 	dirs  []string          // one per distinct hierarchy, pids first
 	ctrl  map[string]string // controller → the group's directory there
-	tasks []*os.File        // each dir's tasks file, open for writing
+	tasks []int             // each dir's tasks file, open for writing (raw: no poller)
 	swap  bool              // memory.memsw exists: swap is limited too
 }
 
@@ -75,9 +75,10 @@ func newV1(mounts map[string]string, spec Spec, stats bool) (_ *v1Group, err err
 		}
 		seen[mnt], g.ctrl[c] = d, d
 		g.dirs = append(g.dirs, d)
-		t, err := os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY|unix.O_CLOEXEC, 0)
+		tp := filepath.Join(d, "tasks")
+		t, err := unix.Open(tp, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, err
+			return nil, &fs.PathError{Op: "open", Path: tp, Err: err}
 		}
 		g.tasks = append(g.tasks, t)
 	}
@@ -144,9 +145,13 @@ func (g *v1Group) cloneFD() int { return -1 }
 // joins is the same either way.
 func (g *v1Group) joinThread() error {
 	self := []byte("0")
-	for _, t := range g.tasks {
-		if _, err := t.Write(self); err != nil {
-			return &fs.PathError{Op: "write", Path: t.Name(), Err: errors.Unwrap(err)}
+	for i, t := range g.tasks {
+		_, err := unix.Write(t, self)
+		for errors.Is(err, unix.EINTR) {
+			_, err = unix.Write(t, self)
+		}
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: filepath.Join(g.dirs[i], "tasks"), Err: err}
 		}
 	}
 	return nil
@@ -239,7 +244,7 @@ func waitFrozen(fz string) {
 
 func (g *v1Group) remove() error {
 	for _, t := range g.tasks {
-		t.Close()
+		unix.Close(t)
 	}
 	g.tasks = nil
 	var errs []error

@@ -53,6 +53,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/procstat"
 )
 
 // markerHeader is a live marker's first line.
@@ -217,24 +219,12 @@ func (r *Run) End() {
 	r.root = nil
 }
 
-// startTime returns field 22 of /proc/PID/stat (clock ticks after boot):
-// with the PID it names one process, whatever it execve'd since.
+// startTime is procstat.StartTime (for this process: read once).
 func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
+	if pid == os.Getpid() {
+		return procstat.SelfStartTime()
 	}
-	// comm may hold spaces and parentheses: the fields start after the
-	// last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no comm field", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 { // starttime is field 22: the 20th after comm
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return procstat.StartTime(pid)
 }
 
 // Dir is one private directory GC considered.
