@@ -27,6 +27,16 @@ func build(opt Options) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f := precompiledFilter(opt, tg); f != nil {
+		return f, nil
+	}
+	return buildRules(opt, tg)
+}
+
+// buildRules is build without the precompiled table: the rules made and
+// their programs compiled (or found by Key).
+func buildRules(opt Options, tg bpfprog.Arch) (*Filter, error) {
+	var err error
 	rs := rulesFor(opt, tg.String(), tg.HasX32())
 	f := &Filter{}
 	for _, r := range rs {

@@ -4,4 +4,7 @@ package seccomp
 
 // precompiledPrograms is empty here: go generate compiles amd64's table
 // only (see precompiledFor).
-var precompiledPrograms []precompiledProgram
+var (
+	precompiledPrograms []precompiledProgram
+	precompiledFilters  []precompiledFilterEntry
+)
