@@ -298,7 +298,7 @@ type Rule struct {
 type Filter struct {
 	rules     []Rule
 	lazyRules func() []Rule // instead of rules: made when first asked (a precompiled filter)
-	prog  []sockFilter // struct sock_filter on Linux
+	prog      []sockFilter  // struct sock_filter on Linux
 	// supervised: the program returns SECCOMP_RET_USER_NOTIF for listen,
 	// so Install starts a supervisor answering it.
 	supervised bool
