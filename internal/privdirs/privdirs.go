@@ -90,11 +90,37 @@ func openLive() (*os.Root, error) {
 }
 
 // Run is one run's record of its directories, from Begin to End. A nil
-// *Run (no cache directory to write to) does nothing.
+// *Run (no cache directory to write to) does nothing. It works through a
+// descriptor of the live directory with plain system calls (no *os.File:
+// a run's start pays for every one), each on a single name, never
+// following a symbolic link.
 type Run struct {
-	root   *os.Root
-	lock   *os.File // flocked shared from Begin to Record
-	marker string   // name in root, "" before Record
+	dir    int    // the live directory, -1 once ended
+	lock   int    // live/.lock, flocked shared from Begin to Record; -1 after
+	marker string // name in dir, "" before Record
+}
+
+// openLiveFD makes (0700) and opens the live-marker directory, checked
+// (on the descriptor) to be a directory owned by the caller that only the
+// caller can write; a symbolic link in its place is refused.
+func openLiveFD() (int, error) {
+	dir, err := liveDir()
+	if err != nil {
+		return -1, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return -1, err
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory of yours that only you can write")}
+	}
+	return fd, nil
 }
 
 // Begin starts the record of a run: it takes the shared lock that keeps
@@ -102,21 +128,21 @@ type Run struct {
 // cache directory cannot be used (the run then goes unrecorded; see the
 // package doc).
 func Begin() *Run {
-	root, err := openLive()
+	dir, err := openLiveFD()
 	if err != nil {
 		return nil
 	}
-	lock, err := root.OpenFile(".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	lock, err := unix.Openat(dir, ".lock", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		root.Close()
+		unix.Close(dir)
 		return nil
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
-		lock.Close()
-		root.Close()
+	if err := unix.Flock(lock, unix.LOCK_SH); err != nil {
+		unix.Close(lock)
+		unix.Close(dir)
 		return nil
 	}
-	return &Run{root: root, lock: lock}
+	return &Run{dir: dir, lock: lock}
 }
 
 // Record writes the run's marker naming dirs (empty names are skipped),
@@ -144,12 +170,29 @@ func (r *Run) Record(dirs ...string) error {
 		// entry directly in it does. AT_SYMLINK_NOFOLLOW: a link's time.
 		unix.UtimesNanoAt(unix.AT_FDCWD, d, []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	name := fmt.Sprintf("%d-%d", pid, st)
-	if err := r.root.WriteFile(name, []byte(b.String()), 0o600); err != nil {
+	name := strconv.Itoa(pid) + "-" + strconv.FormatUint(st, 10)
+	if err := writeAt(r.dir, name, b.String()); err != nil {
 		return err
 	}
 	r.marker = name
 	r.prune(name)
+	return nil
+}
+
+// writeAt creates or truncates name in dir (mode 0600, no symbolic link
+// followed) and writes s to it.
+func writeAt(dir int, name, s string) error {
+	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	_, err = unix.Write(fd, []byte(s))
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: name, Err: err}
+	}
 	return nil
 }
 
@@ -161,15 +204,19 @@ func (r *Run) Record(dirs ...string) error {
 const pruneMax = 4
 
 // prune removes up to pruneMax markers, other than ours, whose process is
-// gone. Under the shared lock: GC does not run meanwhile, and two runs
-// removing the same marker is harmless.
+// gone, among the first 64 names of the directory. Under the shared lock:
+// GC does not run meanwhile, and two runs removing the same marker is
+// harmless.
 func (r *Run) prune(ours string) {
-	d, err := r.root.Open(".")
-	if err != nil {
+	if _, err := unix.Seek(r.dir, 0, 0); err != nil {
 		return
 	}
-	defer d.Close()
-	names, _ := d.Readdirnames(64)
+	buf := make([]byte, 8192)
+	n, err := unix.Getdents(r.dir, buf)
+	if err != nil || n <= 0 {
+		return
+	}
+	_, _, names := unix.ParseDirent(buf[:n], 64, nil)
 	removed := 0
 	for _, n := range names {
 		if removed == pruneMax {
@@ -178,12 +225,11 @@ func (r *Run) prune(ours string) {
 		if n == ours || !staleMarker(n) {
 			continue
 		}
-		if r.root.Remove(n) == nil {
+		if unix.Unlinkat(r.dir, n, 0) == nil {
 			removed++
 		}
 	}
 }
-
 // staleMarker reports whether name is a marker ("PID-STARTTIME") whose
 // process is gone.
 func staleMarker(name string) bool {
@@ -198,25 +244,25 @@ func staleMarker(name string) bool {
 }
 
 func (r *Run) unlock() {
-	if r.lock != nil {
-		unix.Flock(int(r.lock.Fd()), unix.LOCK_UN)
-		r.lock.Close()
-		r.lock = nil
+	if r.lock >= 0 {
+		unix.Flock(r.lock, unix.LOCK_UN)
+		unix.Close(r.lock)
+		r.lock = -1
 	}
 }
 
 // End removes the marker (the run is over) and closes the record. Safe on
 // nil and twice.
 func (r *Run) End() {
-	if r == nil || r.root == nil {
+	if r == nil || r.dir < 0 {
 		return
 	}
 	r.unlock()
 	if r.marker != "" {
-		r.root.Remove(r.marker)
+		unix.Unlinkat(r.dir, r.marker, 0)
 	}
-	r.root.Close()
-	r.root = nil
+	unix.Close(r.dir)
+	r.dir = -1
 }
 
 // startTime is procstat.StartTime (for this process: read once).
