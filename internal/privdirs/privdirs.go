@@ -230,6 +230,7 @@ func (r *Run) prune(ours string) {
 		}
 	}
 }
+
 // staleMarker reports whether name is a marker ("PID-STARTTIME") whose
 // process is gone.
 func staleMarker(name string) bool {
