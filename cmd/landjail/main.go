@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -68,8 +69,14 @@ func startEarly(args []string) {
 			privateNetwork = false // maybe not; runAction knows
 		}
 	}
-	// Every mode: the probe and stale-group sweep of limits.Start.
+	// Every mode: the probe and stale-group sweep of limits.Start, and
+	// the runtime's template thread, which the first LockOSThread (exec
+	// locks the spawning thread) starts with a clone otherwise.
 	limits.StartEarly()
+	go func() {
+		runtime.LockOSThread()
+		runtime.UnlockOSThread()
+	}()
 	if !namespaces {
 		return
 	}
