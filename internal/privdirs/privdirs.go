@@ -95,9 +95,10 @@ func openLive() (*os.Root, error) {
 // a run's start pays for every one), each on a single name, never
 // following a symbolic link.
 type Run struct {
-	dir    int    // the live directory, -1 once ended
-	lock   int    // live/.lock, flocked shared from Begin to Record; -1 after
-	marker string // name in dir, "" before Record
+	dir    int           // the live directory, -1 once ended
+	lock   int           // live/.lock, flocked shared from Begin to Record; -1 after
+	marker string        // name in dir, "" before Record
+	pruned chan struct{} // closed when Record's prune has ended; nil before
 }
 
 // openLiveFD makes (0700) and opens the live-marker directory, checked
@@ -175,7 +176,18 @@ func (r *Run) Record(dirs ...string) error {
 		return err
 	}
 	r.marker = name
-	r.prune(name)
+	// Pruning is housekeeping: on another goroutine, through its own
+	// descriptor (End may close r.dir meanwhile). Safe without the lock:
+	// it removes only markers of processes that are gone, which GC
+	// disregards; an execve may cut it short, the next run goes on.
+	if fd, err := unix.FcntlInt(uintptr(r.dir), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+		r.pruned = make(chan struct{})
+		go func() {
+			defer close(r.pruned)
+			defer unix.Close(fd)
+			prune(fd, name)
+		}()
+	}
 	return nil
 }
 
@@ -203,16 +215,15 @@ func writeAt(dir int, name, s string) error {
 // at the cost of a few reads of /proc per run.
 const pruneMax = 4
 
-// prune removes up to pruneMax markers, other than ours, whose process is
-// gone, among the first 64 names of the directory. Under the shared lock:
-// GC does not run meanwhile, and two runs removing the same marker is
-// harmless.
-func (r *Run) prune(ours string) {
-	if _, err := unix.Seek(r.dir, 0, 0); err != nil {
+// prune removes up to pruneMax markers in dir, other than ours, whose
+// process is gone, among the first 64 names of the directory. Two runs
+// (or a run and GC) removing the same marker is harmless.
+func prune(dir int, ours string) {
+	if _, err := unix.Seek(dir, 0, 0); err != nil {
 		return
 	}
 	buf := make([]byte, 8192)
-	n, err := unix.Getdents(r.dir, buf)
+	n, err := unix.Getdents(dir, buf)
 	if err != nil || n <= 0 {
 		return
 	}
@@ -225,7 +236,7 @@ func (r *Run) prune(ours string) {
 		if n == ours || !staleMarker(n) {
 			continue
 		}
-		if unix.Unlinkat(r.dir, n, 0) == nil {
+		if unix.Unlinkat(dir, n, 0) == nil {
 			removed++
 		}
 	}
@@ -259,6 +270,9 @@ func (r *Run) End() {
 		return
 	}
 	r.unlock()
+	if r.pruned != nil {
+		<-r.pruned
+	}
 	if r.marker != "" {
 		unix.Unlinkat(r.dir, r.marker, 0)
 	}
