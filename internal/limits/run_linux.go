@@ -457,18 +457,26 @@ func rmdirRetry(dir string) error {
 	}
 }
 
-// writeFile writes s to an existing control file.
+// writeFile writes s to an existing control file (no *os.File: see
+// procstat.ReadFile). Errors are *fs.PathError{Op: "write"} wrapping the
+// errno of the open or the write.
 func writeFile(path, s string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
+	const flags = unix.O_WRONLY | unix.O_TRUNC | unix.O_CLOEXEC // as runc's library opens them
+	fd, err := unix.Open(path, flags, 0)
+	for errors.Is(err, unix.EINTR) {
+		fd, err = unix.Open(path, flags, 0)
 	}
-	_, err = f.WriteString(s)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		_, err = unix.Write(fd, []byte(s))
+		for errors.Is(err, unix.EINTR) {
+			_, err = unix.Write(fd, []byte(s))
+		}
+		if cerr := unix.Close(fd); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
-		return &fs.PathError{Op: "write", Path: path, Err: errors.Unwrap(err)}
+		return &fs.PathError{Op: "write", Path: path, Err: err}
 	}
 	return nil
 }

@@ -8,17 +8,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/opencontainers/cgroups"
-	cgfs "github.com/opencontainers/cgroups/fs"
 	"golang.org/x/sys/unix"
 )
 
-// v1Group is a run's group in each cgroup v1 hierarchy it uses. Limits
-// and statistics go through runc's cgroup library (opencontainers/cgroups
-// fs); placement, kill and removal are here (the library adds processes by
-// pid through cgroup.procs, which would move the whole landjail process).
+// v1Group is a run's group in each cgroup v1 hierarchy it uses: the
+// limits written as v1Writes says, placement, statistics, kill and
+// removal.
 type v1Group struct {
-	m     *cgfs.Manager
 	dirs  []string          // one per distinct hierarchy, pids first
 	ctrl  map[string]string // controller → the group's directory there
 	tasks []int             // each dir's tasks file, open for writing (raw: no poller)
@@ -86,31 +82,7 @@ func newV1(mounts map[string]string, spec Spec, stats bool) (_ *v1Group, err err
 		_, err := os.Stat(filepath.Join(d, "memory.memsw.limit_in_bytes"))
 		g.swap = err == nil
 	}
-	res := &cgroups.Resources{SkipDevices: true}
-	if spec.Pids > 0 {
-		res.PidsLimit = &spec.Pids
-	}
-	if spec.Memory > 0 {
-		res.Memory = spec.Memory
-		if g.swap {
-			res.MemorySwap = spec.Memory // memory+swap = memory: no swap
-		}
-	}
-	if spec.CPUs > 0 {
-		res.CpuPeriod = cpuPeriodUs
-		res.CpuQuota = int64(spec.CPUs*cpuPeriodUs + 0.5)
-	}
-	paths := map[string]string{}
-	for c, d := range g.ctrl {
-		if c != "freezer" { // nothing to set there; Set would write THAWED
-			paths[c] = d
-		}
-	}
-	g.m, err = cgfs.NewManager(&cgroups.Cgroup{Resources: res}, paths)
-	if err != nil {
-		return nil, err
-	}
-	if err := g.m.Set(res); err != nil {
+	if err := applyWrites(v1Writes(spec, g.swap), func(c string) string { return g.ctrl[c] }); err != nil {
 		return nil, err
 	}
 	return g, nil
