@@ -12,10 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// v2Group is a run's group in the cgroup v2 hierarchy. Limits go through
-// runc's cgroup library (opencontainers/cgroups fs2); the directory, its
-// descriptor for CLONE_INTO_CGROUP, cgroup.kill and removal are here (the
-// library has neither).
+// v2Group is a run's group in the cgroup v2 hierarchy: its directory,
+// its descriptor for CLONE_INTO_CGROUP, the limits (v2Writes),
+// cgroup.kill and removal.
 type v2Group struct {
 	dir   string
 	fd    *os.File
