@@ -12,16 +12,25 @@ import (
 // added on the very inode whose type decided its rights (before, a path
 // swapped between the stat and the open got the rights of the old one,
 // which landlock_add_rule refused for a file given directory rights).
-// Not safe for concurrent use; close releases what take did not.
+// At most maxPathFDs are kept (a policy with thousands of paths must not
+// run out of descriptors); the paths past them are stat'd as before. Not
+// safe for concurrent use; close releases what take did not.
 type pathFDs struct {
 	fds map[string]int
 }
+
+// maxPathFDs bounds the descriptors pathFDs keeps: far above the system
+// preset's ≈40 paths, far below RLIMIT_NOFILE's usual soft limit (1024).
+const maxPathFDs = 256
 
 // stat is a statFunc: it reports whether path is a directory, through a
 // descriptor it keeps.
 func (p *pathFDs) stat(path string) (bool, error) {
 	if fd, ok := p.fds[path]; ok {
 		return fdIsDir(fd, path)
+	}
+	if len(p.fds) >= maxPathFDs {
+		return statPath(path) // bounded: the rule opens it again
 	}
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
