@@ -77,7 +77,9 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 			}
 		}
 	}
-	c, err := plan(req, abi, statPath, listDir)
+	var pfds pathFDs
+	defer pfds.close()
+	c, err := plan(req, abi, pfds.stat, listDir)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +132,8 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 			rfd, err = addCarvedRule(fd, r, isDir)
 		} else if insideWritable(c.rules, r) {
 			rfd, err = addNoFollowRule(fd, r)
+		} else if pfd := pfds.take(r.Path); pfd >= 0 {
+			rfd, err = addRuleFD(fd, pfd, r)
 		} else {
 			rfd, err = addPathRule(fd, r)
 		}

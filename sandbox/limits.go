@@ -25,8 +25,15 @@ import (
 // memory or CPU limit is set.
 func (p *Plan) StartLimits(c *exec.Cmd) (*limits.Run, error) {
 	o := p.Options
-	stats := o.Report != "" || p.spec.Memory > 0 || p.spec.CPUs > 0
-	r, err := limits.Start(p.spec, limits.Options{Strict: o.Strict && o.LimitsExplicit(), Stats: stats})
+	var r *limits.Run
+	var err error
+	if e := p.early; e != nil {
+		p.early = nil
+		<-e.done
+		r, err = e.run, e.err
+	} else {
+		r, err = limits.Start(p.spec, p.limitsOptions())
+	}
 	if err != nil {
 		if errors.Is(err, limits.ErrNotEnforced) {
 			return nil, fmt.Errorf("--strict: %w", err)
@@ -47,6 +54,55 @@ func (p *Plan) StartLimits(c *exec.Cmd) (*limits.Run, error) {
 		c.Rlimits = append(c.Rlimits, exec.Rlimit(rl))
 	}
 	return r, nil
+}
+
+// limitsOptions are limits.Start's options for the plan's commands.
+func (p *Plan) limitsOptions() limits.Options {
+	o := p.Options
+	stats := o.Report != "" || p.spec.Memory > 0 || p.spec.CPUs > 0
+	return limits.Options{Strict: o.Strict && o.LimitsExplicit(), Stats: stats}
+}
+
+// pendingLimits is a limits.Start under way (StartLimitsEarly).
+type pendingLimits struct {
+	done chan struct{} // closed when run and err are set
+	run  *limits.Run
+	err  error
+}
+
+// StartLimitsEarly begins the limits.Start of the next StartLimits on
+// another goroutine, so that making the control group (on cgroup v1 a
+// mkdir and a limit written per hierarchy, ≈0.1 ms) overlaps Prepare.
+// StartLimits then takes its result: the same group with the same
+// limits, its errors and warnings reported where StartLimits reports
+// them. Close removes the group when no StartLimits took it (Prepare
+// failed). For a plan that starts one command (landjail run); calling it
+// twice before StartLimits does nothing more.
+func (p *Plan) StartLimitsEarly() {
+	if p.early != nil {
+		return
+	}
+	e := &pendingLimits{done: make(chan struct{})}
+	p.early = e
+	spec, opts := p.spec, p.limitsOptions()
+	go func() {
+		defer close(e.done)
+		e.run, e.err = limits.Start(spec, opts)
+	}()
+}
+
+// dropEarlyLimits waits for a StartLimitsEarly no StartLimits took and
+// removes its group.
+func (p *Plan) dropEarlyLimits() {
+	e := p.early
+	if e == nil {
+		return
+	}
+	p.early = nil
+	<-e.done
+	if e.run != nil {
+		e.run.Close()
+	}
 }
 
 // LimitSpec is the resource limits the options ask for (the defaults

@@ -111,7 +111,8 @@ type Plan struct {
 	homeGrant  string // HOME granted read-write to the command ("" none)
 	lopts      landlock.Options
 	server     *callProxies
-	live       *privdirs.Run // the record of the directories in use (landjail gc)
+	live       *privdirs.Run  // the record of the directories in use (landjail gc)
+	early      *pendingLimits // StartLimitsEarly's limits.Start, until StartLimits takes it
 }
 
 // New builds the policy and the first seccomp filter from o. It starts
@@ -387,6 +388,7 @@ func (p *Plan) undo() {
 
 // Close undoes Prepare and closes the policy. Safe to call twice.
 func (p *Plan) Close() {
+	p.dropEarlyLimits()
 	p.undo()
 	if p.rulesWS != nil && p.rulesWS != p.WS {
 		p.rulesWS.Close()

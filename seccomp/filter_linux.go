@@ -27,6 +27,16 @@ func build(opt Options) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f := precompiledFilter(opt, tg); f != nil {
+		return f, nil
+	}
+	return buildRules(opt, tg)
+}
+
+// buildRules is build without the precompiled table: the rules made and
+// their programs compiled (or found by Key).
+func buildRules(opt Options, tg bpfprog.Arch) (*Filter, error) {
+	var err error
 	rs := rulesFor(opt, tg.String(), tg.HasX32())
 	f := &Filter{}
 	for _, r := range rs {
@@ -56,18 +66,8 @@ func build(opt Options) (*Filter, error) {
 		plainOpt.AllowUnix = nil
 		plainRS = rulesFor(plainOpt, tg.String(), tg.HasX32())
 	}
-	var plain []rule
-	for _, r := range plainRS {
-		if r.Name == "inotify" && len(r.entries) > 0 {
-			r = deny("inotify", "inotify_add_watch", "", unix.EPERM, "no broker")
-		}
-		for _, e := range r.entries {
-			if e.ret == bpfprog.UserNotif {
-				f.plainListener = true
-			}
-		}
-		plain = append(plain, r)
-	}
+	plain, listener := plainRules(plainRS)
+	f.plainListener = f.plainListener || listener
 	if unixBrokered(opt) {
 		f.connects = make(chan struct{}, maxPendingConnects)
 		f.allowUnix = make(map[devIno]string, len(opt.AllowUnix))
@@ -99,6 +99,24 @@ func build(opt Options) (*Filter, error) {
 	return f, f.finishSupervised(opt)
 }
 
+// plainRules is rs as installed without a broker: the inotify rule
+// refusing (EPERM). listener reports whether a rule still hands a
+// syscall to a supervisor.
+func plainRules(rs []rule) (plain []rule, listener bool) {
+	for _, r := range rs {
+		if r.Name == "inotify" && len(r.entries) > 0 {
+			r = deny("inotify", "inotify_add_watch", "", unix.EPERM, "no broker")
+		}
+		for _, e := range r.entries {
+			if e.ret == bpfprog.UserNotif {
+				listener = true
+			}
+		}
+		plain = append(plain, r)
+	}
+	return plain, listener
+}
+
 // finishSupervised sets the ports a supervised listen may use.
 func (f *Filter) finishSupervised(opt Options) error {
 	if f.supervised {
@@ -116,6 +134,9 @@ func compile(rs []rule, tg bpfprog.Arch) ([]sockFilter, error) {
 	p, err := program(rs, tg)
 	if err != nil {
 		return nil, err
+	}
+	if prog := precompiledFor(p); prog != nil {
+		return prog, nil
 	}
 	prog, err := p.Compile()
 	if err != nil {

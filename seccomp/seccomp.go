@@ -296,8 +296,9 @@ type Rule struct {
 // Filter is a compiled seccomp program. It is immutable and safe for
 // concurrent use; Install may be called on many threads.
 type Filter struct {
-	rules []Rule
-	prog  []sockFilter // struct sock_filter on Linux
+	rules     []Rule
+	lazyRules func() []Rule // instead of rules: made when first asked (a precompiled filter)
+	prog      []sockFilter  // struct sock_filter on Linux
 	// supervised: the program returns SECCOMP_RET_USER_NOTIF for listen,
 	// so Install starts a supervisor answering it.
 	supervised bool
@@ -351,7 +352,12 @@ func Build(opt Options) (*Filter, error) { return build(opt) }
 
 // Rules returns every rule of f and its reason, in evaluation order. The
 // slice is a copy.
-func (f *Filter) Rules() []Rule { return append([]Rule(nil), f.rules...) }
+func (f *Filter) Rules() []Rule {
+	if f.lazyRules != nil {
+		return append([]Rule(nil), f.lazyRules()...)
+	}
+	return append([]Rule(nil), f.rules...)
+}
 
 // Install installs f on the calling thread only, never on the other threads
 // of the process: lock the goroutine with runtime.LockOSThread first and

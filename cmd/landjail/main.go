@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
 )
@@ -34,14 +36,17 @@ func main() {
 	exec.Init()    // the user-namespace stage, for runs by a non-root user
 	startEarly(os.Args)
 	exitsAfterRun = true
-	os.Exit(runMain(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+	code := runMain(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)
+	limits.WaitEarly() // a sweep startEarly began ends before the exit
+	os.Exit(code)
 }
 
 // startEarly starts, before the flags are parsed, what "landjail run"
 // will need from the kernel and takes longest to make on other threads:
 // the namespace probe and the view's network namespace
 // (landlock.StartProbe), so that they overlap the CLI's start-up (≈0.2
-// ms; see BENCHMARKS.md). The command line is only glanced at: a guess
+// ms; see BENCHMARKS.md); in every mode, the stale-group sweep of
+// limits.Start (limits.StartEarly, ≈0.25 ms). The command line is only glanced at: a guess
 // that turns out wrong costs time, never behaviour. runAction calls
 // StartProbe again with the parsed options (only the first call of each
 // part does anything), Compile decides the layer from the probe as
@@ -50,18 +55,31 @@ func startEarly(args []string) {
 	if len(args) < 2 || args[1] != "run" {
 		return
 	}
-	privateNetwork := true
+	privateNetwork, namespaces := true, true
 	for _, a := range args[2:] {
 		if a == "--" {
 			break
 		}
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		switch name {
-		case "no-namespaces", "help", "h", "print-rules":
+		case "help", "h", "print-rules":
 			return
+		case "no-namespaces":
+			namespaces = false
 		case "net", "connect-tcp", "bind-tcp", "config":
 			privateNetwork = false // maybe not; runAction knows
 		}
+	}
+	// Every mode: the probe and stale-group sweep of limits.Start, and
+	// the runtime's template thread, which the first LockOSThread (exec
+	// locks the spawning thread) starts with a clone otherwise.
+	limits.StartEarly()
+	go func() {
+		runtime.LockOSThread()
+		runtime.UnlockOSThread()
+	}()
+	if !namespaces {
+		return
 	}
 	// One short run: the view joins the mount namespace the probe makes
 	// instead of making a second one (nsview.KeepProbeNamespace).

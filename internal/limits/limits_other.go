@@ -55,3 +55,9 @@ func (r *Run) Start(c *osexec.Cmd) error { return errors.ErrUnsupported }
 func (r *Run) Kill() (int, error)        { return 0, errors.ErrUnsupported }
 func (r *Run) Close() (*Result, error)   { return &Result{}, nil }
 func (r *Run) Stats() Result             { return Result{} }
+
+// StartEarly does nothing outside Linux.
+func StartEarly() {}
+
+// WaitEarly does nothing outside Linux.
+func WaitEarly() {}

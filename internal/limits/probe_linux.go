@@ -1,7 +1,6 @@
 package limits
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/procstat"
 )
 
 // Probe is what Available found: which mechanism Start uses for the
@@ -72,16 +73,14 @@ var probe = sync.OnceValue(func() Probe {
 	}
 	var v2mnt string
 	var roV1, roV2 bool
-	f, err := os.Open("/proc/self/mountinfo")
+	mi, err := procstat.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		p.Reason = "cannot read /proc/self/mountinfo: " + err.Error()
 		return p
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for line := range strings.Lines(string(mi)) {
 		// id parent maj:min root mountpoint options [optional...] - fstype source superopts
-		left, right, ok := strings.Cut(sc.Text(), " - ")
+		left, right, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " - ")
 		if !ok {
 			continue
 		}

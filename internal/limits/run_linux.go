@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/osthread"
+	"github.com/landjail/landjail/internal/procstat"
 )
 
 // Options choose where a Run's group goes.
@@ -77,26 +78,16 @@ var seq atomic.Uint64
 // selfStart is this process's start time in clock ticks since boot
 // (/proc/self/stat field 22): with the pid it names the owner of a
 // group, so that a reused pid is not mistaken for the owner.
-var selfStart = sync.OnceValue(func() uint64 { return startTime(os.Getpid()) })
+func selfStart() uint64 {
+	st, _ := procstat.SelfStartTime()
+	return st
+}
 
 // startTime returns /proc/PID/stat's starttime, or 0 when the process
 // does not exist.
 func startTime(pid int) uint64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// comm may hold spaces and parentheses: fields start after the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 { // starttime is field 22: the 20th after comm
-		return 0
-	}
-	n, _ := strconv.ParseUint(f[19], 10, 64)
-	return n
+	st, _ := procstat.StartTime(pid)
+	return st
 }
 
 // selfPIDNS is the inode number of this process's PID namespace: pids
@@ -403,7 +394,7 @@ func (r *Run) Stats() Result {
 
 // readUint reads a file holding one unsigned number ("max" is not one).
 func readUint(path string) (uint64, bool) {
-	b, err := os.ReadFile(path)
+	b, err := procstat.ReadFile(path)
 	if err != nil {
 		return 0, false
 	}
@@ -413,7 +404,7 @@ func readUint(path string) (uint64, bool) {
 
 // readKey reads "key value" lines and returns key's value.
 func readKey(path, key string) (uint64, bool) {
-	b, err := os.ReadFile(path)
+	b, err := procstat.ReadFile(path)
 	if err != nil {
 		return 0, false
 	}
@@ -436,7 +427,7 @@ func ptr(v uint64, ok bool) *uint64 {
 
 // readPids reads a cgroup.procs file.
 func readPids(path string) ([]int, error) {
-	b, err := os.ReadFile(path)
+	b, err := procstat.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -466,18 +457,26 @@ func rmdirRetry(dir string) error {
 	}
 }
 
-// writeFile writes s to an existing control file.
+// writeFile writes s to an existing control file (no *os.File: see
+// procstat.ReadFile). Errors are *fs.PathError{Op: "write"} wrapping the
+// errno of the open or the write.
 func writeFile(path, s string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
+	const flags = unix.O_WRONLY | unix.O_TRUNC | unix.O_CLOEXEC // as runc's library opens them
+	fd, err := unix.Open(path, flags, 0)
+	for errors.Is(err, unix.EINTR) {
+		fd, err = unix.Open(path, flags, 0)
 	}
-	_, err = f.WriteString(s)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		_, err = unix.Write(fd, []byte(s))
+		for errors.Is(err, unix.EINTR) {
+			_, err = unix.Write(fd, []byte(s))
+		}
+		if cerr := unix.Close(fd); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
-		return &fs.PathError{Op: "write", Path: path, Err: errors.Unwrap(err)}
+		return &fs.PathError{Op: "write", Path: path, Err: err}
 	}
 	return nil
 }

@@ -21,6 +21,11 @@ var (
 func cleanStaleOnce(parent string) {
 	staleMu.Lock()
 	defer staleMu.Unlock()
+	cleanStaleLocked(parent)
+}
+
+// cleanStaleLocked is cleanStaleOnce with staleMu held.
+func cleanStaleLocked(parent string) {
 	if !staleDone[""] {
 		staleDone[""] = true
 		cleanDefault(time.Now())

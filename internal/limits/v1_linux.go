@@ -8,20 +8,16 @@ import (
 	"slices"
 	"time"
 
-	"github.com/opencontainers/cgroups"
-	cgfs "github.com/opencontainers/cgroups/fs"
 	"golang.org/x/sys/unix"
 )
 
-// v1Group is a run's group in each cgroup v1 hierarchy it uses. Limits
-// and statistics go through runc's cgroup library (opencontainers/cgroups
-// fs); placement, kill and removal are here (the library adds processes by
-// pid through cgroup.procs, which would move the whole landjail process).
+// v1Group is a run's group in each cgroup v1 hierarchy it uses: the
+// limits written as v1Writes says, placement, statistics, kill and
+// removal.
 type v1Group struct {
-	m     *cgfs.Manager
 	dirs  []string          // one per distinct hierarchy, pids first
 	ctrl  map[string]string // controller → the group's directory there
-	tasks []*os.File        // each dir's tasks file, open for writing
+	tasks []int             // each dir's tasks file, open for writing (raw: no poller)
 	swap  bool              // memory.memsw exists: swap is limited too
 }
 
@@ -75,9 +71,10 @@ func newV1(mounts map[string]string, spec Spec, stats bool) (_ *v1Group, err err
 		}
 		seen[mnt], g.ctrl[c] = d, d
 		g.dirs = append(g.dirs, d)
-		t, err := os.OpenFile(filepath.Join(d, "tasks"), os.O_WRONLY|unix.O_CLOEXEC, 0)
+		tp := filepath.Join(d, "tasks")
+		t, err := unix.Open(tp, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, err
+			return nil, &fs.PathError{Op: "open", Path: tp, Err: err}
 		}
 		g.tasks = append(g.tasks, t)
 	}
@@ -85,31 +82,7 @@ func newV1(mounts map[string]string, spec Spec, stats bool) (_ *v1Group, err err
 		_, err := os.Stat(filepath.Join(d, "memory.memsw.limit_in_bytes"))
 		g.swap = err == nil
 	}
-	res := &cgroups.Resources{SkipDevices: true}
-	if spec.Pids > 0 {
-		res.PidsLimit = &spec.Pids
-	}
-	if spec.Memory > 0 {
-		res.Memory = spec.Memory
-		if g.swap {
-			res.MemorySwap = spec.Memory // memory+swap = memory: no swap
-		}
-	}
-	if spec.CPUs > 0 {
-		res.CpuPeriod = cpuPeriodUs
-		res.CpuQuota = int64(spec.CPUs*cpuPeriodUs + 0.5)
-	}
-	paths := map[string]string{}
-	for c, d := range g.ctrl {
-		if c != "freezer" { // nothing to set there; Set would write THAWED
-			paths[c] = d
-		}
-	}
-	g.m, err = cgfs.NewManager(&cgroups.Cgroup{Resources: res}, paths)
-	if err != nil {
-		return nil, err
-	}
-	if err := g.m.Set(res); err != nil {
+	if err := applyWrites(v1Writes(spec, g.swap), func(c string) string { return g.ctrl[c] }); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -144,9 +117,13 @@ func (g *v1Group) cloneFD() int { return -1 }
 // joins is the same either way.
 func (g *v1Group) joinThread() error {
 	self := []byte("0")
-	for _, t := range g.tasks {
-		if _, err := t.Write(self); err != nil {
-			return &fs.PathError{Op: "write", Path: t.Name(), Err: errors.Unwrap(err)}
+	for i, t := range g.tasks {
+		_, err := unix.Write(t, self)
+		for errors.Is(err, unix.EINTR) {
+			_, err = unix.Write(t, self)
+		}
+		if err != nil {
+			return &fs.PathError{Op: "write", Path: filepath.Join(g.dirs[i], "tasks"), Err: err}
 		}
 	}
 	return nil
@@ -239,7 +216,7 @@ func waitFrozen(fz string) {
 
 func (g *v1Group) remove() error {
 	for _, t := range g.tasks {
-		t.Close()
+		unix.Close(t)
 	}
 	g.tasks = nil
 	var errs []error

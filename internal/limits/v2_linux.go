@@ -9,15 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/opencontainers/cgroups"
-	"github.com/opencontainers/cgroups/fs2"
 	"golang.org/x/sys/unix"
 )
 
-// v2Group is a run's group in the cgroup v2 hierarchy. Limits go through
-// runc's cgroup library (opencontainers/cgroups fs2); the directory, its
-// descriptor for CLONE_INTO_CGROUP, cgroup.kill and removal are here (the
-// library has neither).
+// v2Group is a run's group in the cgroup v2 hierarchy: its directory,
+// its descriptor for CLONE_INTO_CGROUP, the limits (v2Writes),
+// cgroup.kill and removal.
 type v2Group struct {
 	dir   string
 	fd    *os.File
@@ -70,26 +67,10 @@ func newV2(parent string, spec Spec) (_ *v2Group, err error) {
 	return g, nil
 }
 
-// setV2 writes spec's limits into dir through fs2.Manager.Set, for the
-// controllers ctrls has (the others are reported NotEnforced).
+// setV2 writes spec's limits into dir, for the controllers ctrls has
+// (v2Writes).
 func setV2(dir string, ctrls map[string]bool, spec Spec) error {
-	res := &cgroups.Resources{SkipDevices: true}
-	if spec.Pids > 0 && ctrls["pids"] {
-		res.PidsLimit = &spec.Pids
-	}
-	if spec.Memory > 0 && ctrls["memory"] {
-		// MemorySwap equal to Memory: memory.swap.max 0, no swap.
-		res.Memory, res.MemorySwap = spec.Memory, spec.Memory
-	}
-	if spec.CPUs > 0 && ctrls["cpu"] {
-		res.CpuPeriod = cpuPeriodUs
-		res.CpuQuota = int64(spec.CPUs*cpuPeriodUs + 0.5)
-	}
-	m, err := fs2.NewManager(&cgroups.Cgroup{Resources: res}, dir)
-	if err != nil {
-		return err
-	}
-	return m.Set(res)
+	return applyWrites(v2Writes(ctrls, spec), func(string) string { return dir })
 }
 
 // enableControllers enables those of want that dir offers in its

@@ -53,6 +53,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/procstat"
 )
 
 // markerHeader is a live marker's first line.
@@ -88,11 +90,38 @@ func openLive() (*os.Root, error) {
 }
 
 // Run is one run's record of its directories, from Begin to End. A nil
-// *Run (no cache directory to write to) does nothing.
+// *Run (no cache directory to write to) does nothing. It works through a
+// descriptor of the live directory with plain system calls (no *os.File:
+// a run's start pays for every one), each on a single name, never
+// following a symbolic link.
 type Run struct {
-	root   *os.Root
-	lock   *os.File // flocked shared from Begin to Record
-	marker string   // name in root, "" before Record
+	dir    int           // the live directory, -1 once ended
+	lock   int           // live/.lock, flocked shared from Begin to Record; -1 after
+	marker string        // name in dir, "" before Record
+	pruned chan struct{} // closed when Record's prune has ended; nil before
+}
+
+// openLiveFD makes (0700) and opens the live-marker directory, checked
+// (on the descriptor) to be a directory owned by the caller that only the
+// caller can write; a symbolic link in its place is refused.
+func openLiveFD() (int, error) {
+	dir, err := liveDir()
+	if err != nil {
+		return -1, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return -1, err
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: "open", Path: dir, Err: errors.New("not a directory of yours that only you can write")}
+	}
+	return fd, nil
 }
 
 // Begin starts the record of a run: it takes the shared lock that keeps
@@ -100,21 +129,21 @@ type Run struct {
 // cache directory cannot be used (the run then goes unrecorded; see the
 // package doc).
 func Begin() *Run {
-	root, err := openLive()
+	dir, err := openLiveFD()
 	if err != nil {
 		return nil
 	}
-	lock, err := root.OpenFile(".lock", os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	lock, err := unix.Openat(dir, ".lock", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		root.Close()
+		unix.Close(dir)
 		return nil
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
-		lock.Close()
-		root.Close()
+	if err := unix.Flock(lock, unix.LOCK_SH); err != nil {
+		unix.Close(lock)
+		unix.Close(dir)
 		return nil
 	}
-	return &Run{root: root, lock: lock}
+	return &Run{dir: dir, lock: lock}
 }
 
 // Record writes the run's marker naming dirs (empty names are skipped),
@@ -142,12 +171,40 @@ func (r *Run) Record(dirs ...string) error {
 		// entry directly in it does. AT_SYMLINK_NOFOLLOW: a link's time.
 		unix.UtimesNanoAt(unix.AT_FDCWD, d, []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	name := fmt.Sprintf("%d-%d", pid, st)
-	if err := r.root.WriteFile(name, []byte(b.String()), 0o600); err != nil {
+	name := strconv.Itoa(pid) + "-" + strconv.FormatUint(st, 10)
+	if err := writeAt(r.dir, name, b.String()); err != nil {
 		return err
 	}
 	r.marker = name
-	r.prune(name)
+	// Pruning is housekeeping: on another goroutine, through its own
+	// descriptor (End may close r.dir meanwhile). Safe without the lock:
+	// it removes only markers of processes that are gone, which GC
+	// disregards; an execve may cut it short, the next run goes on.
+	if fd, err := unix.FcntlInt(uintptr(r.dir), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+		r.pruned = make(chan struct{})
+		go func() {
+			defer close(r.pruned)
+			defer unix.Close(fd)
+			prune(fd, name)
+		}()
+	}
+	return nil
+}
+
+// writeAt creates or truncates name in dir (mode 0600, no symbolic link
+// followed) and writes s to it.
+func writeAt(dir int, name, s string) error {
+	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	_, err = unix.Write(fd, []byte(s))
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: name, Err: err}
+	}
 	return nil
 }
 
@@ -158,16 +215,19 @@ func (r *Run) Record(dirs ...string) error {
 // at the cost of a few reads of /proc per run.
 const pruneMax = 4
 
-// prune removes up to pruneMax markers, other than ours, whose process is
-// gone. Under the shared lock: GC does not run meanwhile, and two runs
-// removing the same marker is harmless.
-func (r *Run) prune(ours string) {
-	d, err := r.root.Open(".")
-	if err != nil {
+// prune removes up to pruneMax markers in dir, other than ours, whose
+// process is gone, among the first 64 names of the directory. Two runs
+// (or a run and GC) removing the same marker is harmless.
+func prune(dir int, ours string) {
+	if _, err := unix.Seek(dir, 0, 0); err != nil {
 		return
 	}
-	defer d.Close()
-	names, _ := d.Readdirnames(64)
+	buf := make([]byte, 8192)
+	n, err := unix.Getdents(dir, buf)
+	if err != nil || n <= 0 {
+		return
+	}
+	_, _, names := unix.ParseDirent(buf[:n], 64, nil)
 	removed := 0
 	for _, n := range names {
 		if removed == pruneMax {
@@ -176,7 +236,7 @@ func (r *Run) prune(ours string) {
 		if n == ours || !staleMarker(n) {
 			continue
 		}
-		if r.root.Remove(n) == nil {
+		if unix.Unlinkat(dir, n, 0) == nil {
 			removed++
 		}
 	}
@@ -196,45 +256,36 @@ func staleMarker(name string) bool {
 }
 
 func (r *Run) unlock() {
-	if r.lock != nil {
-		unix.Flock(int(r.lock.Fd()), unix.LOCK_UN)
-		r.lock.Close()
-		r.lock = nil
+	if r.lock >= 0 {
+		unix.Flock(r.lock, unix.LOCK_UN)
+		unix.Close(r.lock)
+		r.lock = -1
 	}
 }
 
 // End removes the marker (the run is over) and closes the record. Safe on
 // nil and twice.
 func (r *Run) End() {
-	if r == nil || r.root == nil {
+	if r == nil || r.dir < 0 {
 		return
 	}
 	r.unlock()
-	if r.marker != "" {
-		r.root.Remove(r.marker)
+	if r.pruned != nil {
+		<-r.pruned
 	}
-	r.root.Close()
-	r.root = nil
+	if r.marker != "" {
+		unix.Unlinkat(r.dir, r.marker, 0)
+	}
+	unix.Close(r.dir)
+	r.dir = -1
 }
 
-// startTime returns field 22 of /proc/PID/stat (clock ticks after boot):
-// with the PID it names one process, whatever it execve'd since.
+// startTime is procstat.StartTime (for this process: read once).
 func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
+	if pid == os.Getpid() {
+		return procstat.SelfStartTime()
 	}
-	// comm may hold spaces and parentheses: the fields start after the
-	// last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no comm field", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 { // starttime is field 22: the 20th after comm
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
-	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return procstat.StartTime(pid)
 }
 
 // Dir is one private directory GC considered.
