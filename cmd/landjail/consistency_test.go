@@ -123,7 +123,7 @@ func TestRunUnwritableHome(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "home-writable")
 	assert.Contains(t, string(out), "inside its private TMPDIR")
-	assert.Equal(t, 1, strings.Count(string(out), "landjail:"), "one line: %s", out)
+	assert.Equal(t, 1, strings.Count("\n"+string(out), "\nlandjail: "), "one line: %s", out)
 }
 
 // TestRunPrivateTmpWritable: the namespace layer's "private /tmp" was
