@@ -19,6 +19,8 @@ func (c *Cmd) exec() error  { return fmt.Errorf("exec: Exec: %w", errors.ErrUnsu
 
 func release(rs *landlock.Ruleset) {}
 
+func prestartUserStage(bool) {}
+
 func hardRlimits() bool { return false }
 
 func selfTest(ws *jail.Workspace, rs *landlock.Ruleset) error {

@@ -81,6 +81,17 @@ func runInit(marker string) int {
 		marker = m
 		nsview.PrepareNetwork()
 	}
+	// The first signal.Notify costs ≈0.5 ms here (the runtime starts
+	// its signal-mask thread and makes a round trip to it per signal):
+	// register on another goroutine while the spec is read; the target
+	// is forked only once it is done (forkTarget's caller waits), so no
+	// signal that should be forwarded can meet the default action.
+	sigs := make(chan os.Signal, 32)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
+		close(notified)
+	}()
 	specFD, statusFD, ok := strings.Cut(marker, ",")
 	sfd, err1 := strconv.Atoi(specFD)
 	tfd, err2 := strconv.Atoi(statusFD)
@@ -101,23 +112,55 @@ func runInit(marker string) int {
 		status.Close()
 		return 125
 	}
-	specFile := os.NewFile(uintptr(sfd), "spec")
-	b, err := io.ReadAll(specFile)
-	specFile.Close()
-	if err != nil {
-		return fail("read spec", err)
+	var b []byte
+	var passed []int // descriptors that came with the spec (socket)
+	if sfd == tfd {
+		var err error
+		b, passed, err = readSpecSocket(sfd)
+		if err != nil {
+			return fail("read spec", err)
+		}
+	} else {
+		specFile := os.NewFile(uintptr(sfd), "spec")
+		var err error
+		b, err = io.ReadAll(specFile)
+		specFile.Close()
+		if err != nil {
+			return fail("read spec", err)
+		}
 	}
 	var sp Spec
 	if err := json.Unmarshal(b, &sp); err != nil {
 		return fail("decode spec", err)
 	}
-	// Only 0..NFiles-1 reach the target: everything else this process
-	// inherited (the spec, status and Landlock descriptors, the binary)
-	// is marked close-on-exec (Go's fork closes nothing by itself).
 	if sp.NFiles < 3 {
 		return fail("spec", fmt.Errorf("nfiles %d: %w", sp.NFiles, unix.EINVAL))
 	}
-	if err := unix.CloseRange(uint(sp.NFiles), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+	// files are the target's descriptors 0..NFiles-1: the inherited
+	// ones in place, or those passed with the spec (close-on-exec, as
+	// received; the fork dup2s them into place, which clears the flag).
+	files := make([]uintptr, sp.NFiles)
+	for i := range files {
+		files[i] = uintptr(i)
+	}
+	switch {
+	case sp.Passed && len(passed) == sp.NFiles+1:
+		for i := range files {
+			files[i] = uintptr(passed[i])
+		}
+		sp.LandlockFD = passed[sp.NFiles]
+	case sp.Passed || len(passed) > 0:
+		return fail("spec", fmt.Errorf("%d descriptors passed for %d files (passed %v): %w", len(passed), sp.NFiles, sp.Passed, unix.EINVAL))
+	}
+	// Only files reach the target: everything else this process
+	// inherited (the spec, status and Landlock descriptors, the binary;
+	// with passed descriptors its own stdio too) is marked close-on-exec
+	// (Go's fork closes nothing by itself).
+	from := uint(sp.NFiles)
+	if sp.Passed {
+		from = 0
+	}
+	if err := unix.CloseRange(from, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail("close_range", err)
 	}
 	// Nothing inside may read this process's memory, open its fds or
@@ -128,8 +171,6 @@ func runInit(marker string) int {
 	if sp.View == nil || sp.LandlockFD < 0 {
 		return fail("spec", fmt.Errorf("no view or no Landlock ruleset: %w", unix.EINVAL))
 	}
-	sigs := make(chan os.Signal, 32)
-	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 
 	// The main thread stays locked (above), so this goroutine gets a
 	// thread of its own, which nsview requires; it is confined and
@@ -142,7 +183,7 @@ func runInit(marker string) int {
 	ch := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread()
-		pid, listener, op, err := forkTarget(&sp)
+		pid, listener, op, err := forkTarget(&sp, files, notified)
 		ch <- started{pid, listener, op, err}
 	}()
 	r := <-ch
@@ -152,9 +193,17 @@ func runInit(marker string) int {
 	pid := r.pid
 	json.NewEncoder(status).Encode(Status{Listener: r.listener})
 	status.Close()
-	// The init holds nothing the target could reach once it runs.
-	for i := 0; i < sp.NFiles; i++ {
-		unix.Close(i)
+	// The init holds nothing the target could reach once it runs: the
+	// target's descriptors (passed ones, and its own stdio, /dev/null),
+	// its ruleset and the binary.
+	if sp.Passed {
+		for _, fd := range append(passed[:sp.NFiles:sp.NFiles], 0, 1, 2) {
+			unix.Close(fd)
+		}
+	} else {
+		for i := 0; i < sp.NFiles; i++ {
+			unix.Close(i)
+		}
 	}
 	for _, fd := range []int{sp.LandlockFD, sp.ExeFD} {
 		if fd >= 0 {
@@ -177,6 +226,48 @@ func runInit(marker string) int {
 		}()
 	}
 	return supervise(pid, sigs)
+}
+
+// maxPassed bounds the descriptors one spec may pass: SCM_MAX_FD
+// (include/net/scm.h), what the kernel accepts in one message.
+const maxPassed = 253
+
+// readSpecSocket reads the spec from the stream socket fd until the
+// parent shuts down its side for writing, and collects every descriptor
+// passed with it (SCM_RIGHTS, received close-on-exec). A truncated
+// control message (more descriptors than maxPassed) fails with EMSGSIZE.
+func readSpecSocket(fd int) (spec []byte, fds []int, err error) {
+	buf := make([]byte, 16<<10)
+	oob := make([]byte, unix.CmsgSpace(4*maxPassed))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fds, err
+		}
+		if oobn > 0 {
+			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+			if err != nil {
+				return nil, fds, err
+			}
+			for i := range msgs {
+				rights, err := unix.ParseUnixRights(&msgs[i])
+				if err != nil {
+					return nil, fds, err
+				}
+				fds = append(fds, rights...)
+			}
+		}
+		if flags&unix.MSG_CTRUNC != 0 {
+			return nil, fds, fmt.Errorf("descriptors passed with the spec truncated: %w", unix.EMSGSIZE)
+		}
+		if n == 0 {
+			return spec, fds, nil
+		}
+		spec = append(spec, buf[:n]...)
+	}
 }
 
 // supervise forwards signals to the target's process group and reaps
@@ -223,10 +314,11 @@ func reap(pid int) (code int, done bool) {
 // forkTarget, on a locked thread that is not the main thread, builds the
 // view (in the stage's own mount namespace, inside its user namespace), mounts the fresh procfs on /proc with hidepid=4 (a process
 // is listed only to those that may ptrace-read it: the stage is not),
-// grants it in the stage's ruleset, confines the thread (confine) and
-// forks the target. It returns the target's pid, or the failing step and
-// its error.
-func forkTarget(sp *Spec) (pid, listener int, op string, err error) {
+// grants it in the stage's ruleset, confines the thread (confine) and,
+// once notified is closed (the stage's signals are registered), forks
+// the target with files as its descriptors 0..len-1. It returns the
+// target's pid, or the failing step and its error.
+func forkTarget(sp *Spec, files []uintptr, notified <-chan struct{}) (pid, listener int, op string, err error) {
 	// The stage is alone in the mount and IPC namespaces it was cloned
 	// into (nsview.UserNSFlags), and after this only waits and reaps:
 	// the view is built in them, not in a second pair for this thread.
@@ -247,10 +339,7 @@ func forkTarget(sp *Spec) (pid, listener int, op string, err error) {
 	if listener, err = confine(sp); err != nil {
 		return 0, 0, "confine", err
 	}
-	files := make([]uintptr, sp.NFiles)
-	for i := range files {
-		files[i] = uintptr(i)
-	}
+	<-notified // the stage's signals are caught before the target exists
 	sys := &syscall.SysProcAttr{Setsid: true, Setctty: sp.Setctty, Ctty: sp.Ctty}
 	pid, err = syscall.ForkExec(sp.Path, sp.Argv, &syscall.ProcAttr{Dir: sp.Dir, Env: sp.Env, Files: files, Sys: sys})
 	if err != nil {

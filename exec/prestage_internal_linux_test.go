@@ -1,0 +1,268 @@
+package exec
+
+import (
+	"context"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
+)
+
+// envPrestage marks the re-executed, unprivileged test binary of the
+// PrestartUserStage tests; its value is the workspace.
+const envPrestage = "LANDJAIL_PRESTAGE_WS"
+
+// asNobody re-executes the test binary as uid 65534 (no capability)
+// running only the test name, with a fresh workspace (mode 0777) in
+// envPrestage, and requires that it passed there; it returns the output.
+func asNobody(t *testing.T, name string) string {
+	t.Helper()
+	kerneltest.RequireLandlockABI(t, 4)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
+	}
+	if _, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked {
+		t.Skip("namespaces refused (emulation): no user-namespace stage")
+	}
+	base, err := os.MkdirTemp("", "landjail-prestage-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	base, err = filepath.EvalSymlinks(base)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(base, 0o755))
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o777))
+	require.NoError(t, os.Chmod(ws, 0o777))
+	bin := filepath.Join(base, "exec.test")
+	data, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	c := osexec.CommandContext(t.Context(), bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
+	c.Dir = base
+	c.Env = append(os.Environ(), envPrestage+"="+ws, "GOCOVERDIR=", "HOME="+ws)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: "+name)
+	require.NotContains(t, string(out), "--- SKIP")
+	return string(out)
+}
+
+// prestageRuleset is the view ruleset of the workspace in envPrestage,
+// which a caller without capabilities gets from the user-namespace stage.
+func prestageRuleset(t *testing.T) (*jail.Workspace, *landlock.Ruleset) {
+	t.Helper()
+	require.NotZero(t, os.Geteuid(), "the parent must be unprivileged here")
+	ws, err := jail.New(os.Getenv(envPrestage))
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	rs, err := landlock.Compile(ws, landlock.Options{Namespaces: true, System: true})
+	require.NoError(t, err)
+	require.True(t, rs.UserNamespace(), "layer %v: %s", rs.Report().Layer, rs.Report().LayerReason)
+	return ws, rs
+}
+
+// isChild reports whether pid is a live (not zombie) child of this
+// process (/proc/PID/stat: state and parent).
+func isChild(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(os.Getpid())
+}
+
+// noChildren reports whether this process has no child at all, running
+// or not reaped (wait4 ECHILD).
+func noChildren() bool {
+	_, err := unix.Wait4(-1, nil, unix.WNOHANG|unix.WALL, nil)
+	return err == unix.ECHILD
+}
+
+// waitNoChildren waits up to 10 s until this process has no child.
+func waitNoChildren(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !noChildren() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.True(t, noChildren(), "a stage left behind")
+}
+
+// prestageScript shows what the target gets: its PID namespace (the
+// stage's), the view (a host directory outside the workspace read-only),
+// its stdout and the ExtraFile as fd 3.
+const prestageScript = `readlink /proc/self/ns/pid; touch /etc/landjail-prestage 2>/dev/null && echo etc=rw || echo etc=ro; echo extra >&3`
+
+// runPrestageScript runs prestageScript confined by rs with a pipe as
+// stdout and another as fd 3 (both *os.File, so a prestarted stage may
+// take them), and returns both outputs and how many prestarted stages
+// Start took meanwhile.
+func runPrestageScript(t *testing.T, ws *jail.Workspace, rs *landlock.Ruleset, edit func(*Cmd)) (stdout, extra string, taken int64) {
+	t.Helper()
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	defer outR.Close()
+	xR, xW, err := os.Pipe()
+	require.NoError(t, err)
+	defer xR.Close()
+	c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", prestageScript)
+	c.Stdout = outW
+	c.ExtraFiles = []*os.File{xW}
+	if edit != nil {
+		edit(c)
+	}
+	before := prestageTaken.Load()
+	err = c.Start()
+	outW.Close()
+	xW.Close()
+	require.NoError(t, err)
+	o, _ := io.ReadAll(outR)
+	x, _ := io.ReadAll(xR)
+	require.NoError(t, c.Wait())
+	return string(o), string(x), prestageTaken.Load() - before
+}
+
+// TestPrestartedStage: as uid 65534, a stage started by
+// PrestartUserStage before the command was known runs it exactly as a
+// stage cloned by Start does: in a PID namespace of its own, in the view
+// (/etc read-only), stdout and the ExtraFile (passed with the spec) in
+// place. Control: the same run without PrestartUserStage (Start clones
+// the stage, none taken). Shown able to fail: with the stage ignoring the
+// passed descriptors (files left 0..NFiles-1) the prestarted run printed
+// nothing on either pipe.
+func TestPrestartedStage(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asNobody(t, "TestPrestartedStage")
+		return
+	}
+	ws, rs := prestageRuleset(t)
+	for _, prestart := range []bool{false, true} {
+		t.Run("prestart="+strconv.FormatBool(prestart), func(t *testing.T) {
+			if prestart {
+				PrestartUserStage(true)
+			}
+			stdout, extra, taken := runPrestageScript(t, ws, rs, nil)
+			own, err := os.Readlink("/proc/self/ns/pid")
+			require.NoError(t, err)
+			ns, rest, _ := strings.Cut(stdout, "\n")
+			assert.True(t, strings.HasPrefix(ns, "pid:["), stdout)
+			assert.NotEqual(t, own, ns, "the command is in this process's PID namespace")
+			assert.Equal(t, "etc=ro\n", rest)
+			assert.Equal(t, "extra\n", extra)
+			want := int64(0)
+			if prestart {
+				want = 1
+			}
+			assert.Equal(t, want, taken, "prestarted stages taken")
+			waitNoChildren(t)
+		})
+	}
+}
+
+// TestPrestartedStageNotTaken: a Cmd that needs what must hold from the
+// stage's clone on (Rlimits: set on the process for the fork) does not
+// take the prestarted stage: its limit is in force in the command
+// (ulimit -n), the stage is discarded and reaped (no child left). Control:
+// the stage was a child of this process before the Start. The same for
+// discardPrestage (what Exec calls before replacing the process).
+func TestPrestartedStageNotTaken(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asNobody(t, "TestPrestartedStageNotTaken")
+		return
+	}
+	ws, rs := prestageRuleset(t)
+	stagePid := func() int {
+		prestaged.mu.Lock()
+		ps := prestaged.ps
+		prestaged.mu.Unlock()
+		require.NotNil(t, ps)
+		<-ps.done
+		require.NoError(t, ps.err)
+		return ps.cmd.Process.Pid
+	}
+	t.Run("Rlimits", func(t *testing.T) {
+		PrestartUserStage(true)
+		require.True(t, isChild(stagePid()), "control: the prestarted stage is a child")
+		outR, outW, err := os.Pipe()
+		require.NoError(t, err)
+		defer outR.Close()
+		c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", "ulimit -n")
+		c.Stdout = outW
+		c.Rlimits = []Rlimit{{Resource: unix.RLIMIT_NOFILE, Cur: 200, Max: 200}}
+		before := prestageTaken.Load()
+		err = c.Start()
+		outW.Close()
+		require.NoError(t, err)
+		out, _ := io.ReadAll(outR)
+		require.NoError(t, c.Wait())
+		assert.Equal(t, "200\n", string(out))
+		assert.Zero(t, prestageTaken.Load()-before, "taken")
+		waitNoChildren(t)
+	})
+	t.Run("discardPrestage", func(t *testing.T) {
+		PrestartUserStage(false)
+		pid := stagePid()
+		require.True(t, isChild(pid), "control: the prestarted stage is a child")
+		discardPrestage()
+		assert.True(t, noChildren(), "reaped when discardPrestage returns")
+		_, _, taken := runPrestageScript(t, ws, rs, nil)
+		assert.Zero(t, taken, "nothing left to take")
+	})
+}
+
+// TestPrestartedStageExitsWithParent: a prestarted stage that no Start
+// took exits when its parent does (end of file on its socket): the
+// unprivileged child prints the stage's pid and exits; the stage is gone
+// soon after (reaped by whoever inherited it). Control: alive while the
+// child was (checked there).
+func TestPrestartedStageExitsWithParent(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		out := asNobody(t, "TestPrestartedStageExitsWithParent")
+		i := strings.Index(out, "stage pid ")
+		require.GreaterOrEqual(t, i, 0, out)
+		pid, err := strconv.Atoi(strings.Fields(out[i+len("stage pid "):])[0])
+		require.NoError(t, err)
+		gone := func() bool {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			if err != nil {
+				return true
+			}
+			// A zombie not yet reaped by init has exited too.
+			f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+			return len(f) > 0 && f[0] == "Z"
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !gone() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		assert.True(t, gone(), "the stage %d outlived its parent", pid)
+		return
+	}
+	PrestartUserStage(true)
+	prestaged.mu.Lock()
+	ps := prestaged.ps
+	prestaged.mu.Unlock()
+	require.NotNil(t, ps)
+	<-ps.done
+	require.NoError(t, ps.err)
+	pid := ps.cmd.Process.Pid
+	time.Sleep(50 * time.Millisecond)
+	require.True(t, isChild(pid), "control: the stage waits while its parent lives")
+	require.NoError(t, unix.Kill(pid, 0))
+	t.Logf("stage pid %d", pid)
+}
