@@ -229,7 +229,10 @@ func TestPrestartedStageNotTaken(t *testing.T) {
 // took exits when its parent does (end of file on its socket): the
 // unprivileged child prints the stage's pid and exits; the stage is gone
 // soon after (reaped by whoever inherited it). Control: alive while the
-// child was (checked there).
+// child was (checked there). While it waits it is not dumpable (its
+// /proc files owned by root; control: the child's own, by its uid). Red
+// with a stage that ignores end of file; red with PR_SET_DUMPABLE after
+// the spec (as before), the waiting stage's files owned by uid 65534.
 func TestPrestartedStageExitsWithParent(t *testing.T) {
 	if os.Getenv(envPrestage) == "" {
 		out := asNobody(t, "TestPrestartedStageExitsWithParent")
@@ -264,5 +267,20 @@ func TestPrestartedStageExitsWithParent(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	require.True(t, isChild(pid), "control: the stage waits while its parent lives")
 	require.NoError(t, unix.Kill(pid, 0))
+	// Waiting, it is not dumpable: its /proc files belong to root (its
+	// user namespace's root is not mapped), not to this uid, so no
+	// process of this uid may ptrace it or read its memory. Control:
+	// this process's own.
+	owner := func(pid string) uint32 {
+		var st unix.Stat_t
+		require.NoError(t, unix.Stat("/proc/"+pid+"/environ", &st))
+		return st.Uid
+	}
+	require.EqualValues(t, os.Getuid(), owner("self"), "control")
+	deadline := time.Now().Add(5 * time.Second)
+	for owner(strconv.Itoa(pid)) != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.Zero(t, owner(strconv.Itoa(pid)), "the waiting stage is dumpable")
 	t.Logf("stage pid %d", pid)
 }

@@ -136,6 +136,13 @@ func runInit(marker string) int {
 		status.Close()
 		return 125
 	}
+	// Nothing inside may read this process's memory, open its fds or
+	// ptrace it through /proc/1 without CAP_SYS_PTRACE; nor may another
+	// process of the caller's uid while the stage waits for its spec
+	// (a prestarted stage waits for the CLI's planning).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("prctl(PR_SET_DUMPABLE)", err)
+	}
 	var b []byte
 	var passed []int // descriptors that came with the spec (socket)
 	if sfd == tfd {
@@ -186,11 +193,6 @@ func runInit(marker string) int {
 	}
 	if err := unix.CloseRange(from, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail("close_range", err)
-	}
-	// Nothing inside may read this process's memory, open its fds or
-	// ptrace it through /proc/1 without CAP_SYS_PTRACE.
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fail("prctl(PR_SET_DUMPABLE)", err)
 	}
 	if sp.View == nil || sp.LandlockFD < 0 {
 		return fail("spec", fmt.Errorf("no view or no Landlock ruleset: %w", unix.EINVAL))
