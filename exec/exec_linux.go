@@ -728,7 +728,7 @@ func (c *Cmd) exec() error {
 	}
 	// The command this process becomes must not inherit an unused
 	// prestarted stage as a child it never made.
-	discardPrestage()
+	discardPrestage(c)
 	if err := markInheritedCloexec(); err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ func release(rs *landlock.Ruleset) {}
 
 func prestartUserStage(bool) {}
 
+type prestage struct{}
+
+func (c *Cmd) reservePrestage() {}
+
 func hardRlimits() bool { return false }
 
 func selfTest(ws *jail.Workspace, rs *landlock.Ruleset) error {

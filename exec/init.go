@@ -28,13 +28,17 @@ func Init() { nsinit.Main() }
 // namespace of its own (landlock.Report.PrivateNetwork): the stage then
 // starts making it at once; a wrong guess costs time, never behaviour.
 // The stage is the same process Start would clone (same namespaces, uid
-// and gid maps, capabilities, binary); it does nothing until Start sends
-// it the spec, the target's descriptors and its ruleset over a socket
-// only this process holds. One stage at a time: the next such Start
-// takes it, or discards it (kills and reaps it) when the Cmd needs what
-// must hold from the stage's clone on: Rlimits, a Cgroup with a group,
-// or stdio that is not an *os.File; Exec discards it before replacing
-// the process. A stage never taken exits when this process does (end of
+// and gid maps, capabilities, binary); it waits, over a socket only this
+// process holds, for the view, which the next CommandContext whose
+// Ruleset has the user-namespace view sends it (the stage builds it
+// meanwhile: that Cmd has reserved the stage), then for the spec, the
+// target's descriptors and its ruleset, which Start sends. One stage at a
+// time. Start discards it (kills and reaps it) and clones one as without
+// this call when the Cmd needs what must hold from the stage's clone on
+// (Rlimits, a Cgroup with a group, stdio that is not an *os.File) or when
+// its Ruleset's view is no longer the one sent; Exec discards it before
+// replacing the process; a reserved stage whose Cmd is never started
+// waits until this process exits. A stage never taken exits when this process does (end of
 // file on its socket). The stage's mount namespace is a copy of the
 // caller's at this call, not at Start. It does nothing for root, when
 // Init was not called, or when a stage is already waiting. Returns at

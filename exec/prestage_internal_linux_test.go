@@ -44,8 +44,10 @@ func asNobody(t *testing.T, name string) string {
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(base, 0o755))
 	ws := filepath.Join(base, "ws")
-	require.NoError(t, os.Mkdir(ws, 0o777))
-	require.NoError(t, os.Chmod(ws, 0o777))
+	for _, d := range []string{ws, filepath.Join(base, "extra")} {
+		require.NoError(t, os.Mkdir(d, 0o777))
+		require.NoError(t, os.Chmod(d, 0o777))
+	}
 	bin := filepath.Join(base, "exec.test")
 	data, err := os.ReadFile(os.Args[0])
 	require.NoError(t, err)
@@ -174,6 +176,69 @@ func TestPrestartedStage(t *testing.T) {
 	}
 }
 
+// TestPrestartedStageViewAhead: the stage gets the view when the Cmd is
+// made (CommandContext) or, prestarted after that, at Start; either way it
+// runs the command as a stage cloned at Start does. A Cmd whose Ruleset
+// was replaced after CommandContext does not take the stage that was
+// sent the old view: the command runs in the new view (a directory
+// outside the workspace writable), from a stage cloned at Start; control:
+// the old Ruleset's view keeps that directory read-only. Red without the
+// comparison in takePrestage: the stage was taken (1) and the write
+// failed (EROFS, the old view).
+func TestPrestartedStageViewAhead(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asNobody(t, "TestPrestartedStageViewAhead")
+		return
+	}
+	ws, rs := prestageRuleset(t)
+	extra := filepath.Join(filepath.Dir(os.Getenv(envPrestage)), "extra")
+	ws2, err := jail.New(os.Getenv(envPrestage), jail.WithAllowed(extra, jail.ReadWrite))
+	require.NoError(t, err)
+	t.Cleanup(func() { ws2.Close() })
+	rs2, err := landlock.Compile(ws2, landlock.Options{Namespaces: true, System: true})
+	require.NoError(t, err)
+	require.True(t, rs2.UserNamespace())
+	write := `touch ` + extra + `/f 2>/dev/null && echo rw || echo ro`
+	run := func(c *Cmd) (string, int64) {
+		outR, outW, err := os.Pipe()
+		require.NoError(t, err)
+		defer outR.Close()
+		c.Stdout = outW
+		before := prestageTaken.Load()
+		err = c.Start()
+		outW.Close()
+		require.NoError(t, err)
+		out, _ := io.ReadAll(outR)
+		require.NoError(t, c.Wait())
+		os.Remove(filepath.Join(extra, "f"))
+		return string(out), prestageTaken.Load() - before
+	}
+	t.Run("prestarted after CommandContext", func(t *testing.T) {
+		c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", write)
+		PrestartUserStage(true)
+		out, taken := run(c)
+		assert.Equal(t, "ro\n", out)
+		assert.EqualValues(t, 1, taken)
+		waitNoChildren(t)
+	})
+	t.Run("control: the old view", func(t *testing.T) {
+		PrestartUserStage(true)
+		out, taken := run(CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", write))
+		assert.Equal(t, "ro\n", out)
+		assert.EqualValues(t, 1, taken)
+		waitNoChildren(t)
+	})
+	t.Run("Ruleset replaced after CommandContext", func(t *testing.T) {
+		PrestartUserStage(true)
+		c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", write)
+		c.Workspace, c.Ruleset = ws2, rs2
+		out, taken := run(c)
+		assert.Equal(t, "rw\n", out)
+		assert.Zero(t, taken)
+		waitNoChildren(t)
+	})
+}
+
 // TestPrestartedStageNotTaken: a Cmd that needs what must hold from the
 // stage's clone on (Rlimits: set on the process for the fork) does not
 // take the prestarted stage: its limit is in force in the command
@@ -218,7 +283,7 @@ func TestPrestartedStageNotTaken(t *testing.T) {
 		PrestartUserStage(false)
 		pid := stagePid()
 		require.True(t, isChild(pid), "control: the prestarted stage is a child")
-		discardPrestage()
+		discardPrestage(&Cmd{})
 		assert.True(t, noChildren(), "reaped when discardPrestage returns")
 		_, _, taken := runPrestageScript(t, ws, rs, nil)
 		assert.Zero(t, taken, "nothing left to take")

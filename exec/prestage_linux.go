@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +33,11 @@ type prestage struct {
 	cancelHook atomic.Pointer[func() error]
 	done       chan struct{} // closed when the start below returned
 	err        error         // the start's error, once done
+	// viewDone is closed once the view frame was written (sendView):
+	// view is what was sent, viewErr why it could not be.
+	viewDone chan struct{}
+	view     []byte
+	viewErr  error
 }
 
 // prestaged holds the one prestarted stage until a Start takes it.
@@ -52,7 +59,7 @@ func prestartUserStage(privateNetwork bool) {
 	if prestaged.ps != nil {
 		return
 	}
-	ps := &prestage{done: make(chan struct{})}
+	ps := &prestage{done: make(chan struct{}), viewDone: make(chan struct{})}
 	prestaged.ps = ps
 	go ps.start(privateNetwork)
 }
@@ -110,22 +117,74 @@ func (ps *prestage) start(privateNetwork bool) {
 	}
 }
 
-// takePrestage returns the prestarted stage, once started, if there is
-// one and c may use it, and forgets it either way: one that c may not use
-// is discarded (killed and reaped on another goroutine).
-func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
+// reservePrestage, for a Cmd whose Ruleset has the user-namespace view,
+// takes the prestarted stage for it (c.pre) and sends the stage the view
+// on another goroutine, so that the stage builds it while the caller
+// gets on to Start.
+func (c *Cmd) reservePrestage() {
+	if c.Ruleset == nil || !c.Ruleset.UserNamespace() {
+		return
+	}
 	prestaged.mu.Lock()
 	ps := prestaged.ps
 	prestaged.ps = nil
 	prestaged.mu.Unlock()
 	if ps == nil {
-		return nil
+		return
+	}
+	c.pre = ps
+	view, _ := c.Ruleset.View()
+	go ps.sendView(view)
+}
+
+// sendView writes the view frame (see nsinit.EnvMarker) once the stage
+// runs, and records it.
+func (ps *prestage) sendView(v nsview.View) {
+	defer close(ps.viewDone)
+	<-ps.done
+	if ps.err != nil {
+		ps.viewErr = ps.err
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		ps.viewErr = err
+		return
+	}
+	frame := binary.LittleEndian.AppendUint32(nil, uint32(len(b)))
+	if _, err := ps.sock.Write(append(frame, b...)); err != nil {
+		ps.viewErr = err
+		return
+	}
+	ps.view = b
+}
+
+// takePrestage returns the prestarted stage, once started, if there is
+// one and c may use it, and forgets it either way: one that c may not use
+// is discarded (killed and reaped on another goroutine). The stage is c's
+// own (reservePrestage) or, when c has none, the waiting one, which gets
+// the view now. A stage that was sent a view other than c's Ruleset's
+// (the Ruleset was replaced after CommandContext) is not used.
+func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
+	ps := c.pre
+	c.pre = nil
+	view, _ := c.Ruleset.View()
+	if ps == nil {
+		prestaged.mu.Lock()
+		ps = prestaged.ps
+		prestaged.ps = nil
+		prestaged.mu.Unlock()
+		if ps == nil {
+			return nil
+		}
+		ps.sendView(view)
 	}
 	<-ps.done
 	if ps.err != nil {
 		return nil
 	}
-	if !c.mayTakePrestage(inner) {
+	<-ps.viewDone
+	if b, err := json.Marshal(view); ps.viewErr != nil || err != nil || !bytes.Equal(b, ps.view) || !c.mayTakePrestage(inner) {
 		go ps.discard()
 		return nil
 	}
@@ -178,11 +237,18 @@ func (ps *prestage) discard() {
 	ps.cancel()
 }
 
-// DiscardPrestartedStage ends a stage PrestartUserStage started that no
-// Start took, and reaps it: call it before replacing the process
-// (Cmd.Exec does), so that the command it becomes never sees a child it
-// did not make. Safe to call any time; it waits for the stage's start.
-func discardPrestage() {
+// discardPrestage ends the stage c reserved and the one PrestartUserStage
+// started that no Cmd took, and reaps them: Cmd.Exec calls it before
+// replacing the process, so that the command it becomes never sees a
+// child it did not make. It waits for the stages' start.
+func discardPrestage(c *Cmd) {
+	if ps := c.pre; ps != nil {
+		c.pre = nil
+		<-ps.done
+		if ps.err == nil {
+			ps.discard()
+		}
+	}
 	prestaged.mu.Lock()
 	ps := prestaged.ps
 	prestaged.ps = nil
@@ -235,6 +301,7 @@ func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, 
 	lfd := st.closeAfterStart[0]
 	defer lfd.Close()
 	st.spec.Passed = true
+	st.spec.View = nil // sent ahead (sendView)
 	st.spec.LandlockFD = -1
 	st.spec.ExeFD, st.spec.KeepFD = 4, 5
 	err = sendSpec(ps.sock, &st.spec, append(files, lfd))

@@ -36,9 +36,11 @@ import "github.com/landjail/landjail/internal/nsview"
 // spec pipe (read end) and the status pipe (write end), and "net" when
 // the view has a network namespace of its own (the stage starts making
 // it before it reads the spec). SPEC equal to STATUS names one AF_UNIX
-// stream socket that carries both, the spec possibly with descriptors
-// (Spec.Passed): the stage reads the spec until the parent shuts its
-// side down for writing, then writes the status on it.
+// stream socket that carries both: first the view, as a frame (a 4-byte
+// little-endian length, then the view as JSON), which the stage starts
+// building at once; then the spec, its View omitted, possibly with
+// descriptors (Spec.Passed), which the stage reads until the parent shuts
+// its side down for writing; then the stage writes the status on it.
 const EnvMarker = "LANDJAIL_NSINIT"
 
 // Argv0 is argv[0] of the re-executed init stage (what ps shows as PID 1
@@ -93,7 +95,8 @@ type Spec struct {
 	SeccompListener bool `json:"seccomp_listener,omitempty"`
 	// View is the namespace view the stage builds (nsview.View.Enter) on
 	// the thread that forks the target, inside the user namespace it was
-	// cloned into; a fresh procfs is then mounted on /proc there, and
+	// cloned into (nil on the socket: the view came ahead, see
+	// EnvMarker); a fresh procfs is then mounted on /proc there, and
 	// LandlockFD (a ruleset of the stage's own, landlock.Ruleset.ForkFD)
 	// gets a rule granting it read access.
 	View *nsview.View `json:"view"`

@@ -1,6 +1,7 @@
 package nsinit
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,12 +93,20 @@ func runInit(marker string) int {
 		signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 		close(notified)
 	}()
+	specFD, statusFD, ok := strings.Cut(marker, ",")
+	sfd, err1 := strconv.Atoi(specFD)
+	tfd, err2 := strconv.Atoi(statusFD)
+	if !ok || err1 != nil || err2 != nil || sfd < 3 || tfd < 3 {
+		fmt.Fprintf(os.Stderr, "landjail: init: bad %s %q\n", EnvMarker, marker)
+		return 125
+	}
 	// The target is forked from a thread of its own, locked for good
 	// (the main thread stays locked above, so this goroutine gets
 	// another), which nsview requires; it is confined and dies with the
 	// stage. Made now, while the spec is read, as is the first use of
 	// encoding/json (warmJSON): both were on the path from the spec to
-	// the target.
+	// the target. On the socket that thread reads the view sent ahead
+	// (woken by the kernel when it comes) and builds it at once.
 	type job struct {
 		sp    *Spec
 		files []uintptr
@@ -107,22 +116,37 @@ func runInit(marker string) int {
 		op            string
 		err           error
 	}
+	type viewAhead struct {
+		view *nsview.View
+		op   string
+		err  error
+	}
+	aheads := make(chan viewAhead, 1)
 	jobs := make(chan job, 1)
 	ch := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread()
+		var v *nsview.View
+		var viewErr error
+		if sfd == tfd {
+			a := viewAhead{op: "read view"}
+			var vb []byte
+			if vb, a.err = readFrame(sfd); a.err == nil {
+				a.op, v = "decode view", new(nsview.View)
+				if a.err = json.Unmarshal(vb, v); a.err == nil {
+					a.view = v
+				}
+			}
+			aheads <- a // the main goroutine reads the spec from here on
+			if a.err != nil {
+				return
+			}
+			viewErr = v.EnterOwnNamespaces()
+		}
 		j := <-jobs
-		pid, listener, op, err := forkTarget(j.sp, j.files, notified)
+		pid, listener, op, err := forkTarget(j.sp, j.files, v != nil, viewErr, notified)
 		ch <- started{pid, listener, op, err}
 	}()
-	warmJSON()
-	specFD, statusFD, ok := strings.Cut(marker, ",")
-	sfd, err1 := strconv.Atoi(specFD)
-	tfd, err2 := strconv.Atoi(statusFD)
-	if !ok || err1 != nil || err2 != nil || sfd < 3 || tfd < 3 {
-		fmt.Fprintf(os.Stderr, "landjail: init: bad %s %q\n", EnvMarker, marker)
-		return 125
-	}
 	status := os.NewFile(uintptr(tfd), "status")
 	unix.CloseOnExec(tfd)
 	unix.CloseOnExec(sfd)
@@ -144,14 +168,22 @@ func runInit(marker string) int {
 		return fail("prctl(PR_SET_DUMPABLE)", err)
 	}
 	var b []byte
-	var passed []int // descriptors that came with the spec (socket)
+	var passed []int       // descriptors that came with the spec (socket)
+	var ahead *nsview.View // the view sent ahead of the spec (socket)
 	if sfd == tfd {
+		warmJSON()
+		a := <-aheads
+		if a.err != nil {
+			return fail(a.op, a.err)
+		}
+		ahead = a.view
 		var err error
 		b, passed, err = readSpecSocket(sfd)
 		if err != nil {
 			return fail("read spec", err)
 		}
 	} else {
+		warmJSON()
 		specFile := os.NewFile(uintptr(sfd), "spec")
 		var err error
 		b, err = io.ReadAll(specFile)
@@ -163,6 +195,12 @@ func runInit(marker string) int {
 	var sp Spec
 	if err := json.Unmarshal(b, &sp); err != nil {
 		return fail("decode spec", err)
+	}
+	if ahead != nil {
+		if sp.View != nil {
+			return fail("spec", fmt.Errorf("a view both ahead and in the spec: %w", unix.EINVAL))
+		}
+		sp.View = ahead
 	}
 	if sp.NFiles < 3 {
 		return fail("spec", fmt.Errorf("nfiles %d: %w", sp.NFiles, unix.EINVAL))
@@ -251,6 +289,58 @@ func warmJSON() {
 	var sp Spec
 	json.Unmarshal(b, &sp)
 	json.NewEncoder(io.Discard).Encode(Status{Op: "-"})
+}
+
+// maxFrame bounds the view frame (the view's JSON): its paths are the
+// policy's, far below this.
+const maxFrame = 16 << 20
+
+// readFrame reads one frame from the stream socket fd: a 4-byte
+// little-endian length, then that many bytes. A descriptor passed with it
+// (the parent passes them with the spec, after it) fails with EINVAL.
+func readFrame(fd int) ([]byte, error) {
+	read := func(b []byte) error {
+		for len(b) > 0 {
+			oob := make([]byte, unix.CmsgSpace(4))
+			n, oobn, _, _, err := unix.Recvmsg(fd, b, oob, unix.MSG_CMSG_CLOEXEC)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if oobn > 0 {
+				if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+					for i := range msgs {
+						if fds, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+							for _, f := range fds {
+								unix.Close(f)
+							}
+						}
+					}
+				}
+				return fmt.Errorf("descriptors passed with the view: %w", unix.EINVAL)
+			}
+			if n == 0 {
+				return fmt.Errorf("end of file in the view frame: %w", unix.EPIPE)
+			}
+			b = b[n:]
+		}
+		return nil
+	}
+	var hdr [4]byte
+	if err := read(hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint32(hdr[:])
+	if n > maxFrame {
+		return nil, fmt.Errorf("view frame of %d bytes: %w", n, unix.EMSGSIZE)
+	}
+	b := make([]byte, n)
+	if err := read(b); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // maxPassed bounds the descriptors one spec may pass: SCM_MAX_FD
@@ -343,12 +433,17 @@ func reap(pid int) (code int, done bool) {
 // once notified is closed (the stage's signals are registered), forks
 // the target with files as its descriptors 0..len-1. It returns the
 // target's pid, or the failing step and its error.
-func forkTarget(sp *Spec, files []uintptr, notified <-chan struct{}) (pid, listener int, op string, err error) {
+func forkTarget(sp *Spec, files []uintptr, built bool, viewErr error, notified <-chan struct{}) (pid, listener int, op string, err error) {
 	// The stage is alone in the mount and IPC namespaces it was cloned
 	// into (nsview.UserNSFlags), and after this only waits and reaps:
 	// the view is built in them, not in a second pair for this thread.
-	if err := sp.View.EnterOwnNamespaces(); err != nil {
-		return 0, 0, "namespace view", err
+	// With built, this thread built it already (the view sent ahead)
+	// and viewErr is the result.
+	if !built {
+		viewErr = sp.View.EnterOwnNamespaces()
+	}
+	if viewErr != nil {
+		return 0, 0, "namespace view", viewErr
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "hidepid=4"); err != nil {
 		return 0, 0, "mount(proc)", err

@@ -1,6 +1,7 @@
 package nsinit
 
 import (
+	"encoding/binary"
 	"os"
 	osexec "os/exec"
 	"testing"
@@ -116,6 +117,49 @@ func TestReadSpecSocket(t *testing.T) {
 				require.NoError(t, err)
 				assert.NotZero(t, flags&unix.FD_CLOEXEC, "descriptor %d close-on-exec", i)
 			}
+		})
+	}
+}
+
+// TestReadFrame: the view frame is exactly its length's bytes (what
+// follows stays for the spec); a descriptor passed with it is refused
+// (EINVAL: the parent passes them with the spec only), a length past
+// maxFrame is EMSGSIZE. Control: the well-formed frame.
+func TestReadFrame(t *testing.T) {
+	frame := func(b []byte) []byte { return append(binary.LittleEndian.AppendUint32(nil, uint32(len(b))), b...) }
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		rights bool
+		want   string
+		err    error
+	}{
+		{"control: a frame, then the spec", append(frame([]byte(`{"a":1}`)), `SPEC`...), false, `{"a":1}`, nil},
+		{"descriptor with the frame", frame([]byte(`{}`)), true, "", unix.EINVAL},
+		{"too long", binary.LittleEndian.AppendUint32(nil, maxFrame+1), false, "", unix.EMSGSIZE},
+		{"end of file inside", frame([]byte(`{"a":1}`))[:6], false, "", unix.EPIPE},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sv, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			require.NoError(t, err)
+			defer unix.Close(sv[1])
+			var oob []byte
+			if tc.rights {
+				oob = unix.UnixRights(0)
+			}
+			require.NoError(t, unix.Sendmsg(sv[0], tc.data, oob, nil, 0))
+			require.NoError(t, unix.Shutdown(sv[0], unix.SHUT_WR))
+			defer unix.Close(sv[0])
+			got, err := readFrame(sv[1])
+			if tc.err != nil {
+				assert.ErrorIs(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(got))
+			rest, _, err := readSpecSocket(sv[1])
+			require.NoError(t, err)
+			assert.Equal(t, "SPEC", string(rest), "the spec after the frame")
 		})
 	}
 }
