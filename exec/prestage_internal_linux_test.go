@@ -27,14 +27,16 @@ const envPrestage = "LANDJAIL_PRESTAGE_WS"
 
 // asNobody re-executes the test binary as uid 65534 (no capability)
 // running only the test name, with a fresh workspace (mode 0777) in
-// envPrestage, and requires that it passed there; it returns the output.
-func asNobody(t *testing.T, name string) string {
+// envPrestage and env added, and requires that it passed there; it
+// returns the output. Without env it skips where namespaces are refused
+// (emulation): there is no stage to prestart.
+func asNobody(t *testing.T, name string, env ...string) string {
 	t.Helper()
 	kerneltest.RequireLandlockABI(t, 4)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
 	}
-	if _, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked {
+	if _, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked && len(env) == 0 {
 		t.Skip("namespaces refused (emulation): no user-namespace stage")
 	}
 	base, err := os.MkdirTemp("", "landjail-prestage-")
@@ -54,7 +56,7 @@ func asNobody(t *testing.T, name string) string {
 	require.NoError(t, os.WriteFile(bin, data, 0o755))
 	c := osexec.CommandContext(t.Context(), bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
 	c.Dir = base
-	c.Env = append(os.Environ(), envPrestage+"="+ws, "GOCOVERDIR=", "HOME="+ws)
+	c.Env = append(append(os.Environ(), envPrestage+"="+ws, "GOCOVERDIR=", "HOME="+ws), env...)
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := c.CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -348,4 +350,36 @@ func TestPrestartedStageExitsWithParent(t *testing.T) {
 	}
 	assert.Zero(t, owner(strconv.Itoa(pid)), "the waiting stage is dumpable")
 	t.Logf("stage pid %d", pid)
+}
+
+// TestPrestartRefused: where user namespaces are refused (a container's
+// seccomp profile: LANDJAIL_EMULATE=ns=EPERM), PrestartUserStage's clone
+// fails and leaves nothing behind (no child), the ruleset falls back to
+// Landlock alone, and the command runs as without the call. Control:
+// everywhere else the prestarted stage runs (TestPrestartedStage).
+func TestPrestartRefused(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asNobody(t, "TestPrestartRefused", kerneltest.EnvEmulate+"=ns=EPERM")
+		return
+	}
+	_, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces)
+	require.True(t, blocked, "the emulation is in force")
+	PrestartUserStage(true)
+	prestaged.mu.Lock()
+	ps := prestaged.ps
+	prestaged.mu.Unlock()
+	require.NotNil(t, ps)
+	<-ps.done
+	assert.ErrorIs(t, ps.err, unix.EPERM)
+	assert.True(t, noChildren(), "a failed prestart left a child")
+	ws, err := jail.New(os.Getenv(envPrestage))
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	rs, err := landlock.Compile(ws, landlock.Options{Namespaces: true, System: true})
+	require.NoError(t, err)
+	assert.False(t, rs.UserNamespace())
+	out, err := CommandContext(context.Background(), ws, rs, "/bin/echo", "ok").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", string(out))
+	assert.True(t, noChildren())
 }
