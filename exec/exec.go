@@ -307,6 +307,9 @@ type Cmd struct {
 
 	ctx   context.Context
 	state *runState
+	// pre is a prestarted user-namespace stage reserved for this Cmd
+	// at CommandContext (it builds the view meanwhile), or nil.
+	pre *prestage
 }
 
 // CgroupPlacement puts a child into a control group before it runs (see
@@ -340,18 +343,22 @@ func HardRlimits() bool { return hardRlimits() }
 // rs (rs may be nil: path-check only). ctx cancels the run (process group
 // SIGTERM, then SIGKILL after WaitDelay); ctx must not be nil. Unlike
 // os/exec.CommandContext it does not look name up: Start does, in the
-// child's PATH.
+// child's PATH. When rs has the user-namespace view and a stage
+// PrestartUserStage started is waiting, the Cmd reserves it and sends it
+// the view, which it builds meanwhile (see PrestartUserStage).
 func CommandContext(ctx context.Context, ws *jail.Workspace, rs *landlock.Ruleset, name string, arg ...string) *Cmd {
 	if ctx == nil {
 		panic("exec: nil Context") // as os/exec: a programming error, not input
 	}
-	return &Cmd{
+	c := &Cmd{
 		Path:      name,
 		Args:      append([]string{name}, arg...),
 		Workspace: ws,
 		Ruleset:   rs,
 		ctx:       ctx,
 	}
+	c.reservePrestage()
+	return c
 }
 
 // Start starts the command confined and returns without waiting for it.

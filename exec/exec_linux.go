@@ -212,7 +212,7 @@ func (c *Cmd) start() error {
 		return err
 	}
 	if c.Ruleset.UserNamespace() {
-		st.stageKeep, err = c.startUserStage(inner, p)
+		inner, st.stageKeep, err = c.startUserStage(ctx, inner, p)
 	} else if pidns {
 		ini, err = c.spawnPID(c.placed(inner))
 	} else {
@@ -753,6 +753,9 @@ func (c *Cmd) exec() error {
 	if err != nil {
 		return err
 	}
+	// The command this process becomes must not inherit an unused
+	// prestarted stage as a child it never made.
+	discardPrestage(c)
 	if err := markInheritedCloexec(); err != nil {
 		return err
 	}

@@ -19,6 +19,12 @@ func (c *Cmd) exec() error  { return fmt.Errorf("exec: Exec: %w", errors.ErrUnsu
 
 func release(rs *landlock.Ruleset) {}
 
+func prestartUserStage(bool) {}
+
+type prestage struct{}
+
+func (c *Cmd) reservePrestage() {}
+
 func hardRlimits() bool { return false }
 
 func selfTest(ws *jail.Workspace, rs *landlock.Ruleset) error {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,30 +36,18 @@ type userStage struct {
 // newUserStage rewrites inner (built for the target, p) to start the
 // stage instead: /proc/self/fd/N of the registered binary
 // (nsinit.Exe), argv {nsinit.Argv0}, environment {EnvMarker=SPEC,STATUS[,net]},
-// cloned into new user, mount and PID namespaces with the caller's uid
-// and gid mapped to themselves (setgroups denied) and CAP_SYS_ADMIN and
-// CAP_NET_ADMIN kept across its execve as ambient capabilities (they
-// count only in that user namespace), in a new session; stdio and
-// ExtraFiles as the target's (fds 0..2+len), then the spec pipe, the
-// status pipe, a ruleset of the stage's own (Ruleset.ForkFD: the stage
-// adds its /proc to it), the binary and the read end of a keep-alive pipe
-// (the stage ends its namespaces at end of file: landjail died).
+// cloned as stageSysProcAttr says; stdio and ExtraFiles as the target's
+// (fds 0..2+len), then the spec pipe, the status pipe, a ruleset of the
+// stage's own (Ruleset.ForkFD: the stage adds its /proc to it), the
+// binary and the read end of a keep-alive pipe (the stage ends its
+// namespaces at end of file: landjail died).
 func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
-	exe := nsinit.Exe()
-	if exe == nil {
-		return nil, errNoStage
-	}
-	if c.InNamespace != nil {
-		return nil, errors.New("exec: InNamespace needs a root caller (the user-namespace stage builds the view in another process)")
-	}
-	if c.Credential != nil {
-		return nil, errors.New("exec: Credential needs a root caller")
-	}
-	view, _ := c.Ruleset.View()
-	lfd, flags, err := c.Ruleset.ForkFD()
+	n := 3 + len(c.ExtraFiles)
+	st, err := c.stageSpec(p, n)
 	if err != nil {
 		return nil, err
 	}
+	lfd := st.closeAfterStart[0]
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		lfd.Close()
@@ -78,12 +67,45 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 		}
 		return nil, err
 	}
-	n := 3 + len(c.ExtraFiles)
-	st := &userStage{
-		specW:           specW,
-		statusR:         statusR,
-		keepW:           keepW,
-		closeAfterStart: []*os.File{specR, statusW, lfd, keepR},
+	st.specW, st.statusR, st.keepW = specW, statusR, keepW
+	st.closeAfterStart = append(st.closeAfterStart, specR, statusW, keepR)
+	// The child's fds from 3 are the dup2'd ExtraFiles: the binary is
+	// passed as one of them (n+3) so no dup2 can replace it before execve.
+	inner.Path = "/proc/self/fd/" + strconv.Itoa(n+3)
+	inner.Args = []string{nsinit.Argv0}
+	marker := nsinit.EnvMarker + "=" + strconv.Itoa(n) + "," + strconv.Itoa(n+1)
+	if c.Ruleset.Report().PrivateNetwork {
+		marker += ",net"
+	}
+	inner.Env = []string{marker}
+	inner.Dir = ""
+	inner.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), specR, statusW, lfd, nsinit.Exe(), keepR)
+	inner.SysProcAttr = stageSysProcAttr()
+	return st, nil
+}
+
+// stageSpec checks that c may use the stage and makes the spec for the
+// target p with nfiles descriptors, the descriptors numbered as
+// newUserStage hands them, and the stage's ruleset (Ruleset.ForkFD), the
+// first of closeAfterStart.
+func (c *Cmd) stageSpec(p *prepared, nfiles int) (*userStage, error) {
+	if nsinit.Exe() == nil {
+		return nil, errNoStage
+	}
+	if c.InNamespace != nil {
+		return nil, errors.New("exec: InNamespace needs a root caller (the user-namespace stage builds the view in another process)")
+	}
+	if c.Credential != nil {
+		return nil, errors.New("exec: Credential needs a root caller")
+	}
+	view, _ := c.Ruleset.View()
+	lfd, flags, err := c.Ruleset.ForkFD()
+	if err != nil {
+		return nil, err
+	}
+	n := nfiles
+	return &userStage{
+		closeAfterStart: []*os.File{lfd},
 		spec: nsinit.Spec{
 			Path: p.path, Argv: p.argv, Env: p.env, Dir: p.dir,
 			Setctty: c.Setctty, Ctty: c.Ctty,
@@ -99,41 +121,18 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 			View:            &view,
 			TmpAccess:       tmpAccess(c.Ruleset, view),
 		},
-	}
-	// The child's fds from 3 are the dup2'd ExtraFiles: the binary is
-	// passed as one of them (n+3) so no dup2 can replace it before execve.
-	uid, gid := os.Getuid(), os.Getgid()
-	inner.Path = "/proc/self/fd/" + strconv.Itoa(n+3)
-	inner.Args = []string{nsinit.Argv0}
-	marker := nsinit.EnvMarker + "=" + strconv.Itoa(n) + "," + strconv.Itoa(n+1)
-	if c.Ruleset.Report().PrivateNetwork {
-		marker += ",net"
-	}
-	inner.Env = []string{marker}
-	inner.Dir = ""
-	inner.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), specR, statusW, lfd, exe, keepR)
-	inner.SysProcAttr = &syscall.SysProcAttr{
-		Setsid:                     true,
-		Cloneflags:                 nsview.UserNSFlags,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN},
-	}
-	return st, nil
+	}, nil
 }
 
 // finish completes the stage after inner.Start returned startErr: it
 // closes the parent's copies of the stage's descriptors, sends the spec
-// and waits for the status. A stage that failed before the target ran is
-// waited for, and its error returned as os.StartProcess would
-// (*fs.PathError "fork/exec" for the target's execve).
+// and waits for the status (readStatus).
 func (st *userStage) finish(c *Cmd, startErr error, inner *osexec.Cmd, p *prepared) error {
 	for _, f := range st.closeAfterStart {
 		f.Close()
 	}
-	defer st.statusR.Close()
 	if startErr != nil {
+		st.statusR.Close()
 		st.specW.Close()
 		return fmt.Errorf("exec: user-namespace stage: %w", startErr)
 	}
@@ -142,15 +141,28 @@ func (st *userStage) finish(c *Cmd, startErr error, inner *osexec.Cmd, p *prepar
 		_, err = st.specW.Write(b)
 	}
 	st.specW.Close()
+	if err != nil {
+		st.statusR.Close()
+		inner.Process.Kill()
+		inner.Wait()
+		return err
+	}
+	return st.readStatus(c, inner, p)
+}
+
+// readStatus reads the stage's status from statusR (until end of file)
+// and closes it; with --explain it takes and serves the stage's seccomp
+// listener. A stage that failed before the target ran is waited for, and
+// its error returned as os.StartProcess would (*fs.PathError
+// "fork/exec" for the target's execve).
+func (st *userStage) readStatus(c *Cmd, inner *osexec.Cmd, p *prepared) error {
+	out, err := io.ReadAll(st.statusR)
+	st.statusR.Close()
 	var status nsinit.Status
 	if err == nil {
-		var out []byte
-		out, err = io.ReadAll(st.statusR)
-		if err == nil {
-			err = json.Unmarshal(out, &status)
-			if err != nil {
-				err = fmt.Errorf("exec: user-namespace stage died before the target ran (status %q): %w", out, unix.EIO)
-			}
+		err = json.Unmarshal(out, &status)
+		if err != nil {
+			err = fmt.Errorf("exec: user-namespace stage died before the target ran (status %q): %w", out, unix.EIO)
 		}
 	}
 	if err == nil && status.Errno == 0 && status.Listener > 0 {
@@ -170,12 +182,18 @@ func (st *userStage) finish(c *Cmd, startErr error, inner *osexec.Cmd, p *prepar
 	return fmt.Errorf("exec: user-namespace stage: %s: %s: %w", status.Op, status.Msg, syscall.Errno(status.Errno))
 }
 
-// startUserStage starts inner through the user-namespace stage and
-// returns the keep-alive pipe's write end, for Wait to close.
-func (c *Cmd) startUserStage(inner *osexec.Cmd, p *prepared) (*os.File, error) {
+// startUserStage starts inner through the user-namespace stage, or hands
+// the target to a stage PrestartUserStage started (ctx is the run's
+// context), and returns the os/exec.Cmd of the stage (inner, or the
+// prestarted one replacing it) and the keep-alive pipe's write end, for
+// Wait to close.
+func (c *Cmd) startUserStage(ctx context.Context, inner *osexec.Cmd, p *prepared) (*osexec.Cmd, *os.File, error) {
+	if ps := c.takePrestage(inner); ps != nil {
+		return c.usePrestage(ps, ctx, inner, p)
+	}
 	st, err := c.newUserStage(inner, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	start := c.placed(inner)
 	if c.joins() {
@@ -191,9 +209,9 @@ func (c *Cmd) startUserStage(inner *osexec.Cmd, p *prepared) (*os.File, error) {
 	}
 	if err := st.finish(c, start(), inner, p); err != nil {
 		st.keepW.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return st.keepW, nil
+	return inner, st.keepW, nil
 }
 
 // tmpAccess is Spec.TmpAccess: every right rs handles when its view has a

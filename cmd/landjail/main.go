@@ -81,6 +81,13 @@ func startEarly(args []string) {
 	if !namespaces {
 		return
 	}
+	// A non-root caller's view comes from the user-namespace stage: start
+	// it first, so that its start (the longest part of a run there)
+	// overlaps the CLI's (exec.PrestartUserStage; it does nothing for
+	// root).
+	if landlock.ABI() > 0 {
+		exec.PrestartUserStage(privateNetwork)
+	}
 	// One short run: the view joins the mount namespace the probe makes
 	// instead of making a second one (nsview.KeepProbeNamespace).
 	nsview.KeepProbeNamespace()

@@ -35,7 +35,12 @@ import "github.com/landjail/landjail/internal/nsview"
 // stage; its value is "SPEC,STATUS[,net]": the descriptor numbers of the
 // spec pipe (read end) and the status pipe (write end), and "net" when
 // the view has a network namespace of its own (the stage starts making
-// it before it reads the spec).
+// it before it reads the spec). SPEC equal to STATUS names one AF_UNIX
+// stream socket that carries both: first the view, as a frame (a 4-byte
+// little-endian length, then the view as JSON), which the stage starts
+// building at once; then the spec, its View omitted, possibly with
+// descriptors (Spec.Passed), which the stage reads until the parent shuts
+// its side down for writing; then the stage writes the status on it.
 const EnvMarker = "LANDJAIL_NSINIT"
 
 // Argv0 is argv[0] of the re-executed init stage (what ps shows as PID 1
@@ -58,6 +63,13 @@ type Spec struct {
 
 	// NFiles is how many descriptors (from 0) the target inherits.
 	NFiles int `json:"nfiles"`
+	// Passed: the target's NFiles descriptors and then the Landlock
+	// ruleset came with the spec (SCM_RIGHTS on the socket, exactly
+	// NFiles+1 of them; the stage's own 0..NFiles-1 are not the
+	// target's), instead of being inherited as 0..NFiles-1 and
+	// LandlockFD. A stage started before its command was known
+	// (exec.PrestartUserStage) gets them so. LandlockFD is then ignored.
+	Passed bool `json:"passed,omitempty"`
 
 	// LandlockFD is the inherited Landlock ruleset descriptor (-1: none)
 	// and LandlockFlags landlock_restrict_self's flags.
@@ -83,7 +95,8 @@ type Spec struct {
 	SeccompListener bool `json:"seccomp_listener,omitempty"`
 	// View is the namespace view the stage builds (nsview.View.Enter) on
 	// the thread that forks the target, inside the user namespace it was
-	// cloned into; a fresh procfs is then mounted on /proc there, and
+	// cloned into (nil on the socket: the view came ahead, see
+	// EnvMarker); a fresh procfs is then mounted on /proc there, and
 	// LandlockFD (a ruleset of the stage's own, landlock.Ruleset.ForkFD)
 	// gets a rule granting it read access.
 	View *nsview.View `json:"view"`

@@ -1,6 +1,7 @@
 package nsinit
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,6 +82,17 @@ func runInit(marker string) int {
 		marker = m
 		nsview.PrepareNetwork()
 	}
+	// The first signal.Notify costs ≈0.5 ms here (the runtime starts
+	// its signal-mask thread and makes a round trip to it per signal):
+	// register on another goroutine while the spec is read; the target
+	// is forked only once it is done (forkTarget's caller waits), so no
+	// signal that should be forwarded can meet the default action.
+	sigs := make(chan os.Signal, 32)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
+		close(notified)
+	}()
 	specFD, statusFD, ok := strings.Cut(marker, ",")
 	sfd, err1 := strconv.Atoi(specFD)
 	tfd, err2 := strconv.Atoi(statusFD)
@@ -88,6 +100,53 @@ func runInit(marker string) int {
 		fmt.Fprintf(os.Stderr, "landjail: init: bad %s %q\n", EnvMarker, marker)
 		return 125
 	}
+	// The target is forked from a thread of its own, locked for good
+	// (the main thread stays locked above, so this goroutine gets
+	// another), which nsview requires; it is confined and dies with the
+	// stage. Made now, while the spec is read, as is the first use of
+	// encoding/json (warmJSON): both were on the path from the spec to
+	// the target. On the socket that thread reads the view sent ahead
+	// (woken by the kernel when it comes) and builds it at once.
+	type job struct {
+		sp    *Spec
+		files []uintptr
+	}
+	type started struct {
+		pid, listener int
+		op            string
+		err           error
+	}
+	type viewAhead struct {
+		view *nsview.View
+		op   string
+		err  error
+	}
+	aheads := make(chan viewAhead, 1)
+	jobs := make(chan job, 1)
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		var v *nsview.View
+		var viewErr error
+		if sfd == tfd {
+			a := viewAhead{op: "read view"}
+			var vb []byte
+			if vb, a.err = readFrame(sfd); a.err == nil {
+				a.op, v = "decode view", new(nsview.View)
+				if a.err = json.Unmarshal(vb, v); a.err == nil {
+					a.view = v
+				}
+			}
+			aheads <- a // the main goroutine reads the spec from here on
+			if a.err != nil {
+				return
+			}
+			viewErr = v.EnterOwnNamespaces()
+		}
+		j := <-jobs
+		pid, listener, op, err := forkTarget(j.sp, j.files, v != nil, viewErr, notified)
+		ch <- started{pid, listener, op, err}
+	}()
 	status := os.NewFile(uintptr(tfd), "status")
 	unix.CloseOnExec(tfd)
 	unix.CloseOnExec(sfd)
@@ -101,50 +160,83 @@ func runInit(marker string) int {
 		status.Close()
 		return 125
 	}
-	specFile := os.NewFile(uintptr(sfd), "spec")
-	b, err := io.ReadAll(specFile)
-	specFile.Close()
-	if err != nil {
-		return fail("read spec", err)
+	// Nothing inside may read this process's memory, open its fds or
+	// ptrace it through /proc/1 without CAP_SYS_PTRACE; nor may another
+	// process of the caller's uid while the stage waits for its spec
+	// (a prestarted stage waits for the CLI's planning).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("prctl(PR_SET_DUMPABLE)", err)
+	}
+	var b []byte
+	var passed []int       // descriptors that came with the spec (socket)
+	var ahead *nsview.View // the view sent ahead of the spec (socket)
+	if sfd == tfd {
+		warmJSON()
+		a := <-aheads
+		if a.err != nil {
+			return fail(a.op, a.err)
+		}
+		ahead = a.view
+		var err error
+		b, passed, err = readSpecSocket(sfd)
+		if err != nil {
+			return fail("read spec", err)
+		}
+	} else {
+		warmJSON()
+		specFile := os.NewFile(uintptr(sfd), "spec")
+		var err error
+		b, err = io.ReadAll(specFile)
+		specFile.Close()
+		if err != nil {
+			return fail("read spec", err)
+		}
 	}
 	var sp Spec
 	if err := json.Unmarshal(b, &sp); err != nil {
 		return fail("decode spec", err)
 	}
-	// Only 0..NFiles-1 reach the target: everything else this process
-	// inherited (the spec, status and Landlock descriptors, the binary)
-	// is marked close-on-exec (Go's fork closes nothing by itself).
+	if ahead != nil {
+		if sp.View != nil {
+			return fail("spec", fmt.Errorf("a view both ahead and in the spec: %w", unix.EINVAL))
+		}
+		sp.View = ahead
+	}
 	if sp.NFiles < 3 {
 		return fail("spec", fmt.Errorf("nfiles %d: %w", sp.NFiles, unix.EINVAL))
 	}
-	if err := unix.CloseRange(uint(sp.NFiles), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return fail("close_range", err)
+	// files are the target's descriptors 0..NFiles-1: the inherited
+	// ones in place, or those passed with the spec (close-on-exec, as
+	// received; the fork dup2s them into place, which clears the flag).
+	files := make([]uintptr, sp.NFiles)
+	for i := range files {
+		files[i] = uintptr(i)
 	}
-	// Nothing inside may read this process's memory, open its fds or
-	// ptrace it through /proc/1 without CAP_SYS_PTRACE.
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fail("prctl(PR_SET_DUMPABLE)", err)
+	switch {
+	case sp.Passed && len(passed) == sp.NFiles+1:
+		for i := range files {
+			files[i] = uintptr(passed[i])
+		}
+		sp.LandlockFD = passed[sp.NFiles]
+	case sp.Passed || len(passed) > 0:
+		return fail("spec", fmt.Errorf("%d descriptors passed for %d files (passed %v): %w", len(passed), sp.NFiles, sp.Passed, unix.EINVAL))
+	}
+	// Only files reach the target: everything else this process
+	// inherited (the spec, status and Landlock descriptors, the binary;
+	// with passed descriptors its own stdio too) is marked close-on-exec
+	// (Go's fork closes nothing by itself).
+	from := uint(sp.NFiles)
+	if sp.Passed {
+		from = 0
+	}
+	if err := unix.CloseRange(from, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fail("close_range", err)
 	}
 	if sp.View == nil || sp.LandlockFD < 0 {
 		return fail("spec", fmt.Errorf("no view or no Landlock ruleset: %w", unix.EINVAL))
 	}
-	sigs := make(chan os.Signal, 32)
-	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 
-	// The main thread stays locked (above), so this goroutine gets a
-	// thread of its own, which nsview requires; it is confined and
-	// never unlocked, and dies with the stage.
-	type started struct {
-		pid, listener int
-		op            string
-		err           error
-	}
-	ch := make(chan started, 1)
-	go func() {
-		runtime.LockOSThread()
-		pid, listener, op, err := forkTarget(&sp)
-		ch <- started{pid, listener, op, err}
-	}()
+	jobs <- job{&sp, files}
 	r := <-ch
 	if r.err != nil {
 		return fail(r.op, r.err)
@@ -152,9 +244,17 @@ func runInit(marker string) int {
 	pid := r.pid
 	json.NewEncoder(status).Encode(Status{Listener: r.listener})
 	status.Close()
-	// The init holds nothing the target could reach once it runs.
-	for i := 0; i < sp.NFiles; i++ {
-		unix.Close(i)
+	// The init holds nothing the target could reach once it runs: the
+	// target's descriptors (passed ones, and its own stdio, /dev/null),
+	// its ruleset and the binary.
+	if sp.Passed {
+		for _, fd := range append(passed[:sp.NFiles:sp.NFiles], 0, 1, 2) {
+			unix.Close(fd)
+		}
+	} else {
+		for i := 0; i < sp.NFiles; i++ {
+			unix.Close(i)
+		}
 	}
 	for _, fd := range []int{sp.LandlockFD, sp.ExeFD} {
 		if fd >= 0 {
@@ -177,6 +277,112 @@ func runInit(marker string) int {
 		}()
 	}
 	return supervise(pid, sigs)
+}
+
+// warmJSON encodes and decodes a spec and a status of no consequence:
+// the first use of encoding/json on a type (its reflection caches, its
+// code paged in) costs ≈0.15 ms here, which the stage pays while the
+// parent is still planning instead of between the spec and the target.
+func warmJSON() {
+	view := nsview.New().Writable("/w").ReadOnly("/r").Mask("/m").PrivateTmp().SharedMemory("/s").NoNetwork()
+	b, _ := json.Marshal(&Spec{Argv: []string{""}, Env: []string{""}, Seccomp: []byte{0}, View: &view})
+	var sp Spec
+	json.Unmarshal(b, &sp)
+	json.NewEncoder(io.Discard).Encode(Status{Op: "-"})
+}
+
+// maxFrame bounds the view frame (the view's JSON): its paths are the
+// policy's, far below this.
+const maxFrame = 16 << 20
+
+// readFrame reads one frame from the stream socket fd: a 4-byte
+// little-endian length, then that many bytes. A descriptor passed with it
+// (the parent passes them with the spec, after it) fails with EINVAL.
+func readFrame(fd int) ([]byte, error) {
+	read := func(b []byte) error {
+		for len(b) > 0 {
+			oob := make([]byte, unix.CmsgSpace(4))
+			n, oobn, _, _, err := unix.Recvmsg(fd, b, oob, unix.MSG_CMSG_CLOEXEC)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if oobn > 0 {
+				if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+					for i := range msgs {
+						if fds, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+							for _, f := range fds {
+								unix.Close(f)
+							}
+						}
+					}
+				}
+				return fmt.Errorf("descriptors passed with the view: %w", unix.EINVAL)
+			}
+			if n == 0 {
+				return fmt.Errorf("end of file in the view frame: %w", unix.EPIPE)
+			}
+			b = b[n:]
+		}
+		return nil
+	}
+	var hdr [4]byte
+	if err := read(hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint32(hdr[:])
+	if n > maxFrame {
+		return nil, fmt.Errorf("view frame of %d bytes: %w", n, unix.EMSGSIZE)
+	}
+	b := make([]byte, n)
+	if err := read(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// maxPassed bounds the descriptors one spec may pass: SCM_MAX_FD
+// (include/net/scm.h), what the kernel accepts in one message.
+const maxPassed = 253
+
+// readSpecSocket reads the spec from the stream socket fd until the
+// parent shuts down its side for writing, and collects every descriptor
+// passed with it (SCM_RIGHTS, received close-on-exec). A truncated
+// control message (more descriptors than maxPassed) fails with EMSGSIZE.
+func readSpecSocket(fd int) (spec []byte, fds []int, err error) {
+	buf := make([]byte, 16<<10)
+	oob := make([]byte, unix.CmsgSpace(4*maxPassed))
+	for {
+		n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fds, err
+		}
+		if oobn > 0 {
+			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+			if err != nil {
+				return nil, fds, err
+			}
+			for i := range msgs {
+				rights, err := unix.ParseUnixRights(&msgs[i])
+				if err != nil {
+					return nil, fds, err
+				}
+				fds = append(fds, rights...)
+			}
+		}
+		if flags&unix.MSG_CTRUNC != 0 {
+			return nil, fds, fmt.Errorf("descriptors passed with the spec truncated: %w", unix.EMSGSIZE)
+		}
+		if n == 0 {
+			return spec, fds, nil
+		}
+		spec = append(spec, buf[:n]...)
+	}
 }
 
 // supervise forwards signals to the target's process group and reaps
@@ -223,15 +429,21 @@ func reap(pid int) (code int, done bool) {
 // forkTarget, on a locked thread that is not the main thread, builds the
 // view (in the stage's own mount namespace, inside its user namespace), mounts the fresh procfs on /proc with hidepid=4 (a process
 // is listed only to those that may ptrace-read it: the stage is not),
-// grants it in the stage's ruleset, confines the thread (confine) and
-// forks the target. It returns the target's pid, or the failing step and
-// its error.
-func forkTarget(sp *Spec) (pid, listener int, op string, err error) {
+// grants it in the stage's ruleset, confines the thread (confine) and,
+// once notified is closed (the stage's signals are registered), forks
+// the target with files as its descriptors 0..len-1. It returns the
+// target's pid, or the failing step and its error.
+func forkTarget(sp *Spec, files []uintptr, built bool, viewErr error, notified <-chan struct{}) (pid, listener int, op string, err error) {
 	// The stage is alone in the mount and IPC namespaces it was cloned
 	// into (nsview.UserNSFlags), and after this only waits and reaps:
 	// the view is built in them, not in a second pair for this thread.
-	if err := sp.View.EnterOwnNamespaces(); err != nil {
-		return 0, 0, "namespace view", err
+	// With built, this thread built it already (the view sent ahead)
+	// and viewErr is the result.
+	if !built {
+		viewErr = sp.View.EnterOwnNamespaces()
+	}
+	if viewErr != nil {
+		return 0, 0, "namespace view", viewErr
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "hidepid=4"); err != nil {
 		return 0, 0, "mount(proc)", err
@@ -247,10 +459,7 @@ func forkTarget(sp *Spec) (pid, listener int, op string, err error) {
 	if listener, err = confine(sp); err != nil {
 		return 0, 0, "confine", err
 	}
-	files := make([]uintptr, sp.NFiles)
-	for i := range files {
-		files[i] = uintptr(i)
-	}
+	<-notified // the stage's signals are caught before the target exists
 	sys := &syscall.SysProcAttr{Setsid: true, Setctty: sp.Setctty, Ctty: sp.Ctty}
 	pid, err = syscall.ForkExec(sp.Path, sp.Argv, &syscall.ProcAttr{Dir: sp.Dir, Env: sp.Env, Files: files, Sys: sys})
 	if err != nil {

@@ -1,6 +1,7 @@
 package nsinit
 
 import (
+	"encoding/binary"
 	"os"
 	osexec "os/exec"
 	"testing"
@@ -73,4 +74,92 @@ func TestProgramRoundTrip(t *testing.T) {
 	}
 	_, err := DecodeProgram(make([]byte, 9))
 	assert.ErrorIs(t, err, unix.EINVAL)
+}
+
+// TestReadSpecSocket: the spec read from the stage's socket is every byte
+// the parent wrote until it shut down its side, and the descriptors
+// passed with it arrive as the same files, close-on-exec; control: a spec
+// written without descriptors brings none.
+func TestReadSpecSocket(t *testing.T) {
+	for _, pass := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no descriptors", true: "two descriptors"}[pass], func(t *testing.T) {
+			sv, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			require.NoError(t, err)
+			defer unix.Close(sv[1])
+			r, w, err := os.Pipe()
+			require.NoError(t, err)
+			defer r.Close()
+			defer w.Close()
+			var rights []byte
+			if pass {
+				rights = unix.UnixRights(int(r.Fd()), int(w.Fd()))
+			}
+			require.NoError(t, unix.Sendmsg(sv[0], []byte(`{"nfiles":`), rights, nil, 0))
+			_, err = unix.Write(sv[0], []byte(`3}`))
+			require.NoError(t, err)
+			require.NoError(t, unix.Shutdown(sv[0], unix.SHUT_WR))
+			defer unix.Close(sv[0])
+			spec, fds, err := readSpecSocket(sv[1])
+			require.NoError(t, err)
+			assert.Equal(t, `{"nfiles":3}`, string(spec))
+			if !pass {
+				assert.Empty(t, fds)
+				return
+			}
+			require.Len(t, fds, 2)
+			for i, f := range []*os.File{r, w} {
+				defer unix.Close(fds[i])
+				var a, b unix.Stat_t
+				require.NoError(t, unix.Fstat(fds[i], &a))
+				require.NoError(t, unix.Fstat(int(f.Fd()), &b))
+				assert.Equal(t, b.Ino, a.Ino, "descriptor %d", i)
+				flags, err := unix.FcntlInt(uintptr(fds[i]), unix.F_GETFD, 0)
+				require.NoError(t, err)
+				assert.NotZero(t, flags&unix.FD_CLOEXEC, "descriptor %d close-on-exec", i)
+			}
+		})
+	}
+}
+
+// TestReadFrame: the view frame is exactly its length's bytes (what
+// follows stays for the spec); a descriptor passed with it is refused
+// (EINVAL: the parent passes them with the spec only), a length past
+// maxFrame is EMSGSIZE. Control: the well-formed frame.
+func TestReadFrame(t *testing.T) {
+	frame := func(b []byte) []byte { return append(binary.LittleEndian.AppendUint32(nil, uint32(len(b))), b...) }
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		rights bool
+		want   string
+		err    error
+	}{
+		{"control: a frame, then the spec", append(frame([]byte(`{"a":1}`)), `SPEC`...), false, `{"a":1}`, nil},
+		{"descriptor with the frame", frame([]byte(`{}`)), true, "", unix.EINVAL},
+		{"too long", binary.LittleEndian.AppendUint32(nil, maxFrame+1), false, "", unix.EMSGSIZE},
+		{"end of file inside", frame([]byte(`{"a":1}`))[:6], false, "", unix.EPIPE},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sv, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			require.NoError(t, err)
+			defer unix.Close(sv[1])
+			var oob []byte
+			if tc.rights {
+				oob = unix.UnixRights(0)
+			}
+			require.NoError(t, unix.Sendmsg(sv[0], tc.data, oob, nil, 0))
+			require.NoError(t, unix.Shutdown(sv[0], unix.SHUT_WR))
+			defer unix.Close(sv[0])
+			got, err := readFrame(sv[1])
+			if tc.err != nil {
+				assert.ErrorIs(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, string(got))
+			rest, _, err := readSpecSocket(sv[1])
+			require.NoError(t, err)
+			assert.Equal(t, "SPEC", string(rest), "the spec after the frame")
+		})
+	}
 }

@@ -1,0 +1,369 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/nsinit"
+	"github.com/landjail/landjail/internal/nsview"
+)
+
+// prestage is a user-namespace stage started before its command was
+// known (PrestartUserStage): running, waiting on sock for a spec.
+type prestage struct {
+	cmd   *osexec.Cmd
+	sock  *os.File // the parent's end of the stage's socket
+	keepW *os.File // the keep-alive pipe's write end
+	// cancel ends the context cmd was started with; the Cmd that takes
+	// the stage links its own context to it. cancelHook is cmd.Cancel's
+	// body, set by the taker (until then Cancel does nothing).
+	cancel     context.CancelFunc
+	cancelHook atomic.Pointer[func() error]
+	done       chan struct{} // closed when the start below returned
+	err        error         // the start's error, once done
+	// viewDone is closed once the view frame was written (sendView):
+	// view is what was sent, viewErr why it could not be.
+	viewDone chan struct{}
+	view     []byte
+	viewErr  error
+}
+
+// prestaged holds the one prestarted stage until a Start takes it.
+var prestaged struct {
+	mu sync.Mutex
+	ps *prestage
+}
+
+// prestageTaken counts the stages Start took from PrestartUserStage (for
+// tests).
+var prestageTaken atomic.Int64
+
+func prestartUserStage(privateNetwork bool) {
+	if unix.Geteuid() == 0 || nsinit.Exe() == nil {
+		return
+	}
+	prestaged.mu.Lock()
+	defer prestaged.mu.Unlock()
+	if prestaged.ps != nil {
+		return
+	}
+	ps := &prestage{done: make(chan struct{}), viewDone: make(chan struct{})}
+	prestaged.ps = ps
+	go ps.start(privateNetwork)
+}
+
+// start clones the stage as newUserStage does, with its own descriptors
+// only: /dev/null as stdio, the socket (fd 3, both the spec and the
+// status: see nsinit.EnvMarker), the binary (4) and the keep-alive pipe
+// (5); the target's descriptors and ruleset come later with the spec.
+func (ps *prestage) start(privateNetwork bool) {
+	defer close(ps.done)
+	sv, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		ps.err = fmt.Errorf("exec: user-namespace stage: socketpair: %w", err)
+		return
+	}
+	ps.sock = os.NewFile(uintptr(sv[0]), "stage")
+	theirs := os.NewFile(uintptr(sv[1]), "stage")
+	defer theirs.Close()
+	keepR, keepW, err := os.Pipe()
+	if err != nil {
+		ps.sock.Close()
+		ps.err = err
+		return
+	}
+	defer keepR.Close()
+	ps.keepW = keepW
+	ctx, cancel := context.WithCancel(context.Background())
+	ps.cancel = cancel
+	cmd := osexec.CommandContext(ctx, "/proc/self/fd/4")
+	cmd.Args = []string{nsinit.Argv0}
+	marker := nsinit.EnvMarker + "=3,3"
+	if privateNetwork {
+		marker += ",net"
+	}
+	cmd.Env = []string{marker}
+	cmd.ExtraFiles = []*os.File{theirs, nsinit.Exe(), keepR}
+	cmd.SysProcAttr = stageSysProcAttr()
+	cmd.Cancel = func() error {
+		if f := ps.cancelHook.Load(); f != nil {
+			return (*f)()
+		}
+		return nil
+	}
+	ps.cmd = cmd
+	// A spawn with Rlimits sets them on the whole process meanwhile:
+	// the stage must not inherit them.
+	rlimitMu.RLock()
+	err = cmd.Start()
+	rlimitMu.RUnlock()
+	if err != nil {
+		ps.sock.Close()
+		keepW.Close()
+		cancel()
+		ps.err = fmt.Errorf("exec: user-namespace stage: %w", err)
+	}
+}
+
+// reservePrestage, for a Cmd whose Ruleset has the user-namespace view,
+// takes the prestarted stage for it (c.pre) and sends the stage the view
+// on another goroutine, so that the stage builds it while the caller
+// gets on to Start.
+func (c *Cmd) reservePrestage() {
+	if c.Ruleset == nil || !c.Ruleset.UserNamespace() {
+		return
+	}
+	prestaged.mu.Lock()
+	ps := prestaged.ps
+	prestaged.ps = nil
+	prestaged.mu.Unlock()
+	if ps == nil {
+		return
+	}
+	c.pre = ps
+	view, _ := c.Ruleset.View()
+	go ps.sendView(view)
+}
+
+// sendView writes the view frame (see nsinit.EnvMarker) once the stage
+// runs, and records it.
+func (ps *prestage) sendView(v nsview.View) {
+	defer close(ps.viewDone)
+	<-ps.done
+	if ps.err != nil {
+		ps.viewErr = ps.err
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		ps.viewErr = err
+		return
+	}
+	frame := binary.LittleEndian.AppendUint32(nil, uint32(len(b)))
+	if _, err := ps.sock.Write(append(frame, b...)); err != nil {
+		ps.viewErr = err
+		return
+	}
+	ps.view = b
+}
+
+// takePrestage returns the prestarted stage, once started, if there is
+// one and c may use it, and forgets it either way: one that c may not use
+// is discarded (killed and reaped on another goroutine). The stage is c's
+// own (reservePrestage) or, when c has none, the waiting one, which gets
+// the view now. A stage that was sent a view other than c's Ruleset's
+// (the Ruleset was replaced after CommandContext) is not used.
+func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
+	ps := c.pre
+	c.pre = nil
+	view, _ := c.Ruleset.View()
+	if ps == nil {
+		prestaged.mu.Lock()
+		ps = prestaged.ps
+		prestaged.ps = nil
+		prestaged.mu.Unlock()
+		if ps == nil {
+			return nil
+		}
+		ps.sendView(view)
+	}
+	<-ps.done
+	if ps.err != nil {
+		return nil
+	}
+	<-ps.viewDone
+	if b, err := json.Marshal(view); ps.viewErr != nil || err != nil || !bytes.Equal(b, ps.view) || !c.mayTakePrestage(inner) {
+		go ps.discard()
+		return nil
+	}
+	return ps
+}
+
+// mayTakePrestage reports whether c's stage may be one started before c
+// was known: nothing that must hold from the stage's clone on (rlimits,
+// a control group to start in) and every descriptor of the target an
+// *os.File that can be passed (os/exec makes pipes for other streams in
+// the stage itself).
+func (c *Cmd) mayTakePrestage(inner *osexec.Cmd) bool {
+	if len(c.Rlimits) > 0 || (c.Cgroup != nil && !groupless(c.Cgroup)) {
+		return false
+	}
+	if len(c.ExtraFiles)+4 > maxPassed {
+		return false
+	}
+	for _, s := range []any{inner.Stdin, inner.Stdout, inner.Stderr} {
+		if f, ok := s.(*os.File); !ok || f == nil {
+			return false
+		}
+	}
+	for _, f := range c.ExtraFiles {
+		if f == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// groupless reports whether p places nothing: a limits.Run without a
+// group (a best-effort limit this caller cannot enforce) has Path "".
+func groupless(p CgroupPlacement) bool {
+	g, ok := p.(interface{ Path() string })
+	return ok && p.CgroupFD() < 0 && g.Path() == ""
+}
+
+// maxPassed is SCM_MAX_FD (include/net/scm.h): the most descriptors one
+// message may pass (the target's and its ruleset).
+const maxPassed = 253
+
+// discard ends an unused prestarted stage: end of file on its socket
+// (it exits before building anything), then its keep-alive pipe, and
+// reaps it.
+func (ps *prestage) discard() {
+	ps.sock.Close()
+	ps.keepW.Close()
+	ps.cmd.Wait()
+	ps.cancel()
+}
+
+// discardPrestage ends the stage c reserved and the one PrestartUserStage
+// started that no Cmd took, and reaps them: Cmd.Exec calls it before
+// replacing the process, so that the command it becomes never sees a
+// child it did not make. It waits for the stages' start.
+func discardPrestage(c *Cmd) {
+	if ps := c.pre; ps != nil {
+		c.pre = nil
+		<-ps.done
+		if ps.err == nil {
+			ps.discard()
+		}
+	}
+	prestaged.mu.Lock()
+	ps := prestaged.ps
+	prestaged.ps = nil
+	prestaged.mu.Unlock()
+	if ps == nil {
+		return
+	}
+	<-ps.done
+	if ps.err == nil {
+		ps.discard()
+	}
+}
+
+// stageSysProcAttr is how the stage is cloned: into new user, mount, PID
+// and IPC namespaces with the caller's uid and gid mapped to themselves
+// (setgroups denied) and CAP_SYS_ADMIN and CAP_NET_ADMIN kept across its
+// execve as ambient capabilities (they count only in that user
+// namespace), in a new session.
+func stageSysProcAttr() *syscall.SysProcAttr {
+	uid, gid := os.Getuid(), os.Getgid()
+	return &syscall.SysProcAttr{
+		Setsid:                     true,
+		Cloneflags:                 nsview.UserNSFlags,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN},
+	}
+}
+
+// usePrestage makes ps the stage of c: inner's settings that matter
+// after the start (its Cancel, WaitDelay and context) move to ps.cmd,
+// which replaces inner, and the spec goes with the target's descriptors
+// (inner's stdio, c.ExtraFiles) and the ruleset. It returns the stage's
+// os/exec.Cmd and the keep-alive pipe's write end.
+func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, p *prepared) (*osexec.Cmd, *os.File, error) {
+	cmd := ps.cmd
+	cmd.WaitDelay = inner.WaitDelay
+	hook := inner.Cancel
+	ps.cancelHook.Store(&hook)
+	stop := context.AfterFunc(ctx, ps.cancel)
+	files := append([]*os.File{inner.Stdin.(*os.File), inner.Stdout.(*os.File), inner.Stderr.(*os.File)}, c.ExtraFiles...)
+	st, err := c.stageSpec(p, len(files))
+	if err != nil {
+		stop()
+		go ps.discard()
+		return nil, nil, err
+	}
+	st.statusR = ps.sock
+	lfd := st.closeAfterStart[0]
+	defer lfd.Close()
+	st.spec.Passed = true
+	st.spec.View = nil // sent ahead (sendView)
+	st.spec.LandlockFD = -1
+	st.spec.ExeFD, st.spec.KeepFD = 4, 5
+	err = sendSpec(ps.sock, &st.spec, append(files, lfd))
+	if err == nil {
+		err = st.readStatus(c, cmd, p)
+	} else {
+		err = fmt.Errorf("exec: user-namespace stage: sending the spec: %w", err)
+	}
+	ps.sock.Close()
+	if err != nil {
+		stop()
+		ps.keepW.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		ps.cancel()
+		return nil, nil, err
+	}
+	prestageTaken.Add(1)
+	return cmd, ps.keepW, nil
+}
+
+// sendSpec writes spec to the stage's socket with files passed along
+// (SCM_RIGHTS on the first byte), then shuts the socket down for
+// writing: the stage reads until end of file.
+func sendSpec(sock *os.File, spec *nsinit.Spec, files []*os.File) error {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	rc, err := sock.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = rc.Write(func(fd uintptr) bool {
+		var n int
+		for {
+			n, serr = unix.SendmsgN(int(fd), b, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+			if serr != unix.EINTR {
+				break
+			}
+		}
+		if serr == nil {
+			b = b[n:]
+			for len(b) > 0 && serr == nil {
+				n, serr = unix.SendmsgN(int(fd), b, nil, nil, unix.MSG_NOSIGNAL)
+				if serr == unix.EINTR {
+					serr = nil
+					continue
+				}
+				b = b[n:]
+			}
+		}
+		if serr == nil {
+			serr = unix.Shutdown(int(fd), unix.SHUT_WR)
+		}
+		return true
+	})
+	runtime.KeepAlive(files)
+	return errors.Join(err, serr)
+}
