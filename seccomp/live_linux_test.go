@@ -60,6 +60,13 @@ var probes = []struct {
 		var params [120]byte
 		return closeFd(rawFd(unix.Syscall(unix.SYS_IO_URING_SETUP, 0, uintptr(unsafe.Pointer(&params)), 0)))
 	}},
+	// Kernel AIO (red team round 8, R8-1): 0 events, and a null context,
+	// are EINVAL natively.
+	{"io_setup", func() error {
+		var ctx uint64
+		return errnoOf(unix.Syscall(unix.SYS_IO_SETUP, 0, uintptr(unsafe.Pointer(&ctx)), 0))
+	}},
+	{"io_submit", func() error { return errnoOf(unix.Syscall(unix.SYS_IO_SUBMIT, 0, 0, 0)) }},
 	// A multithreaded process gets EINVAL natively.
 	{"unshare(CLONE_NEWUSER)", func() error { return unix.Unshare(unix.CLONE_NEWUSER) }},
 	// CLONE_NEWUSER|CLONE_FS is always EINVAL natively: nothing is cloned.
@@ -314,6 +321,8 @@ func TestInstallLive(t *testing.T) {
 		"ioctl(TIOCSTI|1<<32)":                        "EPERM",
 		"ioctl(TIOCLINUX)":                            "EPERM",
 		"io_uring_setup":                              "EPERM",
+		"io_setup":                                    "ENOSYS",
+		"io_submit":                                   "ENOSYS",
 		"unshare(CLONE_NEWUSER)":                      "EPERM",
 		"clone(CLONE_NEWUSER|CLONE_FS)":               "EPERM",
 		"clone3":                                      "ENOSYS",

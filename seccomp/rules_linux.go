@@ -69,6 +69,8 @@ var syscallNumbers = map[string]uint32{
 	"io_uring_setup":    unix.SYS_IO_URING_SETUP,
 	"io_uring_enter":    unix.SYS_IO_URING_ENTER,
 	"io_uring_register": unix.SYS_IO_URING_REGISTER,
+	"io_setup":          unix.SYS_IO_SETUP,
+	"io_submit":         unix.SYS_IO_SUBMIT,
 	"keyctl":            unix.SYS_KEYCTL,
 	"add_key":           unix.SYS_ADD_KEY,
 	"request_key":       unix.SYS_REQUEST_KEY,
@@ -267,6 +269,14 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 
 	for _, sc := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
 		rs = append(rs, deny(sc, sc, "", unix.EPERM, "operations queued through io_uring bypass seccomp"))
+	}
+	// Kernel AIO (libaio): its writes raise no inotify event, so a file
+	// rewritten and put back through it goes unseen by landjail's watch of
+	// agent configuration (red team round 8, R8-1). ENOSYS: libaio's
+	// users (InnoDB, fio) fall back to synchronous I/O as on a kernel
+	// without AIO; POSIX aio_write in glibc uses threads, not these.
+	for _, sc := range []string{"io_setup", "io_submit"} {
+		rs = append(rs, deny("aio-"+sc, sc, "", unix.ENOSYS, "kernel AIO writes raise no inotify event (landjail's watch of agent configuration would not see them); libaio falls back to synchronous I/O"))
 	}
 	rs = append(rs, setIDModeRules()...)
 	if opt.DenySysVIPC {
