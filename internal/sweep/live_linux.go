@@ -388,6 +388,21 @@ func (l *Live) check(rel string, event bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if reason, ok := s.linkAncestor(rel); ok {
+		// A link standing in for a directory on the way to a protected
+		// path (round 8, R8-2, R8-6): replaced by a file naming it.
+		q := Quarantined{Path: rel, Reason: reason, Live: true}
+		if to, err := s.quarantineLink(rel, s.now().UTC().Format("20060102T150405Z")); err != nil {
+			q.Error = err.Error()
+		} else {
+			q.MovedTo = to
+			s.mine.Store(to, true)
+		}
+		s.lived = append(s.lived, q)
+		fmt.Fprintf(l.w, "landjail: %s\n", q)
+		l.counted()
+		return
+	}
 	protected, gone := s.liveProtected(rel)
 	if !protected {
 		return
@@ -423,6 +438,14 @@ func (l *Live) check(rel string, event bool) {
 			l.watchFile(rel, parent)
 		}
 	}
+	l.mu.Unlock()
+	l.counted()
+}
+
+// counted counts one neutralised entry, and stops the command at
+// MaxLive.
+func (l *Live) counted() {
+	l.mu.Lock()
 	l.count++
 	over := l.count >= MaxLive
 	l.mu.Unlock()
@@ -480,6 +503,9 @@ func join(dir, name string) string {
 // liveCandidate is a test on names alone: can rel be protected at all?
 // (Most events are a build's files.)
 func (s *Snapshot) liveCandidate(rel string) bool {
+	if s.ancestors[rel] {
+		return true
+	}
 	root := s.ws.Root()
 	for _, c := range strings.Split(rel, "/") {
 		if s.names[c] || c == ".git" || gitDirNames[c] || globName(s.globs, c) {

@@ -259,3 +259,65 @@ func TestWatchRoundSeven(t *testing.T) {
 		assert.True(t, seen, "named although gone: %v", q)
 	})
 }
+
+// TestSweepAncestorLink (red team round 8, R8-2, R8-6): a symbolic link
+// the command makes where a directory on the way to a protected path
+// is, or would be (.config in a home-directory workspace; conf/ of an
+// optional include.path ../conf/git/local.inc), is replaced by a file
+// naming it, by the sweep after the command and by the watch while it
+// runs. Control: a link elsewhere (notes -> nd) stays.
+func TestSweepAncestorLink(t *testing.T) {
+	setup := func(t *testing.T) (string, *sweep.Snapshot) {
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git/config"), []byte("[include]\n\tpath = ../conf/git/local.inc\n"), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Join(root, ".config/other"), 0o755))
+		ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+		require.NoError(t, err)
+		t.Cleanup(func() { ws.Close() })
+		snap, err := sweep.Take(ws, 0)
+		require.NoError(t, err)
+		t.Cleanup(func() { snap.Close() })
+		return root, snap
+	}
+	attack := func(t *testing.T, root string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "nd/.config/git"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "nd/.config/git/config"), []byte(evilConfig), 0o644))
+		require.NoError(t, os.RemoveAll(filepath.Join(root, ".config")))
+		require.NoError(t, os.Symlink("nd/.config", filepath.Join(root, ".config")))
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "nd2/git"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "nd2/git/local.inc"), []byte(evilConfig), 0o644))
+		require.NoError(t, os.Symlink("nd2", filepath.Join(root, "conf")))
+		require.NoError(t, os.Symlink("nd", filepath.Join(root, "notes"))) // control
+	}
+	isLink := func(root, rel string) bool {
+		fi, err := os.Lstat(filepath.Join(root, rel))
+		return err == nil && fi.Mode()&os.ModeSymlink != 0
+	}
+	t.Run("after the command", func(t *testing.T) {
+		root, snap := setup(t)
+		attack(t, root)
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		got := map[string]bool{}
+		for _, e := range q {
+			got[e.Path] = true
+		}
+		assert.True(t, got[".config"], "%v", q)
+		assert.True(t, got["conf"], "%v", q)
+		assert.False(t, isLink(root, ".config"))
+		assert.False(t, isLink(root, "conf"))
+		assert.True(t, isLink(root, "notes"), "control")
+	})
+	t.Run("while it runs", func(t *testing.T) {
+		root, snap := setup(t)
+		var out syncBuffer
+		live, err := snap.Watch(&out, nil)
+		require.NoError(t, err)
+		defer live.Stop()
+		attack(t, root)
+		assert.True(t, gone(root, "conf/git/local.inc"), "the link is gone while the command runs")
+		assert.True(t, gone(root, ".config/git/config"))
+		assert.True(t, isLink(root, "notes"), "control")
+	})
+}

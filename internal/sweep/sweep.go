@@ -207,6 +207,12 @@ type Snapshot struct {
 	// directories a live check trusts (live_linux.go).
 	dirs       map[string]bool
 	collecting bool
+	// ancestors are the directories (relative) on the way to a protected
+	// path or reference inside the workspace: a symbolic link the command
+	// makes there stands in for the directory, and the protected path
+	// below it would lead into a place no rule covers (red team round 8,
+	// R8-2, R8-6: .config -> nd/.config, conf -> nd).
+	ancestors map[string]bool
 	// lived are the entries Watch neutralised while the command ran,
 	// reported again by Sweep.
 	lived []Quarantined
@@ -256,6 +262,18 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 		}
 	}
 	s.collecting = false // Take's walks alone collect s.dirs
+	s.ancestors = map[string]bool{}
+	for _, set := range []map[string]bool{s.paths, s.refs} {
+		for p := range set {
+			rel, ok := strings.CutPrefix(p, s.ws.Root()+"/")
+			if !ok {
+				continue
+			}
+			for d := filepath.Dir(rel); d != "." && d != "/"; d = filepath.Dir(d) {
+				s.ancestors[d] = true
+			}
+		}
+	}
 	s.links = map[string]string{}
 	for _, rel := range s.walkLinks {
 		s.links[rel], _ = s.root.Readlink(rel)
@@ -359,6 +377,9 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		}
 		reason, ok := s.linkOutside(rel)
 		if !ok {
+			reason, ok = s.linkAncestor(rel)
+		}
+		if !ok {
 			continue
 		}
 		q := Quarantined{Path: rel, Reason: reason}
@@ -445,6 +466,29 @@ func (s *Snapshot) relist() []Quarantined {
 	}
 	s.hidden = nil
 	return out
+}
+
+// linkAncestor reports whether the symbolic link rel is new or changed
+// since Take ("created" or "replaced") and stands where a directory on
+// the way to a protected path or reference is (s.ancestors): wherever it
+// leads, git or a shell would read the protected name through it, and
+// neither the rules nor the walk (which follows no link) cover its
+// target.
+func (s *Snapshot) linkAncestor(rel string) (string, bool) {
+	if !s.ancestors[rel] {
+		return "", false
+	}
+	target, err := s.root.Readlink(rel)
+	if err != nil {
+		return "", false
+	}
+	if was, ok := s.links[rel]; ok {
+		if was == target {
+			return "", false
+		}
+		return "replaced", true
+	}
+	return "created", true
 }
 
 // linkOutside reports whether the symbolic link rel is new or changed
