@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 
@@ -198,6 +199,10 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 	}
 	if !p.set.PrintRules {
 		cliopts.WarnDNS(stderr, o)
+		if o.ProtectAgentConfig {
+			home, _ := os.UserHomeDir()
+			warnUnprotectedRoots(stderr, o.RW, home, p.WS.Root())
+		}
 		if p.Proxy, err = o.NewAllowProxy(stderr); err != nil {
 			return err
 		}
