@@ -34,12 +34,25 @@ import (
 //   - any directory of a repository (a create grant covers everything
 //     below it: a nested repository's .git/config, a .envrc, a .vscode/);
 //   - a directory with a repository anywhere below it, or with more than
-//     maxRepoScan entries below it (not searched to the end).
+//     maxRepoScan entries below it (not searched to the end);
+//   - the system's code and configuration (red team R8-4), a directory
+//     above one, or anything below one: systemRoots (/etc, /usr, /bin,
+//     /sbin, /lib*, /boot, /opt, /root, /var/lib, /var/spool,
+//     /run/systemd), every absolute directory on the caller's PATH and
+//     LD_LIBRARY_PATH, and every directory /etc/ld.so.conf lists (a
+//     cron job, a login-shell script, a unit, a program found before the
+//     real one on PATH, a library the loader picks up). The root
+//     directory / holds them all.
 //
 // Reads and executes (ro, rox) are not affected. What is not covered:
 // names below a directory of HOME other than the ones above (a cache
-// directory stays learnable), and the files of a repository that are
-// not agent configuration (its Makefile, package.json scripts).
+// directory stays learnable), the files of a repository that are not
+// agent configuration (its Makefile, package.json scripts), relative
+// PATH entries (".", ""), and what a server runs on request from its
+// data (/srv, /var/www: a CGI or PHP script): /srv is left learnable,
+// it holds a site's data by the FHS and nothing on the system runs from
+// it by itself; a repository served from it is refused by the rules
+// above.
 
 // execPrefix starts the reason of every execution-bearing refusal.
 const execPrefix = "could plant code that runs outside the sandbox; the command chooses its refusals: "
@@ -48,13 +61,14 @@ const execPrefix = "could plant code that runs outside the sandbox; the command 
 // one jail.Workspace per directory asked about (HOME, each repository's
 // top), closed by close.
 type execRules struct {
-	home string // canonical; "" when unknown
+	home string   // canonical; "" when unknown
+	sys  []sysLoc // system code locations, as named and canonical: systemLocations
 	ws   map[string]*jail.Workspace
 	errs map[string]error
 }
 
 func newExecRules() *execRules {
-	e := &execRules{ws: map[string]*jail.Workspace{}, errs: map[string]error{}}
+	e := &execRules{ws: map[string]*jail.Workspace{}, errs: map[string]error{}, sys: systemLocations()}
 	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
 		if c, err := filepath.EvalSymlinks(h); err == nil {
 			e.home = c
@@ -86,6 +100,9 @@ func (e *execRules) why(target string, dir bool) string {
 			}
 		}
 	}
+	if why := e.system(target); why != "" {
+		return execPrefix + why
+	}
 	for d := target; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 			if dir {
@@ -102,6 +119,101 @@ func (e *execRules) why(target string, dir bool) string {
 	if dir {
 		if why := repositoryBelow(target); why != "" {
 			return execPrefix + why
+		}
+	}
+	return ""
+}
+
+// systemRoots are the system's code and configuration locations: what
+// runs as root or as every user without being asked (cron and at jobs,
+// systemd units and generators, login-shell scripts, sudoers, the
+// loader's configuration, package scripts under /var/lib/dpkg), the
+// programs and libraries found by default, and root's own start-up files
+// (/root, when HOME is another directory: sudo -E).
+var systemRoots = []string{
+	"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/boot", "/opt", "/root", "/var/lib", "/var/spool", "/run/systemd",
+}
+
+// maxLdConf bounds the files systemLocations reads for /etc/ld.so.conf
+// and its includes (Debian ships 3; a loop of includes must end).
+const maxLdConf = 64
+
+// sysLoc is one system location and what it is, for the reason.
+type sysLoc struct{ path, what string }
+
+// systemLocations returns systemRoots, the absolute entries of PATH and
+// LD_LIBRARY_PATH, and the directories /etc/ld.so.conf lists (its
+// includes followed up to maxLdConf files), each cleaned and, where it
+// exists, also with its symbolic links resolved (/bin is /usr/bin on a
+// merged /usr; a grant names the real path). Sorted by path; the first
+// class named keeps a path listed twice.
+func systemLocations() []sysLoc {
+	var locs []sysLoc
+	add := func(what string, paths ...string) {
+		for _, p := range paths {
+			if !filepath.IsAbs(p) {
+				continue // "." or "": relative to whatever directory a shell is in
+			}
+			p = filepath.Clean(p)
+			locs = append(locs, sysLoc{p, what})
+			if c, err := filepath.EvalSymlinks(p); err == nil && c != p {
+				locs = append(locs, sysLoc{c, what})
+			}
+		}
+	}
+	add("the system's code and configuration", systemRoots...)
+	add("a directory on PATH", filepath.SplitList(os.Getenv("PATH"))...)
+	add("a directory on LD_LIBRARY_PATH", filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
+	add("a directory of the loader's search (/etc/ld.so.conf)", ldSoConf("/etc/ld.so.conf", new(int))...)
+	slices.SortStableFunc(locs, func(a, b sysLoc) int { return strings.Compare(a.path, b.path) })
+	return slices.CompactFunc(locs, func(a, b sysLoc) bool { return a.path == b.path })
+}
+
+// ldSoConf returns the directories the ld.so.conf file at name lists,
+// following "include GLOB" lines (a relative GLOB from name's
+// directory); n counts the files read, bounded by maxLdConf. An
+// unreadable file lists nothing (/etc itself is refused anyway).
+func ldSoConf(name string, n *int) []string {
+	if *n++; *n > maxLdConf {
+		return nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "include"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+			for _, g := range strings.Fields(rest) {
+				if !filepath.IsAbs(g) {
+					g = filepath.Join(filepath.Dir(name), g)
+				}
+				files, _ := filepath.Glob(g)
+				for _, f := range files {
+					dirs = append(dirs, ldSoConf(f, n)...)
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "/") {
+			dirs = append(dirs, strings.Fields(line)...)
+		}
+	}
+	return dirs
+}
+
+// system names the system location target (canonical) is, lies below or
+// holds, "" for none.
+func (e *execRules) system(target string) string {
+	for _, l := range e.sys {
+		switch {
+		case holds(l.path, target):
+			return "in " + l.path + ", " + l.what
+		case holds(target, l.path):
+			return "a directory above " + l.path + ", " + l.what
 		}
 	}
 	return ""

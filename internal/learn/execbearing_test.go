@@ -33,3 +33,59 @@ func TestRepositoryBelowBound(t *testing.T) {
 	assert.Equal(t, "the git repository "+filepath.Join(root, "z/repo")+" lies below it (its .git, hooks and agent configuration)", repositoryBelow(root))
 	assert.Equal(t, "", repositoryBelow(clean))
 }
+
+// TestSystemLocations: an rw grant in, below or above each class of the
+// system's code locations is refused (each of systemRoots, named or not
+// present here, a /bin that is a link, the root directory, an absolute
+// PATH and LD_LIBRARY_PATH entry, a directory of /etc/ld.so.conf); the
+// controls: ordinary output locations (/var/tmp, /tmp, /srv, /run/user)
+// and a relative PATH entry are learnable. Red with the check in why
+// taken out (execbearing-system.txt too).
+func TestSystemLocations(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", "/usr/bin:"+filepath.Join(dir, "pbin")+":relbin:")
+	t.Setenv("LD_LIBRARY_PATH", filepath.Join(dir, "ld"))
+	t.Setenv("HOME", t.TempDir()) // not /root: its own rule would answer first
+	e := newExecRules()
+	defer e.close()
+	refused := []string{"/", "/var", "/run", "/usr/local/lib/zz.so", "/usr/local/bin", "/etc/cron.d", "/etc/systemd/system",
+		"/run/systemd/system", "/var/spool/cron/crontabs", "/var/lib/systemd", "/root/.bashrc",
+		filepath.Join(dir, "pbin"), filepath.Join(dir, "pbin/git"), dir, filepath.Join(dir, "ld/libc.so.6")}
+	for _, r := range systemRoots {
+		refused = append(refused, r, r+"/zz")
+	}
+	if _, err := os.Stat("/lib/x86_64-linux-gnu"); err == nil {
+		refused = append(refused, "/usr/lib/x86_64-linux-gnu") // ld.so.conf.d's, below /usr anyway
+	}
+	for _, p := range refused {
+		assert.NotEmpty(t, e.system(p), p)
+		assert.Contains(t, e.why(p, true), execPrefix, p)
+	}
+	for _, p := range []string{"/var/tmp/out", "/tmp/x", "/srv/data", "/run/user/0", "/work/ws", filepath.Join(dir, "other"),
+		filepath.Join(dir, "relbin")} {
+		assert.Equal(t, "", e.system(p), p)
+	}
+}
+
+// TestLdSoConf: the directories of an ld.so.conf, its comments left out,
+// its includes (relative and absolute globs) followed, and a loop of
+// includes ended by maxLdConf.
+func TestLdSoConf(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "d"), 0o755))
+	write := func(name, s string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644))
+	}
+	write("ld.so.conf", "# comment\n/opt/a/lib # trailing\ninclude d/*.conf\n\ninclude\t"+filepath.Join(dir, "loop.conf")+"\n")
+	write("d/one.conf", "/usr/local/one\n")
+	write("d/two.conf", "  /srv/two\n#/no\n")
+	write("loop.conf", "/loop\ninclude loop.conf\n")
+	n := 0
+	got := ldSoConf(filepath.Join(dir, "ld.so.conf"), &n)
+	assert.Equal(t, maxLdConf+1, n)
+	assert.Equal(t, []string{"/opt/a/lib", "/usr/local/one", "/srv/two"}, got[:3])
+	assert.Len(t, got, 3+maxLdConf-3)
+	for _, g := range got[3:] {
+		assert.Equal(t, "/loop", g)
+	}
+}

@@ -163,9 +163,11 @@ type Plan struct {
 // already holds. It reads the file system (lstat, realpath) to check that
 // each path still exists as it was refused and, for an rw grant, the
 // user's HOME ($HOME) and the repositories above the path (a jail.New
-// with jail.WithProtectedAgentConfig each, once per Decide) to refuse
-// execution-bearing paths (execbearing.go); it never writes.
-// Deterministic in its input, HOME and the file system.
+// with jail.WithProtectedAgentConfig each, once per Decide), PATH,
+// LD_LIBRARY_PATH and /etc/ld.so.conf to refuse execution-bearing paths
+// (execbearing.go); it never writes.
+// Deterministic in its input, HOME, PATH, LD_LIBRARY_PATH and the file
+// system.
 func Decide(refs []Refusal, have Grants) Plan {
 	type want struct {
 		key Key

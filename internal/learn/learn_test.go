@@ -32,6 +32,8 @@ import (
 //	          config loader: "ro PATH" ... (Go quoted), in order
 //	home      the user's HOME during the merge, relative to $T (HOME is
 //	          set to it; without the section HOME is $T/.nohome, missing)
+//	path      PATH during the merge ($T replaced; without the section
+//	          PATH is the test's own)
 type testCase struct {
 	name     string
 	sections map[string]string
@@ -156,6 +158,9 @@ func TestCases(t *testing.T) {
 				home = strings.TrimSpace(h)
 			}
 			t.Setenv("HOME", filepath.Join(root, home))
+			if p, ok := c.sections["path"]; ok {
+				t.Setenv("PATH", strings.ReplaceAll(strings.TrimSpace(p), "$T", root))
+			}
 			have := strings.ReplaceAll(c.sections["have"], "$T", root)
 			refs := parseRefusals(t, root, c.sections["refusals"])
 			out, _, err := Update([]byte(have), root, refs)
