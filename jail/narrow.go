@@ -327,7 +327,7 @@ func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {
 		return true
 	}
 	if slices.ContainsFunc(w.agent, func(p string) bool { return within(canon, p) }) ||
-		slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) {
+		slices.ContainsFunc(w.roPaths, func(p string) bool { return within(canon, p) }) || w.linkReadOnly(canon) {
 		return true
 	}
 	return w.ro.denied(canon, root.Path) || w.agentNested(canon, root.Path)
@@ -355,7 +355,7 @@ func (w *Workspace) agentNested(canon, root string) bool {
 // narrows reports whether the policy has anything beyond roots and deny
 // patterns that a fast path would have to consult.
 func (w *Workspace) narrows() bool {
-	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || w.gitAny || !w.agentPat.empty() || !w.keys.empty() || w.keyHeaders
+	return !w.ro.empty() || len(w.roPaths) > 0 || len(w.agent) > 0 || w.gitEntry != "" || w.gitAny || !w.agentPat.empty() || !w.keys.empty() || w.keyHeaders || w.linkDeny.Load() != nil
 }
 
 // keyScan says how a file is examined for a private key.

@@ -30,9 +30,12 @@ type target struct {
 }
 
 func (w *Workspace) target(op, unsafePath string, followLast bool, a Access) (target, error) {
-	canon, root, err := w.resolve(op, unsafePath, followLast)
+	canon, root, viaRO, err := w.resolveLinks(op, unsafePath, followLast)
 	if err != nil {
 		return target{}, err
+	}
+	if a == Write && viaRO {
+		return target{}, &fs.PathError{Op: op, Path: unsafePath, Err: ErrReadOnly}
 	}
 	if err := w.accessErr(canon, root, a); err != nil {
 		return target{}, &fs.PathError{Op: op, Path: unsafePath, Err: err}
@@ -100,7 +103,7 @@ func (w *Workspace) fastRel(name string, a Access) (string, bool) {
 	}
 	candidate := filepath.Join(root, rel)
 	r := w.rootOf(candidate)
-	if r == nil || !r.Mode.Allows(a) || w.deny.denied(candidate, r.Path) ||
+	if r == nil || !r.Mode.Allows(a) || w.denied(candidate, r.Path) ||
 		(a == Write && w.readOnlyAt(candidate, r)) || w.keys.matchesEntry(candidate, r.Path) ||
 		(a == Write && w.keyHeaders) {
 		return "", false // the slow path gives the precise answer
@@ -453,7 +456,7 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 		}
 		canon := joinCanon(t.root.Path, p)
 		switch {
-		case w.deny.denied(canon, t.root.Path):
+		case w.denied(canon, t.root.Path):
 			refused = ErrDenied
 		case w.ro.denied(canon, t.root.Path), w.agentNested(canon, t.root.Path), w.gitAny && d.Name() == ".git":
 			refused = ErrReadOnly
@@ -553,7 +556,7 @@ func (w *Workspace) ReadDir(name string) ([]fs.DirEntry, error) {
 		}
 		out = ents[:0]
 		for _, e := range ents {
-			if !w.deny.denied(joinCanon(t.canon, e.Name()), t.root.Path) {
+			if !w.denied(joinCanon(t.canon, e.Name()), t.root.Path) {
 				out = append(out, e)
 			}
 		}

@@ -2,6 +2,7 @@ package jail
 
 import (
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -82,9 +83,12 @@ func (w *Workspace) Resolve(unsafePath string) (string, error) {
 // the one every Workspace operation and landlock.Compile's carve-outs
 // give for the same path and access.
 func (w *Workspace) Check(unsafePath string, a Access) (string, error) {
-	canon, root, err := w.resolve("check", unsafePath, true)
+	canon, root, viaRO, err := w.resolveLinks("check", unsafePath, true)
 	if err != nil {
 		return "", err
+	}
+	if a == Write && viaRO {
+		return "", &fs.PathError{Op: "check", Path: unsafePath, Err: ErrReadOnly}
 	}
 	if err := w.accessErr(canon, root, a); err != nil {
 		return "", &fs.PathError{Op: "check", Path: unsafePath, Err: err}
@@ -170,15 +174,27 @@ func joinCanon(dir, name string) string {
 // Remove and Rename act on the link itself. It returns the canonical
 // path and the deepest root containing it; deny patterns are checked.
 func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *wsRoot, error) {
-	fail := func(err error) (string, *wsRoot, error) {
-		return "", nil, &fs.PathError{Op: op, Path: unsafePath, Err: err}
+	canon, root, _, err := w.resolveLinks(op, unsafePath, followLast)
+	return canon, root, err
+}
+
+// resolveLinks is resolve, also reporting whether a symbolic link it
+// followed is itself read-only by WithReadOnly or
+// WithProtectedAgentConfig (a write through it is a write to that name).
+// A followed link whose own path a deny pattern matches fails with
+// ErrDenied: what it leads to is read under the denied name (red team
+// round 9, R9-3: .env -> settings/production, secrets -> vault).
+func (w *Workspace) resolveLinks(op, unsafePath string, followLast bool) (string, *wsRoot, bool, error) {
+	viaRO := false
+	fail := func(err error) (string, *wsRoot, bool, error) {
+		return "", nil, false, &fs.PathError{Op: op, Path: unsafePath, Err: err}
 	}
 	var resolved string
 	// lookupFail reports a failed lookup. Where the walk stands outside
 	// the policy the errno would tell the caller something about an
 	// outside tree (ENOTDIR: "/etc/passwd is a file"), so it is
 	// reported as ErrOutsideWorkspace instead.
-	lookupFail := func(err error) (string, *wsRoot, error) {
+	lookupFail := func(err error) (string, *wsRoot, bool, error) {
 		if w.rootOf(resolved) == nil {
 			err = ErrOutsideWorkspace
 		}
@@ -249,6 +265,14 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 			if links > maxSymlinks {
 				return lookupFail(unix.ELOOP)
 			}
+			if r := w.rootOf(next); r != nil {
+				if w.deny.denied(next, r.Path) {
+					return fail(ErrDenied)
+				}
+				if w.readOnlyAt(next, r) {
+					viaRO = true
+				}
+			}
 			target, err := readlink(next)
 			if err == unix.EINVAL {
 				// Swapped for a non-symlink since the lstat: look
@@ -283,10 +307,28 @@ func (w *Workspace) resolve(op, unsafePath string, followLast bool) (string, *ws
 	if root == nil {
 		return fail(ErrOutsideWorkspace)
 	}
-	if w.deny.denied(resolved, root.Path) {
+	if w.denied(resolved, root.Path) {
 		return fail(ErrDenied)
 	}
-	return resolved, root, nil
+	// The name as given, links not followed (config/prod.key where config
+	// -> conf.d): a pattern that matches it matches what it names (red
+	// team round 9, R9-3). Cleaned lexically, so "a/link/.." counts as
+	// "a": refusing more, never less.
+	if links > 0 {
+		lexical := filepath.Join(w.Root(), unsafePath)
+		if unsafePath[0] == '/' {
+			lexical = filepath.Clean(unsafePath)
+		}
+		if r := w.rootOf(lexical); r != nil && lexical != resolved {
+			if w.deny.denied(lexical, r.Path) {
+				return fail(ErrDenied)
+			}
+			if w.readOnlyAt(lexical, r) {
+				viaRO = true
+			}
+		}
+	}
+	return resolved, root, viaRO, nil
 }
 
 func readlink(p string) (string, error) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/landjail/landjail/openat"
 )
@@ -44,6 +45,9 @@ type Workspace struct {
 	// keyHeaders: WithDenyPrivateKeyHeaders, every other regular file
 	// is examined by HeadHoldsPrivateKey.
 	keyHeaders bool
+	// linkDeny: DenyPaths' canonical paths (what a denied name that is a
+	// symbolic link leads to), swapped whole.
+	linkDeny atomic.Pointer[[2][]string]
 }
 
 type wsRoot struct {
@@ -251,4 +255,42 @@ func submoduleGitfiles(gitmodules []byte) []string {
 		out = append(out, v+"/.git") // a slash inside: anchored at the root
 	}
 	return out
+}
+
+// DenyPaths makes the Workspace refuse every path at or below one of
+// denied (ErrDenied) and every write at or below one of readOnly
+// (ErrReadOnly), besides its patterns; paths are canonical and absolute,
+// and each call replaces what the last one set. The caller passes what
+// the Landlock compile (landlock.DeniedPaths) denied or made read-only
+// by way of a symbolic link: the target of a link a pattern names (.env
+// -> settings/production, secrets -> vault), and what a pattern names
+// through a directory link (config/prod.key with config -> conf.d),
+// which the in-process checks, matching canonical paths, would otherwise
+// allow under the target's own name (red team round 9, R9-3). A bare
+// Workspace does not walk the tree to find them. Safe for concurrent use
+// with every other method.
+func (w *Workspace) DenyPaths(denied, readOnly []string) {
+	c := [2][]string{slices.Clone(denied), slices.Clone(readOnly)}
+	w.linkDeny.Store(&c)
+}
+
+// denied reports whether canon (in the root at rootPath) is denied by a
+// pattern or by DenyPaths.
+func (w *Workspace) denied(canon, rootPath string) bool {
+	if w.deny.denied(canon, rootPath) {
+		return true
+	}
+	if l := w.linkDeny.Load(); l != nil {
+		return slices.ContainsFunc(l[0], func(p string) bool { return within(canon, p) })
+	}
+	return false
+}
+
+// linkReadOnly reports whether canon is at or below a read-only path of
+// DenyPaths.
+func (w *Workspace) linkReadOnly(canon string) bool {
+	if l := w.linkDeny.Load(); l != nil {
+		return slices.ContainsFunc(l[1], func(p string) bool { return within(canon, p) })
+	}
+	return false
 }

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -265,6 +266,33 @@ func (p *Plan) compile(lopts landlock.Options) (*landlock.Ruleset, error) {
 			limit = landlock.DefaultWalkLimit
 		}
 		return nil, &wordedError{fmt.Sprintf("expanding the --deny and --read-only patterns (--deny-secrets, --protect-agent-config included) visits more than %d entries (--walk-limit %d); nothing was run (raise --walk-limit N, or narrow the workspace)", limit, limit), err}
+	}
+	if err == nil && p.set.Server {
+		// What the children are denied, the file tools are too: the
+		// targets of denied names that are links, and what a pattern
+		// names through a directory link (red team round 9, R9-3),
+		// which the tools' checks of canonical paths would allow under
+		// the target's own name.
+		rep := rs.Report()
+		denied := slices.Clone(rep.Masks) // the namespace layer's
+		var readOnly []string
+		for _, m := range rep.ReadOnlyMounts {
+			if m != "/" {
+				readOnly = append(readOnly, m)
+			}
+		}
+		for _, c := range rep.CarveOuts { // Landlock-only's
+			switch c.Source {
+			case landlock.SourceDenyPattern, landlock.SourcePrivateKey:
+				denied = append(denied, c.Path)
+			case landlock.SourceReadOnly, landlock.SourceAgentConfig:
+				readOnly = append(readOnly, c.Path)
+			}
+		}
+		p.WS.DenyPaths(denied, readOnly)
+		if p.rulesWS != p.WS {
+			p.rulesWS.DenyPaths(denied, readOnly)
+		}
 	}
 	return rs, err
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
 )
 
 const resolveHelp = `Resolve each PATH under the policy (relative paths are relative to the
@@ -97,6 +98,16 @@ func resolveAction(_ context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer ws.Close()
+	// And what the child's rules deny by way of symbolic links, found by
+	// the same walk of the policy's roots (red team round 9, R9-3).
+	if pws, err := o.Policy(); err == nil {
+		denied, readOnly, err := landlock.DeniedPaths(pws, o.WalkLimit)
+		pws.Close()
+		if err != nil {
+			return fmt.Errorf("resolve: %w", err)
+		}
+		ws.DenyPaths(denied, readOnly)
+	}
 
 	w := cmd.Root().Writer
 	enc := json.NewEncoder(w)
