@@ -60,6 +60,26 @@ var probes = []struct {
 		var params [120]byte
 		return closeFd(rawFd(unix.Syscall(unix.SYS_IO_URING_SETUP, 0, uintptr(unsafe.Pointer(&params)), 0)))
 	}},
+	// A read lease on a file of our own opened read-only: granted natively
+	// (red team round 9, R9-7), then released.
+	{"fcntl(F_SETLEASE)", func() error {
+		f, err := os.CreateTemp("", "lease")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(f.Name())
+		f.Close()
+		fd, err := unix.Open(f.Name(), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+			return err
+		}
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
+		return err
+	}},
 	// Kernel AIO (red team round 8, R8-1): 0 events, and a null context,
 	// are EINVAL natively.
 	{"io_setup", func() error {
@@ -322,6 +342,7 @@ func TestInstallLive(t *testing.T) {
 		"ioctl(TIOCLINUX)":                            "EPERM",
 		"io_uring_setup":                              "EPERM",
 		"io_setup":                                    "ENOSYS",
+		"fcntl(F_SETLEASE)":                           "EPERM",
 		"io_submit":                                   "ENOSYS",
 		"unshare(CLONE_NEWUSER)":                      "EPERM",
 		"clone(CLONE_NEWUSER|CLONE_FS)":               "EPERM",

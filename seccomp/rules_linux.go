@@ -70,6 +70,7 @@ var syscallNumbers = map[string]uint32{
 	"io_uring_enter":    unix.SYS_IO_URING_ENTER,
 	"io_uring_register": unix.SYS_IO_URING_REGISTER,
 	"io_setup":          unix.SYS_IO_SETUP,
+	"fcntl":             unix.SYS_FCNTL,
 	"io_submit":         unix.SYS_IO_SUBMIT,
 	"keyctl":            unix.SYS_KEYCTL,
 	"add_key":           unix.SYS_ADD_KEY,
@@ -270,6 +271,14 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	for _, sc := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {
 		rs = append(rs, deny(sc, sc, "", unix.EPERM, "operations queued through io_uring bypass seccomp"))
 	}
+	// A file lease makes every other process's open of the file wait for
+	// the holder (up to /proc/sys/fs/lease-break-time, 45 s) and can be
+	// taken again at once: a command could stall the user's processes on
+	// any file of its uid it may read (red team round 9, R9-7). Landlock
+	// has no hook for it.
+	rs = append(rs, deny("fcntl-setlease", "fcntl", "cmd == F_SETLEASE", unix.EPERM,
+		"a lease on a file blocks other processes' opens of it (up to lease-break-time): another process of the same uid outside the sandbox can be stalled",
+		in(1, 0, unix.F_SETLEASE)))
 	// Kernel AIO (libaio): its writes raise no inotify event, so a file
 	// rewritten and put back through it goes unseen by landjail's watch of
 	// agent configuration (red team round 8, R8-1). ENOSYS: libaio's
