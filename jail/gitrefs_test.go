@@ -143,3 +143,35 @@ func TestAgentConfigHookCommand(t *testing.T) {
 	assert.ErrorIs(t, ws.WriteFile("scripts/lint.sh", []byte("x"), 0o755), jail.ErrReadOnly)
 	assert.NoError(t, ws.WriteFile("scripts/event-only.sh", []byte("x"), 0o755), "control")
 }
+
+// TestAgentConfigReferenceThroughExistingLink (red team round 9, R9-1):
+// a reference whose directory does not exist yet, reached through a
+// symbolic link that does (conf -> build/conf under include.path =
+// ../conf/git/local.inc; tools -> scripts under core.hooksPath =
+// tools/git-hooks), and the target of a dangling hook link
+// (.git/hooks/pre-push -> ../../ci/pre-push), are protected where a
+// create would put them. Control: a sibling in the same directory stays
+// writable.
+func TestAgentConfigReferenceThroughExistingLink(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git/config"), []byte("[include]\n\tpath = ../conf/git/local.inc\n[core]\n\thooksPath = tools/git-hooks\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "build"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "scripts"), 0o755))
+	require.NoError(t, os.Symlink("build/conf", filepath.Join(root, "conf")))
+	require.NoError(t, os.Symlink("scripts", filepath.Join(root, "tools")))
+	require.NoError(t, os.Symlink("../../ci/pre-push", filepath.Join(root, ".git/hooks/pre-push")))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	for _, p := range []string{"build/conf/git/local.inc", "scripts/git-hooks/pre-commit", "ci/pre-push"} {
+		err := ws.MkdirAll(filepath.Dir(p), 0o755)
+		if err == nil {
+			err = ws.WriteFile(p, []byte("x"), 0o755)
+		}
+		assert.ErrorIs(t, err, jail.ErrReadOnly, p)
+	}
+	require.NoError(t, ws.MkdirAll("scripts/other", 0o755))
+	assert.NoError(t, ws.WriteFile("scripts/other/x.sh", []byte("x"), 0o755), "control")
+	assert.NoError(t, ws.WriteFile("build/notes.txt", []byte("x"), 0o644), "control")
+}

@@ -533,8 +533,8 @@ func (w *Workspace) linkTargets(paths []string) []string {
 			if d.Type()&fs.ModeSymlink == 0 {
 				return nil
 			}
-			t, err := filepath.EvalSymlinks(q)
-			if err != nil || !w.writableRootOf(t) || w.aboveRoot(t) || w.rootOfExact(t) != nil || slices.Contains(out, t) {
+			t := evalLinks(q) // a dangling hook link too: where its target would be made
+			if t == "" || !w.writableRootOf(t) || w.aboveRoot(t) || w.rootOfExact(t) != nil || slices.Contains(out, t) {
 				return nil
 			}
 			out = append(out, t)
@@ -559,7 +559,7 @@ func (w *Workspace) agentPaths(root string) []string {
 		}
 		p := filepath.Join(root, strings.TrimSuffix(rel, "/"))
 		add(p)
-		if t, err := filepath.EvalSymlinks(p); err == nil && t != p && inPolicy(t) {
+		if t := evalLinks(p); t != "" && inPolicy(t) {
 			add(t)
 		}
 	}
@@ -567,7 +567,7 @@ func (w *Workspace) agentPaths(root string) []string {
 	// user's global one) points at in a writable root: an included
 	// config file, the hooks directory, a filter driver's script.
 	for _, p := range gitConfigReferences(gitConfigFiles(root), repoTop(root), homeDir()) {
-		for _, c := range []string{p, evalExisting(p)} {
+		for _, c := range []string{p, evalLinks(p)} {
 			if c != "" && w.writableRootOf(c) && !w.aboveRoot(c) && w.rootOfExact(c) == nil {
 				add(c)
 			}
@@ -584,7 +584,7 @@ func (w *Workspace) agentPaths(root string) []string {
 			continue
 		}
 		for _, p := range gitConfigReferences(append(GitDirConfigFiles(gd), GitGlobalConfigFiles()...), top, homeDir()) {
-			for _, c := range []string{p, evalExisting(p)} {
+			for _, c := range []string{p, evalLinks(p)} {
 				if c != "" && w.writableRootOf(c) && !w.aboveRoot(c) && w.rootOfExact(c) == nil {
 					add(c)
 				}
@@ -797,14 +797,66 @@ func (w *Workspace) rootOfExact(p string) *wsRoot {
 	return nil
 }
 
-// evalExisting returns p with its symbolic links resolved when it
-// exists, "" otherwise (or when it resolves to itself).
-func evalExisting(p string) string {
-	t, err := filepath.EvalSymlinks(p)
-	if err != nil || t == p {
+// ResolveLinks is evalLinks for internal/sweep: p with the symbolic
+// links on its way resolved, dangling ones by their text and a missing
+// rest appended ("" when that is p itself or there is a loop).
+func ResolveLinks(p string) string { return evalLinks(p) }
+
+// evalLinks returns p with the symbolic links on its way resolved, ""
+// when that is p itself or cannot be told (a loop). Where p does not
+// exist, the tree is followed as far as it goes, a dangling link by its
+// text, and the missing rest appended: the path a later create of p
+// would make (red team round 9, R9-1: conf -> build/conf under an
+// include.path of conf/git/local.inc, a stowed .config, a dangling hook
+// link; a reference protected only where it exists left them open).
+func evalLinks(p string) string {
+	if t, err := filepath.EvalSymlinks(p); err == nil {
+		if t == p {
+			return ""
+		}
+		return t
+	}
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			out := filepath.Join(append([]string{next}, rest...)...)
+			if out == p {
+				return ""
+			}
+			return out
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if hops++; hops > 40 {
+				return ""
+			}
+			t, err := os.Readlink(next)
+			if err != nil || t == "" {
+				return ""
+			}
+			if filepath.IsAbs(t) {
+				cur = "/"
+			}
+			rest = append(strings.Split(t, "/"), rest...)
+			continue
+		}
+		cur = next
+	}
+	if cur == p {
 		return ""
 	}
-	return t
+	return cur
 }
 
 // homeDir is the caller's home directory for "~/" in git configuration

@@ -10,6 +10,7 @@ import (
 
 	"github.com/landjail/landjail/internal/carvetest"
 	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/tools"
 )
 
@@ -35,6 +36,14 @@ func TestVerdictTableFileTools(t *testing.T) {
 			ws, err := o.Policy(append(o.SystemRoots(), jail.WithReadTracker(tracker))...)
 			require.NoError(t, err)
 			defer ws.Close()
+			// And, as landjail-mcp after each compile, what the children's
+			// rules deny by way of links (Workspace.DenyPaths).
+			pws, err := o.Policy()
+			require.NoError(t, err)
+			denied, readOnly, err := landlock.DeniedPaths(pws, 0)
+			pws.Close()
+			require.NoError(t, err)
+			ws.DenyPaths(denied, readOnly)
 			k := &tools.Toolkit{WS: ws, Tracker: tracker}
 			before, _ := os.ReadFile(carvetest.HostPath(root, &c))
 			var out string

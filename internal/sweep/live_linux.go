@@ -512,11 +512,11 @@ func (s *Snapshot) liveCandidate(rel string) bool {
 			return true
 		}
 	}
-	if len(s.refs) > 0 {
+	if len(s.refs) > 0 || len(s.paths) > 0 {
 		p := root
 		for _, c := range strings.Split(rel, "/") {
 			p += "/" + c
-			if s.refs[p] {
+			if s.refs[p] || s.paths[p] {
 				return true
 			}
 		}

@@ -820,7 +820,8 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 		// -> ../../scripts/pre-commit in a nested repository) runs its
 		// target: protected too (round 5, N8; jail covers the root's).
 		if fi, err := s.root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			if t, err := filepath.EvalSymlinks(filepath.Join(root, rel)); err == nil && strings.HasPrefix(t, root+"/") && !s.refs[t] {
+			// A dangling one too: where its target would be made (round 9, R9-1).
+			if t := jail.ResolveLinks(filepath.Join(root, rel)); t != "" && strings.HasPrefix(t, root+"/") && !s.refs[t] {
 				if s.refs == nil {
 					s.refs = map[string]bool{}
 				}
