@@ -38,7 +38,7 @@ import (
 //   - the system's code and configuration (red team R8-4), a directory
 //     above one, or anything below one: systemRoots (/etc, /usr, /bin,
 //     /sbin, /lib*, /boot, /opt, /root, /var/lib, /var/spool,
-//     /run/systemd), every absolute directory on the caller's PATH and
+//     /run), every absolute directory on the caller's PATH and
 //     LD_LIBRARY_PATH, and every directory /etc/ld.so.conf lists (a
 //     cron job, a login-shell script, a unit, a program found before the
 //     real one on PATH, a library the loader picks up). The root
@@ -132,7 +132,10 @@ func (e *execRules) why(target string, dir bool) string {
 // (/root, when HOME is another directory: sudo -E).
 var systemRoots = []string{
 	"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/boot", "/opt", "/root", "/var/lib", "/var/spool", "/run/systemd",
+	"/boot", "/opt", "/root", "/var/lib", "/var/spool",
+	// All of /run: systemd's runtime units, and a user's transient units
+	// under /run/user/UID/systemd (red team round 9, R9-6).
+	"/run",
 }
 
 // maxLdConf bounds the files systemLocations reads for /etc/ld.so.conf
