@@ -18,7 +18,14 @@ import (
 // nothing there is swept. rw are the --rw paths, home the caller's HOME,
 // root the workspace's (what lies in it is the workspace's to protect).
 func warnUnprotectedRoots(w io.Writer, rw []string, home, root string) {
-	for _, p := range rw {
+	if h, err := filepath.EvalSymlinks(home); err == nil {
+		home = h
+	}
+	for _, given := range rw {
+		p := given
+		if t, err := filepath.EvalSymlinks(p); err == nil {
+			p = t // a link to HOME is HOME (round 9, R9-5)
+		}
 		if p == root || strings.HasPrefix(p, root+"/") {
 			continue
 		}
@@ -30,12 +37,12 @@ func warnUnprotectedRoots(w io.Writer, rw []string, home, root string) {
 		switch {
 		case home != "" && (p == home || p == "/" || strings.HasPrefix(home, p+"/")):
 			what = "your home directory (shell start-up files, ~/.config/git, ~/.local/bin)"
-		case inRepository(p):
+		case inRepository(p) || bareRepository(p) || reposBelow(p):
 			what = "a git repository (its hooks and .git/config)"
 		default:
 			continue
 		}
-		fmt.Fprintf(w, "landjail: warning: --protect-agent-config protects the workspace only: --rw %s holds %s, writable for the command and not swept\n", termsafe.Quote(p), what)
+		fmt.Fprintf(w, "landjail: warning: --protect-agent-config protects the workspace only: --rw %s holds %s, writable for the command and not swept\n", termsafe.Quote(given), what)
 	}
 }
 
@@ -49,4 +56,37 @@ func inRepository(dir string) bool {
 			return false
 		}
 	}
+}
+
+// bareRepository reports whether dir is laid out as a repository
+// directory (HEAD, and objects/ and refs/).
+func bareRepository(dir string) bool {
+	for _, n := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// reposBelow reports whether an entry of dir (one level: a directory of
+// checkouts) holds ".git" or is a bare repository.
+func reposBelow(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for i, e := range ents {
+		if i >= 4096 {
+			break
+		}
+		if !e.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if _, err := os.Lstat(filepath.Join(sub, ".git")); err == nil || bareRepository(sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -22,13 +22,25 @@ func TestWarnUnprotectedRoots(t *testing.T) {
 	}
 	file := filepath.Join(plain, "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	// Round 9, R9-5: a directory of checkouts, a bare repository, a link
+	// to HOME.
+	checkouts, bare, homeLink := filepath.Join(base, "src"), filepath.Join(base, "bare.git"), filepath.Join(base, "h")
+	require.NoError(t, os.MkdirAll(filepath.Join(checkouts, "proj/.git"), 0o755))
+	for _, d := range []string{"objects", "refs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(bare, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.Symlink(home, homeLink))
 	var b bytes.Buffer
-	warnUnprotectedRoots(&b, []string{home, repo, filepath.Join(repo, "sub"), plain, filepath.Join(ws, "build"), file}, home, ws)
+	warnUnprotectedRoots(&b, []string{home, repo, filepath.Join(repo, "sub"), plain, filepath.Join(ws, "build"), file, checkouts, bare, homeLink}, home, ws)
 	out := b.String()
+	assert.Contains(t, out, "--rw "+checkouts+" holds a git repository")
+	assert.Contains(t, out, "--rw "+bare+" holds a git repository")
+	assert.Contains(t, out, "--rw "+homeLink+" holds your home directory")
 	assert.Contains(t, out, "--rw "+home+" holds your home directory")
 	assert.Contains(t, out, "--rw "+repo+" holds a git repository")
 	assert.Contains(t, out, "--rw "+filepath.Join(repo, "sub")+" holds a git repository")
 	assert.NotContains(t, out, plain)
 	assert.NotContains(t, out, filepath.Join(ws, "build"))
-	assert.Equal(t, 3, bytes.Count(b.Bytes(), []byte("\n")))
+	assert.Equal(t, 6, bytes.Count(b.Bytes(), []byte("\n")))
 }
