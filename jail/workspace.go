@@ -46,8 +46,8 @@ type Workspace struct {
 	// is examined by HeadHoldsPrivateKey.
 	keyHeaders bool
 	// linkDeny: DenyPaths' canonical paths (what a denied name that is a
-	// symbolic link leads to), swapped whole.
-	linkDeny atomic.Pointer[[2][]string]
+	// symbolic link leads to), denied and read-only, swapped whole.
+	linkDeny atomic.Pointer[linkVerdicts]
 }
 
 type wsRoot struct {
@@ -270,8 +270,34 @@ func submoduleGitfiles(gitmodules []byte) []string {
 // Workspace does not walk the tree to find them. Safe for concurrent use
 // with every other method.
 func (w *Workspace) DenyPaths(denied, readOnly []string) {
-	c := [2][]string{slices.Clone(denied), slices.Clone(readOnly)}
-	w.linkDeny.Store(&c)
+	v := &linkVerdicts{denied: map[string]bool{}, readOnly: map[string]bool{}}
+	for _, p := range denied {
+		v.denied[p] = true
+	}
+	for _, p := range readOnly {
+		v.readOnly[p] = true
+	}
+	w.linkDeny.Store(v)
+}
+
+// linkVerdicts are DenyPaths' sets. A lookup walks canon and its parents
+// (at most its depth), never the whole list: every file operation asks,
+// and a policy can mask tens of thousands of paths.
+type linkVerdicts struct{ denied, readOnly map[string]bool }
+
+// atOrBelow reports whether canon, or a directory above it, is in set.
+func atOrBelow(set map[string]bool, canon string) bool {
+	if len(set) == 0 {
+		return false
+	}
+	for p := canon; ; p = parentDir(p) {
+		if set[p] {
+			return true
+		}
+		if p == "/" {
+			return false
+		}
+	}
 }
 
 // denied reports whether canon (in the root at rootPath) is denied by a
@@ -280,17 +306,13 @@ func (w *Workspace) denied(canon, rootPath string) bool {
 	if w.deny.denied(canon, rootPath) {
 		return true
 	}
-	if l := w.linkDeny.Load(); l != nil {
-		return slices.ContainsFunc(l[0], func(p string) bool { return within(canon, p) })
-	}
-	return false
+	v := w.linkDeny.Load()
+	return v != nil && atOrBelow(v.denied, canon)
 }
 
 // linkReadOnly reports whether canon is at or below a read-only path of
 // DenyPaths.
 func (w *Workspace) linkReadOnly(canon string) bool {
-	if l := w.linkDeny.Load(); l != nil {
-		return slices.ContainsFunc(l[1], func(p string) bool { return within(canon, p) })
-	}
-	return false
+	v := w.linkDeny.Load()
+	return v != nil && atOrBelow(v.readOnly, canon)
 }
