@@ -466,14 +466,43 @@ func DeniedPaths(ws *jail.Workspace, limit int) (denied, readOnly []string, err 
 		return nil, nil, err
 	}
 	for _, c := range carves {
-		switch c.source {
-		case SourceDenyPattern, SourcePrivateKey:
+		switch {
+		case deniedSource(c.source):
 			denied = append(denied, c.path)
-		case SourceReadOnly, SourceAgentConfig:
+		case readOnlySource(c.source):
 			readOnly = append(readOnly, c.path)
 		}
 	}
 	return denied, readOnly, nil
+}
+
+// deniedSource and readOnlySource say which carve sources deny a path
+// and which make it read-only (DeniedPaths, Report.DeniedPaths).
+func deniedSource(s string) bool   { return s == SourceDenyPattern || s == SourcePrivateKey }
+func readOnlySource(s string) bool { return s == SourceReadOnly || s == SourceAgentConfig }
+
+// DeniedPaths is DeniedPaths' answer from a compiled Ruleset's report,
+// with no second walk: what the namespace view masks or mounts
+// read-only (Masks, ReadOnlyMounts but "/") and what Landlock-only
+// carves out (CarveOuts, by source). For jail.Workspace.DenyPaths, so
+// that in-process checks (landjail-mcp's file tools) agree with the
+// children's rules of the same compile (red team rounds 9 and 10).
+func (r *Report) DeniedPaths() (denied, readOnly []string) {
+	denied = slices.Clone(r.Masks)
+	for _, m := range r.ReadOnlyMounts {
+		if m != "/" {
+			readOnly = append(readOnly, m)
+		}
+	}
+	for _, c := range r.CarveOuts {
+		switch {
+		case deniedSource(c.Source):
+			denied = append(denied, c.Path)
+		case readOnlySource(c.Source):
+			readOnly = append(readOnly, c.Path)
+		}
+	}
+	return denied, readOnly
 }
 
 // multiComponentPatterns returns the components but the last of every

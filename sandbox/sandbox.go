@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -273,22 +272,7 @@ func (p *Plan) compile(lopts landlock.Options) (*landlock.Ruleset, error) {
 		// names through a directory link (red team round 9, R9-3),
 		// which the tools' checks of canonical paths would allow under
 		// the target's own name.
-		rep := rs.Report()
-		denied := slices.Clone(rep.Masks) // the namespace layer's
-		var readOnly []string
-		for _, m := range rep.ReadOnlyMounts {
-			if m != "/" {
-				readOnly = append(readOnly, m)
-			}
-		}
-		for _, c := range rep.CarveOuts { // Landlock-only's
-			switch c.Source {
-			case landlock.SourceDenyPattern, landlock.SourcePrivateKey:
-				denied = append(denied, c.Path)
-			case landlock.SourceReadOnly, landlock.SourceAgentConfig:
-				readOnly = append(readOnly, c.Path)
-			}
-		}
+		denied, readOnly := rs.Report().DeniedPaths()
 		p.WS.DenyPaths(denied, readOnly)
 		if p.rulesWS != p.WS {
 			p.rulesWS.DenyPaths(denied, readOnly)
