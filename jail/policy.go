@@ -274,6 +274,17 @@ var AgentConfigPaths = []string{
 	".windsurf/", ".amazonq/", ".aider.conf.yml", "opencode.json", ".opencode/",
 	"opencode.jsonc", ".kilocode/", ".kilo/", "kilo.json", ".crush.json", "crush.json", ".qwen/", // round 5, N3
 	".factory/", ".junie/", // Factory Droid (hooks, mcp.json), JetBrains Junie (mcp/mcp.json): round 6, R6-4
+	// Agents whose project hooks run shell commands at the user's next
+	// session (red team round 11, R11a-2): GitHub Copilot's
+	// .github/hooks/*.json, Cline's hook scripts (.clinerules/hooks/,
+	// .cline/hooks/), Amp's settings (amp.mcpServers), OpenHands'
+	// setup.sh, Augment, Trae and Tabnine (MCP servers).
+	".github/hooks/", ".clinerules/", ".cline/", ".amp/", ".openhands/", ".augment/", ".trae/", ".tabnine/",
+	// .env: aider takes every option from AIDER_* variables in the .env
+	// of the git root and the working directory (AIDER_LINT_CMD runs
+	// after each edit), and autoenv runs .env (and .env.leave) as a shell
+	// script on cd; zsh-autoenv its .autoenv.zsh files (R11a-2).
+	".env", ".env.leave", ".autoenv.zsh", ".autoenv_leave.zsh",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,

@@ -534,20 +534,28 @@ func TestSweepRoundFive(t *testing.T) {
 		_, snap := take(t, root)
 		names := []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local/pre-commit/x.sh",
 			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".factory/settings.json", ".junie/mcp/mcp.json",
+			".github/hooks/session.json", ".clinerules/hooks/TaskStart", ".cline/hooks/PreToolUse", ".amp/settings.json", ".openhands/setup.sh",
+			".augment/settings.json", ".trae/mcp.json", ".tabnine/mcp_servers.json", "sub/.env", ".env.leave", "sub/.autoenv.zsh",
 			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml", ".envrc.local", ".direnv/python-3/bin/git"}
 		for _, n := range names {
 			write(t, filepath.Join(root, n), "x", 0o755)
 		}
-		write(t, filepath.Join(root, "notes.jsonc"), "x", 0o644) // control
+		write(t, filepath.Join(root, "notes.jsonc"), "x", 0o644)              // control
+		write(t, filepath.Join(root, ".github/workflows/ci.yml"), "x", 0o644) // control: .github/ beside hooks/
+		write(t, filepath.Join(root, ".env.example"), "x", 0o644)             // control: not .env
 		q, err := snap.Sweep()
 		require.NoError(t, err)
 		got := paths(q)
 		for _, n := range []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local",
 			"opencode.jsonc", ".kilocode", "crush.json", ".qwen", ".envrc.local", ".direnv", ".factory", ".junie",
+			".github/hooks", ".clinerules", ".cline", ".amp", ".openhands", ".augment", ".trae", ".tabnine", "sub/.env", ".env.leave", "sub/.autoenv.zsh",
 			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml"} {
 			assert.Contains(t, got, n)
 		}
 		assert.NotContains(t, got, "notes.jsonc")
+		assert.NotContains(t, got, ".github/workflows/ci.yml")
+		assert.NotContains(t, got, ".github")
+		assert.NotContains(t, got, ".env.example")
 		fi, err := os.Lstat(filepath.Join(root, got[".envrc.local"].MovedTo))
 		require.NoError(t, err)
 		assert.Zero(t, fi.Mode().Perm()&0o111, "a quarantined file is not executable any more")
