@@ -299,8 +299,13 @@ func (l *Live) handle(wd int32, mask uint32, name string) {
 		// watch keeps its watches; what it holds is examined again only
 		// where its new path can make it protected (red team round 7,
 		// F3: a tree walk per move of a large directory starved the
-		// reader).
-		if ok && (!known || l.s.pathCandidate(rel)) {
+		// reader). A directory moved to a path that was a directory at
+		// Take is examined again too: a repository made in a new
+		// directory is left to the sweep only while its top is new, and
+		// under the old directory's name the user's prompt or IDE finds
+		// it (red team round 11, R11a-1: mkdir nd; git init nd; mv src
+		// src.old; mv nd src).
+		if ok && (!known || l.s.pathCandidate(rel) || l.s.dirs[rel]) {
 			l.tree(rel, cwd)
 		}
 		return
@@ -388,7 +393,17 @@ func (l *Live) check(rel string, event bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if reason, ok := s.linkAncestor(rel); ok {
+	reason, ok := s.linkAncestor(rel)
+	if !ok && s.dirs[rel] {
+		// A link where a directory was at Take stands in for it: the
+		// user's cd there would follow it into what the command made
+		// (a new repository, left to the sweep by its new path: R11a-1's
+		// mv src src.old; ln -s nd src).
+		if _, err := s.root.Readlink(rel); err == nil {
+			reason, ok = "replaced", true
+		}
+	}
+	if ok {
 		// A link standing in for a directory on the way to a protected
 		// path (round 8, R8-2, R8-6): replaced by a file naming it.
 		q := Quarantined{Path: rel, Reason: reason, Live: true}
@@ -503,7 +518,7 @@ func join(dir, name string) string {
 // liveCandidate is a test on names alone: can rel be protected at all?
 // (Most events are a build's files.)
 func (s *Snapshot) liveCandidate(rel string) bool {
-	if s.ancestors[rel] {
+	if s.ancestors[rel] || s.dirs[rel] {
 		return true
 	}
 	root := s.ws.Root()

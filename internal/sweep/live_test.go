@@ -321,3 +321,46 @@ func TestSweepAncestorLink(t *testing.T) {
 		assert.True(t, isLink(root, "notes"), "control")
 	})
 }
+
+// TestWatchRoundEleven (red team round 11, R11a-1): a repository made in
+// a new directory is left to the sweep while its top is new, but moved
+// to the name of a directory that existed at Take (or linked there) the
+// user's prompt or IDE finds it under that name while the command runs.
+// Controls: the new repository at its own new name stays until the
+// sweep (TestWatchDefersNewRepositories), and a link at a new name stays.
+func TestWatchRoundEleven(t *testing.T) {
+	newRepo := func(t *testing.T, root string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "nd/.git/objects"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "nd/.git/refs"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "nd/.git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "nd/.git/config"), []byte(evilConfig), 0o644))
+		time.Sleep(100 * time.Millisecond)
+		_, err := os.Lstat(filepath.Join(root, "nd/.git/config"))
+		require.NoError(t, err, "control: deferred at its new name")
+	}
+	t.Run("renamed over an existing directory's name", func(t *testing.T) {
+		root, _, _, out := watched(t, nil)
+		newRepo(t, root)
+		require.NoError(t, os.Rename(filepath.Join(root, "src"), filepath.Join(root, "src.old")))
+		require.NoError(t, os.Rename(filepath.Join(root, "nd"), filepath.Join(root, "src")))
+		assert.True(t, gone(root, "src/.git/config"), "examined again under the name src had at Take")
+		assert.Contains(t, out.String(), "src/.git/config")
+	})
+	t.Run("exchanged with an existing directory", func(t *testing.T) {
+		root, _, _, _ := watched(t, nil)
+		newRepo(t, root)
+		require.NoError(t, unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, "nd"), unix.AT_FDCWD, filepath.Join(root, "src"), unix.RENAME_EXCHANGE))
+		assert.True(t, gone(root, "src/.git/config"), "examined again under the name src had at Take")
+	})
+	t.Run("linked where an existing directory was", func(t *testing.T) {
+		root, _, _, _ := watched(t, nil)
+		newRepo(t, root)
+		require.NoError(t, os.Symlink("nd", filepath.Join(root, "ln")))
+		require.NoError(t, os.Rename(filepath.Join(root, "src"), filepath.Join(root, "src.old")))
+		require.NoError(t, os.Symlink("nd", filepath.Join(root, "src")))
+		assert.True(t, gone(root, "src"), "a link standing in for src is replaced")
+		fi, err := os.Lstat(filepath.Join(root, "ln"))
+		require.NoError(t, err, "control: a link at a new name stays")
+		assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink)
+	})
+}
