@@ -304,7 +304,9 @@ func (l *Live) handle(wd int32, mask uint32, name string) {
 		// directory is left to the sweep only while its top is new, and
 		// under the old directory's name the user's prompt or IDE finds
 		// it (red team round 11, R11a-1: mkdir nd; git init nd; mv src
-		// src.old; mv nd src).
+		// src.old; mv nd src), and so is what an existing repository
+		// below it was given while its path was new and its changes
+		// deferred (R11a-3: mv p q; edit q/vendor/.git/config; mv q p).
 		if ok && (!known || l.s.pathCandidate(rel) || l.s.dirs[rel]) {
 			l.tree(rel, cwd)
 		}
@@ -329,7 +331,7 @@ func (l *Live) tree(rel string, wd int32) {
 		if !e.IsDir() {
 			continue
 		}
-		if cwd, known, ok := l.addDir(sub, wd, e.Name()); ok && (!known || l.s.pathCandidate(sub)) {
+		if cwd, known, ok := l.addDir(sub, wd, e.Name()); ok && (!known || l.s.pathCandidate(sub) || l.s.dirs[sub]) {
 			l.tree(sub, cwd)
 		}
 	}

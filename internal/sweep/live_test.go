@@ -364,3 +364,45 @@ func TestWatchRoundEleven(t *testing.T) {
 		assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink)
 	})
 }
+
+// TestWatchParentMoved (red team round 11, R11a-3): a nested repository
+// that existed at Take is changed while its parent is renamed away (the
+// path is new then), and the parent is moved back: the change is seen
+// while the command runs. Control: the plain write in place
+// (TestWatchWhileRunning).
+func TestWatchParentMoved(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "w/p/vendor/.git/hooks"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "w/p/vendor/.git/objects"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "w/p/vendor/.git/refs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "w/p/vendor/.git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "w/p/vendor/.git/config"), []byte("[core]\n"), 0o644))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { snap.Close() })
+	var out syncBuffer
+	live, err := snap.Watch(&out, nil)
+	require.NoError(t, err)
+	t.Cleanup(live.Stop)
+	require.NoError(t, os.Rename(filepath.Join(root, "w/p"), filepath.Join(root, "w/q")))
+	time.Sleep(100 * time.Millisecond)
+	f, err := os.OpenFile(filepath.Join(root, "w/q/vendor/.git/config"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(evilConfig)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, os.Rename(filepath.Join(root, "w/q"), filepath.Join(root, "w/p")))
+	restored := false
+	for range 300 {
+		if b, _ := os.ReadFile(filepath.Join(root, "w/p/vendor/.git/config")); string(b) == "[core]\n" {
+			restored = true
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.True(t, restored, "changed while its parent was away: restored while the command runs; stderr: %s", out.String())
+}
