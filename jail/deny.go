@@ -3,7 +3,9 @@ package jail
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/landjail/landjail/internal/gitignore"
 )
@@ -17,6 +19,23 @@ import (
 type denyMatcher struct {
 	all *gitignore.Matcher // every pattern, against the path relative to its root
 	abs *gitignore.Matcher // patterns starting with "/", also against the absolute path (nil when none)
+	// anywhere are the patterns of literal names that match at any
+	// depth (".aws/", "**/.kube/config": no "/" but a trailing one, or a
+	// leading "**/", and no wildcard), with such re-includes, in order:
+	// a root inside a directory one of them names (--ro ~/.aws under
+	// .aws/) is inside it whatever the root, so the root's absolute
+	// path and its parents are matched against them too (red team round
+	// 11, R11a-4: --deny-secrets --ro ~/.aws read ~/.aws/credentials in
+	// clear). A wildcard ("*", "*.env") is left out: it would name the
+	// directories above every root.
+	anywhere *gitignore.Matcher
+	// spans are anywhere's patterns of several components
+	// (**/.config/gh/hosts.yml): below a root whose name is one of their
+	// inner components (--ro ~/.config), an entry's absolute path is
+	// matched against them too. spanComps are those inner components.
+	spans     *gitignore.Matcher
+	spanComps map[string]bool
+	inside    sync.Map // root -> bool: is the root itself matched by anywhere (rootInside)
 }
 
 func newDenyMatcher(patterns []string) (*denyMatcher, error) {
@@ -39,7 +58,60 @@ func newDenyMatcher(patterns []string) (*denyMatcher, error) {
 			return nil, fmt.Errorf("jail: WithDeny: %w", err) // cannot happen: the same patterns compiled above
 		}
 	}
+	var anyPats, spanPats []string
+	for _, p := range patterns {
+		body := strings.TrimSuffix(strings.TrimPrefix(p, "!"), "/")
+		lead := strings.HasPrefix(body, "**/")
+		body = strings.TrimPrefix(body, "**/")
+		if body == "" || strings.HasPrefix(p, "#") || strings.ContainsAny(body, "*?[\\") || strings.Contains(body, "//") ||
+			strings.Contains(body, "/") && !lead {
+			continue
+		}
+		anyPats = append(anyPats, p)
+		if comps := strings.Split(body, "/"); len(comps) > 1 {
+			spanPats = append(spanPats, p)
+			if d.spanComps == nil {
+				d.spanComps = map[string]bool{}
+			}
+			for _, c := range comps[:len(comps)-1] {
+				d.spanComps[c] = true
+			}
+		}
+	}
+	if len(anyPats) > 0 {
+		if d.anywhere, err = gitignore.New("", anyPats); err != nil {
+			return nil, fmt.Errorf("jail: WithDeny: %w", err) // cannot happen: the same patterns compiled above
+		}
+	}
+	if len(spanPats) > 0 {
+		if d.spans, err = gitignore.New("", spanPats); err != nil {
+			return nil, fmt.Errorf("jail: WithDeny: %w", err) // cannot happen: the same patterns compiled above
+		}
+	}
 	return d, nil
+}
+
+// rootInside reports whether the root itself, or a directory above it,
+// is matched by a pattern that matches at any depth (a root inside
+// .aws/): then everything in it is (R11a-4). Cached per root.
+func (d *denyMatcher) rootInside(root string) bool {
+	if d.anywhere.Empty() || root == "/" || root == "" {
+		return false
+	}
+	if v, ok := d.inside.Load(root); ok {
+		return v.(bool)
+	}
+	in := excludedDirs(d.anywhere, strings.Split(strings.TrimPrefix(root, "/"), "/"))
+	d.inside.Store(root, in)
+	return in
+}
+
+// crosses reports whether a pattern of spans can match a path that
+// begins above the root and ends below it: the root's own name is one
+// of its inner components (R11a-4: --ro ~/.config under
+// **/.config/gh/hosts.yml).
+func (d *denyMatcher) crosses(root string) bool {
+	return !d.spans.Empty() && root != "/" && d.spanComps[filepath.Base(root)]
 }
 
 func (d *denyMatcher) empty() bool { return d == nil || d.all.Empty() }
@@ -66,8 +138,24 @@ func (d *denyMatcher) denied(canon, root string) bool {
 	if rel != "" && excluded(d.all, strings.Split(rel, "/")) {
 		return true
 	}
-	if !d.abs.Empty() && canon != "/" {
-		return excluded(d.abs, strings.Split(strings.TrimPrefix(canon, "/"), "/"))
+	if d.rootInside(root) {
+		return true
+	}
+	if !d.abs.Empty() && canon != "/" && excluded(d.abs, strings.Split(strings.TrimPrefix(canon, "/"), "/")) {
+		return true
+	}
+	if rel != "" && d.crosses(root) {
+		return excluded(d.spans, strings.Split(strings.TrimPrefix(canon, "/"), "/"))
+	}
+	return false
+}
+
+// excludedDirs applies m to every prefix of parts as a directory.
+func excludedDirs(m *gitignore.Matcher, parts []string) bool {
+	for k := 1; k <= len(parts); k++ {
+		if m.Match(parts[:k], true) == gitignore.Excluded {
+			return true
+		}
 	}
 	return false
 }

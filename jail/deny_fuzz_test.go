@@ -282,9 +282,21 @@ func denyKnownOverDeny(lines []string) string {
 // is one of the documented fail-closed differences; "" when it is not.
 func (o *denyOracle) denyAllowed(tb testing.TB, lines []string, rel string) string {
 	tb.Helper()
+	above := strings.Split(strings.TrimPrefix(o.dir, "/"), "/")
 	for _, l := range lines {
 		if strings.HasPrefix(l, "!") {
 			continue
+		}
+		// Red team round 11, R11a-4: a literal name matching at any
+		// depth is matched against the root's own path too, so a root
+		// inside a directory it names is denied whole (git sees only
+		// the repository).
+		if body := strings.TrimPrefix(strings.Trim(l, "/"), "**/"); !strings.ContainsAny(body, "*?[\\") {
+			for _, c := range strings.Split(body, "/") {
+				if slices.Contains(above, c) {
+					return strconv.Quote(l) + " names a directory above the root (" + o.dir + ")"
+				}
+			}
 		}
 		if strings.HasSuffix(l, "/") && o.gitIgnores(tb, rel+"/") {
 			return "directory-only pattern " + strconv.Quote(l) + " applied to a file (git ignores " + rel + "/)"

@@ -291,8 +291,16 @@ func (d *denyMatcher) entryExcluded(canon, root string) bool {
 			return true
 		}
 	}
+	if d.rootInside(root) {
+		return true
+	}
 	if !d.abs.Empty() && canon != "/" {
-		dir, file := d.abs.ExcludedBoth(canon[1:])
+		if dir, file := d.abs.ExcludedBoth(canon[1:]); dir || file {
+			return true
+		}
+	}
+	if rel != "" && d.crosses(root) {
+		dir, file := d.spans.ExcludedBoth(canon[1:])
 		return dir || file
 	}
 	return false
@@ -492,8 +500,11 @@ func (d *denyMatcher) matchesEntry(canon, root string) bool {
 	if rel != "" && d.all.Match(strings.Split(rel, "/"), false) == gitignore.Excluded {
 		return true
 	}
-	if !d.abs.Empty() && canon != "/" {
-		return d.abs.Match(strings.Split(strings.TrimPrefix(canon, "/"), "/"), false) == gitignore.Excluded
+	if !d.abs.Empty() && canon != "/" && d.abs.Match(strings.Split(strings.TrimPrefix(canon, "/"), "/"), false) == gitignore.Excluded {
+		return true
+	}
+	if rel != "" && d.crosses(root) {
+		return d.spans.Match(strings.Split(strings.TrimPrefix(canon, "/"), "/"), false) == gitignore.Excluded
 	}
 	return false
 }

@@ -191,6 +191,17 @@ func carveRoot(root Rule, carves []carve, list listFunc, kinds map[string]bool) 
 	byPath := map[string]golandlock.AccessFSSet{}
 	source := map[string]string{} // the source of a carved path's first carve
 	chain := map[string]bool{}
+	// A carve of the root itself narrows the whole root: a root inside
+	// a denied directory, or one a deny pattern names from a wider root
+	// (red team round 11, R11a-4: --ro ~/.aws under .aws/), is dropped.
+	for _, c := range carves {
+		if c.path == root.Path {
+			root.Access &= c.access
+		}
+	}
+	if root.Access == 0 {
+		return nil, 0, nil
+	}
 	for _, c := range carves {
 		if _, ok := source[c.path]; !ok {
 			source[c.path] = c.source
@@ -298,7 +309,7 @@ func carveAll(rules []Rule, n int, carves []carve, list listFunc) (out []Rule, c
 		merged = append(merged, r)
 	}
 	for _, r := range carved {
-		if merged[idx[r.Path]].Source != "chain" {
+		if j, ok := idx[r.Path]; ok && merged[j].Source != "chain" {
 			delete(kinds, r.Path) // a root compiled whole: stat it as usual
 		}
 	}

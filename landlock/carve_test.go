@@ -133,8 +133,20 @@ func TestCarveRoot(t *testing.T) {
 	}, {
 		name:   "carves outside the root or not narrower are ignored",
 		tree:   []string{"/ws/a"},
-		carves: []carve{deny("/other/.env"), deny("/ws"), {path: "/ws/a", access: rw, source: "x"}},
+		carves: []carve{deny("/other/.env"), {path: "/ws/a", access: rw, source: "x"}},
 		want:   map[string]golandlock.AccessFSSet{"/ws": rw},
+	}, {
+		// Red team round 11, R11a-4: a root inside a denied directory
+		// (--ro ~/.aws under .aws/) is carved whole: no rule at all.
+		name:   "a carve of the root itself drops it",
+		tree:   []string{"/ws/a"},
+		carves: []carve{deny("/ws"), {path: "/ws/a", access: rd, source: "x"}},
+		want:   map[string]golandlock.AccessFSSet{},
+	}, {
+		name:   "a read-only carve of the root itself narrows it",
+		tree:   []string{"/ws/a"},
+		carves: []carve{{path: "/ws", access: rd, source: "x"}},
+		want:   map[string]golandlock.AccessFSSet{"/ws": rd},
 	}, {
 		name:   "symlinks never get a rule, even to a sibling",
 		tree:   []string{"/ws/.env", "/ws/d/", "/ws/l => d", "/ws/m => /etc"},
