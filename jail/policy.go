@@ -227,6 +227,9 @@ var AgentConfigPaths = []string{
 	".config/lefthook.yml", ".config/lefthook.yaml", ".config/lefthook-local.yml", ".config/lefthook-local.yaml",
 	"lefthook-local.jsonc", ".lefthook-local.jsonc", ".config/lefthook-local.jsonc", ".config/lefthook.jsonc",
 	".config/lefthook.toml", ".config/lefthook.json", ".lefthook-local/", // red team round 5, N5
+	// lefthook's cache of remote configurations (remotes:), merged into
+	// its configuration at every hook run (red team round 11, R11a-5).
+	".git/info/lefthook-remotes/",
 	// Other hook managers whose installed hook reads its configuration at
 	// every commit (a new local file takes effect at once): overcommit
 	// and its local overrides, husky 4's rc files, lint-staged (run by a

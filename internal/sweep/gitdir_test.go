@@ -536,6 +536,7 @@ func TestSweepRoundFive(t *testing.T) {
 			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".factory/settings.json", ".junie/mcp/mcp.json",
 			".github/hooks/session.json", ".clinerules/hooks/TaskStart", ".cline/hooks/PreToolUse", ".amp/settings.json", ".openhands/setup.sh",
 			".augment/settings.json", ".trae/mcp.json", ".tabnine/mcp_servers.json", "sub/.env", ".env.leave", "sub/.autoenv.zsh",
+			".git/info/lefthook-remotes/org/lefthook.yml",
 			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml", ".envrc.local", ".direnv/python-3/bin/git"}
 		for _, n := range names {
 			write(t, filepath.Join(root, n), "x", 0o755)
@@ -549,6 +550,7 @@ func TestSweepRoundFive(t *testing.T) {
 		for _, n := range []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local",
 			"opencode.jsonc", ".kilocode", "crush.json", ".qwen", ".envrc.local", ".direnv", ".factory", ".junie",
 			".github/hooks", ".clinerules", ".cline", ".amp", ".openhands", ".augment", ".trae", ".tabnine", "sub/.env", ".env.leave", "sub/.autoenv.zsh",
+			".git/info/lefthook-remotes",
 			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml"} {
 			assert.Contains(t, got, n)
 		}
