@@ -132,6 +132,16 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 	if why := pinned(c.Pinned, path, target); why != "" {
 		return why, ""
 	}
+	// A directory above the workspace: a repository (.git) or agent
+	// configuration (.envrc) made there applies to the workspace below
+	// it, since git, direnv and editors look upwards; a create refused
+	// there names the directory, whatever the entry (red team round 11,
+	// R11a-10: mkdir ../.git learned as rw on the parent).
+	if (right == Write || right == Create) && c.WS != nil {
+		if ws := c.WS.Root(); target != ws && holds(target, ws) {
+			return "a directory above the workspace (a repository or agent configuration made there applies to the workspace: git, direnv and editors look upwards)", ""
+		}
+	}
 	for _, p := range []string{path, target} {
 		if why := narrowed(c.WS, p, right); why != "" {
 			return why, ""

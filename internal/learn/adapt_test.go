@@ -60,6 +60,11 @@ func TestPolicyClassifier(t *testing.T) {
 		// there; classified (and probed) as its directory.
 		{Blockers: []string{"fs.make_reg"}, Path: p("out/new.o")},
 		{Blockers: []string{"fs.make_reg"}, Path: p("ws/.git/hooks/pre-commit")},
+		// Red team round 11, R11a-10: above the workspace (mkdir
+		// ../.git, as Landlock names it and as the view does).
+		{Blockers: []string{"fs.make_dir"}, Path: root},
+		{Blockers: []string{"fs.make_reg"}, Path: p(".envrc")},
+		{Blockers: []string{"fs.write_file"}, Path: p("outside/notes.md")}, // control: beside it, not above
 	}
 	type res struct{ byDesign, notLearnable bool }
 	want := []res{
@@ -69,6 +74,7 @@ func TestPolicyClassifier(t *testing.T) {
 		{false, false},
 		{false, true}, {false, true},
 		{false, false}, {true, false},
+		{true, false}, {true, false}, {false, false},
 	}
 	refs := FromDenials(ds, c)
 	require.Len(t, refs, len(want))

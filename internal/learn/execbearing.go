@@ -166,6 +166,11 @@ func systemLocations() []sysLoc {
 		}
 	}
 	add("the system's code and configuration", systemRoots...)
+	// Devices and kernel interfaces the host's processes share: a named
+	// semaphore or shared memory in /dev/shm, a terminal, a sysfs or
+	// procfs knob (red team round 11, R11a-11: rw /dev/shm let a later
+	// run stall a host process's semaphore).
+	add("devices and kernel interfaces shared with the host", "/dev", "/proc", "/sys")
 	add("a directory on PATH", filepath.SplitList(os.Getenv("PATH"))...)
 	add("a directory on LD_LIBRARY_PATH", filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
 	add("a directory of the loader's search (/etc/ld.so.conf)", ldSoConf("/etc/ld.so.conf", new(int))...)

@@ -50,7 +50,8 @@ func TestSystemLocations(t *testing.T) {
 	defer e.close()
 	refused := []string{"/", "/var", "/run", "/usr/local/lib/zz.so", "/usr/local/bin", "/etc/cron.d", "/etc/systemd/system",
 		"/run/systemd/system", "/run/user/0/systemd/transient", "/var/spool/cron/crontabs", "/var/lib/systemd", "/root/.bashrc",
-		filepath.Join(dir, "pbin"), filepath.Join(dir, "pbin/git"), dir, filepath.Join(dir, "ld/libc.so.6")}
+		filepath.Join(dir, "pbin"), filepath.Join(dir, "pbin/git"), dir, filepath.Join(dir, "ld/libc.so.6"),
+		"/dev/shm", "/dev/pts/0", "/dev/tty0", "/proc/sys/kernel", "/sys/fs/cgroup"} // R11a-11
 	for _, r := range systemRoots {
 		refused = append(refused, r, r+"/zz")
 	}
