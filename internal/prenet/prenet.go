@@ -27,7 +27,30 @@ func Start() { start() }
 // owns and closes the descriptor. Safe for concurrent use.
 func Take() int { return take() }
 
+// StartWithMount is Start that also makes, first and on the same
+// thread, the namespaces nsview.KeepProbeNamespace has the probe keep
+// for the next Enter: a mount namespace (unshare(2) CLONE_FS|CLONE_NEWNS,
+// then mount(/, MS_REC|MS_PRIVATE): a private copy of the caller's, with
+// the mount table of that moment) and an IPC namespace (new, empty).
+// The probe then takes them (TakeMount) instead of making its own. For a
+// program that probes and enters within one command's start-up
+// (landjail run), as KeepProbeNamespace. Only the first Start or
+// StartWithMount does anything.
+func StartWithMount() { startWithMount() }
+
+// TakeMount returns the mount and IPC namespace descriptors
+// StartWithMount made (waiting while they are being made), each -1 when
+// there is none: StartWithMount was not called (TakeMount then returns at
+// once and changes nothing: a later Start still works), failed (the probe
+// then tries for itself and reports why), or TakeMount ran before. ipc
+// alone may be -1. The caller owns and closes the descriptors.
+func TakeMount() (mnt, ipc int) { return takeMount() }
+
 // Peek reports the inode of the namespace Start made (what
 // /proc/thread-self/ns/net of a thread in it shows) without taking it,
 // waiting while it is being made; false when there is none. For tests.
 func Peek() (uint64, bool) { return peek() }
+
+// PeekMount is Peek for the mount namespace StartWithMount made (waiting
+// for it); false when there is none. For tests.
+func PeekMount() (uint64, bool) { return peekMount() }

@@ -3,6 +3,7 @@ package prenet
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -14,10 +15,49 @@ var state = struct {
 	done chan struct{}
 	mu   sync.Mutex
 	fd   int
-}{done: make(chan struct{}), fd: -1}
+	// With StartWithMount (withMount): the mount and IPC namespaces (-1
+	// for none), valid once mntDone is closed.
+	withMount atomic.Bool
+	mntDone   chan struct{}
+	mnt, ipc  int
+}{done: make(chan struct{}), fd: -1, mntDone: make(chan struct{}), mnt: -1, ipc: -1}
 
 func start() {
 	state.once.Do(func() { onThread(build) })
+}
+
+func startWithMount() {
+	state.once.Do(func() {
+		state.withMount.Store(true)
+		onThread(func() {
+			buildMount()
+			close(state.mntDone)
+			build()
+		})
+	})
+}
+
+// buildMount makes the mount and IPC namespaces StartWithMount asks for,
+// on the calling thread (which dies afterwards); on failure it keeps
+// nothing.
+func buildMount() {
+	if syscall.Unshare(syscall.CLONE_FS|syscall.CLONE_NEWNS) != nil ||
+		syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, "") != nil {
+		return
+	}
+	mnt, err := syscall.Open("/proc/thread-self/ns/mnt", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	ipc := -1
+	if syscall.Unshare(syscall.CLONE_NEWIPC) == nil {
+		if ipc, err = syscall.Open("/proc/thread-self/ns/ipc", syscall.O_RDONLY|syscall.O_CLOEXEC, 0); err != nil {
+			ipc = -1
+		}
+	}
+	state.mu.Lock()
+	state.mnt, state.ipc = mnt, ipc
+	state.mu.Unlock()
 }
 
 // onThread runs fn on a goroutine locked to a thread that is not the
@@ -101,6 +141,35 @@ func peek() (uint64, bool) {
 	}
 	var st syscall.Stat_t
 	if syscall.Fstat(state.fd, &st) != nil {
+		return 0, false
+	}
+	return st.Ino, true
+}
+
+func takeMount() (mnt, ipc int) {
+	if !state.withMount.Load() {
+		return -1, -1 // and Start may still come: the once stays unused
+	}
+	<-state.mntDone
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	mnt, ipc = state.mnt, state.ipc
+	state.mnt, state.ipc = -1, -1
+	return mnt, ipc
+}
+
+func peekMount() (uint64, bool) {
+	if !state.withMount.Load() {
+		return 0, false
+	}
+	<-state.mntDone
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.mnt < 0 {
+		return 0, false
+	}
+	var st syscall.Stat_t
+	if syscall.Fstat(state.mnt, &st) != nil {
 		return 0, false
 	}
 	return st.Ino, true

@@ -68,11 +68,15 @@ func dial(addr string) string {
 // TestStartTake: the namespace Start makes is a new one (not the host's),
 // holds only "lo", up, and isolates: the test's loopback listener is
 // unreachable from it (control: reachable from the host's namespace).
-// Take hands it out once. With namespaces refused (LANDJAIL_EMULATE=
+// Take hands it out once. A TakeMount before (StartWithMount was not
+// called) returns nothing at once and leaves Start working (red when it
+// used up Start's once). With namespaces refused (LANDJAIL_EMULATE=
 // ns=EPERM, as under Docker's default seccomp profile) Start makes
 // nothing and Take returns -1; not root, it skips (fails with
 // LANDJAIL_REQUIRE_KERNEL=1).
 func TestStartTake(t *testing.T) {
+	mnt, ipc := prenet.TakeMount()
+	assert.Equal(t, [2]int{-1, -1}, [2]int{mnt, ipc}, "TakeMount without StartWithMount")
 	prenet.Start()
 	ino, made := prenet.Peek()
 	if _, blocked := kerneltest.Blocked(kerneltest.FeatureNamespaces); blocked {

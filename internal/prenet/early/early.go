@@ -1,16 +1,19 @@
-// Package early starts prenet from a package initializer when the
-// program's command line is a root "landjail run" whose view will have a
-// network namespace of its own: imported for that effect alone, by
-// cmd/landjail only. A package initializer runs before most of the
-// program's packages are initialized (about 0.9 ms of landjail's
-// start-up, on one thread), so the namespace's creation (about 0.5 ms of
-// kernel time) overlaps them, on the machine's other CPU, instead of
-// overlapping main's own work (BENCHMARKS.md, round 4).
+// Package early starts prenet (StartWithMount: the view's mount, IPC and
+// network namespaces) from a package initializer when the program's
+// command line is a root "landjail run" whose view will have a network
+// namespace of its own: imported for that effect alone, by cmd/landjail
+// only. A package initializer runs before most of the program's packages
+// are initialized (about 0.9 ms of landjail's start-up, on one thread),
+// so the namespaces' creation (about 0.6 ms of kernel time) overlaps
+// them, on the machine's other CPU, instead of overlapping main's own
+// work (BENCHMARKS.md, round 4). The mount and IPC namespaces are the
+// ones cmd/landjail's nsview.KeepProbeNamespace has the probe keep: the
+// probe takes them instead of making them.
 //
 // The command line is only glanced at, as cmd/landjail's startEarly does:
-// a wrong guess costs time, never behaviour. The namespace is the one
-// nsview.PrepareNetwork would make later (see there), taken by the first
-// private-network view only; one made for nothing (the run turned out
+// a wrong guess costs time, never behaviour. The namespaces are the ones
+// nsview.PrepareNetwork and the probe would make later (see there), each
+// taken by the first view only; one made for nothing (the run turned out
 // to share the host's network, or to use no view) is dropped at exit.
 // Not root: nothing (the user-namespace stage makes its own namespaces).
 // Linux only (a no-op elsewhere).
@@ -26,7 +29,7 @@ func init() {
 	if syscall.Geteuid() != 0 || !wanted(cmdline()) {
 		return
 	}
-	prenet.Start()
+	prenet.StartWithMount()
 }
 
 // wanted reports whether args (args[0] the program) is a "landjail run"

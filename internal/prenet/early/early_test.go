@@ -5,6 +5,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,14 +22,53 @@ const envChild = "PRENET_EARLY_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envChild) == "1" {
-		if fd := prenet.Take(); fd >= 0 {
-			fmt.Print("made")
-		} else {
-			fmt.Print("none")
-		}
+		fmt.Print(childReport())
 		os.Exit(0)
 	}
 	kerneltest.Main(m)
+}
+
+// childReport says which namespaces prenet holds in the child: "made"
+// when the network, mount and IPC namespaces all are there and none is
+// the child's own, "none" when none is, else what it found.
+func childReport() string {
+	own := func(kind string) uint64 {
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/self/ns/"+kind, &st) != nil {
+			return 0
+		}
+		return st.Ino
+	}
+	ino := func(fd int) uint64 {
+		var st syscall.Stat_t
+		if fd < 0 || syscall.Fstat(fd, &st) != nil {
+			return 0
+		}
+		return st.Ino
+	}
+	mnt, ipc := prenet.TakeMount()
+	got := map[string]uint64{"net": ino(prenet.Take()), "mnt": ino(mnt), "ipc": ino(ipc)}
+	made, none := 0, 0
+	var odd []string
+	for kind, i := range got {
+		switch {
+		case i == 0:
+			none++
+		case i == own(kind):
+			odd = append(odd, kind+" is the child's own")
+		default:
+			made++
+		}
+	}
+	switch {
+	case len(odd) > 0:
+		return strings.Join(odd, ", ")
+	case made == len(got):
+		return "made"
+	case none == len(got):
+		return "none"
+	}
+	return fmt.Sprintf("partial %v", got)
 }
 
 var wantedRows = []struct {
@@ -63,8 +103,9 @@ func TestWanted(t *testing.T) {
 
 // TestInitializer: the package initializer itself, in a child started
 // with each command line: as root, a "landjail run" that wants a private
-// network gets its namespace made before main (prenet holds one), every
-// other command line none. Red with the initializer's prenet.Start
+// network gets its network, mount and IPC namespaces made before main
+// (prenet holds them, none the child's own), every other command line
+// none. Red with the initializer's prenet.Start
 // removed (every row "none"). With namespaces refused
 // (LANDJAIL_EMULATE=ns=EPERM, inherited by the child) nothing is made;
 // not root, nothing either.
