@@ -48,7 +48,9 @@ func TakeMount() (mnt, ipc int) { return takeMount() }
 
 // Peek reports the inode of the namespace Start made (what
 // /proc/thread-self/ns/net of a thread in it shows) without taking it,
-// waiting while it is being made; false when there is none. For tests.
+// waiting while it is being made; false when there is none. Call it
+// after Start, StartWithMount or Take (before, it waits for them). For
+// tests.
 func Peek() (uint64, bool) { return peek() }
 
 // PeekMount is Peek for the mount namespace StartWithMount made (waiting
