@@ -3,6 +3,7 @@ package landlock
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
@@ -73,4 +74,31 @@ func (r *Ruleset) forkFD() (*os.File, uint32, error) {
 		return nil, 0, err
 	}
 	return os.NewFile(uintptr(fd), "landlock-ruleset"), r.restrictFlags, nil
+}
+
+// closeKept closes the rules' descriptors ForkFD kept, from Close, which
+// a supervised run calls between its command's exit and its own: each
+// run of consecutive numbers in one close_range(2) (Linux 5.9) instead of
+// one close(2) per rule (Compile opens them one after the other, so a
+// few runs hold them all: ≈35 syscalls fewer for the default policy).
+// Safe because a run is made of this Ruleset's own descriptors only:
+// every number in it is one of fds, each open and owned here, so no
+// other descriptor of the process can hold a number inside it. Where
+// close_range fails (ENOSYS before 5.9, EPERM from a seccomp profile) that
+// run is closed one by one.
+func closeKept(fds []int) {
+	fds = slices.Clone(fds)
+	slices.Sort(fds)
+	for i := 0; i < len(fds); {
+		j := i + 1
+		for j < len(fds) && fds[j] == fds[j-1]+1 {
+			j++
+		}
+		if j-i < 2 || unix.CloseRange(uint(fds[i]), uint(fds[j-1]), 0) != nil {
+			for _, fd := range fds[i:j] {
+				unix.Close(fd)
+			}
+		}
+		i = j
+	}
 }

@@ -425,9 +425,11 @@ func (r *Ruleset) close() error {
 	}
 	r.closed = true
 	if r.kept != nil {
-		for _, k := range r.kept.paths {
-			unix.Close(k.fd)
+		fds := make([]int, len(r.kept.paths))
+		for i, k := range r.kept.paths {
+			fds[i] = k.fd
 		}
+		closeKept(fds)
 		r.kept = nil
 	}
 	if r.fd < 0 {

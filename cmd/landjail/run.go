@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -182,8 +181,13 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	defer plan.Close()
 	stdio := stdioFiles(cmd.Root().Reader, cmd.Root().Writer, stderr)
 	supervise, why := false, ""
+	var fwd *sigForward
 	if !printRules {
 		supervise, why = needsSupervisor(o, plan.SupervisedFilter(), stdio, leaveTerminal)
+	}
+	if supervise {
+		fwd = startSigForward() // overlaps Prepare
+		defer fwd.stop()
 	}
 	// A private TMPDIR, unless the caller chose one or wants no preset:
 	// per run when supervised for --timeout, --report, a terminal, ...
@@ -234,7 +238,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return &startError{c.Exec(), envPath(c.Env)}
 	}
 	defer lim.Close() // after a failure; FinishLimits ends it otherwise
-	return supervised(c, plan, argv, stdio, report, stderr, lim, lrn)
+	return supervised(c, plan, argv, stdio, report, stderr, lim, lrn, fwd)
 }
 
 // stdioSet is the caller's standard streams, and which are terminals.
@@ -329,7 +333,7 @@ const drainTime = 2 * time.Second
 // its process group, every descendant killed when it exits (landjail is
 // a child subreaper), the exit status returned as an exitStatus, the
 // report written.
-func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, lim *limits.Run, lrn *learner) (err error) {
+func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, report *reportFile, stderr io.Writer, lim *limits.Run, lrn *learner, fwd *sigForward) (err error) {
 	o, ws, proxy := plan.Options, plan.WS, plan.Proxy
 	c.Stdin, c.Stdout, c.Stderr = stdio.in, stdio.out, stdio.errw
 	c.Timeout = time.Duration(o.Timeout)
@@ -377,9 +381,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		rep.Hygiene.Session = "own session on a pseudo-terminal relayed by landjail (the caller's terminal is never passed to the command)"
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT)
-	defer signal.Stop(sigs)
+	sigs := fwd.signals() // caught before the command starts
 
 	var ex *explainer
 	if o.Explain {

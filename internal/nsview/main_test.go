@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 		fmt.Print(helperOp(os.Args[1:]))
 		os.Exit(0)
 	}
+	if os.Getenv(envEarlyChild) == "1" {
+		fmt.Print(earlyChild())
+		os.Exit(0)
+	}
 	// Children run the test binary through this descriptor
 	// (/proc/self/fd/3), so they find it in views where its directory
 	// (under the host's /tmp) is invisible.

@@ -8,8 +8,10 @@ package nsview
 // copy (MS_REC|MS_PRIVATE) of the caller's mount namespace, owned by the
 // caller's user namespace, in which no process runs (its only reference
 // is a close-on-exec descriptor of this process) - except that it is
-// the mount table of when the probe ran, not of when Enter runs: meant
-// for a process that probes and enters within one command's start-up
+// the mount table of when the probe ran (or, in landjail run, of when
+// its package initializer made the namespace: prenet.StartWithMount,
+// which the probe then takes), not of when Enter runs: meant for a
+// process that probes and enters within one command's start-up
 // (landjail run), not for a long-lived server. It saves a mount
 // namespace per run: its copy, and its teardown at the probe thread's
 // exit, which waits for an expedited RCU grace period

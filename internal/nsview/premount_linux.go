@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/prenet"
 )
 
 // preMnt is the mount namespace the probe kept for the next Enter
@@ -38,6 +40,12 @@ func keepMount() {
 			ipc = -1
 		}
 	}
+	storeMount(fd, ipc)
+}
+
+// storeMount keeps the mount namespace fd and the IPC namespace ipc (-1
+// for none) for the next Enter.
+func storeMount(fd, ipc int) {
 	preMnt.mu.Lock()
 	defer preMnt.mu.Unlock()
 	if preMnt.fd >= 0 { // cannot happen: the probe runs once
@@ -47,6 +55,21 @@ func keepMount() {
 		unix.Close(preMnt.ipc)
 	}
 	preMnt.fd, preMnt.ipc = fd, ipc
+}
+
+// earlyMount, on the probe's thread when KeepProbeNamespace asked for a
+// kept namespace, takes the mount and IPC namespaces package prenet made
+// earlier (prenet.StartWithMount, which landjail run starts from a
+// package initializer) instead of the probe making them: ok when there
+// are some (their unshare(CLONE_FS|CLONE_NEWNS) and mount(MS_PRIVATE)
+// succeeded there). The caller then checks the rest and calls
+// storeMount, or closes them.
+func earlyMount() (mnt, ipc int, ok bool) {
+	if !preMnt.keep.Load() {
+		return -1, -1, false
+	}
+	mnt, ipc = prenet.TakeMount()
+	return mnt, ipc, mnt >= 0
 }
 
 // takeMount returns the descriptors of the mount namespace the probe

@@ -17,5 +17,7 @@ package nsview
 // without CLONE_NEWNET) the attempt fails silently and Enter unshares as
 // before, reporting any error itself. Returns at once; only the first
 // call does anything; safe for concurrent use. Linux only (a no-op
-// elsewhere).
+// elsewhere). The namespace is held by package internal/prenet, which
+// cmd/landjail starts earlier still, from a package initializer
+// (internal/prenet/early): this call then does nothing more.
 func PrepareNetwork() { prepareNetwork() }

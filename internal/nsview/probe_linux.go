@@ -26,6 +26,17 @@ func probeThread() error {
 	if !hasCapSysAdmin() {
 		return fmt.Errorf("%w: not root; the user-namespace stage builds the view instead where it can (ProbeUserNS)%s", ErrNotPrivileged, userNSNote())
 	}
+	if mnt, ipc, ok := earlyMount(); ok {
+		if err := checkMountAPI(); err != nil {
+			unix.Close(mnt)
+			if ipc >= 0 {
+				unix.Close(ipc)
+			}
+			return err
+		}
+		storeMount(mnt, ipc)
+		return nil
+	}
 	if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
 		why := "refused"
 		if errors.Is(err, unix.EPERM) {
@@ -36,6 +47,18 @@ func probeThread() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("%w: mount(MS_PRIVATE): %w", ErrUnavailable, err)
 	}
+	if err := checkMountAPI(); err != nil {
+		return err
+	}
+	keepMount()
+	return nil
+}
+
+// checkMountAPI checks that the new mount API exists: open_tree,
+// move_mount and mount_setattr called with a bad descriptor answer EBADF
+// when they exist (ENOSYS or EPERM when not), fsopen makes a context.
+// They touch no namespace: any thread may ask.
+func checkMountAPI() error {
 	for _, c := range []struct {
 		name string
 		call func() error
@@ -59,7 +82,6 @@ func probeThread() error {
 			return fmt.Errorf("%w: %s: %w", ErrUnavailable, c.name, err)
 		}
 	}
-	keepMount()
 	return nil
 }
 
