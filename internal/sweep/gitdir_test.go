@@ -571,6 +571,36 @@ func TestSweepRoundFive(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, paths(q), "yaml.py")
 	})
+	// Red team round 11, R11a-9: a repository the command makes takes
+	// the global configuration's relative hooksPath from its own top;
+	// and a global hook that runs Python from the top makes a new
+	// pre_commit.py there a hook. Control: a file beside the new hooks
+	// directory stays.
+	t.Run("R11a-9 global hooksPath and Python hook in a repository made by the command", func(t *testing.T) {
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+		write(t, filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = .hooks\n", 0o644)
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "src"), 0o755))
+		_, snap := take(t, root)
+		for _, top := range []string{"lib/nd", "src"} {
+			write(t, filepath.Join(root, top, ".git/HEAD"), "ref: refs/heads/main\n", 0o644)
+			require.NoError(t, os.MkdirAll(filepath.Join(root, top, ".git/objects"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(root, top, ".git/refs"), 0o755))
+			write(t, filepath.Join(root, top, ".hooks/pre-commit"), "#!/bin/sh\npython3 -m pre_commit\n", 0o755)
+			write(t, filepath.Join(root, top, "pre_commit.py"), "import os\n", 0o644)
+			write(t, filepath.Join(root, top, "notes.txt"), "x", 0o644)
+		}
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		got := paths(q)
+		for _, top := range []string{"lib/nd", "src"} {
+			assert.Contains(t, got, top+"/.hooks")
+			assert.Contains(t, got, top+"/pre_commit.py")
+			assert.NotContains(t, got, top+"/notes.txt")
+		}
+	})
 	t.Run("N2 global hooksPath in a nested repository", func(t *testing.T) {
 		home := t.TempDir()
 		t.Setenv("HOME", home)

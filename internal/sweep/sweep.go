@@ -200,8 +200,11 @@ type Snapshot struct {
 	// walkLinks are the symbolic links the last walk met; hidden the
 	// directories it could not list that Take could.
 	walkLinks []string
-	hidden    []string
-	now       func() time.Time
+	// walkGits are the entries named .git the last walk met (a
+	// repository with no protected entry left is one too).
+	walkGits []string
+	hidden   []string
+	now      func() time.Time
 	// dirs are the workspace's directories at Take (relative, the root
 	// not included): what Watch watches, and the repository
 	// directories a live check trusts (live_linux.go).
@@ -318,6 +321,9 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found, err := s.walk()
+	if err == nil && s.newRepositoryRefs() {
+		found, err = s.walk()
+	}
 	// What Watch neutralised while the command ran comes first (the
 	// command may have removed the quarantined copy since).
 	out := s.lived
@@ -658,6 +664,7 @@ func (s *Snapshot) walk() ([]string, error) {
 		denied  []string // directories that could not be listed
 		broken  []string // entries that could not be examined, with why
 		links   []string // symbolic links met
+		gits    []string // entries named .git met
 		seen    atomic.Int64
 		inside  sync.Map // protected directories: everything below is protected
 		gitDirs sync.Map // looksGitDir's answers by directory
@@ -702,6 +709,11 @@ func (s *Snapshot) walk() ([]string, error) {
 			links = append(links, rel)
 			mu.Unlock()
 		}
+		if d.Name() == ".git" {
+			mu.Lock()
+			gits = append(gits, rel)
+			mu.Unlock()
+		}
 		if _, ok := s.mine.Load(rel); ok {
 			// Renamed away by an earlier sweep: inert itself, but what
 			// a later command puts inside it is examined like anything
@@ -730,6 +742,7 @@ func (s *Snapshot) walk() ([]string, error) {
 	sort.Strings(out)
 	sort.Strings(links)
 	s.walkLinks = links
+	s.walkGits = gits
 	if err != nil {
 		return out, err // what was found is still swept (ErrWalkLimit)
 	}
@@ -867,6 +880,51 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 			}
 			s.refs[p] = true
 			added = true
+		}
+	}
+	return added
+}
+
+// newRepositoryRefs gives the repositories the command made (their .git
+// met by Sweep's walk, not known at Take) what Take gave those that existed:
+// the user's global configuration's references taken from their own top
+// (a relative core.hooksPath = .hooks names SUB/.hooks in every
+// repository) and, when one of their hooks runs Python from the top, the
+// modules there (pyTops). It reports whether it added any; s.mu is held
+// (red team round 11, R11a-9: git init lib/nd, then lib/nd/.hooks/pre-commit
+// ran on the user's next commit there after the run).
+func (s *Snapshot) newRepositoryRefs() bool {
+	root := s.ws.Root()
+	home, _ := os.UserHomeDir()
+	global := jail.GitGlobalConfigFiles()
+	added := false
+	tops := map[string]bool{}
+	for _, rel := range s.walkGits {
+		top := filepath.Dir(rel)
+		if top == "." || tops[top] {
+			continue // the root's repository: jail's
+		}
+		tops[top] = true
+		for _, p := range jail.GitConfigReferences(global, filepath.Join(root, top), home) {
+			if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
+				continue
+			}
+			if s.refs == nil {
+				s.refs = map[string]bool{}
+			}
+			s.refs[p] = true
+			added = true
+		}
+	}
+	if len(tops) > 0 {
+		for t := range s.pythonTops(s.walkGits) {
+			if !s.pyTops[t] {
+				if s.pyTops == nil {
+					s.pyTops = map[string]bool{}
+				}
+				s.pyTops[t] = true
+				added = true
+			}
 		}
 	}
 	return added
