@@ -98,3 +98,52 @@ func TestAgentConfigNested(t *testing.T) {
 		assert.Zero(t, ws.Narrowing(filepath.Join(ws.Root(), "a/b/.git/HEAD"))&jail.NarrowAgentConfig)
 	})
 }
+
+// TestAgentConfigWorkspaceInsideHome (red team round 11, R11a-7): a
+// workspace inside HOME (~/.config, ~/.ssh) holds HOME's start-up files
+// under other names: ~/.config/git/config is the global git
+// configuration, ~/.ssh/authorized_keys the login's. They are protected
+// where they are; the unconfined control (no WithProtectedAgentConfig)
+// writes them.
+func TestAgentConfigWorkspaceInsideHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, d := range []string{".config/git", ".config/other", ".config/systemd/user", ".ssh"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
+	}
+	for _, f := range []string{".config/git/config", ".config/other/a.json", ".ssh/config", ".ssh/authorized_keys"} {
+		require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte("x"), 0o644))
+	}
+	for _, tc := range []struct {
+		ws        string
+		protected []string
+		free      []string
+	}{
+		{".config", []string{"git/config", "git/new", "systemd/user/evil.service"}, []string{"other/a.json", "new.json"}},
+		{".config/git", []string{"config", "ignore"}, nil},
+		{".ssh", []string{"authorized_keys", "config", "rc"}, nil},
+	} {
+		t.Run(tc.ws, func(t *testing.T) {
+			for _, protect := range []bool{false, true} {
+				var opts []jail.Option
+				if protect {
+					opts = append(opts, jail.WithProtectedAgentConfig())
+				}
+				w, err := jail.New(filepath.Join(home, tc.ws), opts...)
+				require.NoError(t, err)
+				for _, p := range tc.protected {
+					err := w.WriteFile(p, []byte("y"), 0o644)
+					if protect {
+						assert.ErrorIs(t, err, jail.ErrReadOnly, p)
+					} else {
+						assert.NoError(t, err, "control: %s", p)
+					}
+				}
+				for _, p := range tc.free {
+					assert.NoError(t, w.WriteFile(p, []byte("y"), 0o644), p)
+				}
+				w.Close()
+			}
+		})
+	}
+}

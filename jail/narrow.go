@@ -574,6 +574,22 @@ func (w *Workspace) agentPaths(root string) []string {
 			add(t)
 		}
 	}
+	// Red team round 11, R11a-7: a workspace inside HOME (~/.config,
+	// ~/.ssh: an agent asked to edit the user's dotfiles) holds HOME's
+	// start-up files under other names (git/config is the global git
+	// configuration): those are protected where they are, and a
+	// workspace inside one of them is protected whole.
+	if home := canonicalHome(); home != "" && root != home && within(root, home) {
+		for _, rel := range agentConfigHomeOnly {
+			p := filepath.Join(home, strings.TrimSuffix(rel, "/"))
+			switch {
+			case within(root, p):
+				add(root)
+			case within(p, root):
+				add(p)
+			}
+		}
+	}
 	// Red team F9: what the repository's git configuration (and the
 	// user's global one) points at in a writable root: an included
 	// config file, the hooks directory, a filter driver's script.
@@ -874,6 +890,19 @@ func evalLinks(p string) string {
 // ("" when HOME is unset).
 func homeDir() string {
 	h, _ := os.UserHomeDir()
+	return h
+}
+
+// canonicalHome is homeDir with its symbolic links resolved ("" when
+// unknown or not absolute).
+func canonicalHome() string {
+	h := homeDir()
+	if !filepath.IsAbs(h) {
+		return ""
+	}
+	if c, err := filepath.EvalSymlinks(h); err == nil {
+		return c
+	}
 	return h
 }
 

@@ -251,6 +251,10 @@ var AgentConfigPaths = []string{
 	// authorized_keys, and the user's own bin directory (first in many
 	// PATHs): each runs code the next time the user starts the tool.
 	".config/fish/", ".vimrc", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
+	// Debian's .bashrc sources .bash_aliases; a user's systemd units and
+	// desktop autostart entries run at the next login (red team round
+	// 11, R11a-6, R11a-7).
+	".bash_aliases", ".config/systemd/", ".config/autostart/",
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
 	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
@@ -344,6 +348,7 @@ var agentConfigHomeOnly = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".gitconfig", ".config/git/",
 	".config/fish/", ".vimrc", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
+	".bash_aliases", ".config/systemd/", ".config/autostart/",
 }
 
 func nestedAgentPatterns() []string {
