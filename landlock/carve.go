@@ -15,6 +15,7 @@ import (
 	"github.com/charlievieth/fastwalk"
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/jail"
 )
@@ -357,7 +358,8 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 	}
 	conf := fastwalk.Config{Follow: false}
 	multi := multiComponentPatterns(ws)
-	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit}
+	keys := &keyScan{}
+	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys}
 	for _, root := range roots {
 		err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -430,7 +432,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 				}
 				return nil
 			}
-			if n&(jail.NarrowPrivateKey|jail.NarrowKeyHeaders) != 0 && !isDir && holdsKey(p, typ, n) {
+			if n&(jail.NarrowPrivateKey|jail.NarrowKeyHeaders) != 0 && !isDir && keys.holdsKey(p, typ, n) {
 				add(carve{path: p, source: SourcePrivateKey, exists: true})
 				return nil
 			}
@@ -571,6 +573,7 @@ type links struct {
 	seen    *atomic.Int64
 	limit   int
 	visited sync.Map // directories walked here, by kind
+	keys    *keyScan
 }
 
 // inPolicy reports whether t lies inside one of the roots, and is not a
@@ -632,7 +635,7 @@ func (l *links) target(p string, v jail.Narrowing) error {
 	case v&jail.NarrowDenied != 0:
 		l.add(carve{path: t, source: SourceDenyPattern, exists: true})
 	case v&jail.NarrowPrivateKey != 0:
-		if fi.Mode().IsRegular() && holdsKey(t, fi.Mode().Type(), jail.NarrowPrivateKey) {
+		if fi.Mode().IsRegular() && l.keys.holdsKey(t, fi.Mode().Type(), jail.NarrowPrivateKey) {
 			l.add(carve{path: t, source: SourcePrivateKey, exists: true})
 		}
 		return nil
@@ -722,7 +725,7 @@ func (l *links) tree(real, virtual string) error {
 					return err
 				}
 			}
-		case n&(jail.NarrowPrivateKey|jail.NarrowKeyHeaders) != 0 && !isDir && holdsKey(p, typ, n):
+		case n&(jail.NarrowPrivateKey|jail.NarrowKeyHeaders) != 0 && !isDir && l.keys.holdsKey(p, typ, n):
 			l.add(carve{path: p, source: SourcePrivateKey, exists: true})
 			return nil
 		case n&jail.NarrowReadOnly != 0:
@@ -753,11 +756,59 @@ func (l *links) tree(real, virtual string) error {
 // device matching a private-key pattern counts as a key (fail closed, and
 // no open with side effects), one met by the header rule
 // (NarrowKeyHeaders) is not examined. A file that vanished holds nothing.
-func holdsKey(p string, typ fs.FileMode, n jail.Narrowing) bool {
-	if n&jail.NarrowPrivateKey != 0 {
-		return !typ.IsRegular() || jail.PathHoldsPrivateKey(p)
+func (k *keyScan) holdsKey(p string, typ fs.FileMode, n jail.Narrowing) bool {
+	whole := n&jail.NarrowPrivateKey != 0
+	if !typ.IsRegular() {
+		return whole
 	}
-	return typ.IsRegular() && jail.PathHeadHoldsPrivateKey(p)
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return whole || !errors.Is(err, unix.ENOENT)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return whole // swapped since the walk met it
+	}
+	id := keyFile{uint64(st.Dev), uint64(st.Ino), whole}
+	if v, ok := k.seen.Load(id); ok {
+		return v.(bool)
+	}
+	cost := min(st.Size, jail.KeyHeadScan)
+	if whole {
+		cost = min(st.Size, jail.MaxKeyScan)
+	}
+	if k.bytes.Add(cost) > maxKeyScanBytes {
+		return true // past the budget: a key, unread (fail closed)
+	}
+	var held bool
+	if whole {
+		held = jail.PathHoldsPrivateKey(p)
+	} else {
+		held = jail.PathHeadHoldsPrivateKey(p)
+	}
+	k.seen.Store(id, held)
+	return held
+}
+
+// maxKeyScanBytes bounds what one compile reads to decide which files
+// hold a private key (512 MiB): past it, every file left to examine
+// counts as a key, unread. A tree of 65,000 hard links to one 1 MiB
+// *.pem, or as many sparse ones, made start-up take minutes (red team
+// round 11, R11b-1); a checkout's own certificates and keys are far
+// below it.
+var maxKeyScanBytes int64 = 512 << 20
+
+// keyScan decides for one compile which files hold a private key: each
+// file (device and inode: its hard links are the same content) is read
+// once, and the bytes read are bounded by maxKeyScanBytes.
+type keyScan struct {
+	seen  sync.Map // keyFile -> bool
+	bytes atomic.Int64
+}
+
+// keyFile names a file and the rule it was examined by.
+type keyFile struct {
+	dev, ino uint64
+	whole    bool
 }
 
 // topRoots returns the policy roots that lie inside no other policy root.
