@@ -9,6 +9,7 @@ import (
 	osexec "os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,7 @@ var testHookStarted func()
 // Linux only; elsewhere it does nothing.
 func Main() {
 	if dir, ok := os.LookupEnv(envWatchdog); ok {
+		closeInherited()
 		os.Exit(runWatchdog(dir))
 	}
 	registered.Store(true)
@@ -342,6 +344,30 @@ type watchdog struct {
 	exit    chan int
 }
 
+// closeInherited closes the descriptors above watchdogFD that the
+// watchdog inherited from the first caller (not close-on-exec there: a
+// pipe, a flock(1) lock, a make jobserver): the watchdog outlives that
+// caller while other runs use it, and must not hold them (red team round
+// 11, R11b-5). The Go runtime's own (its netpoller's epoll and eventfd
+// descriptors, if made yet) are left.
+func closeInherited() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= watchdogFD {
+			continue
+		}
+		t, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err != nil || t == "anon_inode:[eventpoll]" || t == "anon_inode:[eventfd]" || strings.HasPrefix(t, "/proc/") {
+			continue // the runtime's, or ReadDir's own descriptor of /proc/self/fd
+		}
+		unix.Close(fd)
+	}
+}
+
 // runWatchdog is the watchdog's body; dir is the rendezvous directory.
 func runWatchdog(dir string) int {
 	os.Unsetenv(envWatchdog)
@@ -516,6 +542,15 @@ func (w *watchdog) tryExit(force bool) int {
 		fmt.Fprintf(os.Stderr, "landjail: audit watchdog: %v; restoring anyway\n", lerr)
 	}
 	if !w.owes {
+		return 0
+	}
+	// An audit daemon that registered since (auditd's AUDIT_SET of its
+	// pid) keeps audit on: it would log nothing from now on (red team
+	// round 11, R11b-6). The kernel has no compare-and-set: a daemon
+	// registering between this read and the write below is not seen.
+	if st, err := getStatus(w.ctl); err == nil && st.Pid != 0 {
+		fmt.Fprintf(os.Stderr, "landjail: audit watchdog: an audit daemon (pid %d) registered while audit was on for --explain: left enabled\n", st.Pid)
+		os.Remove(filepath.Join(w.dir, stateName))
 		return 0
 	}
 	if err := setEnabled(w.ctl, 0); err != nil {

@@ -324,3 +324,42 @@ func TestWatchdogStrayVariable(t *testing.T) {
 	assert.Equal(t, uint32(0), auditEnabled(t))
 	assert.NoFileExists(t, filepath.Join(runDir, stateName))
 }
+
+// TestWatchdogHoldsNoInheritedDescriptor (red team round 11, R11b-5):
+// the first collector's descriptors that are not close-on-exec (here a
+// pipe's write end at fd 4) are closed in the watchdog, so the pipe's
+// reader sees end of file when that collector stops, while the
+// watchdog goes on serving a second one. Control: the watchdog is the
+// same one throughout (it would hold the pipe without the fix).
+func TestWatchdogHoldsNoInheritedDescriptor(t *testing.T) {
+	requireAudit(t)
+	startDisabled(t)
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer null.Close()
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestHelperCollect$")
+	cmd.Env = append(os.Environ(), envCollect+"=1")
+	cmd.Stderr = os.Stderr
+	cmd.ExtraFiles = []*os.File{null, w} // fds 3 and 4
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	w.Close()
+	a := &collector{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	t.Cleanup(func() { a.cmd.Process.Kill(); a.cmd.Wait() })
+	require.Equal(t, "collecting", a.line(t))
+	wd := findWatchdog(t)
+	require.Greater(t, wd, 1)
+	b := startCollector(t)
+	a.stop(t)
+	require.NoError(t, r.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = r.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the pipe's last writer was the first collector")
+	assert.Equal(t, wd, findWatchdog(t), "the same watchdog serves the second collector")
+	b.stop(t)
+}
