@@ -80,6 +80,20 @@ var probes = []struct {
 		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
 		return err
 	}},
+	// dnotify on a directory of our own (red team R11b-3): granted
+	// natively, then cleared.
+	{"fcntl(F_NOTIFY)", func() error {
+		fd, err := unix.Open(os.TempDir(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_NOTIFY, 0x1 /* DN_ACCESS */); err != nil {
+			return err
+		}
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_NOTIFY, 0)
+		return err
+	}},
 	// Kernel AIO (red team round 8, R8-1): 0 events, and a null context,
 	// are EINVAL natively.
 	{"io_setup", func() error {
@@ -343,6 +357,7 @@ func TestInstallLive(t *testing.T) {
 		"io_uring_setup":                              "EPERM",
 		"io_setup":                                    "ENOSYS",
 		"fcntl(F_SETLEASE)":                           "EPERM",
+		"fcntl(F_NOTIFY)":                             "EPERM",
 		"io_submit":                                   "ENOSYS",
 		"unshare(CLONE_NEWUSER)":                      "EPERM",
 		"clone(CLONE_NEWUSER|CLONE_FS)":               "EPERM",

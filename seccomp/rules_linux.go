@@ -279,6 +279,14 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	rs = append(rs, deny("fcntl-setlease", "fcntl", "cmd == F_SETLEASE", unix.EPERM,
 		"a lease on a file blocks other processes' opens of it (up to lease-break-time): another process of the same uid outside the sandbox can be stalled",
 		in(1, 0, unix.F_SETLEASE)))
+	// dnotify reports opens, reads and changes in a directory the command
+	// could open but not list or read (a carved-out .ssh/ under Landlock
+	// alone), as inotify_add_watch would; inotify is brokered, dnotify
+	// (obsolete since 2.6.13, still used by Samba) is refused (red team
+	// rounds 10 and 11, R10-6, R11b-3).
+	rs = append(rs, deny("fcntl-notify", "fcntl", "cmd == F_NOTIFY", unix.EPERM,
+		"dnotify reports other processes' accesses to files in a directory the policy does not let the command read; inotify (brokered) is its replacement",
+		in(1, 0, unix.F_NOTIFY)))
 	// Kernel AIO (libaio): its writes raise no inotify event, so a file
 	// rewritten and put back through it goes unseen by landjail's watch of
 	// agent configuration (red team round 8, R8-1). ENOSYS: libaio's
