@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,7 +41,13 @@ func TestRunMaskedSecretGitAdd(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-q", "-m", "init")
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("b\n"), 0o644))
-	for _, flags := range [][]string{nil, {"--no-namespaces"}} {
+	for i, flags := range [][]string{nil, {"--no-namespaces"}} {
+		// .env's stat no longer matches the index, so git must read it
+		// (with the stat unchanged and the index not racily clean, git
+		// trusts its cache and never opens the file: under load the
+		// --no-namespaces case then "committed" without reading .env).
+		mt := time.Now().Add(time.Duration(i+1) * time.Minute)
+		require.NoError(t, os.Chtimes(filepath.Join(ws, ".env"), mt, mt))
 		args := append([]string{"run", "--deny-secrets", "--workspace", ws, "--timeout", "1m", "--git-identity"}, flags...)
 		script := "cat .env >/dev/null 2>&1 && echo env-read || echo env-refused; " +
 			"git -c user.name=t -c user.email=t@t -c commit.gpgsign=false add -A && git -c user.name=t -c user.email=t@t -c commit.gpgsign=false commit -q -m agent && echo committed"
