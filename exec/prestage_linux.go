@@ -90,11 +90,11 @@ func (ps *prestage) start(privateNetwork bool) {
 	ps.cancel = cancel
 	cmd := osexec.CommandContext(ctx, "/proc/self/fd/4")
 	cmd.Args = []string{nsinit.Argv0}
-	marker := nsinit.EnvMarker + "=3,3"
+	marker := "3,3"
 	if privateNetwork {
 		marker += ",net"
 	}
-	cmd.Env = []string{marker}
+	cmd.Env = nsinit.Env(marker)
 	cmd.ExtraFiles = []*os.File{theirs, nsinit.Exe(), keepR}
 	cmd.SysProcAttr = stageSysProcAttr()
 	cmd.Cancel = func() error {
