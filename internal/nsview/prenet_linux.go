@@ -2,6 +2,7 @@ package nsview
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -16,10 +17,13 @@ var preNet = struct {
 	done chan struct{}
 	mu   sync.Mutex
 	fd   int
+	// started: PrepareNetwork began making one (networkPending).
+	started atomic.Bool
 }{done: make(chan struct{}), fd: -1}
 
 func prepareNetwork() {
 	preNet.once.Do(func() {
+		preNet.started.Store(true)
 		osthread.Go(func() { // a thread of its own, which dies afterwards
 			defer close(preNet.done)
 			if unix.Unshare(unix.CLONE_NEWNET) != nil || loopbackUp() != nil {
@@ -31,6 +35,23 @@ func prepareNetwork() {
 			}
 		})
 	})
+}
+
+// networkPending reports, without waiting, whether PrepareNetwork began
+// making a namespace that no Enter has taken yet (it may still be being
+// made, or have failed: takeNetwork says).
+func networkPending() bool {
+	if !preNet.started.Load() {
+		return false
+	}
+	preNet.mu.Lock()
+	defer preNet.mu.Unlock()
+	select {
+	case <-preNet.done:
+		return preNet.fd >= 0
+	default:
+		return true
+	}
 }
 
 // takeNetwork returns the descriptor of the namespace PrepareNetwork made
