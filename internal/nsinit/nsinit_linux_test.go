@@ -201,3 +201,39 @@ func TestIsStage(t *testing.T) {
 	// Env: the marker first, then this process's GOMAXPROCS.
 	assert.Equal(t, []string{EnvMarker + "=5,6", "GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0))}, Env("5,6"))
 }
+
+// TestParseMarker: the marker's fields, each optional one only in its
+// place; anything else is EINVAL (the stage then exits 125 before doing
+// anything). Shown able to fail: with the trailing-field check removed
+// the "ids before net" row parsed.
+func TestParseMarker(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want marker
+		ok   bool
+	}{
+		{"3,4", marker{spec: 3, status: 4}, true},
+		{"3,3,net", marker{spec: 3, status: 3, net: true}, true},
+		{"3,3,ids=1000:1001", marker{spec: 3, status: 3, ids: true, uid: 1000, gid: 1001}, true},
+		{"7,8,net,ids=0:0", marker{spec: 7, status: 8, net: true, ids: true}, true},
+		{"3", marker{}, false},
+		{"2,3", marker{}, false},
+		{"3,x", marker{}, false},
+		{"3,3,ids=1000:1001,net", marker{}, false},
+		{"3,3,unknown", marker{}, false},
+		{"3,3,net,net", marker{}, false},
+		{"3,3,ids=1000", marker{}, false},
+		{"3,3,ids=-1:5", marker{}, false},
+		{"3,3,ids=a:b", marker{}, false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseMarker(tc.in)
+			if !tc.ok {
+				assert.ErrorIs(t, err, unix.EINVAL)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
