@@ -9,9 +9,10 @@ import (
 
 // Env is the environment package exec gives the re-executed stage:
 // EnvMarker=value, then GOMAXPROCS set to this process's (the runtime
-// then takes it as it is instead of reading the cgroup's CPU limit, ≈0.1
-// ms of the stage's start here; the stage runs in the same cgroup with
-// the same CPU affinity, so the value is the one it would compute). The
+// then takes it as it is instead of computing its default from the
+// cgroup's CPU limit; Go 1.26 still scans the cgroup mounts once at
+// start, for its metrics; the stage runs in the same cgroup with the
+// same CPU affinity, so the value is the one it would compute). The
 // target's environment is the spec's, never this one.
 func Env(value string) []string {
 	return []string{EnvMarker + "=" + value, "GOMAXPROCS=" + strconv.Itoa(stageProcs())}
