@@ -81,6 +81,32 @@ func runInit(marker string) int {
 		fmt.Fprintf(os.Stderr, "landjail: init: bad %s %q: %v\n", EnvMarker, marker, err)
 		return 125
 	}
+	sfd, tfd := mk.spec, mk.status
+	status := os.NewFile(uintptr(tfd), "status")
+	unix.CloseOnExec(tfd)
+	unix.CloseOnExec(sfd)
+	fail := func(op string, err error) int {
+		st := Status{Op: op, Msg: err.Error(), Errno: int(unix.EIO)}
+		var en unix.Errno
+		if errors.As(err, &en) {
+			st.Errno = int(en)
+		}
+		json.NewEncoder(status).Encode(st)
+		status.Close()
+		return 125
+	}
+	// The uid and gid maps, when the stage was cloned without them
+	// (exec clones it sharing its memory, CLONE_VM|CLONE_VFORK, and
+	// cannot write them while suspended): first of all, before any
+	// other thread runs (the view must be built with the ids mapped, and
+	// its recursive read-only switch fails with EBUSY while a map file
+	// is open for writing on the /proc it covers), and before
+	// PR_SET_DUMPABLE below, which hands /proc/self to root.
+	if mk.ids {
+		if op, err := writeIDMaps(mk.uid, mk.gid); err != nil {
+			return fail(op, err)
+		}
+	}
 	// "net": the view will want a network namespace of its own; make it
 	// now, on another thread, while the spec is read
 	// (nsview.PrepareNetwork).
@@ -98,7 +124,6 @@ func runInit(marker string) int {
 		signal.Notify(sigs, forwarded...)
 		close(notified)
 	}()
-	sfd, tfd := mk.spec, mk.status
 	// The target is forked from a thread of its own, locked for good
 	// (the main thread stays locked above, so this goroutine gets
 	// another), which nsview requires; it is confined and dies with the
@@ -146,28 +171,6 @@ func runInit(marker string) int {
 		pid, listener, op, err := forkTarget(j.sp, j.files, v != nil, viewErr, notified)
 		ch <- started{pid, listener, op, err}
 	}()
-	status := os.NewFile(uintptr(tfd), "status")
-	unix.CloseOnExec(tfd)
-	unix.CloseOnExec(sfd)
-	fail := func(op string, err error) int {
-		st := Status{Op: op, Msg: err.Error(), Errno: int(unix.EIO)}
-		var en unix.Errno
-		if errors.As(err, &en) {
-			st.Errno = int(en)
-		}
-		json.NewEncoder(status).Encode(st)
-		status.Close()
-		return 125
-	}
-	// The uid and gid maps, when the stage was cloned without them
-	// (exec clones it sharing its memory, CLONE_VM|CLONE_VFORK, and
-	// cannot write them while suspended): before PR_SET_DUMPABLE below,
-	// which hands /proc/self to root.
-	if mk.ids {
-		if op, err := writeIDMaps(mk.uid, mk.gid); err != nil {
-			return fail(op, err)
-		}
-	}
 	// Nothing inside may read this process's memory, open its fds or
 	// ptrace it through /proc/1 without CAP_SYS_PTRACE; nor may another
 	// process of the caller's uid while the stage waits for its spec
