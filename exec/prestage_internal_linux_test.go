@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"os"
@@ -32,6 +33,12 @@ const envPrestage = "LANDJAIL_PRESTAGE_WS"
 // (emulation): there is no stage to prestart.
 func asNobody(t *testing.T, name string, env ...string) string {
 	t.Helper()
+	return asUser(t, 65534, 65534, name, env...)
+}
+
+// asUser is asNobody as uid and gid.
+func asUser(t *testing.T, uid, gid uint32, name string, env ...string) string {
+	t.Helper()
 	kerneltest.RequireLandlockABI(t, 4)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to switch to uid 65534") // not a kernel feature: no kerneltest skip
@@ -57,7 +64,7 @@ func asNobody(t *testing.T, name string, env ...string) string {
 	c := osexec.CommandContext(t.Context(), bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
 	c.Dir = base
 	c.Env = append(append(os.Environ(), envPrestage+"="+ws, "GOCOVERDIR=", "HOME="+ws), env...)
-	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 	out, err := c.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "--- PASS: "+name)
@@ -382,4 +389,103 @@ func TestPrestartRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok\n", string(out))
 	assert.True(t, noChildren())
+}
+
+// TestStageForwardsSignals: as uid 65534, a signal to the stage (what
+// Cmd.Process is) reaches the command's process group and the stage exits
+// with the command's status: the command's own exit code after its trap
+// ran, 128+15 when SIGTERM killed it; with the stage prestarted or cloned
+// at Start. Shown able to fail: with supervise's forwarding removed the
+// command never saw the signal (the test's 10 s timeout killed it).
+func TestStageForwardsSignals(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asNobody(t, "TestStageForwardsSignals")
+		return
+	}
+	ws, rs := prestageRuleset(t)
+	for _, tc := range []struct {
+		name, script, out string
+		code              int
+	}{
+		{"trapped", `trap 'echo term; exit 7' TERM; echo ready; while :; do sleep 0.05; done`, "term\n", 7},
+		{"killed", `echo ready; exec sleep 100`, "", 128 + 15},
+	} {
+		for _, prestart := range []bool{false, true} {
+			t.Run(tc.name+"/prestart="+strconv.FormatBool(prestart), func(t *testing.T) {
+				if prestart {
+					PrestartUserStage(true)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				outR, outW, err := os.Pipe()
+				require.NoError(t, err)
+				defer outR.Close()
+				c := CommandContext(ctx, ws, rs, "/bin/sh", "-c", tc.script)
+				c.Stdout = outW
+				err = c.Start()
+				outW.Close()
+				require.NoError(t, err)
+				br := bufio.NewReader(outR)
+				line, err := br.ReadString('\n')
+				require.NoError(t, err)
+				require.Equal(t, "ready\n", line)
+				require.NoError(t, c.Process.Signal(unix.SIGTERM))
+				rest, _ := io.ReadAll(br)
+				c.Wait()
+				assert.Equal(t, tc.out, string(rest))
+				require.NotNil(t, c.ProcessState)
+				assert.Equal(t, tc.code, c.ProcessState.ExitCode())
+				assert.NoError(t, ctx.Err(), "the command outlived the signal")
+				waitNoChildren(t)
+			})
+		}
+	}
+}
+
+// TestStageMapsCallerIDs: the stage, cloned without uid and gid maps
+// (CLONE_VM|CLONE_VFORK: os/exec cannot write them), maps the caller's
+// ids to themselves itself: as uid 4242 and gid 4343 (not 65534, which
+// is also what an unmapped id shows), the command runs as 4242:4343,
+// with exactly those one-line maps and setgroups denied, prestarted and
+// not, and a file it creates is owned by 4242:4343 outside. Control: the
+// test process (the stage's parent) runs as 4242:4343. Shown able to
+// fail: without the ids in the marker the command saw 65534 (unmapped)
+// and a one-line map was missing.
+func TestStageMapsCallerIDs(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asUser(t, 4242, 4343, "TestStageMapsCallerIDs")
+		return
+	}
+	require.Equal(t, 4242, os.Getuid(), "control: the parent's uid")
+	require.Equal(t, 4343, os.Getgid(), "control: the parent's gid")
+	ws, rs := prestageRuleset(t)
+	for _, prestart := range []bool{false, true} {
+		t.Run("prestart="+strconv.FormatBool(prestart), func(t *testing.T) {
+			if prestart {
+				PrestartUserStage(true)
+			}
+			f := filepath.Join(ws.Root(), "made-"+strconv.FormatBool(prestart))
+			outR, outW, err := os.Pipe()
+			require.NoError(t, err)
+			defer outR.Close()
+			c := CommandContext(context.Background(), ws, rs, "/bin/sh", "-c",
+				`id -u; id -g; cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; touch `+f)
+			c.Stdout = outW
+			err = c.Start()
+			outW.Close()
+			require.NoError(t, err)
+			out, _ := io.ReadAll(outR)
+			require.NoError(t, c.Wait())
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			require.Len(t, lines, 5, "%s", out)
+			assert.Equal(t, []string{"4242", "4343"}, lines[:2])
+			assert.Equal(t, []string{"4242", "4242", "1"}, strings.Fields(lines[2]))
+			assert.Equal(t, []string{"4343", "4343", "1"}, strings.Fields(lines[3]))
+			assert.Equal(t, "deny", lines[4])
+			var st unix.Stat_t
+			require.NoError(t, unix.Stat(f, &st))
+			assert.Equal(t, [2]uint32{4242, 4343}, [2]uint32{st.Uid, st.Gid}, "the file's owner outside")
+			waitNoChildren(t)
+		})
+	}
 }

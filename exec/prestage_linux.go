@@ -10,6 +10,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -90,11 +91,7 @@ func (ps *prestage) start(privateNetwork bool) {
 	ps.cancel = cancel
 	cmd := osexec.CommandContext(ctx, "/proc/self/fd/4")
 	cmd.Args = []string{nsinit.Argv0}
-	marker := nsinit.EnvMarker + "=3,3"
-	if privateNetwork {
-		marker += ",net"
-	}
-	cmd.Env = []string{marker}
+	cmd.Env = nsinit.Env(stageMarker(3, 3, privateNetwork))
 	cmd.ExtraFiles = []*os.File{theirs, nsinit.Exe(), keepR}
 	cmd.SysProcAttr = stageSysProcAttr()
 	cmd.Cancel = func() error {
@@ -263,20 +260,34 @@ func discardPrestage(c *Cmd) {
 }
 
 // stageSysProcAttr is how the stage is cloned: into new user, mount, PID
-// and IPC namespaces with the caller's uid and gid mapped to themselves
-// (setgroups denied) and CAP_SYS_ADMIN and CAP_NET_ADMIN kept across its
+// and IPC namespaces, CAP_SYS_ADMIN and CAP_NET_ADMIN kept across its
 // execve as ambient capabilities (they count only in that user
-// namespace), in a new session.
+// namespace), in a new session; sharing this process's memory and
+// suspending the forking thread until the stage's execve
+// (CLONE_VM|CLONE_VFORK, which os/exec uses for every child without a
+// user namespace), so that neither landjail's page tables are copied nor
+// its pages turn copy-on-write while it plans the run (≈1.2 ms of its
+// CPU per run here: BENCHMARKS.md, round 4 of issue 25). The stage then
+// maps the caller's uid and gid to themselves itself (setgroups denied:
+// stageMarker, nsinit), which os/exec, suspended, cannot do for it.
 func stageSysProcAttr() *syscall.SysProcAttr {
-	uid, gid := os.Getuid(), os.Getgid()
 	return &syscall.SysProcAttr{
-		Setsid:                     true,
-		Cloneflags:                 nsview.UserNSFlags,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN},
+		Setsid:      true,
+		Cloneflags:  nsview.UserNSFlags | unix.CLONE_VM | unix.CLONE_VFORK,
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN},
 	}
+}
+
+// stageMarker is nsinit.EnvMarker's value for a stage reading its spec
+// on descriptor spec and writing its status on status (one socket when
+// equal), making its network namespace ahead with net, and mapping this
+// process's uid and gid.
+func stageMarker(spec, status int, net bool) string {
+	m := strconv.Itoa(spec) + "," + strconv.Itoa(status)
+	if net {
+		m += ",net"
+	}
+	return m + ",ids=" + strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
 }
 
 // usePrestage makes ps the stage of c: inner's settings that matter

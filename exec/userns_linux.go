@@ -35,7 +35,7 @@ type userStage struct {
 
 // newUserStage rewrites inner (built for the target, p) to start the
 // stage instead: /proc/self/fd/N of the registered binary
-// (nsinit.Exe), argv {nsinit.Argv0}, environment {EnvMarker=SPEC,STATUS[,net]},
+// (nsinit.Exe), argv {nsinit.Argv0}, environment nsinit.Env(stageMarker),
 // cloned as stageSysProcAttr says; stdio and ExtraFiles as the target's
 // (fds 0..2+len), then the spec pipe, the status pipe, a ruleset of the
 // stage's own (Ruleset.ForkFD: the stage adds its /proc to it), the
@@ -73,11 +73,7 @@ func (c *Cmd) newUserStage(inner *osexec.Cmd, p *prepared) (*userStage, error) {
 	// passed as one of them (n+3) so no dup2 can replace it before execve.
 	inner.Path = "/proc/self/fd/" + strconv.Itoa(n+3)
 	inner.Args = []string{nsinit.Argv0}
-	marker := nsinit.EnvMarker + "=" + strconv.Itoa(n) + "," + strconv.Itoa(n+1)
-	if c.Ruleset.Report().PrivateNetwork {
-		marker += ",net"
-	}
-	inner.Env = []string{marker}
+	inner.Env = nsinit.Env(stageMarker(n, n+1, c.Ruleset.Report().PrivateNetwork))
 	inner.Dir = ""
 	inner.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), specR, statusW, lfd, nsinit.Exe(), keepR)
 	inner.SysProcAttr = stageSysProcAttr()

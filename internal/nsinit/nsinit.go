@@ -19,8 +19,11 @@
 // its own and needs no stage.
 //
 // Programs register the stage by calling Main first thing in main (and
-// test binaries in TestMain, or in an init function): in the re-executed
-// process it never returns; in the ordinary process it returns at once,
+// test binaries in TestMain, or in an init function). The re-executed
+// process (argv {Argv0}, an environment of EnvMarker and GOMAXPROCS only,
+// PID 1) runs the stage from this package's initialisation and never
+// reaches main (the packages initialised after this one never are):
+// Main there would run it too and never return; in the ordinary process it returns at once,
 // opens /proc/self/exe once (the binary re-executed later, even if the
 // file on disk is replaced or deleted meanwhile) and marks the stage
 // registered (Registered). Package exec uses the stage only when it is
@@ -32,10 +35,14 @@ package nsinit
 import "github.com/landjail/landjail/internal/nsview"
 
 // EnvMarker is the environment variable that marks the re-executed init
-// stage; its value is "SPEC,STATUS[,net]": the descriptor numbers of the
-// spec pipe (read end) and the status pipe (write end), and "net" when
-// the view has a network namespace of its own (the stage starts making
-// it before it reads the spec). SPEC equal to STATUS names one AF_UNIX
+// stage; its value is "SPEC,STATUS[,net][,ids=UID:GID]": the descriptor
+// numbers of the spec pipe (read end) and the status pipe (write end),
+// "net" when the view has a network namespace of its own (the stage
+// starts making it before it reads the spec), and the caller's uid and
+// gid, which the stage maps to themselves in its user namespace first
+// thing (setgroups denied) when it was cloned without maps (package exec
+// clones it with CLONE_VM|CLONE_VFORK: the forking thread is suspended
+// until the stage's execve and cannot write them). SPEC equal to STATUS names one AF_UNIX
 // stream socket that carries both: first the view, as a frame (a 4-byte
 // little-endian length, then the view as JSON), which the stage starts
 // building at once; then the spec, its View omitted, possibly with

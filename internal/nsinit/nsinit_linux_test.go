@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"os"
 	osexec "os/exec"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -160,6 +162,78 @@ func TestReadFrame(t *testing.T) {
 			rest, _, err := readSpecSocket(sv[1])
 			require.NoError(t, err)
 			assert.Equal(t, "SPEC", string(rest), "the spec after the frame")
+		})
+	}
+}
+
+// TestIsStage: the stage runs from this package's init only for exactly
+// what package exec re-executes (argv {Argv0}, Env's environment, PID 1);
+// every other row is left to Main. Shown able to fail: with the PID check
+// dropped the "not PID 1" row matched, and with the environment check
+// loosened to any second variable the "other variable" row did.
+func TestIsStage(t *testing.T) {
+	pid1 := func() int { return 1 }
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		pid  func() int
+		want string
+		ok   bool
+	}{
+		{"the stage", []string{Argv0}, []string{EnvMarker + "=3,3,net"}, pid1, "3,3,net", true},
+		{"the stage, Env's environment", []string{Argv0}, Env("3,3"), pid1, "3,3", true},
+		{"not PID 1", []string{Argv0}, Env("3,3"), func() int { return 2 }, "", false},
+		{"another argv[0]", []string{"landjail"}, Env("3,3"), pid1, "", false},
+		{"an argument more", []string{Argv0, "run"}, Env("3,3"), pid1, "", false},
+		{"no marker", []string{Argv0}, []string{"GOMAXPROCS=2"}, pid1, "", false},
+		{"other variable", []string{Argv0}, []string{EnvMarker + "=3,3", "HOME=/"}, pid1, "", false},
+		{"marker not first", []string{Argv0}, []string{"GOMAXPROCS=2", EnvMarker + "=3,3"}, pid1, "", false},
+		{"three variables", []string{Argv0}, append(Env("3,3"), "GOMAXPROCS=1"), pid1, "", false},
+		{"empty environment", []string{Argv0}, nil, pid1, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := isStage(tc.args, tc.env, tc.pid)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	// Env: the marker first, then this process's GOMAXPROCS.
+	assert.Equal(t, []string{EnvMarker + "=5,6", "GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0))}, Env("5,6"))
+}
+
+// TestParseMarker: the marker's fields, each optional one only in its
+// place; anything else is EINVAL (the stage then exits 125 before doing
+// anything). Shown able to fail: with the trailing-field check removed
+// the "ids before net" row parsed.
+func TestParseMarker(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want marker
+		ok   bool
+	}{
+		{"3,4", marker{spec: 3, status: 4}, true},
+		{"3,3,net", marker{spec: 3, status: 3, net: true}, true},
+		{"3,3,ids=1000:1001", marker{spec: 3, status: 3, ids: true, uid: 1000, gid: 1001}, true},
+		{"7,8,net,ids=0:0", marker{spec: 7, status: 8, net: true, ids: true}, true},
+		{"3", marker{}, false},
+		{"2,3", marker{}, false},
+		{"3,x", marker{}, false},
+		{"3,3,ids=1000:1001,net", marker{}, false},
+		{"3,3,unknown", marker{}, false},
+		{"3,3,net,net", marker{}, false},
+		{"3,3,ids=1000", marker{}, false},
+		{"3,3,ids=-1:5", marker{}, false},
+		{"3,3,ids=a:b", marker{}, false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseMarker(tc.in)
+			if !tc.ok {
+				assert.ErrorIs(t, err, unix.EINVAL)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }

@@ -27,6 +27,17 @@ func Start() { start() }
 // owns and closes the descriptor. Safe for concurrent use.
 func Take() int { return take() }
 
+// Pending reports, without waiting, whether Start (or StartWithMount)
+// began making a namespace that no Take has had yet: it may still be
+// being made, or have failed (Take then returns -1). Safe for
+// concurrent use.
+func Pending() bool { return pending() }
+
+// Reset closes a namespace nobody took and puts the package back to
+// none begun, so that a later Start makes one again. For tests; not safe
+// while a Start is under way or with StartWithMount's namespaces made.
+func Reset() { reset() }
+
 // StartWithMount is Start that also makes, first and on the same
 // thread, the namespaces nsview.KeepProbeNamespace has the probe keep
 // for the next Enter: a mount namespace (unshare(2) CLONE_FS|CLONE_NEWNS,

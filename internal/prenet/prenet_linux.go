@@ -20,14 +20,20 @@ var state = struct {
 	withMount atomic.Bool
 	mntDone   chan struct{}
 	mnt, ipc  int
+	// started: Start or StartWithMount began making one (Pending).
+	started atomic.Bool
 }{done: make(chan struct{}), fd: -1, mntDone: make(chan struct{}), mnt: -1, ipc: -1}
 
 func start() {
-	state.once.Do(func() { onThread(build) })
+	state.once.Do(func() {
+		state.started.Store(true)
+		onThread(build)
+	})
 }
 
 func startWithMount() {
 	state.once.Do(func() {
+		state.started.Store(true)
 		state.withMount.Store(true)
 		onThread(func() {
 			buildMount()
@@ -120,6 +126,35 @@ func loopbackUp() bool {
 	ifr.flags |= syscall.IFF_UP
 	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(s), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr)))
 	return e == 0
+}
+
+func pending() bool {
+	if !state.started.Load() {
+		return false
+	}
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	select {
+	case <-state.done:
+		return state.fd >= 0
+	default:
+		return true
+	}
+}
+
+func reset() {
+	if state.started.Load() {
+		<-state.done
+	}
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.fd >= 0 {
+		syscall.Close(state.fd)
+	}
+	state.once = sync.Once{}
+	state.done = make(chan struct{})
+	state.fd = -1
+	state.started.Store(false)
 }
 
 func take() int {
