@@ -10,6 +10,18 @@
 // landjail's own error (bad flag, bad config, strict refusal); 126 command
 // found but not executable, or refused by the path check; 127 command not
 // found. resolve exits 1 when it refused a path.
+//
+// GOMAXPROCS is the CPU count of the affinity mask, not the control
+// group's CPU quota (containermaxprocs=0), and the runtime does not poll
+// the quota while landjail runs (updatemaxprocs=0, which also spares
+// sysmon a read of cpu.cfs_quota_us right after start): landjail's own
+// parallelism (a few helper goroutines during start-up, the proxy's
+// copies) has no use for a container's CPU quota. The runtime still
+// reads the quota once at start (Go 1.26 counts a non-default setting).
+// The confined command inherits neither setting.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
 package main
 
 import (
