@@ -310,21 +310,25 @@ func ConfigKeys(flags []cli.Flag) []string {
 // the whole list).
 func Load(cmd *cli.Command) (*Options, error) {
 	o := &Options{}
-	if path := cmd.String(flagConfig); path != "" {
-		var err error
-		if o, err = ReadConfig(path); err != nil {
-			return nil, err
-		}
-		// The policy file itself is read-only for the command when a
-		// writable root holds it (Policy): else a command could rewrite
-		// the policy of the next run started with this file.
-		if c, err := filepath.EvalSymlinks(path); err == nil {
-			if c, err = filepath.Abs(c); err == nil {
-				o.configFile = c
+	// One pass over the flags first: a lookup by name (cmd.String) scans
+	// them all, and --config is usually not given.
+	isSet := setFlags(cmd)
+	if isSet[flagConfig] {
+		if path := cmd.String(flagConfig); path != "" {
+			var err error
+			if o, err = ReadConfig(path); err != nil {
+				return nil, err
+			}
+			// The policy file itself is read-only for the command when a
+			// writable root holds it (Policy): else a command could rewrite
+			// the policy of the next run started with this file.
+			if c, err := filepath.EvalSymlinks(path); err == nil {
+				if c, err = filepath.Abs(c); err == nil {
+					o.configFile = c
+				}
 			}
 		}
 	}
-	isSet := setFlags(cmd)
 	set := func(name string, apply func()) {
 		if isSet[name] {
 			apply()
