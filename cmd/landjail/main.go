@@ -129,7 +129,7 @@ func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 // runTree is runMain with the tree newApp builds for only.
 func runTree(ctx context.Context, only string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	err := newApp(stdin, stdout, stderr, only).Run(ctx, args)
+	err := newApp(stdin, stdout, stderr, only, args).Run(ctx, args)
 	code, silent := exitCode(err)
 	if !silent {
 		fmt.Fprintf(stderr, "landjail: %v\n", err)
@@ -147,14 +147,18 @@ func invoked(args []string) string {
 	return ""
 }
 
-// newApp builds the command tree. Nothing is shared between two apps.
-// With only "run" the tree holds run alone: the CLI then selects it and
-// parses its flags exactly as in the whole tree (TestPrunedTreeSame), and
-// every run is spared building the other subcommands' flags and the
-// library's set-up of them (≈60 µs; BENCHMARKS.md, round 4).
-func newApp(stdin io.Reader, stdout, stderr io.Writer, only string) *cli.Command {
-	cmds := []*cli.Command{newRunCommand()}
-	if only != "run" {
+// newApp builds the command tree for args. Nothing is shared between two
+// apps. With only "run" the tree holds run alone, with the flags args
+// name (newRunCommandFor): the CLI then selects it and parses its flags
+// exactly as in the whole tree (TestPrunedTreeSame), and every run is
+// spared building the other subcommands' flags and the library's set-up
+// of them and of run's unused flags (BENCHMARKS.md, round 4).
+func newApp(stdin io.Reader, stdout, stderr io.Writer, only string, args []string) *cli.Command {
+	var cmds []*cli.Command
+	if only == "run" {
+		cmds = []*cli.Command{newRunCommandFor(args[2:])}
+	} else {
+		cmds = []*cli.Command{newRunCommand()}
 		cmds = append(cmds, newResolveCommand(), newDoctorCommand(), newMCPCommand(), newGCCommand())
 	}
 	return &cli.Command{
