@@ -352,15 +352,19 @@ var agentConfigHomeOnly = []string{
 }
 
 func nestedAgentPatterns() []string {
-	var out []string
-	for _, p := range append(slices.Clone(AgentConfigPaths), AgentConfigPatterns...) {
-		if slices.Contains(agentConfigHomeOnly, p) {
-			continue
+	// One allocation for the list (it runs at every start, in package
+	// initialisation); the anchored ones need one more each.
+	out := make([]string, 0, len(AgentConfigPaths)+len(AgentConfigPatterns))
+	for _, list := range [2][]string{AgentConfigPaths, AgentConfigPatterns} {
+		for _, p := range list {
+			if slices.Contains(agentConfigHomeOnly, p) {
+				continue
+			}
+			if strings.Contains(strings.TrimSuffix(p, "/"), "/") {
+				p = "**/" + p // anchored otherwise (gitignore(5))
+			}
+			out = append(out, p)
 		}
-		if strings.Contains(strings.TrimSuffix(p, "/"), "/") {
-			p = "**/" + p // anchored otherwise (gitignore(5))
-		}
-		out = append(out, p)
 	}
 	return out
 }

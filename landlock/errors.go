@@ -45,7 +45,7 @@ var (
 
 	// ErrClosed: the Ruleset was used after Close. It wraps fs.ErrClosed,
 	// so errors.Is(err, fs.ErrClosed) holds, as for os.File and os.Root.
-	ErrClosed = fmt.Errorf("landlock: ruleset is closed: %w", fs.ErrClosed)
+	ErrClosed error = &wrapped{"landlock: ruleset is closed: " + fs.ErrClosed.Error(), fs.ErrClosed}
 )
 
 // ABIError is returned by Compile in Strict mode when the running kernel's
@@ -91,3 +91,13 @@ func (l FeatureList) Names() []string {
 	}
 	return names
 }
+
+// wrapped is a fixed message wrapping a sentinel: fmt.Errorf at package
+// initialisation would make every landjail start pay for fmt's first use.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.err }

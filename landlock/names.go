@@ -2,6 +2,7 @@ package landlock
 
 import (
 	"fmt"
+	"strconv"
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -59,12 +60,15 @@ func namesOf[T ~uint64](set T, table []named[T]) []string {
 		if set&bit == 0 {
 			continue
 		}
-		name := fmt.Sprintf("1<<%d", i)
+		name := ""
 		for _, n := range table {
 			if n.bit == bit {
 				name = n.name
 				break
 			}
+		}
+		if name == "" {
+			name = "1<<" + strconv.Itoa(i)
 		}
 		out = append(out, name)
 	}

@@ -78,10 +78,6 @@ var observedCalls = []observedCall{
 	{name: "mkdir", dirfd: -1, path: 0, flags: -1, access: "create"},
 }
 
-func init() {
-	syscallNumbers["mkdirat"] = unix.SYS_MKDIRAT
-}
-
 // observeRule is the rule, reported last, that hands the observed
 // syscalls to the supervisor (Options.Explain).
 func observeRule() rule {
@@ -89,7 +85,7 @@ func observeRule() rule {
 		Action: actNotify + ", then SECCOMP_USER_NOTIF_FLAG_CONTINUE",
 		Reason: "--explain: the supervisor records what the view refuses (a read-only mount, a mode-0000 mask) and lets the kernel decide the call; it decides nothing"}}
 	for _, c := range observedCalls {
-		if _, ok := syscallNumbers[c.name]; ok {
+		if _, ok := syscallNumbers()[c.name]; ok {
 			r.entries = append(r.entries, entry{syscall: c.name, ret: bpfprog.UserNotif})
 		}
 	}
@@ -104,7 +100,7 @@ func explained(rs []rule) ([]rule, []decision) {
 	for _, r := range rs {
 		es := make([]entry, len(r.entries))
 		for i, e := range r.entries {
-			ds = append(ds, decision{rule: r.Name, nr: syscallNumbers[e.syscall], conds: e.conds, ret: e.ret})
+			ds = append(ds, decision{rule: r.Name, nr: syscallNumbers()[e.syscall], conds: e.conds, ret: e.ret})
 			if uint32(e.ret)&unix.SECCOMP_RET_ACTION_FULL == unix.SECCOMP_RET_ERRNO {
 				e.ret = bpfprog.UserNotif
 			}
@@ -189,7 +185,7 @@ func (f *Filter) explainAnswer(req *seccompNotif, resp *seccompNotifResp, b Brok
 
 // syscallName is the rules' name for nr.
 func syscallName(nr uint32) string {
-	for n, v := range syscallNumbers {
+	for n, v := range syscallNumbers() {
 		if v == nr {
 			return n
 		}
@@ -212,7 +208,7 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 	nr := uint32(req.nr)
 	var c *observedCall
 	for i := range observedCalls {
-		if n, ok := syscallNumbers[observedCalls[i].name]; ok && n == nr {
+		if n, ok := syscallNumbers()[observedCalls[i].name]; ok && n == nr {
 			c = &observedCalls[i]
 			break
 		}

@@ -152,7 +152,7 @@ func program(rs []rule, tg bpfprog.Arch) (bpfprog.Program, error) {
 	p := bpfprog.Program{Arch: tg, ForeignArch: bpfprog.KillProcess, X32: bpfprog.KillProcess, Default: bpfprog.Allow}
 	for _, r := range rs {
 		for _, e := range r.entries {
-			nr, ok := syscallNumbers[e.syscall]
+			nr, ok := syscallNumbers()[e.syscall]
 			if !ok {
 				return p, fmt.Errorf("seccomp: no syscall number for %q (cannot happen: rulesFor and syscallNumbers disagree)", e.syscall)
 			}

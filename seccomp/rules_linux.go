@@ -3,6 +3,7 @@ package seccomp
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -55,57 +56,70 @@ type rule struct {
 }
 
 // syscallNumbers maps the syscall names the rules use to the numbers of the
-// build's architecture (x/sys/unix is generated per GOARCH).
-var syscallNumbers = map[string]uint32{
-	"socket":            unix.SYS_SOCKET,
-	"socketpair":        unix.SYS_SOCKETPAIR,
-	"listen":            unix.SYS_LISTEN,
-	"inotify_add_watch": unix.SYS_INOTIFY_ADD_WATCH,
-	"connect":           unix.SYS_CONNECT,
-	"sendto":            unix.SYS_SENDTO,
-	"sendmsg":           unix.SYS_SENDMSG,
-	"sendmmsg":          unix.SYS_SENDMMSG,
-	"ioctl":             unix.SYS_IOCTL,
-	"io_uring_setup":    unix.SYS_IO_URING_SETUP,
-	"io_uring_enter":    unix.SYS_IO_URING_ENTER,
-	"io_uring_register": unix.SYS_IO_URING_REGISTER,
-	"io_setup":          unix.SYS_IO_SETUP,
-	"fcntl":             unix.SYS_FCNTL,
-	"io_submit":         unix.SYS_IO_SUBMIT,
-	"keyctl":            unix.SYS_KEYCTL,
-	"add_key":           unix.SYS_ADD_KEY,
-	"request_key":       unix.SYS_REQUEST_KEY,
-	"bpf":               unix.SYS_BPF,
-	"perf_event_open":   unix.SYS_PERF_EVENT_OPEN,
-	"userfaultfd":       unix.SYS_USERFAULTFD,
-	"kexec_load":        unix.SYS_KEXEC_LOAD,
-	"kexec_file_load":   unix.SYS_KEXEC_FILE_LOAD,
-	"init_module":       unix.SYS_INIT_MODULE,
-	"finit_module":      unix.SYS_FINIT_MODULE,
-	"delete_module":     unix.SYS_DELETE_MODULE,
-	"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT,
-	"fanotify_init":     unix.SYS_FANOTIFY_INIT,
-	"fanotify_mark":     unix.SYS_FANOTIFY_MARK,
-	"unshare":           unix.SYS_UNSHARE,
-	"clone":             unix.SYS_CLONE,
-	"clone3":            unix.SYS_CLONE3,
-	"ptrace":            unix.SYS_PTRACE,
-	"process_vm_readv":  unix.SYS_PROCESS_VM_READV,
-	"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
-	"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
-	"openat2":           unix.SYS_OPENAT2,
-	"shmget":            unix.SYS_SHMGET,
-	"shmat":             unix.SYS_SHMAT,
-	"shmctl":            unix.SYS_SHMCTL,
-	"msgget":            unix.SYS_MSGGET,
-	"msgsnd":            unix.SYS_MSGSND,
-	"msgrcv":            unix.SYS_MSGRCV,
-	"msgctl":            unix.SYS_MSGCTL,
-	"semget":            unix.SYS_SEMGET,
-	"semop":             unix.SYS_SEMOP,
-	"semtimedop":        unix.SYS_SEMTIMEDOP,
-	"semctl":            unix.SYS_SEMCTL,
-}
+// build's architecture (x/sys/unix is generated per GOARCH). Made on first
+// use, not in package initialisation: the default filters come whole from
+// the precompiled table (zprecompiled), and every landjail start paid for
+// the map.
+var syscallNumbers = sync.OnceValue(func() map[string]uint32 {
+	m := map[string]uint32{
+		"socket":            unix.SYS_SOCKET,
+		"socketpair":        unix.SYS_SOCKETPAIR,
+		"listen":            unix.SYS_LISTEN,
+		"inotify_add_watch": unix.SYS_INOTIFY_ADD_WATCH,
+		"connect":           unix.SYS_CONNECT,
+		"sendto":            unix.SYS_SENDTO,
+		"sendmsg":           unix.SYS_SENDMSG,
+		"sendmmsg":          unix.SYS_SENDMMSG,
+		"ioctl":             unix.SYS_IOCTL,
+		"io_uring_setup":    unix.SYS_IO_URING_SETUP,
+		"io_uring_enter":    unix.SYS_IO_URING_ENTER,
+		"io_uring_register": unix.SYS_IO_URING_REGISTER,
+		"io_setup":          unix.SYS_IO_SETUP,
+		"fcntl":             unix.SYS_FCNTL,
+		"io_submit":         unix.SYS_IO_SUBMIT,
+		"keyctl":            unix.SYS_KEYCTL,
+		"add_key":           unix.SYS_ADD_KEY,
+		"request_key":       unix.SYS_REQUEST_KEY,
+		"bpf":               unix.SYS_BPF,
+		"perf_event_open":   unix.SYS_PERF_EVENT_OPEN,
+		"userfaultfd":       unix.SYS_USERFAULTFD,
+		"kexec_load":        unix.SYS_KEXEC_LOAD,
+		"kexec_file_load":   unix.SYS_KEXEC_FILE_LOAD,
+		"init_module":       unix.SYS_INIT_MODULE,
+		"finit_module":      unix.SYS_FINIT_MODULE,
+		"delete_module":     unix.SYS_DELETE_MODULE,
+		"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT,
+		"fanotify_init":     unix.SYS_FANOTIFY_INIT,
+		"fanotify_mark":     unix.SYS_FANOTIFY_MARK,
+		"unshare":           unix.SYS_UNSHARE,
+		"clone":             unix.SYS_CLONE,
+		"clone3":            unix.SYS_CLONE3,
+		"ptrace":            unix.SYS_PTRACE,
+		"process_vm_readv":  unix.SYS_PROCESS_VM_READV,
+		"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
+		"pidfd_getfd":       unix.SYS_PIDFD_GETFD,
+		"openat2":           unix.SYS_OPENAT2,
+		"shmget":            unix.SYS_SHMGET,
+		"shmat":             unix.SYS_SHMAT,
+		"shmctl":            unix.SYS_SHMCTL,
+		"msgget":            unix.SYS_MSGGET,
+		"msgsnd":            unix.SYS_MSGSND,
+		"msgrcv":            unix.SYS_MSGRCV,
+		"msgctl":            unix.SYS_MSGCTL,
+		"semget":            unix.SYS_SEMGET,
+		"semop":             unix.SYS_SEMOP,
+		"semtimedop":        unix.SYS_SEMTIMEDOP,
+		"semctl":            unix.SYS_SEMCTL,
+	}
+	for _, sc := range allModeSyscalls {
+		m[sc.name] = sc.nr
+	}
+	for name, nr := range pidSyscalls {
+		m[name] = nr
+	}
+	m["mkdirat"] = unix.SYS_MKDIRAT // observeRule's (explain_linux.go)
+	return m
+})
 
 // sysVIPC are the System V IPC syscalls (Options.DenySysVIPC).
 var sysVIPC = []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"}
@@ -129,15 +143,6 @@ var pidSyscalls = map[string]uint32{
 	"get_robust_list":    unix.SYS_GET_ROBUST_LIST,
 	"kcmp":               unix.SYS_KCMP,
 	"process_madvise":    unix.SYS_PROCESS_MADVISE,
-}
-
-func init() {
-	for _, m := range allModeSyscalls {
-		syscallNumbers[m.name] = m.nr
-	}
-	for name, nr := range pidSyscalls {
-		syscallNumbers[name] = nr
-	}
 }
 
 // modeSyscall is a syscall taking a file mode: the index of that

@@ -140,9 +140,9 @@ func TestFilterVM(t *testing.T) {
 	}
 	for _, sc := range []string{"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr", "migrate_pages", "move_pages"} {
 		pidCalls = append(pidCalls,
-			sys(sc+"(0)", syscallNumbers[sc], ok, 0, 0x80, 0x1000),
-			sys(sc+"(1234)", syscallNumbers[sc], eperm, 1234, 0x80, 0x1000),
-			sys(sc+"(1234|high)", syscallNumbers[sc], eperm, hi32|1234, 0x80, 0x1000))
+			sys(sc+"(0)", syscallNumbers()[sc], ok, 0, 0x80, 0x1000),
+			sys(sc+"(1234)", syscallNumbers()[sc], eperm, 1234, 0x80, 0x1000),
+			sys(sc+"(1234|high)", syscallNumbers()[sc], eperm, hi32|1234, 0x80, 0x1000))
 	}
 	common = append(common, pidCalls...)
 	dangerousCalls := func(want string) []call {
@@ -150,7 +150,7 @@ func TestFilterVM(t *testing.T) {
 		for _, name := range []string{"keyctl", "add_key", "request_key", "bpf", "perf_event_open",
 			"userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module",
 			"delete_module", "open_by_handle_at", "fanotify_init", "fanotify_mark"} {
-			cs = append(cs, sys(name, syscallNumbers[name], want))
+			cs = append(cs, sys(name, syscallNumbers()[name], want))
 		}
 		return append(cs,
 			sys("unshare(CLONE_NEWUSER)", unix.SYS_UNSHARE, want, unix.CLONE_NEWUSER),

@@ -10,6 +10,18 @@
 // landjail's own error (bad flag, bad config, strict refusal); 126 command
 // found but not executable, or refused by the path check; 127 command not
 // found. resolve exits 1 when it refused a path.
+//
+// GOMAXPROCS is the CPU count of the affinity mask, not the control
+// group's CPU quota (containermaxprocs=0), and the runtime does not poll
+// the quota while landjail runs (updatemaxprocs=0, which also spares
+// sysmon a read of cpu.cfs_quota_us right after start): landjail's own
+// parallelism (a few helper goroutines during start-up, the proxy's
+// copies) has no use for a container's CPU quota. The runtime still
+// reads the quota once at start (Go 1.26 counts a non-default setting).
+// The confined command inherits neither setting.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
 package main
 
 import (
@@ -112,7 +124,12 @@ var exitsAfterRun bool
 // tests call it in-process (except for run without --timeout, which
 // replaces the process).
 func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	err := newApp(stdin, stdout, stderr).Run(ctx, args)
+	return runTree(ctx, invoked(args), args, stdin, stdout, stderr)
+}
+
+// runTree is runMain with the tree newApp builds for only.
+func runTree(ctx context.Context, only string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := newApp(stdin, stdout, stderr, only, args).Run(ctx, args)
 	code, silent := exitCode(err)
 	if !silent {
 		fmt.Fprintf(stderr, "landjail: %v\n", err)
@@ -120,8 +137,30 @@ func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	return code
 }
 
-// newApp builds the command tree. Nothing is shared between two apps.
-func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
+// invoked is the subcommand args name in the place the CLI looks for it
+// (args[1]: the root command has no flag that takes a value), or "" when
+// args[1] is anything else (a flag, "help", an unknown word).
+func invoked(args []string) string {
+	if len(args) > 1 && args[1] == "run" {
+		return "run"
+	}
+	return ""
+}
+
+// newApp builds the command tree for args. Nothing is shared between two
+// apps. With only "run" the tree holds run alone, with the flags args
+// name (newRunCommandFor): the CLI then selects it and parses its flags
+// exactly as in the whole tree (TestPrunedTreeSame), and every run is
+// spared building the other subcommands' flags and the library's set-up
+// of them and of run's unused flags (BENCHMARKS.md, round 4).
+func newApp(stdin io.Reader, stdout, stderr io.Writer, only string, args []string) *cli.Command {
+	var cmds []*cli.Command
+	if only == "run" {
+		cmds = []*cli.Command{newRunCommandFor(args[2:])}
+	} else {
+		cmds = []*cli.Command{newRunCommand()}
+		cmds = append(cmds, newResolveCommand(), newDoctorCommand(), newMCPCommand(), newGCCommand())
+	}
 	return &cli.Command{
 		Name:        "landjail",
 		Version:     version(),
@@ -141,13 +180,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.Command {
 			}
 			return cli.ShowRootCommandHelp(cmd)
 		},
-		Commands: []*cli.Command{
-			newRunCommand(),
-			newResolveCommand(),
-			newDoctorCommand(),
-			newMCPCommand(),
-			newGCCommand(),
-		},
+		Commands: cmds,
 	}
 }
 

@@ -115,14 +115,28 @@ func configKeysHelp(flags []cli.Flag) string {
 	return b.String() + "."
 }
 
-func newRunCommand() *cli.Command {
+// newRunCommand builds run with every flag. See newRunCommandFor.
+func newRunCommand() *cli.Command { return newRunCommandFor(nil) }
+
+// newRunCommandFor builds run for args, the arguments after "run" (nil:
+// unknown): with only the flags they name when cliopts.FlagsNamed finds
+// that enough (no help asked for, no name it does not know), and then
+// without the help text, which only help shows. Parsed as with every
+// flag: TestPrunedTreeSame.
+func newRunCommandFor(args []string) *cli.Command {
 	one := 1
 	flags := cliopts.RunFlags() // built once: every run pays for it
+	desc := ""
+	if named, ok := cliopts.FlagsNamed(flags, args); ok && args != nil {
+		flags = named
+	} else {
+		desc = runHelp + configKeysHelp(flags) + "\n\n" + examplesHelp + "\n\n" + exitHelp
+	}
 	return &cli.Command{
 		Name:        "run",
 		Usage:       "run a command confined to the workspace",
 		ArgsUsage:   "-- CMD [ARG...]",
-		Description: runHelp + configKeysHelp(flags) + "\n\n" + examplesHelp + "\n\n" + exitHelp,
+		Description: desc,
 		Flags:       flags,
 		// Flags after CMD belong to CMD: landjail run ls -l.
 		StopOnNthArg: &one,

@@ -221,7 +221,7 @@ func PolicyFlags() []cli.Flag {
 // walkLimitFlag is --walk-limit, for the commands that compile a
 // Landlock ruleset (run, mcp).
 func walkLimitFlag() cli.Flag {
-	return &cli.IntFlag{Name: flagWalkLimit, HideDefault: true, Usage: fmt.Sprintf("visit at most `N` entries when expanding deny and read-only patterns for children (default %d); more is an error, never a dropped pattern", landlock.DefaultWalkLimit)}
+	return &cli.IntFlag{Name: flagWalkLimit, HideDefault: true, Usage: "visit at most `N` entries when expanding deny and read-only patterns for children (default " + strconv.Itoa(landlock.DefaultWalkLimit) + "); more is an error, never a dropped pattern"}
 }
 
 // ChildFlags returns new flag values for what confines a child beyond
@@ -248,7 +248,7 @@ func ChildFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagSelfTest, Usage: "before starting, check in a throwaway confined child that Landlock really denies an access (always done with --strict)"},
 		&cli.StringSliceFlag{Name: flagAllowDomain, Usage: "let the command reach host `NAME` through landjail's HTTP/CONNECT proxy, and nothing else (repeatable; NAME allows ports 80 and 443, NAME:PORT one port, NAME:* any; *.example.com its subdomains, not example.com; an IP address only if listed; HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set for the command). Airtight where the namespace layer runs (a network namespace holding only the proxy); otherwise advisory (Landlock lets the command connect only to the proxy's port, on any host), said on stderr and in the report, refused by --strict. Not with --net host, --connect-tcp or --allow-dns"},
 		&cli.BoolFlag{Name: flagNoPIDNamespace, Usage: "with the namespace layer, keep the command in the host's PID namespace (by default it gets its own: a fresh read-only /proc showing only its processes, a minimal init as PID 1, and everything it leaves running is killed when it exits; landjail then stays as its parent instead of execve'ing it)"},
-		&cli.StringFlag{Name: limits.FlagPids, Usage: fmt.Sprintf("limit the command to `N` processes and threads in all, or \"max\" for none (default %d: a fork bomb is contained; a cgroup per run: v2 where delegated, else v1; not enforced without one, as for a non-root caller on a cgroup v1 host, said in the report)", limits.DefaultPids)},
+		&cli.StringFlag{Name: limits.FlagPids, Usage: "limit the command to `N` processes and threads in all, or \"max\" for none (default " + strconv.Itoa(limits.DefaultPids) + ": a fork bomb is contained; a cgroup per run: v2 where delegated, else v1; not enforced without one, as for a non-root caller on a cgroup v1 host, said in the report)"},
 		&cli.StringFlag{Name: limits.FlagMemory, Usage: "limit the command's RAM to `SIZE` (64M, 2GiB; no swap beyond it): over it the kernel's OOM killer kills a process of the command, named on stderr and in the report (cgroup memory controller)"},
 		&cli.StringFlag{Name: limits.FlagCPUs, Usage: "limit the command's CPU bandwidth to `F` CPUs (0.5: half of one; cgroup CPU quota over 100 ms periods)"},
 		&cli.StringFlag{Name: limits.FlagNoFile, Usage: "limit each process of the command to `N` open files (RLIMIT_NOFILE)"},
@@ -310,21 +310,25 @@ func ConfigKeys(flags []cli.Flag) []string {
 // the whole list).
 func Load(cmd *cli.Command) (*Options, error) {
 	o := &Options{}
-	if path := cmd.String(flagConfig); path != "" {
-		var err error
-		if o, err = ReadConfig(path); err != nil {
-			return nil, err
-		}
-		// The policy file itself is read-only for the command when a
-		// writable root holds it (Policy): else a command could rewrite
-		// the policy of the next run started with this file.
-		if c, err := filepath.EvalSymlinks(path); err == nil {
-			if c, err = filepath.Abs(c); err == nil {
-				o.configFile = c
+	// One pass over the flags first: a lookup by name (cmd.String) scans
+	// them all, and --config is usually not given.
+	isSet := setFlags(cmd)
+	if isSet[flagConfig] {
+		if path := cmd.String(flagConfig); path != "" {
+			var err error
+			if o, err = ReadConfig(path); err != nil {
+				return nil, err
+			}
+			// The policy file itself is read-only for the command when a
+			// writable root holds it (Policy): else a command could rewrite
+			// the policy of the next run started with this file.
+			if c, err := filepath.EvalSymlinks(path); err == nil {
+				if c, err = filepath.Abs(c); err == nil {
+					o.configFile = c
+				}
 			}
 		}
 	}
-	isSet := setFlags(cmd)
 	set := func(name string, apply func()) {
 		if isSet[name] {
 			apply()

@@ -1,10 +1,10 @@
 package limits
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -69,7 +69,7 @@ var probe = sync.OnceValue(func() Probe {
 		p.Systemd = "running"
 	}
 	if l, err := os.Readlink("/proc/self/ns/cgroup"); err == nil {
-		p.CgroupNamespace = l != fmt.Sprintf("cgroup:[%d]", initCgroupNSIno)
+		p.CgroupNamespace = l != "cgroup:["+strconv.FormatUint(initCgroupNSIno, 10)+"]"
 	}
 	var v2mnt string
 	var roV1, roV2 bool

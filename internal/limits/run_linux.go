@@ -103,7 +103,8 @@ var selfPIDNS = sync.OnceValue(func() uint64 {
 // groupName is the name of this process's next group:
 // landjail-PIDNS-PID-START-SEQ.
 func groupName() string {
-	return fmt.Sprintf("landjail-%d-%d-%d-%d", selfPIDNS(), os.Getpid(), selfStart(), seq.Add(1))
+	return "landjail-" + strconv.FormatUint(selfPIDNS(), 10) + "-" + strconv.Itoa(os.Getpid()) + "-" +
+		strconv.FormatUint(selfStart(), 10) + "-" + strconv.FormatUint(seq.Add(1), 10)
 }
 
 // parseGroupName splits landjail-PIDNS-PID-START-SEQ.
