@@ -53,6 +53,11 @@ func watched(t *testing.T, abort func(string)) (string, *sweep.Snapshot, *sweep.
 	root := tree(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "n/.git/modules"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "n/.git/config"), []byte("[core]\n"), 0o644))
+	return watchedAt(t, root, abort)
+}
+
+// watchedAt takes a snapshot of the workspace root and starts a watch.
+func watchedAt(t *testing.T, root string, abort func(string)) (string, *sweep.Snapshot, *sweep.Live, *syncBuffer) {
 	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
 	require.NoError(t, err)
 	t.Cleanup(func() { ws.Close() })
@@ -377,16 +382,7 @@ func TestWatchParentMoved(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "w/p/vendor/.git/refs"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "w/p/vendor/.git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "w/p/vendor/.git/config"), []byte("[core]\n"), 0o644))
-	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
-	require.NoError(t, err)
-	t.Cleanup(func() { ws.Close() })
-	snap, err := sweep.Take(ws, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { snap.Close() })
-	var out syncBuffer
-	live, err := snap.Watch(&out, nil)
-	require.NoError(t, err)
-	t.Cleanup(live.Stop)
+	_, _, _, out := watchedAt(t, root, nil)
 	require.NoError(t, os.Rename(filepath.Join(root, "w/p"), filepath.Join(root, "w/q")))
 	time.Sleep(100 * time.Millisecond)
 	f, err := os.OpenFile(filepath.Join(root, "w/q/vendor/.git/config"), os.O_WRONLY|os.O_APPEND, 0)

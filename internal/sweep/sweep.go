@@ -872,14 +872,7 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 		files := append([]string{filepath.Join(root, rel)}, jail.GitDirConfigFiles(gd)...)
 		files = append(files, jail.GitGlobalConfigFiles()...)
 		for _, p := range jail.GitConfigReferences(files, top, home) {
-			if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
-				continue
-			}
-			if s.refs == nil {
-				s.refs = map[string]bool{}
-			}
-			s.refs[p] = true
-			added = true
+			added = s.addRef(p) || added
 		}
 	}
 	return added
@@ -906,14 +899,7 @@ func (s *Snapshot) newRepositoryRefs() bool {
 		}
 		tops[top] = true
 		for _, p := range jail.GitConfigReferences(global, filepath.Join(root, top), home) {
-			if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
-				continue
-			}
-			if s.refs == nil {
-				s.refs = map[string]bool{}
-			}
-			s.refs[p] = true
-			added = true
+			added = s.addRef(p) || added
 		}
 	}
 	if len(tops) > 0 {
@@ -928,6 +914,21 @@ func (s *Snapshot) newRepositoryRefs() bool {
 		}
 	}
 	return added
+}
+
+// addRef adds the reference p to s.refs when it lies inside the
+// workspace, neither the root nor above it, and reports whether it was
+// new.
+func (s *Snapshot) addRef(p string) bool {
+	root := s.ws.Root()
+	if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
+		return false
+	}
+	if s.refs == nil {
+		s.refs = map[string]bool{}
+	}
+	s.refs[p] = true
+	return true
 }
 
 // pyShadow reports whether rel (base name name) is a Python module or a
