@@ -393,7 +393,7 @@ func TestWatchParentMoved(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	require.NoError(t, os.Rename(filepath.Join(root, "w/q"), filepath.Join(root, "w/p")))
 	restored := false
-	for range 300 {
+	for range 1000 {
 		if b, _ := os.ReadFile(filepath.Join(root, "w/p/vendor/.git/config")); string(b) == "[core]\n" {
 			restored = true
 			break
