@@ -3,6 +3,7 @@ package jail_test
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +69,43 @@ func TestCarveOutTable(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestDenyRootThroughLink (red team round 12, R12-1): a root given
+// through a symbolic link (~/.aws -> dotfiles/aws, as GNU stow makes
+// them) is inside .aws/ by the name it was given, and ~/.config/gh ->
+// ../dotfiles/gh is crossed by **/.config/gh/hosts.yml. Control: the
+// same roots without --deny-secrets read.
+func TestDenyRootThroughLink(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for f, c := range map[string]string{"dotfiles/aws/credentials": "K", "dotfiles/gh/hosts.yml": "T", "dotfiles/gh/config.yml": "C"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte(c), 0o600))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config"), 0o755))
+	require.NoError(t, os.Symlink("dotfiles/aws", filepath.Join(home, ".aws")))
+	require.NoError(t, os.Symlink("../dotfiles/gh", filepath.Join(home, ".config/gh")))
+	ws := t.TempDir()
+	for _, secrets := range []bool{false, true} {
+		opts := []jail.Option{jail.WithAllowed(filepath.Join(home, ".aws"), jail.ReadOnly), jail.WithAllowed(filepath.Join(home, ".config/gh"), jail.ReadOnly)}
+		if secrets {
+			opts = append(opts, jail.WithDenySecrets())
+		}
+		w, err := jail.New(ws, opts...)
+		require.NoError(t, err)
+		// By the name given and by the real one (what a child's kernel
+		// resolves, and what --learn records).
+		for _, p := range []string{".aws/credentials", "dotfiles/aws/credentials", "dotfiles/gh/hosts.yml"} {
+			_, err := w.ReadFile(filepath.Join(home, p))
+			if secrets {
+				assert.ErrorIs(t, err, jail.ErrDenied, p)
+			} else {
+				assert.NoError(t, err, "control: %s", p)
+			}
+		}
+		_, err = w.ReadFile(filepath.Join(home, "dotfiles/gh/config.yml"))
+		assert.NoError(t, err, "not a secret")
+		w.Close()
+	}
 }

@@ -36,6 +36,11 @@ type denyMatcher struct {
 	spans     *gitignore.Matcher
 	spanComps map[string]bool
 	inside    sync.Map // root -> bool: is the root itself matched by anywhere (rootInside)
+	// aliases are, by canonical root, the absolute paths the root was
+	// given as where they differ (a link on the way: ~/.aws ->
+	// dotfiles/aws): rootInside and the spans are matched against them
+	// too (red team round 12, R12-1). Set once by New, read-only after.
+	aliases map[string][]string
 }
 
 func newDenyMatcher(patterns []string) (*denyMatcher, error) {
@@ -102,8 +107,30 @@ func (d *denyMatcher) rootInside(root string) bool {
 		return v.(bool)
 	}
 	in := excludedDirs(d.anywhere, strings.Split(strings.TrimPrefix(root, "/"), "/"))
+	for _, a := range d.aliases[root] {
+		in = in || a != "/" && excludedDirs(d.anywhere, strings.Split(strings.TrimPrefix(a, "/"), "/"))
+	}
 	d.inside.Store(root, in)
 	return in
+}
+
+// spansMatch reports whether the entry rel of root, by its absolute path
+// or by the path under one of the root's aliases, matches a pattern of
+// spans, by match (excluded for every level, ExcludedBoth or Match for
+// the entry's own).
+func (d *denyMatcher) spansMatch(root, rel string, match func(parts []string) bool) bool {
+	if rel == "" || d.spans.Empty() {
+		return false
+	}
+	if d.crosses(root) && match(strings.Split(strings.TrimPrefix(filepath.Join(root, rel), "/"), "/")) {
+		return true
+	}
+	for _, a := range d.aliases[root] {
+		if d.crosses(a) && match(strings.Split(strings.TrimPrefix(filepath.Join(a, rel), "/"), "/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // crosses reports whether a pattern of spans can match a path that
@@ -144,10 +171,7 @@ func (d *denyMatcher) denied(canon, root string) bool {
 	if !d.abs.Empty() && canon != "/" && excluded(d.abs, strings.Split(strings.TrimPrefix(canon, "/"), "/")) {
 		return true
 	}
-	if rel != "" && d.crosses(root) {
-		return excluded(d.spans, strings.Split(strings.TrimPrefix(canon, "/"), "/"))
-	}
-	return false
+	return d.spansMatch(root, rel, func(parts []string) bool { return excluded(d.spans, parts) })
 }
 
 // excludedDirs applies m to every prefix of parts as a directory.

@@ -299,11 +299,10 @@ func (d *denyMatcher) entryExcluded(canon, root string) bool {
 			return true
 		}
 	}
-	if rel != "" && d.crosses(root) {
-		dir, file := d.spans.ExcludedBoth(canon[1:])
+	return d.spansMatch(root, rel, func(parts []string) bool {
+		dir, file := d.spans.ExcludedBoth(strings.Join(parts, "/"))
 		return dir || file
-	}
-	return false
+	})
 }
 
 // ReadOnlyPaths returns the canonical absolute paths given to
@@ -503,10 +502,7 @@ func (d *denyMatcher) matchesEntry(canon, root string) bool {
 	if !d.abs.Empty() && canon != "/" && d.abs.Match(strings.Split(strings.TrimPrefix(canon, "/"), "/"), false) == gitignore.Excluded {
 		return true
 	}
-	if rel != "" && d.crosses(root) {
-		return d.spans.Match(strings.Split(strings.TrimPrefix(canon, "/"), "/"), false) == gitignore.Excluded
-	}
-	return false
+	return d.spansMatch(root, rel, func(parts []string) bool { return d.spans.Match(parts, false) == gitignore.Excluded })
 }
 
 // agentProtected computes AgentConfigProtected for the workspace root:

@@ -78,11 +78,15 @@ func New(root string, opts ...Option) (*Workspace, error) {
 		w.resolveFlags |= openat.ResolveNoXDev
 	}
 	specs := append([]allowedSpec{{root, ReadWrite}}, c.allowed...)
+	aliases := map[string][]string{} // canonical root -> the paths it was given as
 	for _, s := range specs {
 		canon, err := canonicalRoot(s.path)
 		if err != nil {
 			w.Close()
 			return nil, err
+		}
+		if given, err := filepath.Abs(s.path); err == nil && given != canon && !slices.Contains(aliases[canon], given) {
+			aliases[canon] = append(aliases[canon], given)
 		}
 		if i := slices.IndexFunc(w.roots, func(r wsRoot) bool { return r.Path == canon }); i >= 0 {
 			w.roots[i].Mode = max(w.roots[i].Mode, s.mode)
@@ -154,6 +158,14 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	if w.keys, err = newDenyMatcher(c.keyPatterns); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("jail: WithDenyPrivateKeys: %w", err)
+	}
+	// A root given through a symbolic link (~/.aws -> dotfiles/aws, as
+	// GNU stow makes them) is inside .aws/ by the name the user gave it:
+	// the patterns see that name too (red team round 12, R12-1).
+	for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
+		if d != nil {
+			d.aliases = aliases
+		}
 	}
 	w.keyHeaders = c.keyHeaders
 	if c.protectAgent {

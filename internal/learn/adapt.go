@@ -175,7 +175,53 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 	if _, err := pw.Check(path, jail.Read); errors.Is(err, jail.ErrDenied) {
 		return "deny pattern (--deny, --deny-secrets) or private key", ""
 	}
+	// The kernel names the file by its real path; the command may have
+	// used another, through a link of HOME (~/.aws -> dotfiles/aws, as
+	// GNU stow makes them), by which a pattern denies it (red team round
+	// 12, R12-1: cat ~/.aws/credentials was learned as ro
+	// ~/dotfiles/aws/credentials).
+	for _, a := range homeAliases(path) {
+		aw, err := c.Probe(filepath.Dir(a))
+		if err != nil {
+			continue
+		}
+		_, err = aw.Check(a, jail.Read)
+		aw.Close()
+		if errors.Is(err, jail.ErrDenied) {
+			return "deny pattern (--deny, --deny-secrets) by another name, " + a, ""
+		}
+	}
 	return "", ""
+}
+
+// homeAliases returns the names path has through the symbolic links
+// directly in HOME and in HOME/.config that lead to it or to a directory
+// above it: ~/.aws/credentials for dotfiles/aws/credentials when ~/.aws
+// -> dotfiles/aws.
+func homeAliases(path string) []string {
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) {
+		return nil
+	}
+	var out []string
+	for _, dir := range []string{home, filepath.Join(home, ".config")} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if e.Type()&os.ModeSymlink == 0 {
+				continue
+			}
+			l := filepath.Join(dir, e.Name())
+			t, err := filepath.EvalSymlinks(l)
+			if err != nil || !holds(t, path) {
+				continue
+			}
+			out = append(out, l+strings.TrimPrefix(path, t))
+		}
+	}
+	return out
 }
 
 // narrowed names the protection ws puts on path for right, "" for none.

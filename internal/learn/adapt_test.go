@@ -101,3 +101,33 @@ func TestPolicyClassifier(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"ro " + p("outside/input"), "rw " + p("out"), "rw " + p("ro/tool")}, got)
 }
+
+// TestPolicyClassifierHomeAlias (red team round 12, R12-1): a refused
+// read of dotfiles/aws/credentials, the real path of ~/.aws/credentials
+// (~/.aws -> dotfiles/aws), is a deny pattern by design under
+// --deny-secrets, not a grant to learn. Control: without --deny-secrets
+// it is learnable.
+func TestPolicyClassifierHomeAlias(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "dotfiles/aws"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "dotfiles/aws/credentials"), []byte("k"), 0o600))
+	require.NoError(t, os.Symlink("dotfiles/aws", filepath.Join(home, ".aws")))
+	ws := t.TempDir()
+	for _, secrets := range []bool{false, true} {
+		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
+		pw, err := o.Policy()
+		require.NoError(t, err)
+		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
+			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
+		}}
+		byDesign, _ := c.Classify(filepath.Join(home, "dotfiles/aws/credentials"), Read)
+		if secrets {
+			assert.Contains(t, byDesign, "another name")
+		} else {
+			assert.Empty(t, byDesign, "control: learnable without --deny-secrets")
+		}
+		pw.Close()
+	}
+}
