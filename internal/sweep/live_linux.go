@@ -444,6 +444,16 @@ func (l *Live) check(rel string, event bool) {
 	if !ok {
 		return
 	}
+	if q.Error != "" && q.MovedTo == "" {
+		if _, err := s.root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
+			// Removed between the stat and the rename: made and gone,
+			// as above, not a failure to neutralise it.
+			q = Quarantined{Path: rel, Reason: "transient", Live: true}
+			s.lived = append(s.lived, q)
+			fmt.Fprintf(l.w, "landjail: %s\n", q)
+			return
+		}
+	}
 	q.Live = true
 	s.lived = append(s.lived, q)
 	fmt.Fprintf(l.w, "landjail: %s\n", q)
