@@ -321,9 +321,6 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	found, err := s.walk()
-	if err == nil && s.newRepositoryRefs() {
-		found, err = s.walk()
-	}
 	// What Watch neutralised while the command ran comes first (the
 	// command may have removed the quarantined copy since).
 	out := s.lived
@@ -345,6 +342,11 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 			break
 		}
 		out = append(out, fixed...)
+		found, err = s.walk()
+	}
+	// After the directories made unlistable are listable again: a
+	// repository below one is met only now (red team round 12, R12-2).
+	if s.newRepositoryRefs() {
 		found, err = s.walk()
 	}
 	// Whatever the walk could not examine (unlistable directories, the

@@ -103,4 +103,27 @@ func sweepUnprivileged(t *testing.T, root string) {
 	assert.Equal(t, map[string]string{"hid": "unlistable", "hid/in": "unlistable", "hid/in/.git/config": "created", "seen/.envrc": "created"}, got)
 	_, err = os.Lstat(filepath.Join(root, "hid/in/.git/config"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	// Red team round 12, R12-2: a repository made below a directory the
+	// command made unlistable takes the global configuration's relative
+	// hooksPath too (the sweep met it only after making the directory
+	// listable again). Control: the hooks are swept when lib stays
+	// listable (TestSweepRoundFive's R11a-9 row).
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[core]\n\thooksPath = .hooks\n"), 0o644))
+	mk("lib/nd/.git/HEAD", "ref: refs/heads/main\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "lib/nd/.git/objects"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "lib/nd/.git/refs"), 0o755))
+	mk("lib/nd/.hooks/pre-commit", "#!/bin/sh\n")
+	require.NoError(t, os.Chmod(filepath.Join(root, "lib"), 0o111))
+	defer os.Chmod(filepath.Join(root, "lib"), 0o755)
+	q, err = snap.Sweep()
+	assert.NoError(t, err)
+	got = map[string]string{}
+	for _, e := range q {
+		got[e.Path] = e.Reason
+	}
+	assert.Equal(t, "created", got["lib/nd/.hooks"], "%v", got)
 }
