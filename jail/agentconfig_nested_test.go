@@ -147,3 +147,41 @@ func TestAgentConfigWorkspaceInsideHome(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentConfigStowedDotfiles (red team round 12, R12-3): a workspace
+// that is the user's dotfiles repository, linked into HOME (GNU stow:
+// ~/.bashrc -> dotfiles/bash/.bashrc, ~/.config/git -> ../dotfiles/git),
+// has the files HOME's links lead to protected. Control: without the
+// option they are written, and a file no link of HOME names is free.
+func TestAgentConfigStowedDotfiles(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	ws := filepath.Join(home, "dotfiles")
+	for _, d := range []string{"bash", "git", "notes"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bash/.bashrc"), []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "git/config"), []byte("x"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config"), 0o755))
+	require.NoError(t, os.Symlink("dotfiles/bash/.bashrc", filepath.Join(home, ".bashrc")))
+	require.NoError(t, os.Symlink("../dotfiles/git", filepath.Join(home, ".config/git")))
+	for _, protect := range []bool{false, true} {
+		var opts []jail.Option
+		if protect {
+			opts = append(opts, jail.WithProtectedAgentConfig())
+		}
+		w, err := jail.New(ws, opts...)
+		require.NoError(t, err)
+		for _, p := range []string{"bash/.bashrc", "git/config", "git/new"} {
+			err := w.WriteFile(p, []byte("y"), 0o644)
+			if protect {
+				assert.ErrorIs(t, err, jail.ErrReadOnly, p)
+			} else {
+				assert.NoError(t, err, "control: %s", p)
+			}
+		}
+		assert.NoError(t, w.WriteFile("notes/a.md", []byte("y"), 0o644))
+		w.Close()
+	}
+}

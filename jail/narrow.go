@@ -575,7 +575,7 @@ func (w *Workspace) agentPaths(root string) []string {
 	// start-up files under other names (git/config is the global git
 	// configuration): those are protected where they are, and a
 	// workspace inside one of them is protected whole.
-	if home := canonicalHome(); home != "" && root != home && within(root, home) {
+	if home := canonicalHome(); home != "" && root != home {
 		for _, rel := range agentConfigHomeOnly {
 			p := filepath.Join(home, strings.TrimSuffix(rel, "/"))
 			switch {
@@ -583,6 +583,13 @@ func (w *Workspace) agentPaths(root string) []string {
 				add(root)
 			case within(p, root):
 				add(p)
+			}
+			// A start-up file of HOME that is a link into the workspace
+			// (~/.bashrc -> dotfiles/bash/.bashrc, ~/.config/git ->
+			// ../dotfiles/git: GNU stow, rcm, dotbot) is protected where
+			// it lives (red team round 12, R12-3).
+			if t := evalLinks(p); t != "" && within(t, root) {
+				add(t)
 			}
 		}
 	}
