@@ -255,6 +255,14 @@ var AgentConfigPaths = []string{
 	// desktop autostart entries run at the next login (red team round
 	// 11, R11a-6, R11a-7).
 	".bash_aliases", ".config/systemd/", ".config/autostart/",
+	// What those load in turn, and other login and session files (red
+	// team round 12, R12-4): Fedora's .bashrc sources .bashrc.d/,
+	// direnv's own rc and direnv.toml (whose whitelist allows every
+	// .envrc), oh-my-zsh's custom/, systemd's environment.d, the X
+	// session files, pam_env, VS Code's user settings, pre-commit's hook
+	// environments.
+	".bashrc.d/", ".config/direnv/", ".oh-my-zsh/custom/", ".config/environment.d/", ".xsessionrc", ".xprofile",
+	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
 	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
@@ -349,6 +357,8 @@ var agentConfigHomeOnly = []string{
 	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".gitconfig", ".config/git/",
 	".config/fish/", ".vimrc", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
 	".bash_aliases", ".config/systemd/", ".config/autostart/",
+	".bashrc.d/", ".config/direnv/", ".oh-my-zsh/custom/", ".config/environment.d/", ".xsessionrc", ".xprofile",
+	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
 }
 
 func nestedAgentPatterns() []string {
