@@ -109,3 +109,26 @@ func TestDenyRootThroughLink(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestDenyNameAboveWorkspace (red team round 12, R12-9): a project's
+// own directory name (--deny data/) that also names a directory above
+// the workspace (/data/projects/foo) denies the project's data/, not the
+// whole workspace. A hidden name (.aws/) still denies a root inside it
+// (TestDenyRootThroughLink, the carve-out table).
+func TestDenyNameAboveWorkspace(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(base, "data/projects/foo")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "data"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src/main.c"), []byte("code"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "data/db.csv"), []byte("rows"), 0o644))
+	w, err := jail.New(ws, jail.WithDeny("data/"))
+	require.NoError(t, err)
+	defer w.Close()
+	_, err = w.ReadFile("src/main.c")
+	assert.NoError(t, err)
+	assert.NoError(t, w.WriteFile("src/new.c", []byte("x"), 0o644))
+	_, err = w.ReadFile("data/db.csv")
+	assert.ErrorIs(t, err, jail.ErrDenied)
+}

@@ -21,7 +21,8 @@ type denyMatcher struct {
 	abs *gitignore.Matcher // patterns starting with "/", also against the absolute path (nil when none)
 	// anywhere are the patterns of literal names that match at any
 	// depth (".aws/", "**/.kube/config": no "/" but a trailing one, or a
-	// leading "**/", and no wildcard), with such re-includes, in order:
+	// leading "**/", and no wildcard) and begin with a hidden name, with
+	// such re-includes, in order:
 	// a root inside a directory one of them names (--ro ~/.aws under
 	// .aws/) is inside it whatever the root, so the root's absolute
 	// path and its parents are matched against them too (red team round
@@ -41,6 +42,32 @@ type denyMatcher struct {
 	// dotfiles/aws): rootInside and the spans are matched against them
 	// too (red team round 12, R12-1). Set once by New, read-only after.
 	aliases map[string][]string
+	// roots are the policy's canonical roots: a path below a root that
+	// lies inside another (--ro ./config in the workspace) is matched
+	// relative to each of them, so a narrower root never lifts a pattern
+	// written for a wider one (red team round 12, R12-7: --deny
+	// config/prod.key --ro ./config read prod.key). Set once by New.
+	roots []string
+}
+
+// outer calls fn with the path of canon relative to each root other
+// than root that holds it (the wider roots root lies in), until fn
+// returns true.
+func (d *denyMatcher) outer(canon, root string, fn func(rel string) bool) bool {
+	for _, r := range d.roots {
+		if r == root || !withinRoot(root, r) {
+			continue
+		}
+		if rel := strings.TrimPrefix(strings.TrimPrefix(canon, r), "/"); rel != "" && fn(rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// withinRoot reports whether p is r or below it.
+func withinRoot(p, r string) bool {
+	return r == "/" || p == r || strings.HasPrefix(p, r+"/")
 }
 
 func newDenyMatcher(patterns []string) (*denyMatcher, error) {
@@ -72,7 +99,14 @@ func newDenyMatcher(patterns []string) (*denyMatcher, error) {
 			strings.Contains(body, "/") && !lead {
 			continue
 		}
-		anyPats = append(anyPats, p)
+		if strings.HasPrefix(body, ".") {
+			// A hidden directory (.aws/, .config/gcloud/): a root is
+			// inside one only for that reason. A project's own name
+			// (data/, build/) would also name a directory above the
+			// workspace by chance (/data/projects/foo) and deny all of
+			// it (red team round 12, R12-9).
+			anyPats = append(anyPats, p)
+		}
 		if comps := strings.Split(body, "/"); len(comps) > 1 {
 			spanPats = append(spanPats, p)
 			if d.spanComps == nil {
@@ -163,6 +197,9 @@ func (d *denyMatcher) denied(canon, root string) bool {
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
 	if rel != "" && excluded(d.all, strings.Split(rel, "/")) {
+		return true
+	}
+	if d.outer(canon, root, func(rel string) bool { return excluded(d.all, strings.Split(rel, "/")) }) {
 		return true
 	}
 	if d.rootInside(root) {

@@ -291,6 +291,9 @@ func (d *denyMatcher) entryExcluded(canon, root string) bool {
 			return true
 		}
 	}
+	if d.outer(canon, root, func(rel string) bool { dir, file := d.all.ExcludedBoth(rel); return dir || file }) {
+		return true
+	}
 	if d.rootInside(root) {
 		return true
 	}
@@ -497,6 +500,9 @@ func (d *denyMatcher) matchesEntry(canon, root string) bool {
 	}
 	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
 	if rel != "" && d.all.Match(strings.Split(rel, "/"), false) == gitignore.Excluded {
+		return true
+	}
+	if d.outer(canon, root, func(rel string) bool { return d.all.Match(strings.Split(rel, "/"), false) == gitignore.Excluded }) {
 		return true
 	}
 	if !d.abs.Empty() && canon != "/" && d.abs.Match(strings.Split(strings.TrimPrefix(canon, "/"), "/"), false) == gitignore.Excluded {

@@ -162,9 +162,13 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	// A root given through a symbolic link (~/.aws -> dotfiles/aws, as
 	// GNU stow makes them) is inside .aws/ by the name the user gave it:
 	// the patterns see that name too (red team round 12, R12-1).
+	var roots []string
+	for _, r := range w.roots {
+		roots = append(roots, r.Path)
+	}
 	for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
 		if d != nil {
-			d.aliases = aliases
+			d.aliases, d.roots = aliases, roots
 		}
 	}
 	w.keyHeaders = c.keyHeaders
