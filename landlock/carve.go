@@ -772,11 +772,11 @@ func (k *keyScan) holdsKey(p string, typ fs.FileMode, n jail.Narrowing) bool {
 	if v, ok := k.seen.Load(id); ok {
 		return v.(bool)
 	}
-	cost := min(st.Size, jail.KeyHeadScan)
-	if whole {
-		cost = min(st.Size, jail.MaxKeyScan)
-	}
-	if k.bytes.Add(cost) > maxKeyScanBytes {
+	// Only whole reads count: a head read is at most KeyHeadScan bytes
+	// per entry the walk limit lets through, as a plain walk of a large
+	// tree costs; 33,000 ordinary files over 16 KiB spent the budget and
+	// then denied plain sources (red team round 12, R12-5).
+	if whole && k.bytes.Add(min(st.Size, jail.MaxKeyScan)) > maxKeyScanBytes {
 		return true // past the budget: a key, unread (fail closed)
 	}
 	var held bool
@@ -789,9 +789,10 @@ func (k *keyScan) holdsKey(p string, typ fs.FileMode, n jail.Narrowing) bool {
 	return held
 }
 
-// maxKeyScanBytes bounds what one compile reads to decide which files
-// hold a private key (512 MiB): past it, every file left to examine
-// counts as a key, unread. A tree of 65,000 hard links to one 1 MiB
+// maxKeyScanBytes bounds what one compile reads whole to decide which
+// files matching a private-key pattern (*.pem, *.crt, id_*) hold a key
+// (512 MiB): past it, every such file left to examine counts as a key,
+// unread. A tree of 65,000 hard links to one 1 MiB
 // *.pem, or as many sparse ones, made start-up take minutes (red team
 // round 11, R11b-1); a checkout's own certificates and keys are far
 // below it.

@@ -16,7 +16,8 @@ import (
 // of a compile reads each file once whatever its hard links (2,000
 // links to one 1 MiB-less-a-bit *.pem read 1,048,000 bytes, not 2 GB),
 // and past its byte budget counts every file left as a key, unread
-// (fail closed). Control: with the budget not reached, the same
+// (fail closed), while plain files, read by their first 16 KiB only, are
+// not charged to it. Control: with the budget not reached, the same
 // certificate-only file is not a key.
 func TestKeyScanBounded(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
@@ -58,6 +59,14 @@ func TestKeyScanBounded(t *testing.T) {
 	old := maxKeyScanBytes
 	maxKeyScanBytes = 1000
 	defer func() { maxKeyScanBytes = old }()
+	// A plain file is read by its head only, which the budget does not
+	// count (red team round 12, R12-5: ordinary large trees spent it).
+	plain := make([]byte, 20<<10)
+	for i := range plain {
+		plain[i] = 'x'
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "notes.txt"), plain, 0o644))
 	got = walk()
 	assert.True(t, got["other.pem"] || got["k0.pem"], "past the budget: counted as keys, unread")
+	assert.False(t, got["notes.txt"], "a plain file's head read is not charged")
 }
