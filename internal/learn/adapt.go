@@ -141,6 +141,9 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 		if ws := c.WS.Root(); target != ws && holds(target, ws) {
 			return "a directory above the workspace (a repository or agent configuration made there applies to the workspace: git, direnv and editors look upwards)", ""
 		}
+		if above := agentConfigAbove(c.WS.Root(), path); above != "" {
+			return "agent configuration of " + above + ", above the workspace (mise, direnv, editors and npm read it from there: red team round 12, R12-6)", ""
+		}
 	}
 	for _, p := range []string{path, target} {
 		if why := narrowed(c.WS, p, right); why != "" {
@@ -192,6 +195,30 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 		}
 	}
 	return "", ""
+}
+
+// agentConfigAbove names the directory above the workspace ws (not
+// inside ws) whose agent configuration path is (its mise.toml,
+// .vscode/tasks.json, .envrc: --protect-agent-config's names taken
+// relative to it), "" for none.
+func agentConfigAbove(ws, path string) string {
+	if holds(ws, path) {
+		return ""
+	}
+	for d := filepath.Dir(ws); ; d = filepath.Dir(d) {
+		if holds(d, path) {
+			if w, err := jail.New(d, jail.WithProtectedAgentConfig()); err == nil {
+				n := w.Narrowing(path)
+				w.Close()
+				if n&jail.NarrowAgentConfig != 0 {
+					return d
+				}
+			}
+		}
+		if d == "/" || d == "." {
+			return ""
+		}
+	}
 }
 
 // homeAliases returns the names path has through the symbolic links

@@ -65,6 +65,10 @@ func TestPolicyClassifier(t *testing.T) {
 		{Blockers: []string{"fs.make_dir"}, Path: root},
 		{Blockers: []string{"fs.make_reg"}, Path: p(".envrc")},
 		{Blockers: []string{"fs.write_file"}, Path: p("outside/notes.md")}, // control: beside it, not above
+		// R12-6: an existing file of agent configuration above the
+		// workspace (mise walks up from the working directory).
+		{Blockers: []string{"fs.write_file"}, Path: p("mise.toml")},
+		{Blockers: []string{"fs.write_file"}, Path: p(".vscode/tasks.json")},
 	}
 	type res struct{ byDesign, notLearnable bool }
 	want := []res{
@@ -75,6 +79,7 @@ func TestPolicyClassifier(t *testing.T) {
 		{false, true}, {false, true},
 		{false, false}, {true, false},
 		{true, false}, {true, false}, {false, false},
+		{true, false}, {true, false},
 	}
 	refs := FromDenials(ds, c)
 	require.Len(t, refs, len(want))
