@@ -108,7 +108,7 @@ func TestAgentConfigNested(t *testing.T) {
 func TestAgentConfigWorkspaceInsideHome(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	for _, d := range []string{".config/git", ".config/other", ".config/systemd/user", ".config/direnv", ".config/environment.d", ".config/Code/User", ".ssh"} {
+	for _, d := range []string{".config/git", ".config/other", ".config/systemd/user", ".config/direnv", ".config/environment.d", ".config/Code/User", ".config/Claude", ".config/zed", ".ssh"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
 	}
 	for _, f := range []string{".config/git/config", ".config/other/a.json", ".ssh/config", ".ssh/authorized_keys"} {
@@ -119,7 +119,7 @@ func TestAgentConfigWorkspaceInsideHome(t *testing.T) {
 		protected []string
 		free      []string
 	}{
-		{".config", []string{"git/config", "git/new", "systemd/user/evil.service", "direnv/direnvrc", "environment.d/x.conf", "Code/User/settings.json"}, []string{"other/a.json", "new.json"}},
+		{".config", []string{"git/config", "git/new", "systemd/user/evil.service", "direnv/direnvrc", "environment.d/x.conf", "Code/User/settings.json", "Claude/claude_desktop_config.json", "zed/settings.json"}, []string{"other/a.json", "new.json"}},
 		{".config/git", []string{"config", "ignore"}, nil},
 		{".ssh", []string{"authorized_keys", "config", "rc"}, nil},
 	} {

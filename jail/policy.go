@@ -263,6 +263,10 @@ var AgentConfigPaths = []string{
 	// environments.
 	".bashrc.d/", ".config/direnv/", ".oh-my-zsh/custom/", ".config/environment.d/", ".xsessionrc", ".xprofile",
 	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
+	// Agents' user-level MCP server configuration (commands the app
+	// starts at its next launch): Claude Desktop, Windsurf, Copilot
+	// CLI, Zed, Goose (R12-4).
+	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
 	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
@@ -359,6 +363,7 @@ var agentConfigHomeOnly = []string{
 	".bash_aliases", ".config/systemd/", ".config/autostart/",
 	".bashrc.d/", ".config/direnv/", ".oh-my-zsh/custom/", ".config/environment.d/", ".xsessionrc", ".xprofile",
 	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
+	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
 }
 
 func nestedAgentPatterns() []string {
