@@ -122,10 +122,17 @@ func WithAllowed(path string, mode Mode) Option {
 
 // WithDeny adds always-denied patterns in gitignore syntax (gitignore(5):
 // ".env", "*.pem", ".git/", "secrets/**", "!keep.pem" to re-include). A
-// pattern is matched against the canonical path relative to the deepest
-// root that contains it; a pattern starting with "/" is also matched
-// against the absolute canonical path, so "/home/*/.ssh/**" works (both
-// readings can only deny more). As in git, a pattern that matches a
+// pattern is matched against the canonical path relative to each root
+// that contains it (a narrower root inside the workspace does not lift a
+// pattern written for the workspace); a pattern starting with "/" is also
+// matched against the absolute canonical path, so "/home/*/.ssh/**"
+// works; a pattern of literal names that matches at any depth and begins
+// with a hidden name (".aws/", "**/.config/gh/hosts.yml") is also matched
+// against the root's own path and the path it was given by (a root inside
+// ~/.aws, or given as ~/.aws -> dotfiles/aws, is denied whole), and
+// against an entry's absolute path below a root named like one of its
+// components (--ro ~/.config). Every reading can only deny more (red team
+// rounds 11 and 12). As in git, a pattern that matches a
 // directory denies everything below it, and what is below an excluded
 // directory cannot be re-included. Directory-only patterns ("x/") are
 // applied whether or not the entry is a directory (fail closed), and an
@@ -185,8 +192,8 @@ func WithNoHardlinkedWrites() Option {
 // absolute path (canonicalised by New, which fails with an error
 // wrapping fs.ErrNotExist when it does not exist) or a pattern in the
 // syntax of WithDeny ("docs/", "*.lock", "/go.sum"), matched as deny
-// patterns are: against the canonical path relative to the deepest root,
-// and what is below a matching directory is read-only too. Every
+// patterns are: against the canonical path relative to each root that
+// holds it, and what is below a matching directory is read-only too. Every
 // Workspace operation, Check(p, Write) and Resolve's callers see it as
 // ErrReadOnly; landlock.Compile carves the same paths out of the
 // Landlock rules (Landlock ABI 1; before ABI 3 truncate(2) is not
