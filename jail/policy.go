@@ -274,6 +274,8 @@ var AgentConfigPaths = []string{
 	// starts at its next launch): Claude Desktop, Windsurf, Copilot
 	// CLI, Zed, Goose (R12-4).
 	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
+	// Mercurial's and Jujutsu's user configuration (R13-2).
+	".hgrc", ".config/hg/", ".config/jj/",
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
 	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
@@ -306,11 +308,17 @@ var AgentConfigPaths = []string{
 	// .cline/hooks/), Amp's settings (amp.mcpServers), OpenHands'
 	// setup.sh, Augment, Trae and Tabnine (MCP servers).
 	".github/hooks/", ".clinerules/", ".cline/", ".amp/", ".openhands/", ".augment/", ".trae/", ".tabnine/",
-	// .env: aider takes every option from AIDER_* variables in the .env
-	// of the git root and the working directory (AIDER_LINT_CMD runs
-	// after each edit), and autoenv runs .env (and .env.leave) as a shell
-	// script on cd; zsh-autoenv its .autoenv.zsh files (R11a-2).
-	".env", ".env.leave", ".autoenv.zsh", ".autoenv_leave.zsh",
+	// autoenv runs .env.leave as a shell script on leaving a directory,
+	// zsh-autoenv its .autoenv.zsh files (R11a-2). .env itself (aider's
+	// AIDER_* options, autoenv's enter script) is left out: it is the
+	// file --deny-secrets masks, and a restore of it by the live watch
+	// would write the secret back unmasked (red team round 12, R12-16);
+	// README says so.
+	".env.leave", ".autoenv.zsh", ".autoenv_leave.zsh",
+	// Mercurial, Jujutsu and Sapling repository configuration: hooks and
+	// extensions run on the user's next hg/jj/sl command (red team round
+	// 13, R13-2), and what redirects hg to another repository.
+	".hg/hgrc", ".hg/hgrc-not-shared", ".hg/sharedpath", ".jj/repo/config.toml", ".sl/config",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
@@ -371,6 +379,7 @@ var agentConfigHomeOnly = []string{
 	".bashrc.d/", ".config/direnv/", ".oh-my-zsh/custom/", ".config/environment.d/", ".xsessionrc", ".xprofile",
 	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
 	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
+	".hgrc", ".config/hg/", ".config/jj/",
 }
 
 func nestedAgentPatterns() []string {

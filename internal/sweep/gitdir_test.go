@@ -535,7 +535,7 @@ func TestSweepRoundFive(t *testing.T) {
 		names := []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local/pre-commit/x.sh",
 			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".factory/settings.json", ".junie/mcp/mcp.json",
 			".github/hooks/session.json", ".clinerules/hooks/TaskStart", ".cline/hooks/PreToolUse", ".amp/settings.json", ".openhands/setup.sh",
-			".augment/settings.json", ".trae/mcp.json", ".tabnine/mcp_servers.json", "sub/.env", ".env.leave", "sub/.autoenv.zsh",
+			".augment/settings.json", ".trae/mcp.json", ".tabnine/mcp_servers.json", ".env.leave", "sub/.autoenv.zsh", "sub/.hg/hgrc", ".jj/repo/config.toml",
 			".git/info/lefthook-remotes/org/lefthook.yml",
 			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml", ".envrc.local", ".direnv/python-3/bin/git"}
 		for _, n := range names {
@@ -543,13 +543,14 @@ func TestSweepRoundFive(t *testing.T) {
 		}
 		write(t, filepath.Join(root, "notes.jsonc"), "x", 0o644)              // control
 		write(t, filepath.Join(root, ".github/workflows/ci.yml"), "x", 0o644) // control: .github/ beside hooks/
-		write(t, filepath.Join(root, ".env.example"), "x", 0o644)             // control: not .env
+		write(t, filepath.Join(root, ".env.example"), "x", 0o644)             // control
+		write(t, filepath.Join(root, "sub/.env"), "x", 0o644)                 // control: --deny-secrets' file, not agent configuration (R12-16)
 		q, err := snap.Sweep()
 		require.NoError(t, err)
 		got := paths(q)
 		for _, n := range []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local",
 			"opencode.jsonc", ".kilocode", "crush.json", ".qwen", ".envrc.local", ".direnv", ".factory", ".junie",
-			".github/hooks", ".clinerules", ".cline", ".amp", ".openhands", ".augment", ".trae", ".tabnine", "sub/.env", ".env.leave", "sub/.autoenv.zsh",
+			".github/hooks", ".clinerules", ".cline", ".amp", ".openhands", ".augment", ".trae", ".tabnine", ".env.leave", "sub/.autoenv.zsh", "sub/.hg/hgrc", ".jj/repo/config.toml",
 			".git/info/lefthook-remotes",
 			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml"} {
 			assert.Contains(t, got, n)
@@ -558,6 +559,7 @@ func TestSweepRoundFive(t *testing.T) {
 		assert.NotContains(t, got, ".github/workflows/ci.yml")
 		assert.NotContains(t, got, ".github")
 		assert.NotContains(t, got, ".env.example")
+		assert.NotContains(t, got, "sub/.env")
 		fi, err := os.Lstat(filepath.Join(root, got[".envrc.local"].MovedTo))
 		require.NoError(t, err)
 		assert.Zero(t, fi.Mode().Perm()&0o111, "a quarantined file is not executable any more")
