@@ -185,3 +185,24 @@ func TestAgentConfigStowedDotfiles(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestAgentConfigXDGConfigHome (red team round 12, R12-11): with
+// XDG_CONFIG_HOME=~/.xdg, git reads ~/.xdg/git/config as the global
+// configuration: protected whether the workspace is HOME or ~/.xdg.
+// Control: ~/.xdg/other stays writable.
+func TestAgentConfigXDGConfigHome(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".xdg"))
+	for _, d := range []string{".xdg/git", ".xdg/other"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
+	}
+	for _, ws := range []string{home, filepath.Join(home, ".xdg")} {
+		w, err := jail.New(ws, jail.WithProtectedAgentConfig())
+		require.NoError(t, err)
+		assert.ErrorIs(t, w.WriteFile(filepath.Join(home, ".xdg/git/config"), []byte("y"), 0o644), jail.ErrReadOnly, ws)
+		assert.NoError(t, w.WriteFile(filepath.Join(home, ".xdg/other/a"), []byte("y"), 0o644), ws)
+		w.Close()
+	}
+}

@@ -581,9 +581,20 @@ func (w *Workspace) agentPaths(root string) []string {
 	// start-up files under other names (git/config is the global git
 	// configuration): those are protected where they are, and a
 	// workspace inside one of them is protected whole.
-	if home := canonicalHome(); home != "" && root != home {
+	if home := canonicalHome(); home != "" {
+		var paths []string
 		for _, rel := range agentConfigHomeOnly {
-			p := filepath.Join(home, strings.TrimSuffix(rel, "/"))
+			paths = append(paths, filepath.Join(home, strings.TrimSuffix(rel, "/")))
+			// $XDG_CONFIG_HOME, where it is not ~/.config, is where git,
+			// fish, systemd and the others read them (red team round 12,
+			// R12-11: XDG_CONFIG_HOME=~/.xdg left ~/.xdg/git/config open).
+			if in, ok := strings.CutPrefix(rel, ".config/"); ok {
+				if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) && filepath.Clean(x) != filepath.Join(home, ".config") {
+					paths = append(paths, filepath.Join(x, strings.TrimSuffix(in, "/")))
+				}
+			}
+		}
+		for _, p := range paths {
 			switch {
 			case within(root, p):
 				add(root)
