@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/landjail/landjail/internal/denials"
@@ -179,11 +180,11 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 		return "deny pattern (--deny, --deny-secrets) or private key", ""
 	}
 	// The kernel names the file by its real path; the command may have
-	// used another, through a link of HOME (~/.aws -> dotfiles/aws, as
-	// GNU stow makes them), by which a pattern denies it (red team round
-	// 12, R12-1: cat ~/.aws/credentials was learned as ro
-	// ~/dotfiles/aws/credentials).
-	for _, a := range homeAliases(path) {
+	// used another, through a link (~/.aws -> dotfiles/aws, as GNU stow
+	// makes them; ../shared/.env -> env/production), by which a pattern
+	// denies it (red team rounds 12 and 13, R12-1, R13-1: cat
+	// ~/.aws/credentials was learned as ro ~/dotfiles/aws/credentials).
+	for _, a := range linkAliases(path) {
 		aw, err := c.Probe(filepath.Dir(a))
 		if err != nil {
 			continue
@@ -221,17 +222,29 @@ func agentConfigAbove(ws, path string) string {
 	}
 }
 
-// homeAliases returns the names path has through the symbolic links
-// directly in HOME and in HOME/.config that lead to it or to a directory
-// above it: ~/.aws/credentials for dotfiles/aws/credentials when ~/.aws
-// -> dotfiles/aws.
-func homeAliases(path string) []string {
-	home, err := os.UserHomeDir()
-	if err != nil || !filepath.IsAbs(home) {
-		return nil
+// linkAliases returns the names path has through the symbolic links
+// directly in HOME, in HOME/.config and in the four directories above
+// path that lead to it or to a directory above it: ~/.aws/credentials
+// for dotfiles/aws/credentials when ~/.aws -> dotfiles/aws,
+// shared/.env for shared/env/production when shared/.env ->
+// env/production (red team round 13, R13-1: a link outside HOME). The
+// kernel's records name the real path only; these are the names a
+// command is likely to have used.
+func linkAliases(path string) []string {
+	var dirs []string
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		dirs = append(dirs, home, filepath.Join(home, ".config"))
+	}
+	for d, i := filepath.Dir(path), 0; i < 4; d, i = filepath.Dir(d), i+1 {
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+		if d == "/" {
+			break
+		}
 	}
 	var out []string
-	for _, dir := range []string{home, filepath.Join(home, ".config")} {
+	for _, dir := range dirs {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			continue
@@ -245,7 +258,9 @@ func homeAliases(path string) []string {
 			if err != nil || !holds(t, path) {
 				continue
 			}
-			out = append(out, l+strings.TrimPrefix(path, t))
+			if a := l + strings.TrimPrefix(path, t); !slices.Contains(out, a) {
+				out = append(out, a)
+			}
 		}
 	}
 	return out

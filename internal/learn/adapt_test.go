@@ -136,3 +136,30 @@ func TestPolicyClassifierHomeAlias(t *testing.T) {
 		pw.Close()
 	}
 }
+
+// TestPolicyClassifierNearbyAlias (red team round 13, R13-1): a link
+// outside HOME next to the file's directory (shared/.env ->
+// env/production) names it too: a refused read of env/production is a
+// deny pattern by design under --deny-secrets. Control: a file no link
+// names is learnable.
+func TestPolicyClassifierNearbyAlias(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	shared := filepath.Join(base, "shared")
+	require.NoError(t, os.MkdirAll(filepath.Join(shared, "env"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "env/production"), []byte("k"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "env/readme"), []byte("r"), 0o644))
+	require.NoError(t, os.Symlink("env/production", filepath.Join(shared, ".env")))
+	o := &cliopts.Options{Workspace: t.TempDir(), DenySecrets: true}
+	pw, err := o.Policy()
+	require.NoError(t, err)
+	defer pw.Close()
+	c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
+		return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
+	}}
+	byDesign, _ := c.Classify(filepath.Join(shared, "env/production"), Read)
+	assert.Contains(t, byDesign, "another name")
+	byDesign, _ = c.Classify(filepath.Join(shared, "env/readme"), Read)
+	assert.Empty(t, byDesign, "control")
+}
