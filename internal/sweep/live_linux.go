@@ -60,6 +60,14 @@ type Live struct {
 	stopping atomic.Bool
 	done     chan struct{}
 	partial  int // directories not watched (MaxWatches, or add_watch failed)
+
+	// The re-examinations of directories moved back (reexamine) run on a
+	// goroutine of their own, so the reader keeps handling events while
+	// one runs (red team round 12, R12-10): rq feeds it, rpending (l.mu)
+	// keeps one queued per path, rdone is closed when it has ended.
+	rq       chan string
+	rpending map[string]bool
+	rdone    chan struct{}
 }
 
 // node is a watched directory or file: its parent's watch descriptor
@@ -108,7 +116,8 @@ func (s *Snapshot) Watch(w io.Writer, abort func(reason string)) (*Live, error) 
 		return nil, fmt.Errorf("sweep: inotify_init1: %w", err)
 	}
 	l := &Live{s: s, f: os.NewFile(uintptr(fd), "inotify"), fd: fd, w: w, abort: abort,
-		wds: map[int32]*node{}, done: make(chan struct{})}
+		wds: map[int32]*node{}, done: make(chan struct{}),
+		rq: make(chan string, 256), rpending: map[string]bool{}, rdone: make(chan struct{})}
 	root := s.ws.Root()
 	dirs := make([]string, 0, len(s.dirs))
 	for d := range s.dirs {
@@ -158,8 +167,40 @@ func (s *Snapshot) Watch(w io.Writer, abort func(reason string)) (*Live, error) 
 	if l.partial > 0 {
 		fmt.Fprintf(w, "landjail: %d directories of the workspace are not watched for agent configuration while the command runs (more than %d, or inotify refused); they are swept when it ends\n", l.partial, MaxWatches)
 	}
+	go l.reexamineLoop()
 	go l.read()
 	return l, nil
+}
+
+// reexamineLoop runs the queued re-examinations until rq is closed.
+func (l *Live) reexamineLoop() {
+	defer close(l.rdone)
+	for rel := range l.rq {
+		l.mu.Lock()
+		delete(l.rpending, rel)
+		l.mu.Unlock()
+		l.reexamine(rel)
+	}
+}
+
+// queueReexamine has rel re-examined on reexamineLoop's goroutine (once
+// while it waits), or here when the queue is full.
+func (l *Live) queueReexamine(rel string) {
+	l.mu.Lock()
+	if l.rpending[rel] {
+		l.mu.Unlock()
+		return
+	}
+	l.rpending[rel] = true
+	l.mu.Unlock()
+	select {
+	case l.rq <- rel:
+	default:
+		l.mu.Lock()
+		delete(l.rpending, rel)
+		l.mu.Unlock()
+		l.reexamine(rel)
+	}
 }
 
 // Stop ends the watch: the events already queued are handled (an
@@ -180,7 +221,11 @@ func (l *Live) Stop() {
 
 // read handles events until Stop, then what is still queued.
 func (l *Live) read() {
-	defer close(l.done)
+	defer func() {
+		close(l.rq)
+		<-l.rdone // what was queued is examined before Stop returns
+		close(l.done)
+	}()
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := l.f.Read(buf)
@@ -307,8 +352,11 @@ func (l *Live) handle(wd int32, mask uint32, name string) {
 		// src.old; mv nd src), and so is what an existing repository
 		// below it was given while its path was new and its changes
 		// deferred (R11a-3: mv p q; edit q/vendor/.git/config; mv q p).
-		if ok && (!known || l.s.pathCandidate(rel) || l.s.dirs[rel]) {
+		switch {
+		case ok && (!known || l.s.pathCandidate(rel)):
 			l.tree(rel, cwd)
+		case ok && l.s.dirs[rel]:
+			l.queueReexamine(rel)
 		}
 		return
 	}
@@ -331,8 +379,45 @@ func (l *Live) tree(rel string, wd int32) {
 		if !e.IsDir() {
 			continue
 		}
-		if cwd, known, ok := l.addDir(sub, wd, e.Name()); ok && (!known || l.s.pathCandidate(sub) || l.s.dirs[sub]) {
+		if cwd, known, ok := l.addDir(sub, wd, e.Name()); ok && (!known || l.s.pathCandidate(sub)) {
 			l.tree(sub, cwd)
+		}
+	}
+}
+
+// reexamine looks again at what can be protected below rel, a
+// directory moved to a path that was a directory at Take (R11a-1,
+// R11a-3): the protected entries Take knew below it, and a .git at rel
+// and at each directory Take knew below it, examined entry by entry.
+// Not a walk of every entry: a large tree renamed away and back in a
+// loop kept the reader walking while a real change waited behind it
+// (red team round 12, R12-10; round 7, F3).
+func (l *Live) reexamine(rel string) {
+	s := l.s
+	prefix := rel + "/"
+	s.mu.Lock()
+	var entries []string
+	for k := range s.known {
+		if strings.HasPrefix(k, prefix) {
+			entries = append(entries, k)
+		}
+	}
+	s.mu.Unlock()
+	for _, k := range entries {
+		l.check(k, false)
+	}
+	for d := range s.dirs {
+		if d != rel && !strings.HasPrefix(d, prefix) {
+			continue
+		}
+		g := join(d, ".git")
+		l.check(g, false) // a gitfile, or a .git that is not a directory
+		ents, err := s.root.ReadDir(g)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			l.check(join(g, e.Name()), false)
 		}
 	}
 }
