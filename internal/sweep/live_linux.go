@@ -385,6 +385,27 @@ func (l *Live) tree(rel string, wd int32) {
 	}
 }
 
+// linkToRepository reports whether rel is a symbolic link that leads to
+// a repository (a directory holding .git, or laid out as a repository
+// directory), out of the workspace, or nowhere yet (what it names may be
+// made a repository next). A link to a plain directory (npm link, a pnpm
+// or yarn workspace's node_modules/pkg, ln -sfn releases/2 current) is
+// left alone (red team round 12, R12-14).
+func (s *Snapshot) linkToRepository(rel string) bool {
+	if _, err := s.root.Readlink(rel); err != nil {
+		return false // not a link
+	}
+	root := s.ws.Root()
+	dst, err := filepath.EvalSymlinks(filepath.Join(root, rel))
+	if err != nil || (dst != root && !strings.HasPrefix(dst, root+"/")) {
+		return true
+	}
+	if _, err := os.Lstat(filepath.Join(dst, ".git")); err == nil {
+		return true
+	}
+	return s.looksGitDir(strings.TrimPrefix(strings.TrimPrefix(dst, root), "/"), &sync.Map{})
+}
+
 // reexamine looks again at what can be protected below rel, a
 // directory moved to a path that was a directory at Take (R11a-1,
 // R11a-3): the protected entries Take knew below it, and a .git at rel
@@ -483,14 +504,12 @@ func (l *Live) check(rel string, event bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	reason, ok := s.linkAncestor(rel)
-	if !ok && s.dirs[rel] {
+	if !ok && s.dirs[rel] && s.linkToRepository(rel) {
 		// A link where a directory was at Take stands in for it: the
 		// user's cd there would follow it into what the command made
 		// (a new repository, left to the sweep by its new path: R11a-1's
 		// mv src src.old; ln -s nd src).
-		if _, err := s.root.Readlink(rel); err == nil {
-			reason, ok = "replaced", true
-		}
+		reason, ok = "replaced", true
 	}
 	if ok {
 		// A link standing in for a directory on the way to a protected

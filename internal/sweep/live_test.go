@@ -368,6 +368,17 @@ func TestWatchRoundEleven(t *testing.T) {
 		require.NoError(t, err, "control: a link at a new name stays")
 		assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink)
 	})
+	t.Run("a link to a plain directory where one was stays", func(t *testing.T) {
+		// Red team round 12, R12-14: npm link, pnpm and yarn workspaces
+		// replace node_modules/pkg by a link to a plain directory.
+		root, _, _, _ := watched(t, nil)
+		require.NoError(t, os.Rename(filepath.Join(root, "src/pkg"), filepath.Join(root, "src/pkg.old")))
+		require.NoError(t, os.Symlink("../x", filepath.Join(root, "src/pkg")))
+		time.Sleep(300 * time.Millisecond)
+		fi, err := os.Lstat(filepath.Join(root, "src/pkg"))
+		require.NoError(t, err)
+		assert.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink, "left alone")
+	})
 }
 
 // TestWatchParentMoved (red team round 11, R11a-3): a nested repository
