@@ -166,6 +166,17 @@ func TestAgentConfigStowedDotfiles(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config"), 0o755))
 	require.NoError(t, os.Symlink("dotfiles/bash/.bashrc", filepath.Join(home, ".bashrc")))
 	require.NoError(t, os.Symlink("../dotfiles/git", filepath.Join(home, ".config/git")))
+	// Red team round 13, R13-6: HOME's agent configuration (~/.claude)
+	// and a link inside a protected directory of HOME that is real
+	// (~/.ssh/config -> ../dotfiles/ssh/config, stow --no-folding).
+	for _, d := range []string{"claude", "ssh"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "claude/settings.json"), []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "ssh/config"), []byte("x"), 0o644))
+	require.NoError(t, os.Symlink("dotfiles/claude", filepath.Join(home, ".claude")))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	require.NoError(t, os.Symlink("../dotfiles/ssh/config", filepath.Join(home, ".ssh/config")))
 	for _, protect := range []bool{false, true} {
 		var opts []jail.Option
 		if protect {
@@ -173,7 +184,7 @@ func TestAgentConfigStowedDotfiles(t *testing.T) {
 		}
 		w, err := jail.New(ws, opts...)
 		require.NoError(t, err)
-		for _, p := range []string{"bash/.bashrc", "git/config", "git/new"} {
+		for _, p := range []string{"bash/.bashrc", "git/config", "git/new", "claude/settings.json", "ssh/config"} {
 			err := w.WriteFile(p, []byte("y"), 0o644)
 			if protect {
 				assert.ErrorIs(t, err, jail.ErrReadOnly, p)

@@ -279,6 +279,33 @@ func (w *Workspace) narrowing(canon string, entryOnly bool) Narrowing {
 	return n
 }
 
+// NameNarrowing is Narrowing for the absolute path p by its name alone,
+// whether or not a root holds it: the deny, read-only and private-key
+// patterns are matched against p relative to "/", so those that match
+// at any depth (".aws/", "**/.kube/config", ".env", "id_rsa*") see its
+// components; anchored ones ("config/prod.key") do not. For a symbolic
+// link outside the policy whose target is inside it (~/.aws ->
+// dotfiles/aws with the dotfiles repository as the workspace: red team
+// round 13, R13-5): landlock gives the target the verdict of the name
+// that leads to it. Strings only, no file access; 0 for a relative p.
+func (w *Workspace) NameNarrowing(p string) Narrowing {
+	if !filepath.IsAbs(p) || p == "/" {
+		return 0
+	}
+	p = filepath.Clean(p)
+	var n Narrowing
+	if w.deny.denied(p, "/") {
+		n |= NarrowDenied
+	}
+	if w.ro.denied(p, "/") {
+		n |= NarrowReadOnly
+	}
+	if w.keys.matchesEntry(p, "/") {
+		n |= NarrowPrivateKey
+	}
+	return n
+}
+
 // entryExcluded is excluded for the last component only, tried as a
 // directory and as a file.
 func (d *denyMatcher) entryExcluded(canon, root string) bool {
@@ -607,6 +634,39 @@ func (w *Workspace) agentPaths(root string) []string {
 			// it lives (red team round 12, R12-3).
 			if t := evalLinks(p); t != "" && within(t, root) {
 				add(t)
+			}
+		}
+		// So is HOME's own agent and tool configuration (~/.claude,
+		// ~/.codex, ~/.npmrc, ~/.cargo/config.toml: what the user's next
+		// agent or build reads), and a link inside one of HOME's protected
+		// directories that is itself real (~/.ssh/config ->
+		// ../dotfiles/ssh/config, stow --no-folding) (red team round 13,
+		// R13-6).
+		for _, rel := range append(slices.Clone(AgentConfigPaths), agentConfigHomeOnly...) {
+			if strings.ContainsAny(rel, "*?[") {
+				continue
+			}
+			p := filepath.Join(home, strings.TrimSuffix(rel, "/"))
+			if t := evalLinks(p); t != "" && within(t, root) {
+				add(t)
+			}
+			if !strings.HasSuffix(rel, "/") {
+				continue
+			}
+			if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+				continue
+			}
+			ents, err := os.ReadDir(p)
+			if err != nil || len(ents) > maxLinkScan {
+				continue
+			}
+			for _, e := range ents {
+				if e.Type()&os.ModeSymlink == 0 {
+					continue
+				}
+				if t := evalLinks(filepath.Join(p, e.Name())); t != "" && within(t, root) {
+					add(t)
+				}
 			}
 		}
 	}

@@ -274,8 +274,9 @@ var AgentConfigPaths = []string{
 	// starts at its next launch): Claude Desktop, Windsurf, Copilot
 	// CLI, Zed, Goose (R12-4).
 	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
-	// Mercurial's and Jujutsu's user configuration (R13-2).
-	".hgrc", ".config/hg/", ".config/jj/",
+	// Mercurial's and Jujutsu's user configuration (R13-2), and the AWS
+	// CLI's (credential_process runs a program: R13-6).
+	".hgrc", ".config/hg/", ".config/jj/", ".aws/",
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
 	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
@@ -379,7 +380,7 @@ var agentConfigHomeOnly = []string{
 	".bashrc.d/", ".config/direnv/", ".oh-my-zsh/custom/", ".config/environment.d/", ".xsessionrc", ".xprofile",
 	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
 	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
-	".hgrc", ".config/hg/", ".config/jj/",
+	".hgrc", ".config/hg/", ".config/jj/", ".aws/",
 }
 
 func nestedAgentPatterns() []string {
