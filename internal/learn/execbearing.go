@@ -104,6 +104,12 @@ func (e *execRules) why(target string, dir bool) string {
 		return execPrefix + why
 	}
 	for d := target; ; d = filepath.Dir(d) {
+		if isGitDir(d) {
+			// A bare repository (~/.cfg of a bare dotfiles set-up, a
+			// served proj.git): its hooks and config run on the user's
+			// next git command there (red team round 13, R13-4).
+			return execPrefix + "inside the git directory " + d
+		}
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 			if dir {
 				return execPrefix + "a directory of the git repository " + d + " (agent configuration or a repository could be made below it)"
@@ -122,6 +128,21 @@ func (e *execRules) why(target string, dir bool) string {
 		}
 	}
 	return ""
+}
+
+// isGitDir reports whether dir is laid out as a git directory by git's
+// own test (setup.c is_git_directory): a HEAD, and objects/ and refs/
+// or a commondir.
+func isGitDir(dir string) bool {
+	if fi, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil || fi.IsDir() {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "commondir")); err == nil {
+		return true
+	}
+	o, err1 := os.Stat(filepath.Join(dir, "objects"))
+	r, err2 := os.Stat(filepath.Join(dir, "refs"))
+	return err1 == nil && err2 == nil && o.IsDir() && r.IsDir()
 }
 
 // systemRoots are the system's code and configuration locations: what

@@ -90,3 +90,27 @@ func TestLdSoConf(t *testing.T) {
 		assert.Equal(t, "/loop", g)
 	}
 }
+
+// TestExecBearingBareRepository (red team round 13, R13-4): an rw grant
+// inside a bare repository (a bare dotfiles ~/.cfg, a served proj.git:
+// HEAD, objects/, refs/) is refused by design, at its hooks and at the
+// git directory itself. Control: a directory with a HEAD file alone is
+// not a git directory.
+func TestExecBearingBareRepository(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base := t.TempDir()
+	bare := filepath.Join(base, "proj.git")
+	for _, d := range []string{"hooks", "objects", "refs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(bare, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	plain := filepath.Join(base, "plain")
+	require.NoError(t, os.MkdirAll(filepath.Join(plain, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(plain, "HEAD"), []byte("x"), 0o644))
+	e := newExecRules()
+	defer e.close()
+	assert.Contains(t, e.why(filepath.Join(bare, "hooks"), true), "git directory")
+	assert.Contains(t, e.why(bare, true), "git directory")
+	assert.Contains(t, e.why(filepath.Join(bare, "config"), false), "git directory")
+	assert.Equal(t, "", e.why(filepath.Join(plain, "sub"), true), "control")
+}
