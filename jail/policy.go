@@ -316,6 +316,11 @@ var AgentConfigPaths = []string{
 	// would write the secret back unmasked (red team round 12, R12-16);
 	// README says so.
 	".env.leave", ".autoenv.zsh", ".autoenv_leave.zsh",
+	// Start-up files that interpreters and debuggers read from the
+	// directory they start in: pdb (also breakpoint()), R and RStudio,
+	// IRB and rails console, pry, GHCi, Octave (red team round 13,
+	// R13-7).
+	".pdbrc", ".Rprofile", ".irbrc", ".pryrc", ".ghci", ".octaverc",
 	// Mercurial, Jujutsu and Sapling repository configuration: hooks and
 	// extensions run on the user's next hg/jj/sl command (red team round
 	// 13, R13-2), and what redirects hg to another repository.

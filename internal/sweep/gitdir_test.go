@@ -535,7 +535,7 @@ func TestSweepRoundFive(t *testing.T) {
 		names := []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local/pre-commit/x.sh",
 			"opencode.jsonc", ".kilocode/mcp.json", "crush.json", ".qwen/settings.json", ".factory/settings.json", ".junie/mcp/mcp.json",
 			".github/hooks/session.json", ".clinerules/hooks/TaskStart", ".cline/hooks/PreToolUse", ".amp/settings.json", ".openhands/setup.sh",
-			".augment/settings.json", ".trae/mcp.json", ".tabnine/mcp_servers.json", ".env.leave", "sub/.autoenv.zsh", "sub/.hg/hgrc", ".jj/repo/config.toml",
+			".augment/settings.json", ".trae/mcp.json", ".tabnine/mcp_servers.json", ".env.leave", "sub/.autoenv.zsh", "sub/.hg/hgrc", ".jj/repo/config.toml", ".pdbrc", "sub/.Rprofile", ".irbrc", "sub/.ghci",
 			".git/info/lefthook-remotes/org/lefthook.yml",
 			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml", ".envrc.local", ".direnv/python-3/bin/git"}
 		for _, n := range names {
@@ -550,7 +550,7 @@ func TestSweepRoundFive(t *testing.T) {
 		got := paths(q)
 		for _, n := range []string{".miserc.toml", ".config/miserc.toml", "lefthook-local.jsonc", ".lefthook-local",
 			"opencode.jsonc", ".kilocode", "crush.json", ".qwen", ".envrc.local", ".direnv", ".factory", ".junie",
-			".github/hooks", ".clinerules", ".cline", ".amp", ".openhands", ".augment", ".trae", ".tabnine", ".env.leave", "sub/.autoenv.zsh", "sub/.hg/hgrc", ".jj/repo/config.toml",
+			".github/hooks", ".clinerules", ".cline", ".amp", ".openhands", ".augment", ".trae", ".tabnine", ".env.leave", "sub/.autoenv.zsh", "sub/.hg/hgrc", ".jj/repo/config.toml", ".pdbrc", "sub/.Rprofile", ".irbrc", "sub/.ghci",
 			".git/info/lefthook-remotes",
 			".local-overcommit.yml", ".huskyrc.json", ".lintstagedrc.mjs", "lint-staged.config.cjs", "hk.local.pkl", ".pre-commit-config.yml", "sub/.overcommit.yml"} {
 			assert.Contains(t, got, n)
