@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,16 +243,42 @@ func enter(v View, own bool) error {
 			}
 		}
 	}
+	// The read-only paths and the writable roots below one of them, in
+	// one order, shallowest first (a root before a read-only path at the
+	// same place): a writable root lands on the read-only path above it
+	// and stays writable, and a read-only path below such a root is made
+	// read-only after it, not covered by its fresh clone (red team round
+	// 13, R13-8, R13-10: --ro ./vendor --rw ./vendor/cache lost every
+	// read-only mount below vendor/cache, the --config file's included).
+	type step struct {
+		path  string
+		clone int // index in clones, or -1 for a read-only path
+	}
+	var steps []step
 	for _, r := range p.ro {
-		if err := remountReadOnly(r); err != nil {
-			return err
+		steps = append(steps, step{r, -1})
+	}
+	for i, c := range clones {
+		if c.afterRO {
+			steps = append(steps, step{c.path, i})
 		}
 	}
-	for _, c := range clones {
-		if c.afterRO {
-			if err := attach(c); err != nil {
-				return err
-			}
+	sort.SliceStable(steps, func(i, j int) bool {
+		di, dj := strings.Count(steps[i].path, "/"), strings.Count(steps[j].path, "/")
+		if di != dj {
+			return di < dj
+		}
+		return steps[i].clone >= 0 && steps[j].clone < 0
+	})
+	for _, st := range steps {
+		var err error
+		if st.clone >= 0 {
+			err = attach(clones[st.clone])
+		} else {
+			err = remountReadOnly(st.path)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	for _, d := range p.pins {

@@ -342,3 +342,25 @@ func TestViewNodev(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok", ctl, "control")
 }
+
+// TestViewNestedWritableInReadOnly (red team round 13, R13-8, R13-10): a
+// writable root inside a read-only path (--ro ./lib --rw ./lib/vendor)
+// stays writable, and a read-only path below it (--read-only
+// lib/vendor/x) stays read-only: the root's fresh clone no longer covers
+// the read-only mount made below it. Controls: the same writes
+// unconfined; the writable root's other files.
+func TestViewNestedWritableInReadOnly(t *testing.T) {
+	requireViews(t)
+	for _, tc := range []viewCase{
+		{name: "a read-only file below the nested writable root", argv: []string{"write", "lib/vendor/x"}, view: "EROFS", control: "ok"},
+		{name: "the nested writable root stays writable", argv: []string{"sh", "touch lib/vendor/new && echo ok"}, view: "ok", control: "ok",
+			host: hostHas("lib/vendor/new", "")},
+		{name: "the read-only path around it stays read-only", argv: []string{"create", "lib/other"}, view: "EROFS", control: "ok"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.check(t, func(tr tree) nsview.View {
+				return nsview.New().Writable(tr.ws, tr.ws+"/lib/vendor").ReadOnly(tr.ws+"/lib", tr.ws+"/lib/vendor/x")
+			})
+		})
+	}
+}
