@@ -962,6 +962,21 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 	for _, p := range ws.ReadOnlyPaths() {
 		carves = append(carves, carve{path: p, access: RightsReadExec, source: SourceReadOnly, exists: true})
 	}
+	// A root inside a directory a pattern denies or makes read-only
+	// (--deny-secrets --rw ./.aws/sso/cache, --read-only deploy/ --rw
+	// ./deploy/build) gets the pattern's verdict whole: Landlock's rules
+	// only add, so its own rule would lift the carve-out of the directory
+	// above it (red team round 13, R13-9).
+	if patterns {
+		for _, r := range roots {
+			switch n := ws.Narrowing(r.Path); {
+			case n&jail.NarrowDenied != 0:
+				carves = append(carves, carve{path: r.Path, source: SourceDenyPattern, exists: true})
+			case n&jail.NarrowReadOnly != 0:
+				carves = append(carves, carve{path: r.Path, access: RightsReadExec, source: SourceReadOnly, exists: true})
+			}
+		}
+	}
 	for _, p := range ws.AgentConfigProtected() {
 		_, err := os.Lstat(p)
 		carves = append(carves, carve{path: p, access: RightsReadExec, source: SourceAgentConfig, exists: err == nil})
