@@ -277,6 +277,13 @@ var AgentConfigPaths = []string{
 	// Mercurial's and Jujutsu's user configuration (R13-2), and the AWS
 	// CLI's (credential_process runs a program: R13-6).
 	".hgrc", ".config/hg/", ".config/jj/", ".aws/",
+	// Debugger, readline, build-tool and client start-up files of HOME
+	// (red team round 13, R13-11): gdb runs ~/.gdbinit, readline binds
+	// ~/.inputrc's macros in the user's shell, every Gradle build runs
+	// init.d/, mvn sources ~/.mavenrc, kubectl's exec plugins, gpg-agent's
+	// pinentry-program, pip's and Maven's index and settings.
+	".gdbinit", ".inputrc", ".gradle/init.d/", ".gradle/init.gradle", ".mavenrc", ".kube/", ".gnupg/",
+	".config/pip/", ".pip/", ".m2/",
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
 	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
@@ -386,6 +393,8 @@ var agentConfigHomeOnly = []string{
 	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
 	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
 	".hgrc", ".config/hg/", ".config/jj/", ".aws/",
+	".gdbinit", ".inputrc", ".gradle/init.d/", ".gradle/init.gradle", ".mavenrc", ".kube/", ".gnupg/",
+	".config/pip/", ".pip/", ".m2/",
 }
 
 func nestedAgentPatterns() []string {
