@@ -132,3 +132,27 @@ func TestDenyNameAboveWorkspace(t *testing.T) {
 	_, err = w.ReadFile("data/db.csv")
 	assert.ErrorIs(t, err, jail.ErrDenied)
 }
+
+// TestDenySecretsXDGConfigHome (red team round 14, R14-8): with
+// XDG_CONFIG_HOME=~/.xdg, gh's hosts.yml and rclone's rclone.conf live
+// there, and --deny-secrets denies them there too. Control: another
+// file there stays readable.
+func TestDenySecretsXDGConfigHome(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".xdg"))
+	for f, c := range map[string]string{".xdg/gh/hosts.yml": "T", ".xdg/rclone/rclone.conf": "R", ".xdg/other/a": "A"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte(c), 0o600))
+	}
+	w, err := jail.New(t.TempDir(), jail.WithAllowed(home, jail.ReadOnly), jail.WithDenySecrets())
+	require.NoError(t, err)
+	defer w.Close()
+	for _, f := range []string{".xdg/gh/hosts.yml", ".xdg/rclone/rclone.conf"} {
+		_, err := w.ReadFile(filepath.Join(home, f))
+		assert.ErrorIs(t, err, jail.ErrDenied, f)
+	}
+	_, err = w.ReadFile(filepath.Join(home, ".xdg/other/a"))
+	assert.NoError(t, err, "control")
+}

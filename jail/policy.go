@@ -2,6 +2,7 @@ package jail
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -517,6 +518,19 @@ func WithDenyPrivateKeyHeaders() Option {
 func WithDenySecrets() Option {
 	return func(c *config) error {
 		c.deny = append(c.deny, SecretPatterns...)
+		// Where $XDG_CONFIG_HOME is not ~/.config, gh, gcloud and rclone
+		// keep their credentials there: the .config/ patterns are also
+		// given for it, as absolute patterns (red team round 14, R14-8).
+		if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+			x = filepath.Clean(x)
+			if h, err := os.UserHomeDir(); err != nil || x != filepath.Join(h, ".config") {
+				for _, p := range SecretPatterns {
+					if rest, ok := strings.CutPrefix(p, "**/.config/"); ok {
+						c.deny = append(c.deny, x+"/"+rest)
+					}
+				}
+			}
+		}
 		c.keyPatterns = append(c.keyPatterns, PrivateKeyPatterns...)
 		c.keyHeaders = true
 		return nil

@@ -967,14 +967,17 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 	// ./deploy/build) gets the pattern's verdict whole: Landlock's rules
 	// only add, so its own rule would lift the carve-out of the directory
 	// above it (red team round 13, R13-9).
-	if patterns {
-		for _, r := range roots {
-			switch n := ws.Narrowing(r.Path); {
-			case n&jail.NarrowDenied != 0:
-				carves = append(carves, carve{path: r.Path, source: SourceDenyPattern, exists: true})
-			case n&jail.NarrowReadOnly != 0:
-				carves = append(carves, carve{path: r.Path, access: RightsReadExec, source: SourceReadOnly, exists: true})
-			}
+	// Absolute read-only paths and agent configuration too (R14-3:
+	// --read-only /abs/deploy --rw ./deploy/build; R14-6: --rw
+	// ./.vscode/x under --protect-agent-config).
+	for _, r := range roots {
+		switch n := ws.Narrowing(r.Path); {
+		case n&jail.NarrowDenied != 0:
+			carves = append(carves, carve{path: r.Path, source: SourceDenyPattern, exists: true})
+		case n&jail.NarrowReadOnly != 0:
+			carves = append(carves, carve{path: r.Path, access: RightsReadExec, source: SourceReadOnly, exists: true})
+		case n&jail.NarrowAgentConfig != 0:
+			carves = append(carves, carve{path: r.Path, access: RightsReadExec, source: SourceAgentConfig, exists: true})
 		}
 	}
 	for _, p := range ws.AgentConfigProtected() {

@@ -5,6 +5,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"github.com/landjail/landjail/jail"
 	"io"
 	"io/fs"
 	"os"
@@ -426,10 +427,24 @@ func (l *Live) reexamine(rel string) {
 	s.mu.Unlock()
 	for _, k := range entries {
 		l.check(k, false)
+		// What is new in a protected directory Take knew (a hook added to
+		// .git/hooks while its parent was away: R14-7).
+		if ents, err := s.root.ReadDir(k); err == nil {
+			for _, e := range ents {
+				l.check(join(k, e.Name()), false)
+			}
+		}
 	}
 	for d := range s.dirs {
 		if d != rel && !strings.HasPrefix(d, prefix) {
 			continue
+		}
+		// A repository directory laid out at d itself (HEAD, config,
+		// objects/, refs/: R14-4).
+		if _, err := s.root.Lstat(join(d, "HEAD")); err == nil {
+			for n := range gitDirNames {
+				l.check(join(d, n), false)
+			}
 		}
 		g := join(d, ".git")
 		l.check(g, false) // a gitfile, or a .git that is not a directory
@@ -499,6 +514,14 @@ func (l *Live) watchFile(rel string, parent int32) {
 func (l *Live) check(rel string, event bool) {
 	s := l.s
 	if _, ok := s.mine.Load(rel); ok || !s.liveCandidate(rel) || s.deferred(rel) {
+		return
+	}
+	if s.ws.Narrowing(join(s.ws.Root(), rel))&jail.NarrowDenied != 0 {
+		// A denied file that is also agent configuration (.npmrc,
+		// .claude/.credentials.json): renamed away or restored while the
+		// command runs, its content would land in a new, unmasked file
+		// (red team rounds 12 and 14, R12-16, R14-5); left to the sweep
+		// after the command.
 		return
 	}
 	s.mu.Lock()

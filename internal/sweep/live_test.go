@@ -402,7 +402,12 @@ func TestWatchParentMoved(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	time.Sleep(100 * time.Millisecond)
+	// Red team round 14, R14-7: a hook added to the repository's
+	// existing .git/hooks while its parent is away.
+	require.NoError(t, os.WriteFile(filepath.Join(root, "w/q/vendor/.git/hooks/pre-commit"), []byte("#!/bin/sh\n"), 0o755))
+	time.Sleep(100 * time.Millisecond)
 	require.NoError(t, os.Rename(filepath.Join(root, "w/q"), filepath.Join(root, "w/p")))
+	assert.True(t, gone(root, "w/p/vendor/.git/hooks/pre-commit"), "a hook added while the parent was away")
 	restored := false
 	for range 1000 {
 		if b, _ := os.ReadFile(filepath.Join(root, "w/p/vendor/.git/config")); string(b) == "[core]\n" {
