@@ -169,9 +169,13 @@ func TestAgentConfigStowedDotfiles(t *testing.T) {
 	// Red team round 13, R13-6: HOME's agent configuration (~/.claude)
 	// and a link inside a protected directory of HOME that is real
 	// (~/.ssh/config -> ../dotfiles/ssh/config, stow --no-folding).
-	for _, d := range []string{"claude", "ssh"} {
+	for _, d := range []string{"claude", "ssh", "nvim/lua"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
+	// Three levels down in a protected directory of HOME (R14-2).
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "nvim/lua/init.lua"), []byte("x"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config/nvim/lua"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(ws, "nvim/lua/init.lua"), filepath.Join(home, ".config/nvim/lua/init.lua")))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "claude/settings.json"), []byte("x"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "ssh/config"), []byte("x"), 0o644))
 	require.NoError(t, os.Symlink("dotfiles/claude", filepath.Join(home, ".claude")))
@@ -184,7 +188,7 @@ func TestAgentConfigStowedDotfiles(t *testing.T) {
 		}
 		w, err := jail.New(ws, opts...)
 		require.NoError(t, err)
-		for _, p := range []string{"bash/.bashrc", "git/config", "git/new", "claude/settings.json", "ssh/config"} {
+		for _, p := range []string{"bash/.bashrc", "git/config", "git/new", "claude/settings.json", "ssh/config", "nvim/lua/init.lua"} {
 			err := w.WriteFile(p, []byte("y"), 0o644)
 			if protect {
 				assert.ErrorIs(t, err, jail.ErrReadOnly, p)

@@ -617,45 +617,50 @@ func (l *links) homeTree(link string) error {
 	})
 }
 
-// homeLinks returns the symbolic links directly in HOME and in
-// HOME/.config, and those inside HOME's directories that a pattern
-// denies by name (~/.ssh/id_ed25519 -> ../dotfiles/ssh/id_ed25519 with
-// ~/.ssh real): what a stowed dotfiles repository links into HOME. A
-// directory of more than maxHomeLinkScan entries is not read.
+// homeLinks returns the symbolic links in HOME and, down to four
+// levels, in its hidden directories (not its caches and package stores):
+// what a stowed or dotbot-linked dotfiles repository puts into HOME
+// (~/.aws, ~/.config/gh, ~/.docker/config.json, ~/.ssh/keys/deploy:
+// red team rounds 13 and 14, R13-5, R14-1). At most maxHomeLinkScan
+// entries are read in all.
 func homeLinks(ws *jail.Workspace) []string {
 	home, err := os.UserHomeDir()
 	if err != nil || !filepath.IsAbs(home) {
 		return nil
 	}
 	var out []string
-	scan := func(dir string, deep bool) {
+	budget := maxHomeLinkScan
+	var scan func(dir string, depth int)
+	scan = func(dir string, depth int) {
 		ents, err := os.ReadDir(dir)
-		if err != nil || len(ents) > maxHomeLinkScan {
+		if err != nil || len(ents) > budget {
 			return
 		}
+		budget -= len(ents)
 		for _, e := range ents {
 			p := filepath.Join(dir, e.Name())
 			switch {
 			case e.Type()&fs.ModeSymlink != 0:
 				out = append(out, p)
-			case deep && e.IsDir() && ws.NameNarrowing(p)&jail.NarrowDenied != 0:
-				if sub, err := os.ReadDir(p); err == nil && len(sub) <= maxHomeLinkScan {
-					for _, s := range sub {
-						if s.Type()&fs.ModeSymlink != 0 {
-							out = append(out, filepath.Join(p, s.Name()))
-						}
-					}
-				}
+			case e.IsDir() && depth < 4 && (depth > 0 || strings.HasPrefix(e.Name(), ".")) && !homeSkip[e.Name()]:
+				scan(p, depth+1)
 			}
 		}
 	}
-	scan(home, true)
-	scan(filepath.Join(home, ".config"), true)
+	scan(home, 0)
 	return out
 }
 
-// maxHomeLinkScan bounds the entries homeLinks reads in one directory.
-const maxHomeLinkScan = 10000
+// homeSkip are the directories of HOME homeLinks does not descend into:
+// caches, package stores and repositories, large and not configuration.
+var homeSkip = map[string]bool{
+	".cache": true, "share": true, ".npm": true, "registry": true, ".rustup": true, "caches": true,
+	"repository": true, "node_modules": true, ".git": true, "go": true, ".pyenv": true, ".nvm": true,
+	".vscode-server": true, "pkg": true, "mod": true, "state": true,
+}
+
+// maxHomeLinkScan bounds the entries homeLinks reads in all.
+const maxHomeLinkScan = 20000
 
 // links carves what symbolic links lead to on behalf of walkCarves (red
 // team rounds 9 and 10, R9-3, R10-1): the target of a link a pattern

@@ -25,7 +25,7 @@ func TestDeniedPathsHomeLinks(t *testing.T) {
 		require.NoError(t, err)
 		t.Setenv("HOME", home)
 		d := filepath.Join(home, "dotfiles")
-		for f, c := range map[string]string{"aws/credentials": "k", "kube/config": "t", "kube/cache/x": "c", "gh/hosts.yml": "g", "bash/.bashrc": "b"} {
+		for f, c := range map[string]string{"aws/credentials": "k", "kube/config": "t", "kube/cache/x": "c", "gh/hosts.yml": "g", "bash/.bashrc": "b", "docker/config.json": "d"} {
 			require.NoError(t, os.MkdirAll(filepath.Join(d, filepath.Dir(f)), 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(d, f), []byte(c), 0o644))
 		}
@@ -35,13 +35,17 @@ func TestDeniedPathsHomeLinks(t *testing.T) {
 			require.NoError(t, os.Symlink("dotfiles/kube", filepath.Join(home, ".kube")))
 			require.NoError(t, os.Symlink("../dotfiles/gh", filepath.Join(home, ".config/gh")))
 			require.NoError(t, os.Symlink("dotfiles/bash/.bashrc", filepath.Join(home, ".bashrc")))
+			// A file link inside a real directory (dotbot, stow
+			// --no-folding: red team round 14, R14-1).
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".docker"), 0o700))
+			require.NoError(t, os.Symlink("../dotfiles/docker/config.json", filepath.Join(home, ".docker/config.json")))
 		}
 		ws, err := jail.New(d, jail.WithDenySecrets())
 		require.NoError(t, err)
 		denied, _, err := landlock.DeniedPaths(ws, 0)
 		require.NoError(t, err)
 		ws.Close()
-		for _, p := range []string{"aws", "kube/config", "gh/hosts.yml"} {
+		for _, p := range []string{"aws", "kube/config", "gh/hosts.yml", "docker/config.json"} {
 			if linked {
 				assert.Contains(t, denied, filepath.Join(d, p), p)
 			} else {
