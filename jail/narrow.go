@@ -3,6 +3,7 @@ package jail
 import (
 	"bytes"
 	"errors"
+	"github.com/landjail/landjail/internal/linkscan"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -659,26 +660,11 @@ func (w *Workspace) agentPaths(root string) []string {
 			// Three levels down (~/.claude/hooks/pre.sh,
 			// ~/.config/nvim/lua/init.lua: red team round 14, R14-2).
 			budget := maxLinkScan
-			var scan func(dir string, depth int)
-			scan = func(dir string, depth int) {
-				ents, err := os.ReadDir(dir)
-				if err != nil || len(ents) > budget {
-					return
+			linkscan.Walk(p, 3, &budget, nil, func(q string) {
+				if t := evalLinks(q); t != "" && within(t, root) {
+					add(t)
 				}
-				budget -= len(ents)
-				for _, e := range ents {
-					q := filepath.Join(dir, e.Name())
-					switch {
-					case e.Type()&os.ModeSymlink != 0:
-						if t := evalLinks(q); t != "" && within(t, root) {
-							add(t)
-						}
-					case e.IsDir() && depth < 3:
-						scan(q, depth+1)
-					}
-				}
-			}
-			scan(p, 1)
+			})
 		}
 	}
 	// Red team F9: what the repository's git configuration (and the

@@ -213,7 +213,11 @@ func WithReadOnly(pathsOrPatterns ...string) Option {
 // core.fsmonitor, shell start-up files, direnv, editor tasks, agent and
 // MCP server configuration). Relative to the workspace root; a trailing
 // "/" marks a directory (everything below it is protected).
-var AgentConfigPaths = []string{
+var AgentConfigPaths = slices.Concat(agentConfigProject, agentConfigHomeOnly)
+
+// agentConfigProject are the AgentConfigPaths a project holds, protected
+// at any depth (AgentConfigNestedPatterns).
+var agentConfigProject = []string{
 	// git: hooks and configuration (core.hooksPath, core.fsmonitor,
 	// filter and diff drivers), and the files that make git read them
 	// from elsewhere: commondir points the repository's config and hooks
@@ -246,45 +250,11 @@ var AgentConfigPaths = []string{
 	".overcommit.yml", ".local-overcommit.yml", ".huskyrc", ".huskyrc.json", ".huskyrc.js", ".huskyrc.yaml", ".huskyrc.yml", "husky.config.js",
 	".lintstagedrc", ".lintstagedrc.*", "lint-staged.config.*", "hk.pkl", "hk.local.pkl", ".config/hk.pkl",
 	".rusty-hook.toml", "rusty-hook.toml", "captainhook.json", ".cargo-husky/", ".pre-commit-config.yml",
-	// Shell start-up files (the workspace may be a home directory) and
-	// direnv.
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".envrc",
+	// direnv (HOME's start-up files, agentConfigHomeOnly, are appended).
+	".envrc",
 	// direnv: source_env_if_exists .envrc.local, and .direnv/, whose
 	// layouts (layout python3) put .direnv/*/bin on PATH (round 5, N4).
 	".envrc.local", ".direnv/",
-	".gitconfig", ".config/git/",
-	// Other start-up files of a home directory: fish, vim, neovim and
-	// tmux configuration, ssh's client configuration and login rc,
-	// authorized_keys, and the user's own bin directory (first in many
-	// PATHs): each runs code the next time the user starts the tool.
-	".config/fish/", ".vimrc", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
-	// Debian's .bashrc sources .bash_aliases; a user's systemd units and
-	// desktop autostart entries run at the next login (red team round
-	// 11, R11a-6, R11a-7).
-	".bash_aliases", ".config/systemd/", ".config/autostart/",
-	// What those load in turn, and other login and session files (red
-	// team round 12, R12-4): Fedora's .bashrc sources .bashrc.d/,
-	// direnv's own rc and direnv.toml (whose whitelist allows every
-	// .envrc), oh-my-zsh's custom/, systemd's environment.d, the X
-	// session files, pam_env, VS Code's user settings, pre-commit's hook
-	// environments.
-	".bashrc.d/", ".config/direnv/", ".oh-my-zsh/custom/", ".config/environment.d/", ".xsessionrc", ".xprofile",
-	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
-	// Agents' user-level MCP server configuration (commands the app
-	// starts at its next launch): Claude Desktop, Windsurf, Copilot
-	// CLI, Zed, Goose (R12-4).
-	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
-	// Mercurial's and Jujutsu's user configuration (R13-2), and the AWS
-	// CLI's (credential_process runs a program: R13-6).
-	".hgrc", ".config/hg/", ".config/jj/", ".aws/",
-	// Debugger, readline, build-tool and client start-up files of HOME
-	// (red team round 13, R13-11): gdb runs ~/.gdbinit, readline binds
-	// ~/.inputrc's macros in the user's shell, every Gradle build runs
-	// init.d/, mvn sources ~/.mavenrc, kubectl's exec plugins, gpg-agent's
-	// pinentry-program, pip's and Maven's index and settings.
-	".gdbinit", ".inputrc", ".gradle/init.d/", ".gradle/init.gradle", ".mavenrc", ".kube/", ".gnupg/",
-	".config/pip/", ".pip/", ".m2/",
 	// Editors and tool-version managers that run code from the project.
 	".vscode/", ".idea/", ".zed/", ".helix/", ".exrc", ".nvimrc", ".nvim.lua",
 	".mise.toml", "mise.toml", ".mise/", "mise.local.toml", ".mise.local.toml", ".config/mise/",
@@ -386,14 +356,39 @@ var AgentConfigNestedPatterns = nestedAgentPatterns()
 // agentConfigHomeOnly are the AgentConfigPaths protected in the workspace
 // root only (a home directory's start-up files).
 var agentConfigHomeOnly = []string{
+	// Shell start-up files (the workspace may be a home directory).
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".gitconfig", ".config/git/",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin",
+	".gitconfig", ".config/git/",
+	// Other start-up files of a home directory: fish, vim, neovim and
+	// tmux configuration, ssh's client configuration and login rc,
+	// authorized_keys, and the user's own bin directory (first in many
+	// PATHs): each runs code the next time the user starts the tool.
 	".config/fish/", ".vimrc", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
+	// Debian's .bashrc sources .bash_aliases; a user's systemd units and
+	// desktop autostart entries run at the next login (red team round
+	// 11, R11a-6, R11a-7).
 	".bash_aliases", ".config/systemd/", ".config/autostart/",
+	// What those load in turn, and other login and session files (red
+	// team round 12, R12-4): Fedora's .bashrc sources .bashrc.d/,
+	// direnv's own rc and direnv.toml (whose whitelist allows every
+	// .envrc), oh-my-zsh's custom/, systemd's environment.d, the X
+	// session files, pam_env, VS Code's user settings, pre-commit's hook
+	// environments.
 	".bashrc.d/", ".config/direnv/", ".oh-my-zsh/custom/", ".config/environment.d/", ".xsessionrc", ".xprofile",
 	".xinitrc", ".pam_environment", ".config/Code/User/", ".cache/pre-commit/",
+	// Agents' user-level MCP server configuration (commands the app
+	// starts at its next launch): Claude Desktop, Windsurf, Copilot
+	// CLI, Zed, Goose (R12-4).
 	".config/Claude/", ".codeium/", ".copilot/", ".config/zed/", ".config/goose/",
+	// Mercurial's and Jujutsu's user configuration (R13-2), and the AWS
+	// CLI's (credential_process runs a program: R13-6).
 	".hgrc", ".config/hg/", ".config/jj/", ".aws/",
+	// Debugger, readline, build-tool and client start-up files of HOME
+	// (red team round 13, R13-11): gdb runs ~/.gdbinit, readline binds
+	// ~/.inputrc's macros in the user's shell, every Gradle build runs
+	// init.d/, mvn sources ~/.mavenrc, kubectl's exec plugins, gpg-agent's
+	// pinentry-program, pip's and Maven's index and settings.
 	".gdbinit", ".inputrc", ".gradle/init.d/", ".gradle/init.gradle", ".mavenrc", ".kube/", ".gnupg/",
 	".config/pip/", ".pip/", ".m2/",
 }
@@ -401,12 +396,9 @@ var agentConfigHomeOnly = []string{
 func nestedAgentPatterns() []string {
 	// One allocation for the list (it runs at every start, in package
 	// initialisation); the anchored ones need one more each.
-	out := make([]string, 0, len(AgentConfigPaths)+len(AgentConfigPatterns))
-	for _, list := range [2][]string{AgentConfigPaths, AgentConfigPatterns} {
+	out := make([]string, 0, len(agentConfigProject)+len(AgentConfigPatterns))
+	for _, list := range [2][]string{agentConfigProject, AgentConfigPatterns} {
 		for _, p := range list {
-			if slices.Contains(agentConfigHomeOnly, p) {
-				continue
-			}
 			if strings.Contains(strings.TrimSuffix(p, "/"), "/") {
 				p = "**/" + p // anchored otherwise (gitignore(5))
 			}

@@ -17,6 +17,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/linkscan"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -364,7 +365,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 	// dotfiles repository as the workspace gives dotfiles/aws the
 	// verdict of .aws/, as a link inside a root does (red team round 13,
 	// R13-5: the credentials read under their dotfiles names).
-	for _, p := range homeLinks(ws) {
+	for _, p := range homeLinks() {
 		v := ws.NameNarrowing(p) & (jail.NarrowDenied | jail.NarrowPrivateKey)
 		var err error
 		switch {
@@ -623,31 +624,16 @@ func (l *links) homeTree(link string) error {
 // (~/.aws, ~/.config/gh, ~/.docker/config.json, ~/.ssh/keys/deploy:
 // red team rounds 13 and 14, R13-5, R14-1). At most maxHomeLinkScan
 // entries are read in all.
-func homeLinks(ws *jail.Workspace) []string {
+func homeLinks() []string {
 	home, err := os.UserHomeDir()
 	if err != nil || !filepath.IsAbs(home) {
 		return nil
 	}
 	var out []string
 	budget := maxHomeLinkScan
-	var scan func(dir string, depth int)
-	scan = func(dir string, depth int) {
-		ents, err := os.ReadDir(dir)
-		if err != nil || len(ents) > budget {
-			return
-		}
-		budget -= len(ents)
-		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
-			switch {
-			case e.Type()&fs.ModeSymlink != 0:
-				out = append(out, p)
-			case e.IsDir() && depth < 4 && (depth > 0 || strings.HasPrefix(e.Name(), ".")) && !homeSkip[e.Name()]:
-				scan(p, depth+1)
-			}
-		}
-	}
-	scan(home, 0)
+	linkscan.Walk(home, 5, &budget, func(name string, level int) bool {
+		return (level > 1 || strings.HasPrefix(name, ".")) && !homeSkip[name]
+	}, func(p string) { out = append(out, p) })
 	return out
 }
 

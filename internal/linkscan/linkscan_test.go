@@ -1,0 +1,33 @@
+package linkscan
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWalk: links at each level are found down to maxDepth and not
+// below, a directory descend refuses is not read, and the budget stops
+// the walk (a directory with more entries than are left is skipped).
+func TestWalk(t *testing.T) {
+	d := t.TempDir()
+	for _, dir := range []string{"a/b/c", "skip"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(d, dir), 0o755))
+	}
+	for _, l := range []string{"l1", "a/l2", "a/b/l3", "a/b/c/l4", "skip/l5"} {
+		require.NoError(t, os.Symlink("x", filepath.Join(d, l)))
+	}
+	var got []string
+	budget := 100
+	Walk(d, 3, &budget, func(name string, _ int) bool { return name != "skip" }, func(p string) {
+		rel, _ := filepath.Rel(d, p)
+		got = append(got, rel)
+	})
+	assert.ElementsMatch(t, []string{"l1", "a/l2", "a/b/l3"}, got)
+	got, budget = nil, 3 // d has 3 entries: read; a has 2: not
+	Walk(d, 3, &budget, nil, func(p string) { got = append(got, filepath.Base(p)) })
+	assert.Equal(t, []string{"l1"}, got)
+}
