@@ -12,7 +12,7 @@ import (
 
 // Walk calls found with the path of each symbolic link in dir and, down
 // to maxDepth levels (dir's own entries are level 1), in the directories
-// below it for which descend(name, level) is true (nil: all). It reads at
+// below it for which descend(path, level) is true (nil: all). It reads at
 // most *budget directory entries in all, decrementing it: a directory
 // with more entries than are left is not read. Links are not followed;
 // errors (unreadable directories) are skipped. Entries are visited in
@@ -32,7 +32,7 @@ func walk(dir string, level, maxDepth int, budget *int, descend func(string, int
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
 			found(p)
-		case e.IsDir() && level < maxDepth && (descend == nil || descend(e.Name(), level)):
+		case e.IsDir() && level < maxDepth && (descend == nil || descend(p, level)):
 			walk(p, level+1, maxDepth, budget, descend, found)
 		}
 	}

@@ -22,7 +22,7 @@ func TestWalk(t *testing.T) {
 	}
 	var got []string
 	budget := 100
-	Walk(d, 3, &budget, func(name string, _ int) bool { return name != "skip" }, func(p string) {
+	Walk(d, 3, &budget, func(p string, _ int) bool { return filepath.Base(p) != "skip" }, func(p string) {
 		rel, _ := filepath.Rel(d, p)
 		got = append(got, rel)
 	})
