@@ -95,8 +95,8 @@
 // dropped (bounding, inheritable, ambient, and so effective and permitted
 // after execve) unless KeepCaps; the child runs in its own session
 // (setsid), so it cannot inject input into the caller's terminal; a
-// timeout or context cancellation kills its whole process group (SIGTERM,
-// then SIGKILL after WaitDelay).
+// timeout or context cancellation kills its whole process group (SIGTERM
+// and SIGCONT, so a stopped child gets it, then SIGKILL after WaitDelay).
 //
 // Without Landlock (Ruleset nil or Report().Level "path-check only"),
 // Start runs the pure-path check of package cmdcheck on the arguments and
@@ -341,7 +341,7 @@ func HardRlimits() bool { return hardRlimits() }
 
 // CommandContext returns a Cmd that runs name with args, confined by ws and
 // rs (rs may be nil: path-check only). ctx cancels the run (process group
-// SIGTERM, then SIGKILL after WaitDelay); ctx must not be nil. Unlike
+// SIGTERM and SIGCONT, then SIGKILL after WaitDelay); ctx must not be nil. Unlike
 // os/exec.CommandContext it does not look name up: Start does, in the
 // child's PATH. When rs has the user-namespace view and a stage
 // PrestartUserStage started is waiting, the Cmd reserves it and sends it

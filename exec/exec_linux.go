@@ -167,6 +167,9 @@ func (c *Cmd) start() error {
 			}
 			return err
 		}
+		// A stopped child would hold SIGTERM pending until WaitDelay's
+		// SIGKILL: continue it (as timeout(1) does; red team R11b-7).
+		unix.Kill(-inner.Process.Pid, unix.SIGCONT)
 		return nil
 	}
 

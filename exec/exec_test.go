@@ -504,6 +504,55 @@ func TestContextCancel(t *testing.T) {
 	assert.Equal(t, syscall.SIGTERM, ee.Sys().(syscall.WaitStatus).Signal())
 }
 
+// TestContextCancelStopped: a child that stopped itself keeps SIGTERM
+// pending, so a cancellation that sends SIGTERM alone ends it only with
+// WaitDelay's SIGKILL; Cancel continues the group after SIGTERM, as
+// timeout(1) does (red team R11b-7; red before: killed by SIGKILL after
+// the 20 s delay).
+func TestContextCancelStopped(t *testing.T) {
+	f := newFixture(t)
+	rs := f.compile(t, landlock.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	arg := fmt.Sprintf("61.%d", os.Getpid())
+	c := exec.CommandContext(ctx, f.ws, rs, "/bin/sh", "-c", "kill -STOP 0; exec sleep "+arg)
+	c.WaitDelay = 20 * time.Second
+	require.NoError(t, c.Start())
+	// Stopped: the shell's state in /proc is T (it never reaches sleep).
+	stopped := false
+	for deadline := time.Now().Add(5 * time.Second); !stopped && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		stopped = groupStopped(c.Process.Pid)
+	}
+	require.True(t, stopped, "the child never stopped itself")
+	start := time.Now()
+	cancel()
+	err := c.Wait()
+	var ee *osexec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, syscall.SIGTERM, ee.Sys().(syscall.WaitStatus).Signal())
+	assert.Less(t, time.Since(start), 10*time.Second, "ended by WaitDelay's SIGKILL, not by SIGTERM")
+}
+
+// groupStopped reports whether a process of process group pgid (the
+// child, or the child of its init in a PID namespace) is stopped.
+func groupStopped(pgid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) > 3 && fields[0] == "T" && fields[3] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestPathCheckFallback runs with Landlock refused by seccomp: commands
 // naming paths outside the policy are refused before they start.
 func TestPathCheckFallback(t *testing.T) {

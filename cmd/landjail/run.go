@@ -449,6 +449,10 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 			select {
 			case s := <-sigs:
 				unix.Kill(-pid, s.(syscall.Signal))
+				// A stopped command would keep the signal pending until
+				// it is continued: continue it, as timeout(1) and
+				// systemd do after their SIGTERM (red team R11b-7).
+				unix.Kill(-pid, unix.SIGCONT)
 			case <-done:
 				return
 			}
