@@ -59,4 +59,12 @@ var (
 	// ErrNotDirectory: New or WithAllowed was given something that exists
 	// but is not a directory.
 	ErrNotDirectory = errors.New("not a directory")
+	// ErrScanLimit: WithProtectAgentConfig's look for the symbolic links
+	// in the protected directories (the workspace's hooks and agent
+	// directories, HOME's ~/.claude/, ~/.config/nvim/, …) met more
+	// entries than it reads (maxAgentLinkScan); a link beyond them could
+	// make a file the user's next agent or editor runs writable, so New
+	// fails instead (red team round 15, R15a-2). Wrapped in a
+	// *fs.PathError naming the directory.
+	ErrScanLimit = errors.New("too many entries to look for links in a protected directory")
 )

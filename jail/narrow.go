@@ -3,6 +3,7 @@ package jail
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/landjail/landjail/internal/linkscan"
 	"io/fs"
 	"os"
@@ -541,34 +542,49 @@ func (d *denyMatcher) matchesEntry(canon, root string) bool {
 
 // agentProtected computes AgentConfigProtected for the workspace root:
 // agentPaths, and the targets of the symbolic links inside the protected
-// directories (linkTargets).
-func (w *Workspace) agentProtected(root string) []string {
-	return w.linkTargets(w.agentPaths(root))
+// directories (linkTargets). More than maxAgentLinkScan entries in all
+// fail with ErrScanLimit.
+func (w *Workspace) agentProtected(root string) ([]string, error) {
+	budget := maxAgentLinkScan
+	paths, err := w.agentPaths(root, &budget)
+	if err != nil {
+		return nil, err
+	}
+	return w.linkTargets(paths, &budget)
 }
 
-// maxLinkScan bounds the entries linkTargets looks at below the
-// protected directories (hooks directories hold a few dozen).
-const maxLinkScan = 10000
+// maxAgentLinkScan bounds the entries agentProtected reads in the
+// protected directories, the workspace's and HOME's together (hooks
+// directories hold a few dozen; a Claude Code ~/.claude with its
+// file-history some thousands). A variable for tests.
+var maxAgentLinkScan = 200_000
+
+// scanLimit is the error of a scan that met more than maxAgentLinkScan
+// entries, at dir.
+func scanLimit(dir string) error {
+	return &fs.PathError{Op: "jail.WithProtectAgentConfig", Path: dir, Err: fmt.Errorf("%w (%d)", ErrScanLimit, maxAgentLinkScan)}
+}
 
 // linkTargets adds to paths the in-policy targets of the symbolic links
 // found below the protected directories among them (no link followed on
-// the way, at most maxLinkScan entries): a hook that is a link into the
-// repository (.git/hooks/pre-commit -> ../../scripts/pre-commit, a
-// .claude/settings.json -> ...) runs the target, which must be as
-// protected as the hook (red team round 5, N8).
-func (w *Workspace) linkTargets(paths []string) []string {
+// the way, at most *budget entries: more fail with ErrScanLimit): a hook
+// that is a link into the repository (.git/hooks/pre-commit ->
+// ../../scripts/pre-commit, a .claude/settings.json -> ...) runs the
+// target, which must be as protected as the hook (red team round 5, N8).
+func (w *Workspace) linkTargets(paths []string, budget *int) ([]string, error) {
 	out := slices.Clone(paths)
-	seen := 0
 	for _, p := range paths {
 		fi, err := os.Lstat(p)
 		if err != nil || !fi.IsDir() {
 			continue
 		}
+		var over error
 		_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
-			if seen++; seen > maxLinkScan {
+			if *budget--; *budget < 0 {
+				over = scanLimit(p)
 				return filepath.SkipAll
 			}
 			if d.Type()&fs.ModeSymlink == 0 {
@@ -581,12 +597,16 @@ func (w *Workspace) linkTargets(paths []string) []string {
 			out = append(out, t)
 			return nil
 		})
+		if over != nil {
+			return nil, over
+		}
 	}
-	return out
+	return out, nil
 }
 
-// agentPaths is agentProtected without the link targets.
-func (w *Workspace) agentPaths(root string) []string {
+// agentPaths is agentProtected without the link targets; the links in
+// HOME's protected directories count toward *budget.
+func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 	var out []string
 	add := func(p string) {
 		if !slices.Contains(out, p) {
@@ -643,28 +663,47 @@ func (w *Workspace) agentPaths(root string) []string {
 		// directories that is itself real (~/.ssh/config ->
 		// ../dotfiles/ssh/config, stow --no-folding) (red team round 13,
 		// R13-6).
+		// $XDG_CONFIG_HOME's as ~/.config's, wherever it is (red team
+		// round 15, R15a-3: ~/cfg/git/config -> dotfiles/git/config).
+		xdg := ""
+		if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) && filepath.Clean(x) != filepath.Join(home, ".config") {
+			xdg = filepath.Clean(x)
+		}
 		for _, rel := range append(slices.Clone(AgentConfigPaths), agentConfigHomeOnly...) {
 			if strings.ContainsAny(rel, "*?[") {
 				continue
 			}
-			p := filepath.Join(home, strings.TrimSuffix(rel, "/"))
-			if t := evalLinks(p); t != "" && within(t, root) {
-				add(t)
+			ps := []string{filepath.Join(home, strings.TrimSuffix(rel, "/"))}
+			if in, ok := strings.CutPrefix(rel, ".config/"); ok && xdg != "" {
+				ps = append(ps, filepath.Join(xdg, strings.TrimSuffix(in, "/")))
 			}
-			if !strings.HasSuffix(rel, "/") {
-				continue
-			}
-			if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
-				continue
-			}
-			// Three levels down (~/.claude/hooks/pre.sh,
-			// ~/.config/nvim/lua/init.lua: red team round 14, R14-2).
-			budget := maxLinkScan
-			linkscan.Walk(p, 3, &budget, nil, func(q string) {
-				if t := evalLinks(q); t != "" && within(t, root) {
+			for _, p := range ps {
+				if t := evalLinks(p); t != "" && within(t, root) {
 					add(t)
 				}
-			})
+				if !strings.HasSuffix(rel, "/") || w.writableRootOf(p) {
+					continue // a file, or the command's own (the workspace's links are linkTargets')
+				}
+				if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+					continue
+				}
+				// Three levels down (~/.claude/hooks/pre.sh,
+				// ~/.config/nvim/lua/init.lua: red team round 14, R14-2);
+				// a directory beyond the budget fails closed (R15a-2).
+				err := linkscan.Walk(p, 3, budget, nil, func(q string) {
+					if t := evalLinks(q); t != "" && within(t, root) {
+						add(t)
+					}
+				})
+				if err != nil {
+					dir := p
+					var pe *fs.PathError
+					if errors.As(err, &pe) {
+						dir = pe.Path
+					}
+					return nil, scanLimit(dir)
+				}
+			}
 		}
 	}
 	// Red team F9: what the repository's git configuration (and the
@@ -698,7 +737,7 @@ func (w *Workspace) agentPaths(root string) []string {
 	git := filepath.Join(root, ".git")
 	fi, err := os.Lstat(git)
 	if err != nil || fi.IsDir() {
-		return out
+		return out, nil
 	}
 	add(git)
 	// A gitfile ("gitdir: DIR") selects another repository directory;
@@ -717,7 +756,7 @@ func (w *Workspace) agentPaths(root string) []string {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // LinkedGitDirs returns the git directories kept inside the repository

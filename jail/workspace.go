@@ -173,7 +173,10 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	}
 	w.keyHeaders = c.keyHeaders
 	if c.protectAgent {
-		w.agent = w.agentProtected(w.Root())
+		if w.agent, err = w.agentProtected(w.Root()); err != nil {
+			w.Close()
+			return nil, err
+		}
 		w.gitEntry = filepath.Join(w.Root(), ".git")
 	}
 	return w, nil

@@ -5,26 +5,38 @@
 package linkscan
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 )
 
+// ErrBudget is returned (in a *fs.PathError naming the directory) when a
+// directory holds more entries than the budget has left: the links it
+// may hold were not looked for, so a caller that needs them all must
+// fail closed (red team round 15, R15a-1: a silent stop let padding hide
+// a link).
+var ErrBudget = errors.New("linkscan: more directory entries than the scan's budget")
+
 // Walk calls found with the path of each symbolic link in dir and, down
 // to maxDepth levels (dir's own entries are level 1), in the directories
 // below it for which descend(path, level) is true (nil: all). It reads at
-// most *budget directory entries in all, decrementing it: a directory
-// with more entries than are left is not read. Links are not followed;
-// errors (unreadable directories) are skipped. Entries are visited in
-// directory order.
-func Walk(dir string, maxDepth int, budget *int, descend func(name string, level int) bool, found func(path string)) {
-	walk(dir, 1, maxDepth, budget, descend, found)
+// most *budget directory entries in all, decrementing it. At the first
+// directory with more entries than are left it stops and returns
+// ErrBudget in a *fs.PathError naming that directory. Links are not
+// followed; unreadable directories are skipped (not an error). Entries
+// are visited in directory order.
+func Walk(dir string, maxDepth int, budget *int, descend func(name string, level int) bool, found func(path string)) error {
+	return walk(dir, 1, maxDepth, budget, descend, found)
 }
 
-func walk(dir string, level, maxDepth int, budget *int, descend func(string, int) bool, found func(string)) {
+func walk(dir string, level, maxDepth int, budget *int, descend func(string, int) bool, found func(string)) error {
 	ents, err := os.ReadDir(dir)
-	if err != nil || len(ents) > *budget {
-		return
+	if err != nil {
+		return nil
+	}
+	if len(ents) > *budget {
+		return &fs.PathError{Op: "linkscan", Path: dir, Err: ErrBudget}
 	}
 	*budget -= len(ents)
 	for _, e := range ents {
@@ -33,7 +45,10 @@ func walk(dir string, level, maxDepth int, budget *int, descend func(string, int
 		case e.Type()&fs.ModeSymlink != 0:
 			found(p)
 		case e.IsDir() && level < maxDepth && (descend == nil || descend(p, level)):
-			walk(p, level+1, maxDepth, budget, descend, found)
+			if err := walk(p, level+1, maxDepth, budget, descend, found); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package linkscan
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,12 +23,16 @@ func TestWalk(t *testing.T) {
 	}
 	var got []string
 	budget := 100
-	Walk(d, 3, &budget, func(p string, _ int) bool { return filepath.Base(p) != "skip" }, func(p string) {
+	require.NoError(t, Walk(d, 3, &budget, func(p string, _ int) bool { return filepath.Base(p) != "skip" }, func(p string) {
 		rel, _ := filepath.Rel(d, p)
 		got = append(got, rel)
-	})
+	}))
 	assert.ElementsMatch(t, []string{"l1", "a/l2", "a/b/l3"}, got)
-	got, budget = nil, 3 // d has 3 entries: read; a has 2: not
-	Walk(d, 3, &budget, nil, func(p string) { got = append(got, filepath.Base(p)) })
-	assert.Equal(t, []string{"l1"}, got)
+	got, budget = nil, 3 // d has 3 entries: read; a has 2: not, and that is an error
+	err := Walk(d, 3, &budget, nil, func(p string) { got = append(got, filepath.Base(p)) })
+	require.ErrorIs(t, err, ErrBudget)
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, filepath.Join(d, "a"), pe.Path, "the directory that did not fit")
+	assert.NotContains(t, got, "l2")
 }

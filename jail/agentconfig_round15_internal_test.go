@@ -1,0 +1,85 @@
+package jail
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAgentConfigHomeLinksRound15 (red team round 15):
+//   - R15a-2: a ~/.claude whose file-history used up the look for links
+//     left ~/.claude/hooks/pre.sh -> ../../dotfiles/claude/hooks/pre.sh
+//     unseen, so the dotfiles workspace's hook stayed writable: beyond the
+//     budget New now fails with ErrScanLimit naming the directory;
+//     control: a history within the budget, and the hook is protected.
+//   - R15a-3: file links in $XDG_CONFIG_HOME's protected directories
+//     (~/cfg/git/config -> ../../dotfiles/git/config) were never looked
+//     for; control: without XDG_CONFIG_HOME, ~/cfg is nothing.
+//
+// Red before the fix: the over-budget row made no error, the XDG row left
+// the file writable.
+func TestAgentConfigHomeLinksRound15(t *testing.T) {
+	write := func(t *testing.T, p string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o644))
+	}
+	newHome := func(t *testing.T) (home, ws string) {
+		home, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", "")
+		return home, filepath.Join(home, "dotfiles")
+	}
+
+	t.Run("R15a-2", func(t *testing.T) {
+		old := maxAgentLinkScan
+		maxAgentLinkScan = 500
+		t.Cleanup(func() { maxAgentLinkScan = old })
+		for _, n := range []int{100, 600} {
+			home, ws := newHome(t)
+			write(t, filepath.Join(ws, "claude/hooks/pre.sh"))
+			write(t, filepath.Join(ws, "notes.md"))
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude/hooks"), 0o755))
+			require.NoError(t, os.Symlink("../../dotfiles/claude/hooks/pre.sh", filepath.Join(home, ".claude/hooks/pre.sh")))
+			for i := 0; i < n; i++ { // "file-history" sorts before "hooks"
+				write(t, filepath.Join(home, ".claude/file-history/s", fmt.Sprint(i)))
+			}
+			w, err := New(ws, WithProtectedAgentConfig())
+			if n > maxAgentLinkScan {
+				require.ErrorIs(t, err, ErrScanLimit)
+				assert.ErrorContains(t, err, filepath.Join(home, ".claude/file-history/s"))
+				continue
+			}
+			require.NoError(t, err, "control: within the budget")
+			assert.ErrorIs(t, w.WriteFile("claude/hooks/pre.sh", []byte("y"), 0o644), ErrReadOnly)
+			assert.NoError(t, w.WriteFile("notes.md", []byte("y"), 0o644))
+			w.Close()
+		}
+	})
+
+	t.Run("R15a-3", func(t *testing.T) {
+		for _, xdg := range []bool{false, true} {
+			home, ws := newHome(t)
+			write(t, filepath.Join(ws, "git/config"))
+			require.NoError(t, os.MkdirAll(filepath.Join(home, "cfg/git"), 0o755))
+			require.NoError(t, os.Symlink("../../dotfiles/git/config", filepath.Join(home, "cfg/git/config")))
+			if xdg {
+				t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
+			}
+			w, err := New(ws, WithProtectedAgentConfig())
+			require.NoError(t, err)
+			err = w.WriteFile("git/config", []byte("y"), 0o644)
+			if xdg {
+				assert.ErrorIs(t, err, ErrReadOnly)
+			} else {
+				assert.NoError(t, err, "control: ~/cfg is not the configuration directory")
+			}
+			w.Close()
+		}
+	})
+}

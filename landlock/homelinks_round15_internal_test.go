@@ -1,0 +1,125 @@
+package landlock
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/jail"
+)
+
+// TestHomeLinksRound15: HOME's link scan (red team round 15).
+//   - R15a-1: the command's own entries in a hidden workspace
+//     (~/.dotfiles) used up the scan's budget, and the scan stopped
+//     silently, so ~/.kube/config -> ../.dotfiles/kube/config was not
+//     seen. Writable roots are not read now (the padding costs nothing),
+//     and a budget HOME's own trees exhaust fails closed (ErrWalkLimit);
+//     control: the same trees one entry smaller pass.
+//   - R15a-3: file links in a $XDG_CONFIG_HOME that is not hidden in HOME
+//     (~/cfg/gh/hosts.yml -> ../../dotfiles/gh/hosts.yml); control: the
+//     same tree without XDG_CONFIG_HOME set is not denied.
+//   - R15a-6: a HOME link whose target is a root (~/.kube -> ~/kubecfg,
+//     the workspace): kubecfg/config is denied, kubecfg/other is not.
+//
+// Red before the fix: the first, third and fourth rows read the secret.
+func TestHomeLinksRound15(t *testing.T) {
+	deny := func(t *testing.T, root string) ([]string, error) {
+		t.Helper()
+		ws, err := jail.New(root, jail.WithDenySecrets())
+		require.NoError(t, err)
+		defer ws.Close()
+		denied, _, err := DeniedPaths(ws, 0)
+		return denied, err
+	}
+	write := func(t *testing.T, p, c string) {
+		t.Helper()
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(c), 0o644))
+	}
+	newHome := func(t *testing.T) string {
+		home, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		t.Setenv("HOME", home)
+		t.Setenv("XDG_CONFIG_HOME", "")
+		return home
+	}
+	setBudget := func(t *testing.T, n int) {
+		old := maxHomeLinkScan
+		maxHomeLinkScan = n
+		t.Cleanup(func() { maxHomeLinkScan = old })
+	}
+
+	t.Run("R15a-1 padding in the workspace", func(t *testing.T) {
+		home := newHome(t)
+		setBudget(t, 500)
+		d := filepath.Join(home, ".dotfiles")
+		write(t, filepath.Join(d, "kube/config"), "KUBESECRET")
+		// HOME: .dotfiles .kube (2 left: 498); .dotfiles: kube pad (496);
+		// kube: config (495); pad: 495 files (0): the old scan then
+		// skipped ~/.kube without a word.
+		for i := 0; i < 495; i++ {
+			write(t, filepath.Join(d, "pad", fmt.Sprint(i)), "")
+		}
+		require.NoError(t, os.Mkdir(filepath.Join(home, ".kube"), 0o700))
+		require.NoError(t, os.Symlink("../.dotfiles/kube/config", filepath.Join(home, ".kube/config")))
+		denied, err := deny(t, d)
+		require.NoError(t, err)
+		assert.Contains(t, denied, filepath.Join(d, "kube/config"))
+	})
+
+	t.Run("R15a-1 HOME's own trees beyond the budget", func(t *testing.T) {
+		for _, n := range []int{400, 600} {
+			home := newHome(t)
+			setBudget(t, 500)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "x"), "")
+			for i := 0; i < n; i++ {
+				write(t, filepath.Join(home, ".data", fmt.Sprint(i)), "")
+			}
+			_, err := deny(t, d)
+			if n < 500 {
+				assert.NoError(t, err, "control: within the budget")
+			} else {
+				assert.ErrorIs(t, err, ErrWalkLimit)
+				assert.ErrorContains(t, err, filepath.Join(home, ".data"))
+			}
+		}
+	})
+
+	t.Run("R15a-3 XDG_CONFIG_HOME not hidden", func(t *testing.T) {
+		for _, xdg := range []bool{false, true} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "gh/hosts.yml"), "GHSECRET")
+			require.NoError(t, os.MkdirAll(filepath.Join(home, "cfg/gh"), 0o755))
+			require.NoError(t, os.Symlink("../../dotfiles/gh/hosts.yml", filepath.Join(home, "cfg/gh/hosts.yml")))
+			if xdg {
+				t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if xdg {
+				assert.Contains(t, denied, filepath.Join(d, "gh/hosts.yml"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "gh/hosts.yml"), "control: ~/cfg is no configuration directory")
+			}
+		}
+	})
+
+	t.Run("R15a-6 a HOME link to the workspace", func(t *testing.T) {
+		home := newHome(t)
+		d := filepath.Join(home, "kubecfg")
+		write(t, filepath.Join(d, "config"), "KUBESECRET")
+		write(t, filepath.Join(d, "other"), "")
+		require.NoError(t, os.Symlink("kubecfg", filepath.Join(home, ".kube")))
+		denied, err := deny(t, d)
+		require.NoError(t, err)
+		assert.Contains(t, denied, filepath.Join(d, "config"))
+		assert.NotContains(t, denied, filepath.Join(d, "other"))
+		assert.NotContains(t, denied, d, "the root stays (README: R10-7)")
+	})
+}
