@@ -625,6 +625,14 @@ func (l *links) homeTree(link string) error {
 	})
 }
 
+// HomeLinks returns the symbolic links in HOME (and $XDG_CONFIG_HOME)
+// that the carve walk of a policy built from ws looks at: homeLinks with
+// ws's patterns. For --learn's check of a path by the names HOME gives
+// it (red team round 15, R15a-5). Errors: ErrWalkLimit, as DeniedPaths.
+func HomeLinks(ws *jail.Workspace) ([]string, error) {
+	return homeLinks(ws, multiComponentPatterns(ws))
+}
+
 // homeLinks returns the symbolic links in HOME and, down to four
 // levels, in its hidden directories (not its caches and package stores;
 // below their second level only in directories a pattern of ws, or one

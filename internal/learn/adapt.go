@@ -10,6 +10,7 @@ import (
 
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/landlock"
 )
 
 // Classifier says whether a file-system refusal is by design: a
@@ -184,7 +185,11 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 	// makes them; ../shared/.env -> env/production), by which a pattern
 	// denies it (red team rounds 12 and 13, R12-1, R13-1: cat
 	// ~/.aws/credentials was learned as ro ~/dotfiles/aws/credentials).
-	for _, a := range linkAliases(path) {
+	hl, err := landlock.HomeLinks(pw)
+	if err != nil {
+		return "", "cannot check HOME's links to it: " + err.Error()
+	}
+	for _, a := range linkAliases(path, hl) {
 		aw, err := c.Probe(filepath.Dir(a))
 		if err != nil {
 			continue
@@ -229,8 +234,12 @@ func agentConfigAbove(ws, path string) string {
 // shared/.env for shared/env/production when shared/.env ->
 // env/production (red team round 13, R13-1: a link outside HOME). The
 // kernel's records name the real path only; these are the names a
-// command is likely to have used.
-func linkAliases(path string) []string {
+// command is likely to have used. homeLinks (landlock.HomeLinks: HOME's
+// hidden directories four levels down and $XDG_CONFIG_HOME, as the carve
+// walk reads them) are names too (red team round 15, R15a-5:
+// ~/.docker/config.json -> ../dotfiles/docker/config.json, a file link
+// inside a real directory, was learned by its dotfiles path).
+func linkAliases(path string, homeLinks []string) []string {
 	var dirs []string
 	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
 		dirs = append(dirs, home, filepath.Join(home, ".config"))
@@ -244,24 +253,28 @@ func linkAliases(path string) []string {
 		}
 	}
 	var out []string
+	alias := func(l string) {
+		t, err := filepath.EvalSymlinks(l)
+		if err != nil || !holds(t, path) {
+			return
+		}
+		if a := l + strings.TrimPrefix(path, t); !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
 	for _, dir := range dirs {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range ents {
-			if e.Type()&os.ModeSymlink == 0 {
-				continue
-			}
-			l := filepath.Join(dir, e.Name())
-			t, err := filepath.EvalSymlinks(l)
-			if err != nil || !holds(t, path) {
-				continue
-			}
-			if a := l + strings.TrimPrefix(path, t); !slices.Contains(out, a) {
-				out = append(out, a)
+			if e.Type()&os.ModeSymlink != 0 {
+				alias(filepath.Join(dir, e.Name()))
 			}
 		}
+	}
+	for _, l := range homeLinks {
+		alias(l)
 	}
 	return out
 }

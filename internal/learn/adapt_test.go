@@ -163,3 +163,46 @@ func TestPolicyClassifierNearbyAlias(t *testing.T) {
 	byDesign, _ = c.Classify(filepath.Join(shared, "env/readme"), Read)
 	assert.Empty(t, byDesign, "control")
 }
+
+// TestPolicyClassifierDeepHomeAlias (red team round 15, R15a-5): a file
+// link inside a real directory of HOME (~/.docker/config.json ->
+// ../dotfiles/docker/config.json, ~/.ssh/keys/deploy ->
+// ../../dotfiles/ssh/deploy: stow --no-folding, dotbot) names its target
+// as the carve walk reads HOME (landlock.HomeLinks): a refused read is a
+// deny pattern by design under --deny-secrets, not a grant. Controls: a
+// file no link names, and the same without --deny-secrets. Red before:
+// both were learned as ro grants of the dotfiles paths.
+func TestPolicyClassifierDeepHomeAlias(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	for f, c := range map[string]string{"dotfiles/docker/config.json": "d", "dotfiles/docker/readme": "r", "dotfiles/ssh/deploy": "k"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte(c), 0o600))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".docker"), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh/keys"), 0o700))
+	require.NoError(t, os.Symlink("../dotfiles/docker/config.json", filepath.Join(home, ".docker/config.json")))
+	require.NoError(t, os.Symlink("../../dotfiles/ssh/deploy", filepath.Join(home, ".ssh/keys/deploy")))
+	ws := t.TempDir()
+	for _, secrets := range []bool{false, true} {
+		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
+		pw, err := o.Policy()
+		require.NoError(t, err)
+		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
+			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
+		}}
+		for _, f := range []string{"dotfiles/docker/config.json", "dotfiles/ssh/deploy"} {
+			byDesign, _ := c.Classify(filepath.Join(home, f), Read)
+			if secrets {
+				assert.Contains(t, byDesign, "another name", f)
+			} else {
+				assert.Empty(t, byDesign, "control: learnable without --deny-secrets: %s", f)
+			}
+		}
+		byDesign, _ := c.Classify(filepath.Join(home, "dotfiles/docker/readme"), Read)
+		assert.Empty(t, byDesign, "control: no link names it")
+		pw.Close()
+	}
+}
