@@ -609,6 +609,14 @@ func (l *links) homeTree(link string) error {
 		}
 		n := l.ws.NameNarrowing(link + p[len(t):])
 		typ := d.Type()
+		if typ&fs.ModeSymlink != 0 {
+			// No rule names a link; what it leads to gets the name's
+			// verdict (red team round 15, R15a-15: config/gh/hosts.yml
+			// -> ../../secrets/gh-hosts.yml below ~/.config ->
+			// dotfiles/config read in clear, and the namespace view
+			// failed to mask the link itself).
+			return l.target(p, n&(jail.NarrowDenied|jail.NarrowPrivateKey))
+		}
 		switch {
 		case n&jail.NarrowDenied != 0:
 			l.add(carve{path: p, source: SourceDenyPattern, exists: true})
@@ -705,9 +713,11 @@ func homeLinks(ws *jail.Workspace, multi []string) ([]string, error) {
 		}
 		return deeper(p)
 	}, found)
+	xdg := ""
 	if x := os.Getenv("XDG_CONFIG_HOME"); err == nil && filepath.IsAbs(x) {
 		if c, e := filepath.EvalSymlinks(x); e == nil && c != filepath.Join(home, ".config") && !isWritable(c) {
 			if fi, e := os.Stat(c); e == nil && fi.IsDir() {
+				xdg = c
 				err = linkscan.Walk(c, 4, &budget, func(p string, level int) bool {
 					switch {
 					case homeSkip[filepath.Base(p)] || isWritable(p):
@@ -719,6 +729,52 @@ func homeLinks(ws *jail.Workspace, multi []string) ([]string, error) {
 				}, found)
 			}
 		}
+	}
+	// A directory of HOME that is a link out of the policy (~/.config
+	// -> /data/config, moved to another disk; ~/.config -> ~/.xdgreal):
+	// its links are read through the link, by the names HOME gives them
+	// (red team round 15, R15a-10: ~/.config/gh/hosts.yml ->
+	// ~/dotfiles/gh/hosts.yml there was never seen). A link into the
+	// policy is homeTree's; links found this way are not followed again.
+	inRoot := func(t string) bool {
+		for _, r := range ws.Roots() {
+			if t == r.Path || strings.HasPrefix(t, r.Path+"/") || r.Path == "/" {
+				return true
+			}
+		}
+		return false
+	}
+	followed := map[string]bool{}
+	for _, l := range slices.Clone(out) {
+		if err != nil {
+			break
+		}
+		level := 0 // of l, as HOME's walk counts it
+		if rel, ok := strings.CutPrefix(l, home+"/"); ok {
+			level = strings.Count(rel, "/") + 1
+		} else if rel, ok := strings.CutPrefix(l, xdg+"/"); ok && xdg != "" {
+			level = strings.Count(rel, "/") + 2
+		}
+		if level == 0 || level > 2 {
+			continue
+		}
+		t, e := filepath.EvalSymlinks(l)
+		if e != nil || followed[t] || inRoot(t) {
+			continue
+		}
+		if fi, e := os.Stat(t); e != nil || !fi.IsDir() {
+			continue
+		}
+		followed[t] = true
+		err = linkscan.Walk(l, 5-level, &budget, func(p string, lv int) bool {
+			switch {
+			case homeSkip[filepath.Base(p)]:
+				return false
+			case level+lv == 2:
+				return true
+			}
+			return deeper(p)
+		}, found)
 	}
 	if err != nil {
 		dir := home
@@ -813,8 +869,32 @@ func (l *links) target(p string, v jail.Narrowing) error {
 		return nil
 	}
 	t, err := filepath.EvalSymlinks(p)
-	if err != nil || !l.inPolicy(t) {
-		return nil // dangling (what the command makes it knows), or not a file of the policy
+	if err != nil {
+		return nil // dangling: what the command makes it knows
+	}
+	// A root below the target (secrets -> ../vault/app with --ro
+	// vault/app/sub) gets the verdict whole, as a root inside a
+	// directory a pattern names does (red team round 15, R15a-12: its
+	// own rule lifted the deny under Landlock alone); a target that is
+	// a root keeps it (README: R10-7), and so do all when the target
+	// holds the workspace (.env -> .. names no file of the policy).
+	for _, r := range l.roots {
+		if !strings.HasPrefix(r, t+"/") || t == "/" || within(l.ws.Root(), t) {
+			continue
+		}
+		switch {
+		case v&jail.NarrowDenied != 0:
+			l.add(carve{path: r, source: SourceDenyPattern, exists: true})
+		case v&jail.NarrowReadOnly != 0:
+			src := SourceReadOnly
+			if v&jail.NarrowAgentConfig != 0 {
+				src = SourceAgentConfig
+			}
+			l.add(carve{path: r, access: RightsReadExec, source: src, exists: true})
+		}
+	}
+	if !l.inPolicy(t) {
+		return nil // not a file of the policy
 	}
 	fi, err := os.Lstat(t)
 	if err != nil {
@@ -1067,6 +1147,31 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 			carves = append(carves, carve{path: r.Path, access: RightsReadExec, source: SourceReadOnly, exists: true})
 		case n&jail.NarrowAgentConfig != 0:
 			carves = append(carves, carve{path: r.Path, access: RightsReadExec, source: SourceAgentConfig, exists: true})
+		}
+	}
+	// And a root inside what a link's name gives a verdict where the
+	// link leads (secrets -> ../vault/app with --deny secrets/ and --ro
+	// vault/app/sub): the pattern does not name the root's path, the
+	// walk's carve of the target does (red team round 15, R15a-12: under
+	// Landlock alone the root's rule lifted it).
+	byPath := map[string]string{}
+	for _, c := range carves {
+		if deniedSource(c.source) || (readOnlySource(c.source) && byPath[c.path] == "") {
+			byPath[c.path] = c.source
+		}
+	}
+	for _, r := range roots {
+		for d := filepath.Dir(r.Path); d != "/" && d != "."; d = filepath.Dir(d) {
+			src, ok := byPath[d]
+			if !ok {
+				continue
+			}
+			if deniedSource(src) {
+				carves = append(carves, carve{path: r.Path, source: SourceDenyPattern, exists: true})
+			} else {
+				carves = append(carves, carve{path: r.Path, access: RightsReadExec, source: src, exists: true})
+			}
+			break
 		}
 	}
 	for _, p := range ws.AgentConfigProtected() {

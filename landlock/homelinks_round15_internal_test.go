@@ -24,8 +24,19 @@ import (
 //     same tree without XDG_CONFIG_HOME set is not denied.
 //   - R15a-6: a HOME link whose target is a root (~/.kube -> ~/kubecfg,
 //     the workspace): kubecfg/config is denied, kubecfg/other is not.
+//   - R15a-15: below ~/.config -> dotfiles/config, a denied name that is
+//     itself a link (config/gh/hosts.yml -> ../../secrets/gh-hosts.yml):
+//     the link's target is denied, not the link (the namespace view
+//     cannot mask a link: ELOOP); control: no ~/.config link.
+//   - R15a-10: a directory of HOME that is a link out of the policy
+//     (~/.config -> /elsewhere/config) holding a file link into the
+//     workspace (gh/hosts.yml -> dotfiles/gh/hosts.yml); control: the
+//     same tree with no ~/.config link.
+//   - R15a-12: a root below a denied link's target (secrets ->
+//     ../vault/app, --deny secrets/, --ro vault/app/sub) is denied whole;
+//     control: without the deny pattern it keeps its rule.
 //
-// Red before the fix: the first, third and fourth rows read the secret.
+// Red before the fix: every row but the controls read the secret.
 func TestHomeLinksRound15(t *testing.T) {
 	deny := func(t *testing.T, root string) ([]string, error) {
 		t.Helper()
@@ -121,5 +132,81 @@ func TestHomeLinksRound15(t *testing.T) {
 		assert.Contains(t, denied, filepath.Join(d, "config"))
 		assert.NotContains(t, denied, filepath.Join(d, "other"))
 		assert.NotContains(t, denied, d, "the root stays (README: R10-7)")
+	})
+
+	t.Run("R15a-15 a denied name below a folded link is a link", func(t *testing.T) {
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "secrets/gh-hosts.yml"), "GHSECRET")
+			require.NoError(t, os.MkdirAll(filepath.Join(d, "config/gh"), 0o755))
+			require.NoError(t, os.Symlink("../../secrets/gh-hosts.yml", filepath.Join(d, "config/gh/hosts.yml")))
+			if linked {
+				require.NoError(t, os.Symlink("dotfiles/config", filepath.Join(home, ".config")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "secrets/gh-hosts.yml"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "secrets/gh-hosts.yml"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "config/gh/hosts.yml"), "a link is never carved itself")
+		}
+	})
+
+	t.Run("R15a-10 a HOME directory linked out of the policy", func(t *testing.T) {
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			elsewhere, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "gh/hosts.yml"), "GHSECRET")
+			require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, "config/gh"), 0o755))
+			require.NoError(t, os.Symlink(filepath.Join(d, "gh/hosts.yml"), filepath.Join(elsewhere, "config/gh/hosts.yml")))
+			if linked {
+				require.NoError(t, os.Symlink(filepath.Join(elsewhere, "config"), filepath.Join(home, ".config")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "gh/hosts.yml"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "gh/hosts.yml"), "control: no HOME name leads there")
+			}
+		}
+	})
+
+	t.Run("R15a-12 a root below a denied link's target", func(t *testing.T) {
+		for _, denyIt := range []bool{false, true} {
+			newHome(t)
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			w, sub := filepath.Join(base, "w"), filepath.Join(base, "vault/app/sub")
+			write(t, filepath.Join(sub, "k.txt"), "SUBSECRET")
+			require.NoError(t, os.MkdirAll(w, 0o755))
+			require.NoError(t, os.Symlink("../vault/app", filepath.Join(w, "secrets")))
+			opts := []jail.Option{jail.WithAllowed(sub, jail.ReadOnly)}
+			if denyIt {
+				opts = append(opts, jail.WithDeny("secrets/"))
+			}
+			ws, err := jail.New(w, opts...)
+			require.NoError(t, err)
+			roots := []Rule{{Path: w, Access: RightsAll}, {Path: sub, Access: RightsReadExec}}
+			carves, err := collectCarves(ws, Options{}, roots)
+			ws.Close()
+			require.NoError(t, err)
+			var got []string
+			for _, c := range carves {
+				if deniedSource(c.source) {
+					got = append(got, c.path)
+				}
+			}
+			if denyIt {
+				assert.Contains(t, got, sub)
+			} else {
+				assert.NotContains(t, got, sub, "control: no pattern")
+			}
+		}
 	})
 }
