@@ -19,9 +19,13 @@ import (
 //   - R15a-3: file links in $XDG_CONFIG_HOME's protected directories
 //     (~/cfg/git/config -> ../../dotfiles/git/config) were never looked
 //     for; control: without XDG_CONFIG_HOME, ~/cfg is nothing.
+//   - R15a-11: a protected directory of HOME that is a link out of the
+//     policy (~/.claude -> /elsewhere/claude) holding a file link into the
+//     workspace (hooks/pre.sh -> dotfiles/claude/hooks/pre.sh); control:
+//     no ~/.claude link.
 //
-// Red before the fix: the over-budget row made no error, the XDG row left
-// the file writable.
+// Red before the fix: the over-budget row made no error, the XDG and
+// linked-directory rows left the file writable.
 func TestAgentConfigHomeLinksRound15(t *testing.T) {
 	write := func(t *testing.T, p string) {
 		t.Helper()
@@ -78,6 +82,29 @@ func TestAgentConfigHomeLinksRound15(t *testing.T) {
 				assert.ErrorIs(t, err, ErrReadOnly)
 			} else {
 				assert.NoError(t, err, "control: ~/cfg is not the configuration directory")
+			}
+			w.Close()
+		}
+	})
+
+	t.Run("R15a-11", func(t *testing.T) {
+		for _, linked := range []bool{false, true} {
+			home, ws := newHome(t)
+			elsewhere, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			write(t, filepath.Join(ws, "claude/hooks/pre.sh"))
+			require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, "claude/hooks"), 0o755))
+			require.NoError(t, os.Symlink(filepath.Join(ws, "claude/hooks/pre.sh"), filepath.Join(elsewhere, "claude/hooks/pre.sh")))
+			if linked {
+				require.NoError(t, os.Symlink(filepath.Join(elsewhere, "claude"), filepath.Join(home, ".claude")))
+			}
+			w, err := New(ws, WithProtectedAgentConfig())
+			require.NoError(t, err)
+			err = w.WriteFile("claude/hooks/pre.sh", []byte("y"), 0o644)
+			if linked {
+				assert.ErrorIs(t, err, ErrReadOnly)
+			} else {
+				assert.NoError(t, err, "control: no HOME name leads there")
 			}
 			w.Close()
 		}

@@ -678,13 +678,16 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 				ps = append(ps, filepath.Join(xdg, strings.TrimSuffix(in, "/")))
 			}
 			for _, p := range ps {
-				if t := evalLinks(p); t != "" && within(t, root) {
+				t := evalLinks(p)
+				if t != "" && within(t, root) {
 					add(t)
 				}
-				if !strings.HasSuffix(rel, "/") || w.writableRootOf(p) {
+				if !strings.HasSuffix(rel, "/") || w.writableRootOf(p) || (t != "" && w.writableRootOf(t)) {
 					continue // a file, or the command's own (the workspace's links are linkTargets')
 				}
-				if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+				// Through a link too: ~/.claude -> /data/claude, moved
+				// out of HOME (red team round 15, R15a-11).
+				if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 					continue
 				}
 				// Three levels down (~/.claude/hooks/pre.sh,

@@ -126,6 +126,34 @@ func (e *execRules) why(target string, dir bool) string {
 		if why := repositoryBelow(target); why != "" {
 			return execPrefix + why
 		}
+		if why := agentConfigBelow(target); why != "" {
+			return execPrefix + why
+		}
+	}
+	return ""
+}
+
+// agentConfigBelow names an existing file or directory below dir (dir
+// included) that --protect-agent-config protects with dir as the
+// workspace: the project's names (.claude/settings.json, .mcp.json,
+// .vscode/tasks.json, mise.toml) in a directory that is no repository,
+// and what HOME's start-up files and agent configuration link to there
+// (~/.bashrc -> dotfiles/bash/.bashrc in a dotfiles folder without
+// .git); "" for none (red team round 15, R15a-9, R15a-14: such a
+// directory was learned as an rw grant).
+func agentConfigBelow(dir string) string {
+	ws, err := jail.New(dir, jail.WithProtectedAgentConfig())
+	if err != nil {
+		return "cannot check for agent configuration below it (" + err.Error() + ")"
+	}
+	defer ws.Close()
+	for _, p := range ws.AgentConfigProtected() {
+		if !holds(dir, p) {
+			continue
+		}
+		if _, err := os.Lstat(p); err == nil {
+			return "agent configuration, a start-up file or a script git runs lies below it (" + p + ")"
+		}
 	}
 	return ""
 }

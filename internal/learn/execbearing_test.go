@@ -114,3 +114,43 @@ func TestExecBearingBareRepository(t *testing.T) {
 	assert.Contains(t, e.why(filepath.Join(bare, "config"), false), "git directory")
 	assert.Equal(t, "", e.why(filepath.Join(plain, "sub"), true), "control")
 }
+
+// TestExecBearingAgentConfigBelow (red team round 15): an rw grant of a
+// directory that is no repository is refused when agent configuration
+// lies below it (R15a-9: notes/.claude/settings.json, .mcp.json,
+// .vscode/tasks.json, mise.toml), or what one of HOME's start-up files
+// links to (R15a-14: ~/.bashrc -> dotfiles/bash/.bashrc, dotfiles with no
+// .git). Controls: the same directories without those files are
+// learnable. Red before: all four were learned.
+func TestExecBearingAgentConfigBelow(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	notes, dot := filepath.Join(base, "notes"), filepath.Join(home, "dotfiles")
+	for _, f := range []string{"notes/x.md", "dotfiles/README"} {
+		p := filepath.Join(base, f)
+		if f == "dotfiles/README" {
+			p = filepath.Join(home, f)
+		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+	}
+	e := newExecRules()
+	assert.Equal(t, "", e.why(notes, true), "control: no agent configuration")
+	assert.Equal(t, "", e.why(dot, true), "control: no HOME link into it")
+	e.close()
+	for _, f := range []string{".claude/settings.json", ".mcp.json", ".vscode/tasks.json", "mise.toml"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(notes, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(notes, f), nil, 0o644))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(dot, "bash"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dot, "bash/.bashrc"), nil, 0o644))
+	require.NoError(t, os.Symlink("dotfiles/bash/.bashrc", filepath.Join(home, ".bashrc")))
+	e = newExecRules()
+	defer e.close()
+	assert.Contains(t, e.why(notes, true), "agent configuration")
+	assert.Contains(t, e.why(dot, true), filepath.Join(dot, "bash/.bashrc"))
+}
