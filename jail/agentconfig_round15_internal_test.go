@@ -110,3 +110,44 @@ func TestAgentConfigHomeLinksRound15(t *testing.T) {
 		}
 	})
 }
+
+// TestAgentConfigHomeNamesRound15 (red team round 15, R15a-7, R15a-16):
+// with HOME as the workspace, the start-up and agent files the round
+// found writable are refused under WithProtectedAgentConfig and written
+// without it (control); ~/bin is HOME's only: a project's bin/ stays
+// writable. Red before: every name was written.
+func TestAgentConfigHomeNamesRound15(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	names := []string{".config/tmux/tmux.conf", ".local/lib/python3.11/site-packages/x.pth",
+		".ipython/profile_default/startup/00.py", ".config/starship.toml", ".config/wezterm/wezterm.lua",
+		".config/i3/config", ".config/hypr/hyprland.conf", ".config/plasma-workspace/env/x.sh", ".screenrc",
+		".lldbinit", ".muttrc", "bin/git", ".claude.json", ".config/amp/settings.json",
+		".config/Cursor/User/settings.json", ".config/VSCodium/User/settings.json"}
+	for _, protect := range []bool{false, true} {
+		var opts []Option
+		if protect {
+			opts = append(opts, WithProtectedAgentConfig())
+		}
+		w, err := New(home, opts...)
+		require.NoError(t, err)
+		for _, n := range names {
+			require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
+			err := w.WriteFile(n, []byte("x"), 0o644)
+			if protect {
+				assert.ErrorIs(t, err, ErrReadOnly, n)
+			} else {
+				assert.NoError(t, err, "control: %s", n)
+			}
+		}
+		w.Close()
+	}
+	proj := filepath.Join(home, "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(proj, "bin"), 0o755))
+	w, err := New(proj, WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer w.Close()
+	assert.NoError(t, w.WriteFile("bin/run", []byte("x"), 0o755), "a project's bin/ is the project's")
+}

@@ -631,7 +631,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 	// workspace inside one of them is protected whole.
 	if home := canonicalHome(); home != "" {
 		var paths []string
-		for _, rel := range agentConfigHomeOnly {
+		for _, rel := range slices.Concat(agentConfigHomeOnly, agentConfigHomeDir) {
 			paths = append(paths, filepath.Join(home, strings.TrimSuffix(rel, "/")))
 			// $XDG_CONFIG_HOME, where it is not ~/.config, is where git,
 			// fish, systemd and the others read them (red team round 12,
@@ -669,7 +669,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 		if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) && filepath.Clean(x) != filepath.Join(home, ".config") {
 			xdg = filepath.Clean(x)
 		}
-		for _, rel := range append(slices.Clone(AgentConfigPaths), agentConfigHomeOnly...) {
+		for _, rel := range slices.Concat(AgentConfigPaths, agentConfigHomeOnly, agentConfigHomeDir) {
 			if strings.ContainsAny(rel, "*?[") {
 				continue
 			}

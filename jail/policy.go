@@ -353,6 +353,12 @@ var AgentConfigPatterns = []string{
 // are carved out as before.
 var AgentConfigNestedPatterns = nestedAgentPatterns()
 
+// agentConfigHomeDir are protected in HOME itself only, never at a
+// workspace's root: ~/bin is first in Debian's and Ubuntu's PATH when it
+// exists (red team round 15, R15a-7), but a project's bin/ is the
+// project's.
+var agentConfigHomeDir = []string{"bin/"}
+
 // agentConfigHomeOnly are the AgentConfigPaths protected in the workspace
 // root only (a home directory's start-up files).
 var agentConfigHomeOnly = []string{
@@ -391,6 +397,17 @@ var agentConfigHomeOnly = []string{
 	// pinentry-program, pip's and Maven's index and settings.
 	".gdbinit", ".inputrc", ".gradle/init.d/", ".gradle/init.gradle", ".mavenrc", ".kube/", ".gnupg/",
 	".config/pip/", ".pip/", ".m2/",
+	// Red team round 15 (R15a-7, R15a-16): tmux's XDG configuration
+	// (tmux 3.1), the user site directory (a .pth runs at every Python
+	// start), IPython's startup/, starship's prompt commands, terminal
+	// and window-manager configuration that runs programs (wezterm, i3,
+	// Hyprland, Plasma's env/), screen, lldb and mutt; Claude Code's
+	// ~/.claude.json (user- and local-scope MCP servers), amp's, and the
+	// VS Code forks' user settings.
+	".config/tmux/", ".local/lib/", ".ipython/", ".config/starship.toml", ".config/wezterm/",
+	".config/i3/", ".config/hypr/", ".config/plasma-workspace/env/", ".screenrc", ".lldbinit",
+	".muttrc", ".claude.json", ".claude.json.backup", ".config/amp/", ".config/Cursor/User/",
+	".config/VSCodium/User/", ".config/Code - OSS/User/", ".config/Code - Insiders/User/",
 }
 
 func nestedAgentPatterns() []string {
