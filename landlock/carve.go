@@ -384,6 +384,23 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 			return nil, err
 		}
 	}
+	// The links in the four directories above each root: app/.env ->
+	// settings/production names a file of the workspace app/settings
+	// (red team round 15, R15a-18; --learn looks there too, R13-1).
+	above := map[string]bool{}
+	for _, root := range roots {
+		for d, i := filepath.Dir(root), 0; i < 4 && d != root; d, i = filepath.Dir(d), i+1 {
+			if !above[d] {
+				above[d] = true
+				if err := lk.above(d); err != nil {
+					return nil, err
+				}
+			}
+			if d == "/" {
+				break
+			}
+		}
+	}
 	for _, root := range roots {
 		err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -819,6 +836,32 @@ type links struct {
 	limit   int
 	visited sync.Map // directories walked here, by kind
 	keys    *keyScan
+}
+
+// above gives the target of each symbolic link directly in dir (a
+// directory above a root, outside the policy) the verdict of the link's
+// name, denied or a private key; the links inside roots are the main
+// walk's.
+func (l *links) above(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // unreadable: best effort, as --learn's look
+	}
+	for _, e := range ents {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if l.inPolicy(p) || slices.Contains(l.roots, p) {
+			continue
+		}
+		if v := l.ws.NameNarrowing(p) & (jail.NarrowDenied | jail.NarrowPrivateKey); v != 0 {
+			if err := l.target(p, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // inPolicy reports whether t lies inside one of the roots, and is not a

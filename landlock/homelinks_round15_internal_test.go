@@ -35,6 +35,9 @@ import (
 //   - R15a-12: a root below a denied link's target (secrets ->
 //     ../vault/app, --deny secrets/, --ro vault/app/sub) is denied whole;
 //     control: without the deny pattern it keeps its rule.
+//   - R15a-18: a denied name that is a link in a directory above the
+//     workspace (app/.env -> settings/production, workspace app/settings):
+//     its target is denied; control: no link.
 //
 // Red before the fix: every row but the controls read the secret.
 func TestHomeLinksRound15(t *testing.T) {
@@ -207,6 +210,28 @@ func TestHomeLinksRound15(t *testing.T) {
 			} else {
 				assert.NotContains(t, got, sub, "control: no pattern")
 			}
+		}
+	})
+
+	t.Run("R15a-18 a denied link above the workspace", func(t *testing.T) {
+		for _, linked := range []bool{false, true} {
+			newHome(t)
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			w := filepath.Join(base, "app/settings")
+			write(t, filepath.Join(w, "production"), "DB_PASSWORD=UPSECRET")
+			write(t, filepath.Join(w, "readme"), "")
+			if linked {
+				require.NoError(t, os.Symlink("settings/production", filepath.Join(base, "app/.env")))
+			}
+			denied, err := deny(t, w)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(w, "production"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(w, "production"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(w, "readme"))
 		}
 	})
 }
