@@ -266,12 +266,14 @@ func (p *Plan) compile(lopts landlock.Options) (*landlock.Ruleset, error) {
 		}
 		return nil, &wordedError{fmt.Sprintf("expanding the --deny and --read-only patterns (--deny-secrets, --protect-agent-config included) visits more than %d entries (--walk-limit %d); nothing was run (raise --walk-limit N, or narrow the workspace)", limit, limit), err}
 	}
-	if err == nil && p.set.Server {
+	if err == nil {
 		// What the children are denied, the file tools are too: the
 		// targets of denied names that are links, and what a pattern
 		// names through a directory link (red team round 9, R9-3),
 		// which the tools' checks of canonical paths would allow under
-		// the target's own name.
+		// the target's own name. The live watch of a run asks too (red
+		// team round 15, R15a-17: a file denied through HOME's link was
+		// restored unmasked while the command ran).
 		denied, readOnly := rs.Report().DeniedPaths()
 		p.WS.DenyPaths(denied, readOnly)
 		if p.rulesWS != p.WS {

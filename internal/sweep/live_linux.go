@@ -516,7 +516,7 @@ func (l *Live) check(rel string, event bool) {
 	if _, ok := s.mine.Load(rel); ok || !s.liveCandidate(rel) || s.deferred(rel) {
 		return
 	}
-	if s.ws.Narrowing(join(s.ws.Root(), rel))&jail.NarrowDenied != 0 {
+	if s.denied(rel) {
 		// A denied file that is also agent configuration (.npmrc,
 		// .claude/.credentials.json): renamed away or restored while the
 		// command runs, its content would land in a new, unmasked file
@@ -654,6 +654,18 @@ func join(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
+}
+
+// denied reports whether rel is denied: by a pattern, or by the verdict
+// the policy's links give it (jail.Workspace.DenyPaths: a dotfiles file
+// ~/.npmrc links to, red team round 15, R15a-17).
+func (s *Snapshot) denied(rel string) bool {
+	p := join(s.ws.Root(), rel)
+	if s.ws.Narrowing(p)&jail.NarrowDenied != 0 {
+		return true
+	}
+	_, err := s.ws.Check(p, jail.Read)
+	return errors.Is(err, jail.ErrDenied)
 }
 
 // liveCandidate is a test on names alone: can rel be protected at all?

@@ -418,3 +418,52 @@ func TestWatchParentMoved(t *testing.T) {
 	}
 	assert.True(t, restored, "changed while its parent was away: restored while the command runs; stderr: %s", out.String())
 }
+
+// TestWatchLinkDenied (red team round 15, R15a-17): a protected file the
+// policy denies by way of a link (jail.Workspace.DenyPaths: a dotfiles
+// npmrc that ~/.npmrc links to) is left to the sweep after the command,
+// as a file denied by its own name is (R14-5): restored while the command
+// runs, the original secret would land in a new, unmasked file. Control:
+// without the link's verdict the same change is restored at once.
+func TestWatchLinkDenied(t *testing.T) {
+	for _, linkDenied := range []bool{false, true} {
+		root := tree(t)
+		p := filepath.Join(root, ".mcp.json")
+		require.NoError(t, os.WriteFile(p, []byte("ORIGINAL"), 0o600))
+		ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+		require.NoError(t, err)
+		if linkDenied {
+			ws.DenyPaths([]string{p}, nil)
+		}
+		snap, err := sweep.Take(ws, 0)
+		require.NoError(t, err)
+		var out syncBuffer
+		live, err := snap.Watch(&out, nil)
+		require.NoError(t, err)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString(" EDITED")
+		require.NoError(t, err)
+		f.Close()
+		restored := false
+		for range 200 {
+			if b, _ := os.ReadFile(p); string(b) == "ORIGINAL" {
+				restored = true
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		live.Stop()
+		if linkDenied {
+			assert.False(t, restored, "a link-denied file restored while the command runs")
+		} else {
+			assert.True(t, restored, "control: restored while the command runs")
+		}
+		_, err = snap.Sweep() // after the command: restored either way
+		require.NoError(t, err)
+		b, _ := os.ReadFile(p)
+		assert.Equal(t, "ORIGINAL", string(b))
+		snap.Close()
+		ws.Close()
+	}
+}
