@@ -151,3 +151,33 @@ func TestAgentConfigHomeNamesRound15(t *testing.T) {
 	defer w.Close()
 	assert.NoError(t, w.WriteFile("bin/run", []byte("x"), 0o755), "a project's bin/ is the project's")
 }
+
+// TestAgentConfigLinkChainRound15 (red team round 15, R15a-19): every
+// link on the way from a protected name to its target is protected, not
+// only the target (.envrc -> env/a -> real.sh; .git/hooks/pre-commit ->
+// ../../hooks/pc -> ../impl/pc.sh): re-pointed, env/a or hooks/pc would
+// lead the name to the command's file. Control: a link no protected name
+// goes through (other -> env/b -> real.sh) is not. Red before: env/a and
+// hooks/pc were not protected.
+func TestAgentConfigLinkChainRound15(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, d := range []string{"env", "impl", "hooks", ".git/hooks"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "real.sh"), []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "impl/pc.sh"), []byte("x"), 0o755))
+	for l, t2 := range map[string]string{".envrc": "env/a", "env/a": "../real.sh", "other": "env/b", "env/b": "../real.sh",
+		".git/hooks/pre-commit": "../../hooks/pc", "hooks/pc": "../impl/pc.sh"} {
+		require.NoError(t, os.Symlink(t2, filepath.Join(root, l)))
+	}
+	w, err := New(root, WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer w.Close()
+	got := w.AgentConfigProtected()
+	for _, p := range []string{"env/a", "real.sh", "hooks/pc", "impl/pc.sh"} {
+		assert.Contains(t, got, filepath.Join(root, p))
+	}
+	assert.NotContains(t, got, filepath.Join(root, "env/b"), "control: no protected name leads through it")
+}

@@ -595,6 +595,11 @@ func (w *Workspace) linkTargets(paths []string, budget *int) ([]string, error) {
 				return nil
 			}
 			out = append(out, t)
+			w.addChain(q, func(l string) {
+				if !slices.Contains(out, l) {
+					out = append(out, l)
+				}
+			})
 			return nil
 		})
 		if over != nil {
@@ -602,6 +607,20 @@ func (w *Workspace) linkTargets(paths []string, budget *int) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// addChain passes to add every link on the way from p to its target
+// (linkChain, p itself excepted) that lies in a writable root and is not
+// a root or above one: re-pointed, such a link would lead the protected
+// name to the command's file (red team round 15, R15a-19:
+// .git/hooks/pre-commit -> ../../hooks/pc -> impl/pc.sh with hooks/pc
+// re-pointed ran the command's script on the user's commit).
+func (w *Workspace) addChain(p string, add func(string)) {
+	for _, l := range linkChain(p) {
+		if l != p && w.writableRootOf(l) && !w.aboveRoot(l) && w.rootOfExact(l) == nil {
+			add(l)
+		}
+	}
 }
 
 // agentPaths is agentProtected without the link targets; the links in
@@ -622,6 +641,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 		add(p)
 		if t := evalLinks(p); t != "" && inPolicy(t) {
 			add(t)
+			w.addChain(p, add)
 		}
 	}
 	// Red team round 11, R11a-7: a workspace inside HOME (~/.config,
@@ -655,6 +675,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 			// it lives (red team round 12, R12-3).
 			if t := evalLinks(p); t != "" && within(t, root) {
 				add(t)
+				w.addChain(p, add)
 			}
 		}
 		// So is HOME's own agent and tool configuration (~/.claude,
@@ -681,6 +702,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 				t := evalLinks(p)
 				if t != "" && within(t, root) {
 					add(t)
+					w.addChain(p, add)
 				}
 				if !strings.HasSuffix(rel, "/") || w.writableRootOf(p) || (t != "" && w.writableRootOf(t)) {
 					continue // a file, or the command's own (the workspace's links are linkTargets')
@@ -696,6 +718,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 				err := linkscan.Walk(p, 3, budget, nil, func(q string) {
 					if t := evalLinks(q); t != "" && within(t, root) {
 						add(t)
+						w.addChain(q, add)
 					}
 				})
 				if err != nil {
@@ -1003,6 +1026,51 @@ func evalLinks(p string) string {
 		return ""
 	}
 	return cur
+}
+
+// linkChain returns the symbolic links met while resolving p, in order,
+// each by its own path (its directory resolved): p itself when it is
+// one, and every link on the way to where it leads (.envrc -> env/a ->
+// real.sh gives .envrc and env/a). At most 40 hops, as evalLinks.
+func linkChain(p string) []string {
+	var out []string
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return out
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return out
+		}
+		t, err := os.Readlink(next)
+		if err != nil || t == "" {
+			return out
+		}
+		if !slices.Contains(out, next) {
+			out = append(out, next)
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		rest = append(strings.Split(t, "/"), rest...)
+	}
+	return out
 }
 
 // homeDir is the caller's home directory for "~/" in git configuration
