@@ -181,3 +181,24 @@ func TestAgentConfigLinkChainRound15(t *testing.T) {
 	}
 	assert.NotContains(t, got, filepath.Join(root, "env/b"), "control: no protected name leads through it")
 }
+
+// TestAgentConfigGitfileLinkRound15 (red team round 15, R15a-21): the
+// link on the way to the top repository's gitfile directory (gitdir:
+// gitstore/sub.git, gitstore -> stores/v1) is protected; control: a link
+// beside it (other -> stores/v1) is not. Red before: gitstore was not.
+func TestAgentConfigGitfileLinkRound15(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "stores/v1/sub.git/hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "stores/v1/sub.git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.Symlink("stores/v1", filepath.Join(root, "gitstore")))
+	require.NoError(t, os.Symlink("stores/v1", filepath.Join(root, "other")))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: gitstore/sub.git\n"), 0o644))
+	w, err := New(root, WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer w.Close()
+	got := w.AgentConfigProtected()
+	assert.Contains(t, got, filepath.Join(root, "gitstore"))
+	assert.NotContains(t, got, filepath.Join(root, "other"), "control")
+}

@@ -766,6 +766,19 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 		return out, nil
 	}
 	add(git)
+	// The links on the way to the gitfile's directory as written
+	// (gitdir: gitstore/sub.git with gitstore -> stores/v1): re-pointed,
+	// git would take the command's directory (red team round 15,
+	// R15a-21).
+	if b, err := readConfigFile(git); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		if d, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:"); ok {
+			if d = strings.TrimSpace(d); !filepath.IsAbs(d) {
+				d = filepath.Join(root, d)
+			}
+			w.addChain(d, add)
+		}
+	}
 	// A gitfile ("gitdir: DIR") selects another repository directory;
 	// a worktree's "commondir" file selects where hooks and config live.
 	for _, dir := range gitDirs(git) {
