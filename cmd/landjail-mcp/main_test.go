@@ -77,3 +77,48 @@ func TestServe(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { kerneltest.Main(m) }
+
+// TestServeExplain: --explain is the server's as README says (each bash
+// call's result ends with its refusals); it was refused at start, the
+// documented feature unreachable (red team round 15). Control: without
+// it, the same call has no refusal line.
+func TestServeExplain(t *testing.T) {
+	if _, blocked := kerneltest.Blocked(kerneltest.FeatureLandlock); blocked {
+		t.Skip("no Landlock (emulation): the script is refused by the path check")
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	for _, explain := range []bool{false, true} {
+		ws, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		cr, sw := io.Pipe()
+		sr, cw := io.Pipe()
+		var stderr strings.Builder
+		app := newApp(sr, sw, &stderr)
+		args := []string{"landjail-mcp", "--workspace", ws, "--timeout", "10s"}
+		if explain {
+			args = append(args, "--explain")
+		}
+		done := make(chan error, 1)
+		go func() {
+			err := app.Run(context.Background(), args)
+			sw.Close() // a server that refused to start ends the client's read
+			done <- err
+		}()
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v; the server: %v", err, <-done)
+		}
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "touch /usr/landjail-explain-probe || true"}})
+		require.NoError(t, err)
+		out := r.Content[0].(*mcp.TextContent).Text
+		if explain {
+			assert.Contains(t, out, "refused:", out)
+		} else {
+			assert.NotContains(t, out, "refused:", "control: %s", out)
+		}
+		require.NoError(t, cs.Close())
+		cw.Close()
+		require.NoError(t, <-done)
+	}
+}
