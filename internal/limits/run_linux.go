@@ -156,7 +156,7 @@ func Start(spec Spec, opts Options) (*Run, error) {
 		err    error
 	)
 	cleanStaleOnce(opts.Parent)
-	p := Available()
+	p := usable()
 	v2 := opts.Parent != "" || p.Mechanism == CgroupV2
 	switch {
 	case v2 && clone3Refused() != nil:

@@ -148,11 +148,11 @@ func cleanV1(p Probe, names map[string]bool) (int, error) {
 	var errs []error
 	n := 0
 	for name := range names {
+		// killV1 freezes through fz only when the group is there (a
+		// write to its freezer.state fails otherwise).
 		var fz string
 		if mnt, ok := p.v1["freezer"]; ok {
-			if _, err := os.Stat(filepath.Join(mnt, "landjail", name)); err == nil {
-				fz = filepath.Join(mnt, "landjail", name)
-			}
+			fz = filepath.Join(mnt, "landjail", name)
 		}
 		var err error
 		done := map[string]bool{}
@@ -163,7 +163,11 @@ func cleanV1(p Probe, names map[string]bool) (int, error) {
 			}
 			done[mnt] = true
 			g := filepath.Join(mnt, "landjail", name)
-			if _, serr := os.Stat(g); serr != nil {
+			// The usual stale group is empty (its command exited): one
+			// rmdir removes it, where the kernel refuses (EBUSY) while a
+			// process is left in it. Not there (ENOENT): nothing to do.
+			rerr := unix.Rmdir(g)
+			if rerr == nil || errors.Is(rerr, unix.ENOENT) {
 				continue
 			}
 			_, kerr := killV1(g, fz)
