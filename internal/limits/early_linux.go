@@ -17,7 +17,8 @@ var (
 // process does before it makes a group under the default parents: the
 // facts a group name holds, the probe and the sweep of stale groups
 // (cleanDefault), so that they overlap the caller's other start-up work
-// (landjail run calls it before parsing its flags). Start still waits
+// (landjail run calls it before parsing its flags). The goroutine makes
+// the group of a StartPending made meanwhile (see there). Start still waits
 // for the sweep to end before it makes its group (both take the sweep's
 // lock, and whichever comes first sweeps), so what Start guarantees does
 // not change; calling StartEarly more than once, or never, changes only
@@ -41,7 +42,7 @@ func StartEarly() {
 		earlyLocked()
 		probe()
 		serveEarly(false) // a StartPending made meanwhile: its group first
-		cleanStaleLocked("")
+		cleanStaleLocked("", func() { serveEarly(false) })
 		staleMu.Unlock()
 		serveEarly(true)
 	}()

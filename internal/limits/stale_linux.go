@@ -21,14 +21,16 @@ var (
 func cleanStaleOnce(parent string) {
 	staleMu.Lock()
 	defer staleMu.Unlock()
-	cleanStaleLocked(parent)
+	cleanStaleLocked(parent, nil)
 }
 
-// cleanStaleLocked is cleanStaleOnce with staleMu held.
-func cleanStaleLocked(parent string) {
+// cleanStaleLocked is cleanStaleOnce with staleMu held; named, when not
+// nil, is called between the finding of the stale groups and their
+// removal (cleanDefault).
+func cleanStaleLocked(parent string, named func()) {
 	if !staleDone[""] {
 		staleDone[""] = true
-		cleanDefault(time.Now())
+		cleanDefault(time.Now(), named)
 	}
 	if parent != "" && !staleDone[parent] {
 		staleDone[parent] = true
@@ -56,9 +58,13 @@ const staleEvery = 10 * time.Second
 // Where it cannot be read or set, every start sweeps everything, as
 // before. The quick check costs one directory read and one /proc/PID/stat read per group,
 // against one per hierarchy and group for the full sweep.
-func cleanDefault(now time.Time) {
+func cleanDefault(now time.Time, named func()) {
+	if named == nil {
+		named = func() {}
+	}
 	p := probe()
 	if p.Mechanism != CgroupV1 {
+		named()
 		CleanStale("")
 		return
 	}
@@ -74,9 +80,11 @@ func cleanDefault(now time.Time) {
 		for _, name := range staleNames(dir) {
 			names[name] = true
 		}
+		named()
 		cleanV1(p, names)
 		return
 	}
+	named()
 	CleanStale("")
 	if dir != "" {
 		os.Chtimes(dir, now, time.Time{}) // atime; best effort: unset, the next start sweeps again
