@@ -25,8 +25,9 @@ func cleanStaleOnce(parent string) {
 }
 
 // cleanStaleLocked is cleanStaleOnce with staleMu held; named, when not
-// nil, is called between the finding of the stale groups and their
-// removal (cleanDefault).
+// nil, is called once before the stale groups are removed: after they
+// are found by the quick check of cgroup v1, before the full sweep
+// (which finds and removes them in one) otherwise (cleanDefault).
 func cleanStaleLocked(parent string, named func()) {
 	if !staleDone[""] {
 		staleDone[""] = true
