@@ -133,3 +133,45 @@ func TestStartPendingInvalid(t *testing.T) {
 	_, err := StartPending(Spec{Pids: -1}, Options{}).Wait()
 	assert.ErrorIs(t, err, ErrInvalid)
 }
+
+// TestStartPendingAfterSweep: a StartPending made after StartEarly's
+// goroutine swept, before it ended, is served by its last serveEarly (a
+// working group), and one made after it ended by a goroutine of its own.
+//
+// Shown able to fail: with the last serveEarly dropping the request, its
+// Wait never returns.
+func TestStartPendingAfterSweep(t *testing.T) {
+	p := probe()
+	if p.Mechanism != CgroupV1 || os.Geteuid() != 0 {
+		t.Skip("cgroup v1 as root only")
+	}
+	swept, release := make(chan struct{}), make(chan struct{})
+	earlySwept = func() { close(swept); <-release }
+	t.Cleanup(func() { earlySwept = func() {} })
+	StartEarly()
+	<-swept
+	queued := StartPending(DefaultSpec(), Options{})
+	close(release)
+	after := func(p *Pending) *Run {
+		t.Helper()
+		done := make(chan struct{})
+		var r *Run
+		var err error
+		go func() { r, err = p.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the request was never served")
+		}
+		require.NoError(t, err)
+		assert.DirExists(t, r.Path())
+		return r
+	}
+	r := after(queued)
+	WaitEarly()
+	r2 := after(StartPending(DefaultSpec(), Options{}))
+	for _, r := range []*Run{r, r2} {
+		_, err := r.Close()
+		assert.NoError(t, err)
+	}
+}

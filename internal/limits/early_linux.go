@@ -44,6 +44,7 @@ func StartEarly() {
 		serveEarly(false) // a StartPending made meanwhile: its group first
 		cleanStaleLocked("", func() { serveEarly(false) })
 		staleMu.Unlock()
+		earlySwept()
 		serveEarly(true)
 	}()
 }
@@ -122,8 +123,9 @@ func StartPending(spec Spec, opts Options) *Pending {
 }
 
 // earlyLocked is called by StartEarly's goroutine once it holds the
-// sweep's lock (a test hook).
-var earlyLocked = func() {}
+// sweep's lock, earlySwept once it released it, before its last
+// serveEarly (test hooks).
+var earlyLocked, earlySwept = func() {}, func() {}
 
 // WaitEarly waits until the goroutines StartEarly started have ended.
 func WaitEarly() { early.Wait() }
