@@ -275,7 +275,10 @@ type Cmd struct {
 	// other threads, outside it until the execve ends them, run none of
 	// its code). With a descriptor (cgroup v2, where a thread cannot join
 	// alone) Exec ignores Cgroup: the caller moves itself into the group
-	// first (limits.Run.JoinProcess) and the command inherits it.
+	// first (limits.Run.JoinProcess) and the command inherits it. When
+	// Cgroup also has a method BeforeExec(), Exec calls it right before
+	// the execve (limits.Run waits there for a sweep of stale groups it
+	// left running).
 	Cgroup CgroupPlacement
 	// Rlimits are set in the child (setrlimit(2), soft and hard) before
 	// its execve. Go's fork cannot run code in the child, so Start sets

@@ -817,9 +817,19 @@ func (c *Cmd) execConfined(p *prepared) error {
 	if err := confineInView(c.Ruleset, true, c.Seccomp, nil); err != nil { // caps dropped above; view entered by Exec
 		return err
 	}
+	if w, ok := c.Cgroup.(beforeExecer); ok {
+		w.BeforeExec()
+	}
 	err := unix.Exec(p.path, p.argv, p.env)
 	return &fs.PathError{Op: "execve", Path: p.path, Err: err}
 }
+
+// beforeExecer is a Cmd.Cgroup with work of its own on other goroutines
+// that the execve must not cut short (limits.Run: the stale-group sweep
+// limits.StartPending leaves running after the group is made): Exec calls
+// BeforeExec, which waits for it, as late as it can (right before the
+// execve, the thread confined already).
+type beforeExecer interface{ BeforeExec() }
 
 // setCredential switches the calling thread to cr as the child side of
 // os.StartProcess does: groups, gid, uid. Raw syscalls: only this thread,

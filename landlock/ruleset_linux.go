@@ -122,7 +122,12 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	if keep {
 		rs.kept = &keptRules{attr: c.attr}
 	}
+	// The rule descriptors not kept are closed together after the loop:
+	// close_range(2) closes a run of them in one system call (they were
+	// opened in a row), not one close(2) each (35 for the system preset).
+	var done []int
 	fail := func(err error) (*Ruleset, error) {
+		closeKept(done)
 		rs.close()
 		return nil, err
 	}
@@ -146,9 +151,10 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		if keep {
 			rs.kept.paths = append(rs.kept.paths, keptRule{rfd, uint64(r.Access)})
 		} else {
-			unix.Close(rfd)
+			done = append(done, rfd)
 		}
 	}
+	closeKept(done)
 	var ports []ll.NetPortAttr
 	connect := append(append(slices.Clone(c.report.ConnectTCP), c.report.ProxyTCP...), rs.report.TransparentTCP...)
 	for _, p := range connect {

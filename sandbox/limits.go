@@ -29,8 +29,7 @@ func (p *Plan) StartLimits(c *exec.Cmd) (*limits.Run, error) {
 	var err error
 	if e := p.early; e != nil {
 		p.early = nil
-		<-e.done
-		r, err = e.run, e.err
+		r, err = e.Wait()
 	} else {
 		r, err = limits.Start(p.spec, p.limitsOptions())
 	}
@@ -63,32 +62,20 @@ func (p *Plan) limitsOptions() limits.Options {
 	return limits.Options{Strict: o.Strict && o.LimitsExplicit(), Stats: stats}
 }
 
-// pendingLimits is a limits.Start under way (StartLimitsEarly).
-type pendingLimits struct {
-	done chan struct{} // closed when run and err are set
-	run  *limits.Run
-	err  error
-}
-
 // StartLimitsEarly begins the limits.Start of the next StartLimits on
-// another goroutine, so that making the control group (on cgroup v1 a
-// mkdir and a limit written per hierarchy, ≈0.1 ms) overlaps Prepare.
-// StartLimits then takes its result: the same group with the same
-// limits, its errors and warnings reported where StartLimits reports
-// them. Close removes the group when no StartLimits took it (Prepare
-// failed). For a plan that starts one command (landjail run); calling it
-// twice before StartLimits does nothing more.
+// another goroutine (limits.StartPending: after limits.StartEarly, by its
+// goroutine, the stale-group sweep after the group), so that making the
+// control group (on cgroup v1 a mkdir and a limit written per hierarchy,
+// ≈0.1 ms) overlaps Prepare. StartLimits then takes its result: the same
+// group with the same limits, its errors and warnings reported where
+// StartLimits reports them. Close removes the group when no StartLimits
+// took it (Prepare failed). For a plan that starts one command (landjail
+// run); calling it twice before StartLimits does nothing more.
 func (p *Plan) StartLimitsEarly() {
 	if p.early != nil {
 		return
 	}
-	e := &pendingLimits{done: make(chan struct{})}
-	p.early = e
-	spec, opts := p.spec, p.limitsOptions()
-	go func() {
-		defer close(e.done)
-		e.run, e.err = limits.Start(spec, opts)
-	}()
+	p.early = limits.StartPending(p.spec, p.limitsOptions())
 }
 
 // dropEarlyLimits waits for a StartLimitsEarly no StartLimits took and
@@ -99,9 +86,8 @@ func (p *Plan) dropEarlyLimits() {
 		return
 	}
 	p.early = nil
-	<-e.done
-	if e.run != nil {
-		e.run.Close()
+	if r, _ := e.Wait(); r != nil {
+		r.Close()
 	}
 }
 

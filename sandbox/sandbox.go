@@ -112,8 +112,8 @@ type Plan struct {
 	homeGrant  string // HOME granted read-write to the command ("" none)
 	lopts      landlock.Options
 	server     *callProxies
-	live       *privdirs.Run  // the record of the directories in use (landjail gc)
-	early      *pendingLimits // StartLimitsEarly's limits.Start, until StartLimits takes it
+	live       *privdirs.Run   // the record of the directories in use (landjail gc)
+	early      *limits.Pending // StartLimitsEarly's limits.Start, until StartLimits takes it
 }
 
 // New builds the policy and the first seccomp filter from o. It starts

@@ -6,8 +6,9 @@
 // A Program is a decision list: an architecture check, then Rules tried in
 // order, the first whose syscall number matches and whose conditions on
 // the arguments all hold deciding the Action, else Program.Default. It
-// compiles to classic BPF (assembled with golang.org/x/net/bpf) whose
-// every jump offset is computed: a conditional jump can skip at most 255
+// compiles to classic BPF, which finds the syscall number's rules by a
+// binary search and tries them in order. The program is assembled with
+// golang.org/x/net/bpf and every jump offset is computed: a conditional jump can skip at most 255
 // instructions, so a longer one goes through an unconditional BPF_JA
 // (32-bit offset) placed right after it; a program longer than
 // BPF_MAXINSNS (4096) is an error. VM runs a compiled program in

@@ -5,11 +5,20 @@ import "sync"
 // early is the sweep StartEarly started, for WaitEarly.
 var early sync.WaitGroup
 
+// earlyMu guards earlyOpen and earlyReq: whether StartEarly's goroutine
+// still takes a StartPending request, and the one it has to serve.
+var (
+	earlyMu   sync.Mutex
+	earlyOpen bool
+	earlyReq  *Pending
+)
+
 // StartEarly starts, on another goroutine, what the first Start of this
 // process does before it makes a group under the default parents: the
-// probe, the sweep of stale groups (cleanDefault) and the facts a group
-// name holds, so that they overlap the caller's other start-up work
-// (landjail run calls it before parsing its flags). Start still waits
+// facts a group name holds, the probe and the sweep of stale groups
+// (cleanDefault), so that they overlap the caller's other start-up work
+// (landjail run calls it before parsing its flags). The goroutine makes
+// the group of a StartPending made meanwhile (see there). Start still waits
 // for the sweep to end before it makes its group (both take the sweep's
 // lock, and whichever comes first sweeps), so what Start guarantees does
 // not change; calling StartEarly more than once, or never, changes only
@@ -18,20 +27,112 @@ var early sync.WaitGroup
 // and thawing it (the next start would finish it, as after a SIGKILL).
 func StartEarly() {
 	early.Add(1)
+	earlyMu.Lock()
+	earlyOpen = true
+	earlyMu.Unlock()
 	go func() {
 		defer early.Done()
+		// First: the caller reads this process's start time too
+		// (procstat.SelfStartTime, shared: privdirs' live marker), and
+		// the first /proc/self look-up of a process is the dearest
+		// (≈40 µs here, then ≈11).
+		selfStart()
+		selfPIDNS()
 		staleMu.Lock()
 		earlyLocked()
-		cleanStaleLocked("")
+		probe()
+		serveEarly(false) // a StartPending made meanwhile: its group first
+		cleanStaleLocked("", func() { serveEarly(false) })
 		staleMu.Unlock()
-		selfPIDNS()
-		selfStart()
+		earlySwept()
+		serveEarly(true)
 	}()
 }
 
+// serveEarly makes the group of the StartPending request StartEarly's
+// goroutine holds, if any; last closes the goroutine to new requests
+// (they get a goroutine of their own).
+func serveEarly(last bool) {
+	earlyMu.Lock()
+	p := earlyReq
+	earlyReq = nil
+	if last {
+		earlyOpen = false
+	}
+	earlyMu.Unlock()
+	if p != nil {
+		p.run, p.err = start(p.spec, p.opts)
+		close(p.done)
+		earlyServed()
+	}
+}
+
+// earlyServed is called by StartEarly's goroutine after it made a
+// StartPending's group (a test hook).
+var earlyServed = func() {}
+
+// Pending is a Start under way (StartPending).
+type Pending struct {
+	spec Spec
+	opts Options
+	done chan struct{} // closed once run and err are set
+	run  *Run
+	err  error
+}
+
+// Wait waits until the group is made and returns what Start returns.
+// Safe to call more than once.
+func (p *Pending) Wait() (*Run, error) {
+	<-p.done
+	return p.run, p.err
+}
+
+// StartPending begins Start(spec, opts) on another goroutine and returns
+// at once; Wait gives its result. After StartEarly (opts.Parent ""), the
+// group is made by StartEarly's goroutine as soon as it has probed, and
+// the stale groups are removed after it, not before: no name of a stale
+// group can be the new group's (its owner, this live process, is in the
+// name), and what the sweep does to them is the same. The sweep then
+// ends by WaitEarly, not by Wait; a process that replaces itself
+// (execve) calls WaitEarly first (Run.BeforeExec), so that the sweep is
+// not cut short. Otherwise StartPending is Start on a goroutine of its
+// own, the sweep first.
+func StartPending(spec Spec, opts Options) *Pending {
+	p := &Pending{spec: spec, opts: opts, done: make(chan struct{})}
+	if err := spec.Validate(); err != nil {
+		p.err = err
+		close(p.done)
+		return p
+	}
+	if opts.Parent == "" {
+		earlyMu.Lock()
+		queued := earlyOpen && earlyReq == nil
+		if queued {
+			earlyReq = p
+		}
+		earlyMu.Unlock()
+		if queued {
+			return p
+		}
+	}
+	go func() {
+		defer close(p.done)
+		p.run, p.err = Start(spec, opts)
+	}()
+	return p
+}
+
 // earlyLocked is called by StartEarly's goroutine once it holds the
-// sweep's lock (a test hook).
-var earlyLocked = func() {}
+// sweep's lock, earlySwept once it released it, before its last
+// serveEarly (test hooks).
+var earlyLocked, earlySwept = func() {}, func() {}
 
 // WaitEarly waits until the goroutines StartEarly started have ended.
 func WaitEarly() { early.Wait() }
+
+// BeforeExec is called by exec.Cmd.Exec right before the execve that
+// replaces this process with the command (exec.Cmd.Cgroup): it waits for
+// StartEarly's sweep (WaitEarly), which StartPending may have left
+// running after the group was made, so that the execve does not cut it
+// short between freezing a stale group and thawing it. Nothing else.
+func (r *Run) BeforeExec() { WaitEarly() }

@@ -61,3 +61,21 @@ func StartEarly() {}
 
 // WaitEarly does nothing outside Linux.
 func WaitEarly() {}
+
+// Pending is a Start under way (StartPending).
+type Pending struct {
+	run *Run
+	err error
+}
+
+// StartPending is Start; Wait returns its result.
+func StartPending(spec Spec, opts Options) *Pending {
+	r, err := Start(spec, opts)
+	return &Pending{r, err}
+}
+
+// Wait returns what Start returned.
+func (p *Pending) Wait() (*Run, error) { return p.run, p.err }
+
+// BeforeExec does nothing here.
+func (r *Run) BeforeExec() {}

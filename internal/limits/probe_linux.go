@@ -53,6 +53,14 @@ const initCgroupNSIno = 0xEFFFFFFB
 // child in a v2 group) is refused is asked on every call, since a seccomp
 // filter may come later.
 func Available() Probe {
+	p := usable()
+	p.Systemd, p.CgroupNamespace = systemdState(), inCgroupNamespace()
+	return p
+}
+
+// usable is Available without Systemd and CgroupNamespace, which only
+// the report needs (Start does not: two system calls fewer per run).
+func usable() Probe {
 	p := probe()
 	if p.Mechanism == CgroupV2 {
 		if err := clone3Refused(); err != nil {
@@ -63,17 +71,28 @@ func Available() Probe {
 	return p
 }
 
-var probe = sync.OnceValue(func() Probe {
-	p := Probe{Systemd: "absent", v1: map[string]string{}}
+// systemdState is Probe.Systemd: "running" when /run/systemd/system is
+// a directory (sd_booted(3)), else "absent".
+var systemdState = sync.OnceValue(func() string {
 	if st, err := os.Stat("/run/systemd/system"); err == nil && st.IsDir() {
-		p.Systemd = "running"
+		return "running"
 	}
-	if l, err := os.Readlink("/proc/self/ns/cgroup"); err == nil {
-		p.CgroupNamespace = l != "cgroup:["+strconv.FormatUint(initCgroupNSIno, 10)+"]"
-	}
+	return "absent"
+})
+
+// inCgroupNamespace is Probe.CgroupNamespace.
+var inCgroupNamespace = sync.OnceValue(func() bool {
+	l, err := os.Readlink("/proc/self/ns/cgroup")
+	return err == nil && l != "cgroup:["+strconv.FormatUint(initCgroupNSIno, 10)+"]"
+})
+
+// probe reads the mount table once: the facts of Probe but Systemd and
+// CgroupNamespace (see Available).
+var probe = sync.OnceValue(func() Probe {
+	p := Probe{v1: map[string]string{}}
 	var v2mnt string
 	var roV1, roV2 bool
-	mi, err := procstat.ReadFile("/proc/self/mountinfo")
+	mi, err := procstat.ReadFileSize("/proc/self/mountinfo", 8192)
 	if err != nil {
 		p.Reason = "cannot read /proc/self/mountinfo: " + err.Error()
 		return p
@@ -119,7 +138,7 @@ var probe = sync.OnceValue(func() Probe {
 			p.ReadOnly = true
 			p.Reason = "cgroup2 at /sys/fs/cgroup is mounted read-only (a container without cgroup delegation?)"
 		case !root:
-			p.Reason = "not root: cgroup v2 needs a delegated subtree given as Options.Parent (systemd " + p.Systemd + ")"
+			p.Reason = "not root: cgroup v2 needs a delegated subtree given as Options.Parent (systemd " + systemdState() + ")"
 		case !slices.Contains(p.Controllers, "pids"):
 			p.Reason = "the cgroup v2 root offers no pids controller"
 		default:

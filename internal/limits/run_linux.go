@@ -148,6 +148,12 @@ func Start(spec Spec, opts Options) (*Run, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	cleanStaleOnce(opts.Parent)
+	return start(spec, opts)
+}
+
+// start is Start after the sweep (spec valid).
+func start(spec Spec, opts Options) (*Run, error) {
 	r := &Run{spec: spec}
 	var (
 		mech   = NotEnforced
@@ -155,8 +161,7 @@ func Start(spec Spec, opts Options) (*Run, error) {
 		g      group
 		err    error
 	)
-	cleanStaleOnce(opts.Parent)
-	p := Available()
+	p := usable()
 	v2 := opts.Parent != "" || p.Mechanism == CgroupV2
 	switch {
 	case v2 && clone3Refused() != nil:

@@ -71,7 +71,7 @@ func TestCleanDefaultAmortised(t *testing.T) {
 	gOther := filepath.Join(other, filepath.Base(g))
 	require.NoError(t, os.Mkdir(gOther, 0o755))
 	t.Cleanup(func() { unix.Rmdir(gOther) })
-	cleanDefault(now)
+	cleanDefault(now, nil)
 	assert.NoDirExists(t, g, "pids hierarchy: removed at the next start")
 	assert.NoDirExists(t, gOther, "the same group in another hierarchy: removed with it")
 
@@ -84,7 +84,7 @@ func TestCleanDefaultAmortised(t *testing.T) {
 	} {
 		stamp(tc.last)
 		g := staleGroup(other)
-		cleanDefault(now)
+		cleanDefault(now, nil)
 		assert.NoDirExists(t, g, tc.name)
 		var st unix.Stat_t
 		require.NoError(t, unix.Stat(stampDir, &st))

@@ -21,14 +21,17 @@ var (
 func cleanStaleOnce(parent string) {
 	staleMu.Lock()
 	defer staleMu.Unlock()
-	cleanStaleLocked(parent)
+	cleanStaleLocked(parent, nil)
 }
 
-// cleanStaleLocked is cleanStaleOnce with staleMu held.
-func cleanStaleLocked(parent string) {
+// cleanStaleLocked is cleanStaleOnce with staleMu held; named, when not
+// nil, is called once before the stale groups are removed: after they
+// are found by the quick check of cgroup v1, before the full sweep
+// (which finds and removes them in one) otherwise (cleanDefault).
+func cleanStaleLocked(parent string, named func()) {
 	if !staleDone[""] {
 		staleDone[""] = true
-		cleanDefault(time.Now())
+		cleanDefault(time.Now(), named)
 	}
 	if parent != "" && !staleDone[parent] {
 		staleDone[parent] = true
@@ -56,9 +59,13 @@ const staleEvery = 10 * time.Second
 // Where it cannot be read or set, every start sweeps everything, as
 // before. The quick check costs one directory read and one /proc/PID/stat read per group,
 // against one per hierarchy and group for the full sweep.
-func cleanDefault(now time.Time) {
+func cleanDefault(now time.Time, named func()) {
+	if named == nil {
+		named = func() {}
+	}
 	p := probe()
 	if p.Mechanism != CgroupV1 {
+		named()
 		CleanStale("")
 		return
 	}
@@ -74,9 +81,11 @@ func cleanDefault(now time.Time) {
 		for _, name := range staleNames(dir) {
 			names[name] = true
 		}
+		named()
 		cleanV1(p, names)
 		return
 	}
+	named()
 	CleanStale("")
 	if dir != "" {
 		os.Chtimes(dir, now, time.Time{}) // atime; best effort: unset, the next start sweeps again
@@ -148,11 +157,11 @@ func cleanV1(p Probe, names map[string]bool) (int, error) {
 	var errs []error
 	n := 0
 	for name := range names {
+		// killV1 freezes through fz only when the group is there (a
+		// write to its freezer.state fails otherwise).
 		var fz string
 		if mnt, ok := p.v1["freezer"]; ok {
-			if _, err := os.Stat(filepath.Join(mnt, "landjail", name)); err == nil {
-				fz = filepath.Join(mnt, "landjail", name)
-			}
+			fz = filepath.Join(mnt, "landjail", name)
 		}
 		var err error
 		done := map[string]bool{}
@@ -163,7 +172,11 @@ func cleanV1(p Probe, names map[string]bool) (int, error) {
 			}
 			done[mnt] = true
 			g := filepath.Join(mnt, "landjail", name)
-			if _, serr := os.Stat(g); serr != nil {
+			// The usual stale group is empty (its command exited): one
+			// rmdir removes it, where the kernel refuses (EBUSY) while a
+			// process is left in it. Not there (ENOENT): nothing to do.
+			rerr := unix.Rmdir(g)
+			if rerr == nil || errors.Is(rerr, unix.ENOENT) {
 				continue
 			}
 			_, kerr := killV1(g, fz)

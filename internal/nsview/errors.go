@@ -1,9 +1,6 @@
 package nsview
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 var (
 	// ErrUnavailable: this process cannot build a namespace view at all:
@@ -18,7 +15,7 @@ var (
 	// ErrNotPrivileged: the caller lacks CAP_SYS_ADMIN (not root); it
 	// wraps ErrUnavailable. Such a caller can still get a view through a
 	// user namespace (ProbeUserNS, internal/nsinit).
-	ErrNotPrivileged = fmt.Errorf("%w: no CAP_SYS_ADMIN", ErrUnavailable)
+	ErrNotPrivileged error = &wrapped{ErrUnavailable.Error() + ": no CAP_SYS_ADMIN", ErrUnavailable}
 
 	// ErrInvalidPath: a path given to View is not absolute and clean
 	// (filepath.Clean), is "/" where "/" makes no sense (a mask, a
@@ -46,3 +43,15 @@ var ErrChanged = errors.New("nsview: path changed while the view was built")
 // how many masks and other mounts it needed; a mount that the kernel
 // refuses with ENOSPC anyway wraps it too, with the errno.
 var ErrMountLimit = errors.New("nsview: the view needs more mounts than fs.mount-max allows")
+
+// wrapped is what fmt.Errorf("%w: ...") makes, a fixed message wrapping a
+// sentinel, without formatting at package initialisation: every landjail
+// start paid for fmt's first use there (its code paged in, copy-on-write
+// faults), before main.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg }
+func (e *wrapped) Unwrap() error { return e.err }

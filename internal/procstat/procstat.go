@@ -24,7 +24,13 @@ import (
 // retried on EINTR. Errors are *fs.PathError wrapping the errno
 // (errors.Is(err, fs.ErrNotExist) for ENOENT). Not for a file that may
 // block (a FIFO, a device): there is no poller to wait in.
-func ReadFile(path string) ([]byte, error) {
+func ReadFile(path string) ([]byte, error) { return ReadFileSize(path, 512) }
+
+// ReadFileSize is ReadFile reading size bytes at a time at first: for a
+// file of a few kilobytes whose kernel side renders it again for every
+// read (/proc/self/mountinfo: 36 µs in one read of 8 KB, 59 µs in reads
+// of 512 bytes here).
+func ReadFileSize(path string, size int) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	for errors.Is(err, unix.EINTR) {
 		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -33,7 +39,7 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	b := make([]byte, 0, 512)
+	b := make([]byte, 0, max(size, 1))
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
