@@ -294,8 +294,9 @@ func stageMarker(spec, status int, net bool) string {
 // after the start (its Cancel, WaitDelay and context) move to ps.cmd,
 // which replaces inner, and the spec goes with the target's descriptors
 // (inner's stdio, c.ExtraFiles) and the ruleset. It returns the stage's
-// os/exec.Cmd and the keep-alive pipe's write end.
-func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, p *prepared) (*osexec.Cmd, *os.File, error) {
+// os/exec.Cmd, the keep-alive pipe's write end and, for a lingering
+// stage (DeferNamespaceEnd), its status channel (the socket).
+func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, p *prepared) (*osexec.Cmd, *os.File, *stageExit, error) {
 	cmd := ps.cmd
 	cmd.WaitDelay = inner.WaitDelay
 	hook := inner.Cancel
@@ -306,7 +307,7 @@ func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, 
 	if err != nil {
 		stop()
 		go ps.discard()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	st.statusR = ps.sock
 	lfd := st.closeAfterStart[0]
@@ -321,17 +322,19 @@ func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, 
 	} else {
 		err = fmt.Errorf("exec: user-namespace stage: sending the spec: %w", err)
 	}
-	ps.sock.Close()
+	if st.exit == nil {
+		ps.sock.Close()
+	}
 	if err != nil {
 		stop()
 		ps.keepW.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
 		ps.cancel()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	prestageTaken.Add(1)
-	return cmd, ps.keepW, nil
+	return cmd, ps.keepW, st.exit, nil
 }
 
 // sendSpec writes spec to the stage's socket with files passed along
