@@ -19,6 +19,7 @@ import (
 
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/landlock"
 )
 
 // prestage is a user-namespace stage started before its command was
@@ -39,6 +40,9 @@ type prestage struct {
 	viewDone chan struct{}
 	view     []byte
 	viewErr  error
+	// rs is the Ruleset whose view was sent (its view is fixed when
+	// it is compiled): a Cmd with the same Ruleset needs no comparison.
+	rs *landlock.Ruleset
 }
 
 // prestaged holds the one prestarted stage until a Start takes it.
@@ -130,6 +134,7 @@ func (c *Cmd) reservePrestage() {
 		return
 	}
 	c.pre = ps
+	ps.rs = c.Ruleset
 	view, _ := c.Ruleset.View()
 	go ps.sendView(view)
 }
@@ -161,7 +166,10 @@ func (ps *prestage) sendView(v nsview.View) {
 // is discarded (killed and reaped on another goroutine). The stage is c's
 // own (reservePrestage) or, when c has none, the waiting one, which gets
 // the view now. A stage that was sent a view other than c's Ruleset's
-// (the Ruleset was replaced after CommandContext) is not used.
+// (the Ruleset was replaced after CommandContext) is not used: the view
+// sent is compared with c's (as JSON) unless it came from c's Ruleset
+// itself (a Ruleset's view is fixed by Compile), which saves a second
+// encoding on the way to the spec.
 func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
 	ps := c.pre
 	c.pre = nil
@@ -174,6 +182,7 @@ func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
 		if ps == nil {
 			return nil
 		}
+		ps.rs = c.Ruleset
 		ps.sendView(view)
 	}
 	<-ps.done
@@ -181,7 +190,12 @@ func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
 		return nil
 	}
 	<-ps.viewDone
-	if b, err := json.Marshal(view); ps.viewErr != nil || err != nil || !bytes.Equal(b, ps.view) || !c.mayTakePrestage(inner) {
+	same := ps.viewErr == nil && ps.rs == c.Ruleset
+	if !same && ps.viewErr == nil {
+		b, err := json.Marshal(view)
+		same = err == nil && bytes.Equal(b, ps.view)
+	}
+	if !same || !c.mayTakePrestage(inner) {
 		go ps.discard()
 		return nil
 	}
