@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/osthread"
 )
 
 // TestStageLingers: as uid 65534 with DeferNamespaceEnd, once the
@@ -29,7 +32,7 @@ import (
 // reaped stage, ProcessState set) and the four others passed.
 func TestStageLingers(t *testing.T) {
 	if os.Getenv(envPrestage) == "" {
-		t.Log(asNobody(t, "TestStageLingers"))
+		asNobody(t, "TestStageLingers")
 		return
 	}
 	ws, rs := prestageRuleset(t)
@@ -125,4 +128,57 @@ func sleepAlive() bool {
 		}
 	}
 	return false
+}
+
+// TestStageTakesMountTable: a prestarted stage checks its view's mounts
+// against the mount table this process read (nsview.LastMountTable, sent
+// with the view) instead of reading its own: with a table as long as
+// fs.mount-max kept here the stage refuses the view (the mount limit,
+// before anything is built) and Start fails; control: with Compile's
+// real table the command runs. Shown red: with the stage ignoring the
+// table (nsview.KeepMountTable not called) the first case ran.
+func TestStageTakesMountTable(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asNobody(t, "TestStageTakesMountTable")
+		return
+	}
+	ws, rs := prestageRuleset(t) // Compile read the real table
+	real := nsview.LastMountTable()
+	require.NotEmpty(t, real)
+	b, err := os.ReadFile("/proc/sys/fs/mount-max")
+	require.NoError(t, err)
+	max, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	full := make([]string, max)
+	for i := range full {
+		full[i] = "/m" + strconv.Itoa(i)
+	}
+	for _, tc := range []struct {
+		name  string
+		table []string
+		ok    bool
+	}{
+		{"a table at fs.mount-max", full, false},
+		{"control: the real table", real, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, osthread.Run(func() error {
+				nsview.KeepMountTable(tc.table) // what LastMountTable returns next
+				return nil
+			}))
+			PrestartUserStage(true)
+			before := prestageTaken.Load()
+			c := CommandContext(context.Background(), ws, rs, "/bin/true")
+			err := c.Start()
+			if tc.ok {
+				require.NoError(t, err)
+				require.NoError(t, c.Wait())
+				assert.EqualValues(t, 1, prestageTaken.Load()-before)
+			} else {
+				require.Error(t, err)
+				assert.ErrorContains(t, err, "fs.mount-max")
+			}
+			waitNoChildren(t)
+		})
+	}
 }

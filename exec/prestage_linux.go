@@ -139,8 +139,9 @@ func (c *Cmd) reservePrestage() {
 	go ps.sendView(view)
 }
 
-// sendView writes the view frame (see nsinit.EnvMarker) once the stage
-// runs, and records it.
+// sendView writes the view frame (nsinit.Ahead: the view and the mount
+// table Compile read, see nsinit.EnvMarker) once the stage runs, and
+// records the view's encoding.
 func (ps *prestage) sendView(v nsview.View) {
 	defer close(ps.viewDone)
 	<-ps.done
@@ -149,12 +150,16 @@ func (ps *prestage) sendView(v nsview.View) {
 		return
 	}
 	b, err := json.Marshal(v)
+	var ahead []byte
+	if err == nil {
+		ahead, err = json.Marshal(nsinit.Ahead{View: b, Mounts: nsview.LastMountTable()})
+	}
 	if err != nil {
 		ps.viewErr = err
 		return
 	}
-	frame := binary.LittleEndian.AppendUint32(nil, uint32(len(b)))
-	if _, err := ps.sock.Write(append(frame, b...)); err != nil {
+	frame := binary.LittleEndian.AppendUint32(nil, uint32(len(ahead)))
+	if _, err := ps.sock.Write(append(frame, ahead...)); err != nil {
 		ps.viewErr = err
 		return
 	}

@@ -32,7 +32,11 @@
 // Linux only; elsewhere Main does nothing and Registered is false.
 package nsinit
 
-import "github.com/landjail/landjail/internal/nsview"
+import (
+	"encoding/json"
+
+	"github.com/landjail/landjail/internal/nsview"
+)
 
 // EnvMarker is the environment variable that marks the re-executed init
 // stage; its value is "SPEC,STATUS[,net][,ids=UID:GID]": the descriptor
@@ -124,6 +128,17 @@ type Spec struct {
 	// closes the status channel and exits as without Linger (the kernel
 	// kills the rest of the namespace), and the parent reaps it.
 	Linger bool `json:"linger,omitempty"`
+}
+
+// Ahead is the frame that comes first on a stage's socket (EnvMarker):
+// the view (nsview.View as JSON) and the mount table the parent read
+// (nsview.LastMountTable: the stage's mount namespace is a copy of the
+// parent's), which the stage's mount-limit check then uses
+// (nsview.KeepMountTable) instead of reading its own; nil when the
+// parent read none.
+type Ahead struct {
+	View   json.RawMessage `json:"view"`
+	Mounts []string        `json:"mounts,omitempty"`
 }
 
 // Exit is the second line a lingering stage (Spec.Linger) writes on the

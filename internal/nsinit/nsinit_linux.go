@@ -155,16 +155,23 @@ func runInit(marker string) int {
 		if sfd == tfd {
 			a := viewAhead{op: "read view"}
 			var vb []byte
+			var ah Ahead
 			if vb, a.err = readFrame(sfd); a.err == nil {
 				a.op, v = "decode view", new(nsview.View)
-				if a.err = json.Unmarshal(vb, v); a.err == nil {
-					a.view = v
+				if a.err = json.Unmarshal(vb, &ah); a.err == nil {
+					if a.err = json.Unmarshal(ah.View, v); a.err == nil {
+						a.view = v
+					}
 				}
 			}
 			aheads <- a // the main goroutine reads the spec from here on
 			if a.err != nil {
 				return
 			}
+			// The parent's mount table (this namespace is a copy of
+			// its): the view's mount-limit check needs no reading of
+			// its own.
+			nsview.KeepMountTable(ah.Mounts)
 			viewErr = v.EnterOwnNamespaces()
 		}
 		j := <-jobs

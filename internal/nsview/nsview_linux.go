@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -425,6 +426,18 @@ func keepReading(mps []string) {
 	lastReading.mu.Lock()
 	defer lastReading.mu.Unlock()
 	lastReading.ns, lastReading.mps = id, mps
+}
+
+func lastMountTable() []string {
+	lastReading.mu.Lock()
+	defer lastReading.mu.Unlock()
+	return slices.Clone(lastReading.mps)
+}
+
+func keepMountTable(mounts []string) {
+	if mounts != nil {
+		keepReading(slices.Clone(mounts))
+	}
 }
 
 // takeReading returns the kept reading when it is of the calling
