@@ -22,6 +22,7 @@ import (
 	"github.com/landjail/landjail/cmdcheck"
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/osthread"
+	"github.com/landjail/landjail/internal/stagestart"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -470,6 +471,7 @@ func (c *Cmd) setRlimits() (restore func(), err error) {
 		return rlimitMu.RUnlock, nil
 	}
 	hard := hardRlimits()
+	stagestart.WaitEarly() // no early stage starts under these limits
 	rlimitMu.Lock()
 	var saved []Rlimit
 	restore = func() {

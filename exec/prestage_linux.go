@@ -19,6 +19,7 @@ import (
 
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/stagestart"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -32,7 +33,7 @@ type prestage struct {
 	// the stage links its own context to it. cancelHook is cmd.Cancel's
 	// body, set by the taker (until then Cancel does nothing).
 	cancel     context.CancelFunc
-	cancelHook atomic.Pointer[func() error]
+	cancelHook *atomic.Pointer[func() error]
 	done       chan struct{} // closed when the start below returned
 	err        error         // the start's error, once done
 	// viewDone is closed once the view frame was written (sendView):
@@ -64,10 +65,43 @@ func prestartUserStage(privateNetwork bool) {
 	if prestaged.ps != nil {
 		return
 	}
-	ps := &prestage{done: make(chan struct{}), viewDone: make(chan struct{})}
+	ps := &prestage{done: make(chan struct{}), viewDone: make(chan struct{}), cancelHook: new(atomic.Pointer[func() error])}
 	prestaged.ps = ps
+	// A stage cloned from cmd/landjail's package initialization
+	// (internal/stagestart) for the same network is this one: adopted
+	// once its start returned. One for another network is discarded.
+	if es := stagestart.Take(); es != nil {
+		if es.Net == privateNetwork {
+			go ps.adopt(es)
+			return
+		}
+		go discardEarly(es)
+	}
 	go ps.start(privateNetwork)
 }
+
+// adopt makes the stage stagestart cloned ps's, once its start returned.
+func (ps *prestage) adopt(es *stagestart.Stage) {
+	defer close(ps.done)
+	<-es.Done
+	if es.Err != nil {
+		ps.err = fmt.Errorf("exec: user-namespace stage: %w", es.Err)
+		return
+	}
+	ps.cmd, ps.sock, ps.keepW, ps.cancel, ps.cancelHook = es.Cmd, es.Sock, es.KeepW, es.Stop, &es.Hook
+	prestageAdopted.Add(1)
+}
+
+// discardEarly ends a stage stagestart cloned that no run can use.
+func discardEarly(es *stagestart.Stage) {
+	<-es.Done
+	if es.Err == nil {
+		(&prestage{cmd: es.Cmd, sock: es.Sock, keepW: es.KeepW, cancel: es.Stop}).discard()
+	}
+}
+
+// prestageAdopted counts the stages adopted from stagestart (for tests).
+var prestageAdopted atomic.Int64
 
 // start clones the stage as newUserStage does, with its own descriptors
 // only: /dev/null as stdio, the socket (fd 3, both the spec and the
