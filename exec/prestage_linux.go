@@ -186,7 +186,8 @@ func (ps *prestage) sendView(v nsview.View) {
 	b, err := json.Marshal(v)
 	var ahead []byte
 	if err == nil {
-		ahead, err = json.Marshal(nsinit.Ahead{View: b, Mounts: nsview.LastMountTable()})
+		mounts, max := nsview.LastMountTable()
+		ahead, err = json.Marshal(nsinit.Ahead{View: b, Mounts: mounts, MountMax: max})
 	}
 	if err != nil {
 		ps.viewErr = err

@@ -133,12 +133,13 @@ type Spec struct {
 // Ahead is the frame that comes first on a stage's socket (EnvMarker):
 // the view (nsview.View as JSON) and the mount table the parent read
 // (nsview.LastMountTable: the stage's mount namespace is a copy of the
-// parent's), which the stage's mount-limit check then uses
-// (nsview.KeepMountTable) instead of reading its own; nil when the
+// parent's) with fs.mount-max, which the stage's mount-limit check then
+// uses (nsview.KeepMountTable) instead of reading its own; nil when the
 // parent read none.
 type Ahead struct {
-	View   json.RawMessage `json:"view"`
-	Mounts []string        `json:"mounts,omitempty"`
+	View     json.RawMessage `json:"view"`
+	Mounts   []string        `json:"mounts,omitempty"`
+	MountMax int             `json:"mount_max,omitempty"` // fs.mount-max read with Mounts; 0: unknown
 }
 
 // Exit is the second line a lingering stage (Spec.Linger) writes on the

@@ -171,7 +171,7 @@ func runInit(marker string) int {
 			// The parent's mount table (this namespace is a copy of
 			// its): the view's mount-limit check needs no reading of
 			// its own.
-			nsview.KeepMountTable(ah.Mounts)
+			nsview.KeepMountTable(ah.Mounts, ah.MountMax)
 			viewErr = v.EnterOwnNamespaces()
 		}
 		j := <-jobs

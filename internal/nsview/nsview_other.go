@@ -26,6 +26,6 @@ func mountBudget() (int, error) {
 	return 0, fmt.Errorf("nsview: mount budget: %w (Linux only)", errors.ErrUnsupported)
 }
 
-func lastMountTable() []string { return nil }
+func lastMountTable() ([]string, int) { return nil, 0 }
 
-func keepMountTable([]string) {}
+func keepMountTable([]string, int) {}
