@@ -2,6 +2,7 @@ package exec
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,6 +57,35 @@ func TestEarlyStageAdopted(t *testing.T) {
 			assert.EqualValues(t, 1, taken, "prestarted stages taken")
 			assert.Equal(t, tc.adopted, prestageAdopted.Load()-before, "early stages adopted")
 			waitNoChildren(t) // the discarded one too
+		})
+	}
+}
+
+// TestEarlyStageDiscarded: what Cmd.Exec does before replacing the
+// process (discardPrestage) also ends and reaps a stage stagestart cloned
+// that nothing adopted, and waits for the discard of one
+// PrestartUserStage found for the other network: no child is left when
+// it returns. Control: the early stage is this process's child before.
+// Shown able to fail: without the stagestart.Take in discardPrestage the
+// first row left the stage running (noChildren false). (The wait for a
+// discard under way is not shown necessary here: without it the second
+// row still passed, its own stage's discard taking longer.)
+func TestEarlyStageDiscarded(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asNobody(t, "TestEarlyStageDiscarded")
+		return
+	}
+	for _, mismatched := range []bool{false, true} {
+		t.Run("mismatched="+strconv.FormatBool(mismatched), func(t *testing.T) {
+			stagestart.ResetForTest()
+			stagestart.StartEarly("/proc/self/exe", true)
+			stagestart.WaitEarly()
+			require.False(t, noChildren(), "control: the early stage is a child")
+			if mismatched {
+				PrestartUserStage(false) // discards the early one, starts its own
+			}
+			discardPrestage(&Cmd{})
+			assert.True(t, noChildren(), "a stage left when discardPrestage returned")
 		})
 	}
 }

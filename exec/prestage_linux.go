@@ -75,7 +75,11 @@ func prestartUserStage(privateNetwork bool) {
 			go ps.adopt(es)
 			return
 		}
-		go discardEarly(es)
+		earlyDiscards.Add(1)
+		go func() {
+			defer earlyDiscards.Done()
+			discardEarly(es)
+		}()
 	}
 	go ps.start(privateNetwork)
 }
@@ -99,6 +103,10 @@ func discardEarly(es *stagestart.Stage) {
 		(&prestage{cmd: es.Cmd, sock: es.Sock, keepW: es.KeepW, cancel: es.Stop}).discard()
 	}
 }
+
+// earlyDiscards counts the discards of early stages under way
+// (discardPrestage waits for them).
+var earlyDiscards sync.WaitGroup
 
 // prestageAdopted counts the stages adopted from stagestart (for tests).
 var prestageAdopted atomic.Int64
@@ -288,11 +296,17 @@ func (ps *prestage) discard() {
 	ps.cancel()
 }
 
-// discardPrestage ends the stage c reserved and the one PrestartUserStage
-// started that no Cmd took, and reaps them: Cmd.Exec calls it before
-// replacing the process, so that the command it becomes never sees a
-// child it did not make. It waits for the stages' start.
+// discardPrestage ends the stage c reserved, the one PrestartUserStage
+// started that no Cmd took and one stagestart cloned that nothing
+// adopted, and reaps them, and waits for the discards of early stages
+// under way: Cmd.Exec calls it before replacing the process, so that the
+// command it becomes never sees a child it did not make. It waits for
+// the stages' start.
 func discardPrestage(c *Cmd) {
+	if es := stagestart.Take(); es != nil {
+		discardEarly(es)
+	}
+	defer earlyDiscards.Wait()
 	if ps := c.pre; ps != nil {
 		c.pre = nil
 		<-ps.done
