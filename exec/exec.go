@@ -119,6 +119,7 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -257,6 +258,15 @@ type Cmd struct {
 	// Until this process exits the init (asleep in read(2)) and its
 	// namespace stay, holding the child's namespaces and its procfs:
 	// a long-lived caller should leave it unset.
+	//
+	// For a non-root caller the init is the user-namespace stage: it
+	// reports the child's exit code once the child exited and nothing
+	// is left in its namespace, and Wait returns then, without reaping
+	// it (ProcessState nil: use WaitStatus; a non-zero code is a
+	// *StageExitError); the stage, its namespaces and their teardown
+	// (the mount namespace's RCU grace period, its memory: ≈0.7 ms of
+	// the run's wall time, BENCHMARKS.md round 5) end after this
+	// process's exit.
 	DeferNamespaceEnd bool
 
 	// Cgroup, when not nil, places the child in a control group before
@@ -313,7 +323,37 @@ type Cmd struct {
 	// pre is a prestarted user-namespace stage reserved for this Cmd
 	// at CommandContext (it builds the view meanwhile), or nil.
 	pre *prestage
+	// lingered: Wait took the status from a lingering user-namespace
+	// stage (DeferNamespaceEnd), lingerStatus.
+	lingered     bool
+	lingerStatus syscall.WaitStatus
 }
+
+// WaitStatus returns the command's wait status once Wait returned, and
+// false before (or when Wait could not get one). It is ProcessState's,
+// except after a user-namespace stage that lingers (DeferNamespaceEnd
+// with a non-root caller: ProcessState is then nil), where it is the
+// status the stage's exit would have had: exited, with the command's
+// exit code, 128+n when a signal n killed it.
+func (c *Cmd) WaitStatus() (syscall.WaitStatus, bool) {
+	if c.lingered {
+		return c.lingerStatus, true
+	}
+	if c.ProcessState == nil {
+		return 0, false
+	}
+	ws, ok := c.ProcessState.Sys().(syscall.WaitStatus)
+	return ws, ok
+}
+
+// StageExitError is Wait's error for a command that exited with a
+// non-zero Code (128+n for a signal n) when a lingering user-namespace
+// stage reported it (DeferNamespaceEnd; os/exec's *ExitError otherwise).
+type StageExitError struct {
+	Code int
+}
+
+func (e *StageExitError) Error() string { return "exit status " + strconv.Itoa(e.Code) }
 
 // CgroupPlacement puts a child into a control group before it runs (see
 // Cmd.Cgroup).

@@ -22,6 +22,7 @@ import (
 	"github.com/landjail/landjail/cmdcheck"
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/osthread"
+	"github.com/landjail/landjail/internal/stagestart"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
@@ -42,6 +43,20 @@ type runState struct {
 	// (and everything in it) when it reads end of file, so a landjail
 	// killed with SIGKILL takes the command with it.
 	stageKeep *os.File
+	// stageExit is a lingering stage's status channel
+	// (DeferNamespaceEnd, nsinit.Spec.Linger); lingered is set when Wait
+	// took the command's status from it instead of reaping the stage.
+	stageExit *stageExit
+	lingered  bool
+}
+
+// lingeringStages holds the keep-alive pipes of the user-namespace
+// stages that end when this process exits (DeferNamespaceEnd): an
+// unreachable *os.File would be closed by its finalizer, ending the
+// stage early (harmless, but not the point).
+var lingeringStages struct {
+	mu    sync.Mutex
+	keeps []*os.File
 }
 
 // prepared is the result of the parent-side work done before confinement.
@@ -159,6 +174,13 @@ func (c *Cmd) start() error {
 	inner.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: c.Setctty, Ctty: c.Ctty, Credential: c.Credential}
 	inner.Cancel = func() error {
 		st.mu.Lock()
+		if st.lingered {
+			// Wait returned with the stage's report: the command
+			// and everything it started are gone, the stage only
+			// waits for this process to exit.
+			st.mu.Unlock()
+			return os.ErrProcessDone
+		}
 		st.canceled = true
 		st.mu.Unlock()
 		if err := unix.Kill(-inner.Process.Pid, unix.SIGTERM); err != nil {
@@ -215,7 +237,7 @@ func (c *Cmd) start() error {
 		return err
 	}
 	if c.Ruleset.UserNamespace() {
-		inner, st.stageKeep, err = c.startUserStage(ctx, inner, p)
+		inner, st.stageKeep, st.stageExit, err = c.startUserStage(ctx, inner, p)
 	} else if pidns {
 		ini, err = c.spawnPID(c.placed(inner))
 	} else {
@@ -452,6 +474,7 @@ func (c *Cmd) setRlimits() (restore func(), err error) {
 		return rlimitMu.RUnlock, nil
 	}
 	hard := hardRlimits()
+	stagestart.WaitEarly() // no early stage starts under these limits
 	rlimitMu.Lock()
 	var saved []Rlimit
 	restore = func() {
@@ -586,6 +609,13 @@ func (c *Cmd) wait() error {
 		return errors.New("exec: not started")
 	}
 	defer st.cancel()
+	if st.stageExit != nil {
+		code, ok := st.stageExit.read()
+		st.stageExit = nil
+		if ok {
+			return c.lingerStage(code)
+		}
+	}
 	err := st.inner.Wait()
 	if st.stageKeep != nil {
 		st.stageKeep.Close()
@@ -603,6 +633,33 @@ func (c *Cmd) wait() error {
 		killGroup(st.inner.Process.Pid, st.grace)
 	}
 	return err
+}
+
+// lingerStage ends Wait for a user-namespace stage that reported the
+// command's exit code (nsinit.Exit: the command exited and nothing is
+// left in its namespaces) and waits for this process to exit
+// (DeferNamespaceEnd): the stage is not reaped, and its keep-alive pipe
+// stays open until this process exits (lingeringStages). ProcessState
+// stays nil; WaitStatus has the status the stage's exit would have
+// given (exited, code). A context that ended before the report still
+// counts as Canceled, as with a reaped stage.
+func (c *Cmd) lingerStage(code int) error {
+	st := c.state
+	st.mu.Lock()
+	st.lingered = true
+	c.Canceled = st.canceled
+	st.mu.Unlock()
+	lingeringStages.mu.Lock()
+	lingeringStages.keeps = append(lingeringStages.keeps, st.stageKeep)
+	lingeringStages.mu.Unlock()
+	st.stageKeep = nil
+	c.ProcessState = nil
+	c.lingerStatus = syscall.WaitStatus(code << 8)
+	c.lingered = true
+	if code != 0 {
+		return &StageExitError{Code: code}
+	}
+	return nil
 }
 
 // killGroup waits up to grace for the rest of process group pgid (after a

@@ -19,6 +19,8 @@ import (
 
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/stagestart"
+	"github.com/landjail/landjail/landlock"
 )
 
 // prestage is a user-namespace stage started before its command was
@@ -31,7 +33,7 @@ type prestage struct {
 	// the stage links its own context to it. cancelHook is cmd.Cancel's
 	// body, set by the taker (until then Cancel does nothing).
 	cancel     context.CancelFunc
-	cancelHook atomic.Pointer[func() error]
+	cancelHook *atomic.Pointer[func() error]
 	done       chan struct{} // closed when the start below returned
 	err        error         // the start's error, once done
 	// viewDone is closed once the view frame was written (sendView):
@@ -39,6 +41,9 @@ type prestage struct {
 	viewDone chan struct{}
 	view     []byte
 	viewErr  error
+	// rs is the Ruleset whose view was sent (its view is fixed when
+	// it is compiled): a Cmd with the same Ruleset needs no comparison.
+	rs *landlock.Ruleset
 }
 
 // prestaged holds the one prestarted stage until a Start takes it.
@@ -60,10 +65,51 @@ func prestartUserStage(privateNetwork bool) {
 	if prestaged.ps != nil {
 		return
 	}
-	ps := &prestage{done: make(chan struct{}), viewDone: make(chan struct{})}
+	ps := &prestage{done: make(chan struct{}), viewDone: make(chan struct{}), cancelHook: new(atomic.Pointer[func() error])}
 	prestaged.ps = ps
+	// A stage cloned from cmd/landjail's package initialization
+	// (internal/stagestart) for the same network is this one: adopted
+	// once its start returned. One for another network is discarded.
+	if es := stagestart.Take(); es != nil {
+		if es.Net == privateNetwork {
+			go ps.adopt(es)
+			return
+		}
+		earlyDiscards.Add(1)
+		go func() {
+			defer earlyDiscards.Done()
+			discardEarly(es)
+		}()
+	}
 	go ps.start(privateNetwork)
 }
+
+// adopt makes the stage stagestart cloned ps's, once its start returned.
+func (ps *prestage) adopt(es *stagestart.Stage) {
+	defer close(ps.done)
+	<-es.Done
+	if es.Err != nil {
+		ps.err = fmt.Errorf("exec: user-namespace stage: %w", es.Err)
+		return
+	}
+	ps.cmd, ps.sock, ps.keepW, ps.cancel, ps.cancelHook = es.Cmd, es.Sock, es.KeepW, es.Stop, &es.Hook
+	prestageAdopted.Add(1)
+}
+
+// discardEarly ends a stage stagestart cloned that no run can use.
+func discardEarly(es *stagestart.Stage) {
+	<-es.Done
+	if es.Err == nil {
+		(&prestage{cmd: es.Cmd, sock: es.Sock, keepW: es.KeepW, cancel: es.Stop}).discard()
+	}
+}
+
+// earlyDiscards counts the discards of early stages under way
+// (discardPrestage waits for them).
+var earlyDiscards sync.WaitGroup
+
+// prestageAdopted counts the stages adopted from stagestart (for tests).
+var prestageAdopted atomic.Int64
 
 // start clones the stage as newUserStage does, with its own descriptors
 // only: /dev/null as stdio, the socket (fd 3, both the spec and the
@@ -130,12 +176,14 @@ func (c *Cmd) reservePrestage() {
 		return
 	}
 	c.pre = ps
+	ps.rs = c.Ruleset
 	view, _ := c.Ruleset.View()
 	go ps.sendView(view)
 }
 
-// sendView writes the view frame (see nsinit.EnvMarker) once the stage
-// runs, and records it.
+// sendView writes the view frame (nsinit.Ahead: the view and the mount
+// table Compile read, see nsinit.EnvMarker) once the stage runs, and
+// records the view's encoding.
 func (ps *prestage) sendView(v nsview.View) {
 	defer close(ps.viewDone)
 	<-ps.done
@@ -144,12 +192,17 @@ func (ps *prestage) sendView(v nsview.View) {
 		return
 	}
 	b, err := json.Marshal(v)
+	var ahead []byte
+	if err == nil {
+		mounts, max := nsview.LastMountTable()
+		ahead, err = json.Marshal(nsinit.Ahead{View: b, Mounts: mounts, MountMax: max})
+	}
 	if err != nil {
 		ps.viewErr = err
 		return
 	}
-	frame := binary.LittleEndian.AppendUint32(nil, uint32(len(b)))
-	if _, err := ps.sock.Write(append(frame, b...)); err != nil {
+	frame := binary.LittleEndian.AppendUint32(nil, uint32(len(ahead)))
+	if _, err := ps.sock.Write(append(frame, ahead...)); err != nil {
 		ps.viewErr = err
 		return
 	}
@@ -161,7 +214,10 @@ func (ps *prestage) sendView(v nsview.View) {
 // is discarded (killed and reaped on another goroutine). The stage is c's
 // own (reservePrestage) or, when c has none, the waiting one, which gets
 // the view now. A stage that was sent a view other than c's Ruleset's
-// (the Ruleset was replaced after CommandContext) is not used.
+// (the Ruleset was replaced after CommandContext) is not used: the view
+// sent is compared with c's (as JSON) unless it came from c's Ruleset
+// itself (a Ruleset's view is fixed by Compile), which saves a second
+// encoding on the way to the spec.
 func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
 	ps := c.pre
 	c.pre = nil
@@ -174,6 +230,7 @@ func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
 		if ps == nil {
 			return nil
 		}
+		ps.rs = c.Ruleset
 		ps.sendView(view)
 	}
 	<-ps.done
@@ -181,7 +238,12 @@ func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
 		return nil
 	}
 	<-ps.viewDone
-	if b, err := json.Marshal(view); ps.viewErr != nil || err != nil || !bytes.Equal(b, ps.view) || !c.mayTakePrestage(inner) {
+	same := ps.viewErr == nil && ps.rs == c.Ruleset
+	if !same && ps.viewErr == nil {
+		b, err := json.Marshal(view)
+		same = err == nil && bytes.Equal(b, ps.view)
+	}
+	if !same || !c.mayTakePrestage(inner) {
 		go ps.discard()
 		return nil
 	}
@@ -234,11 +296,17 @@ func (ps *prestage) discard() {
 	ps.cancel()
 }
 
-// discardPrestage ends the stage c reserved and the one PrestartUserStage
-// started that no Cmd took, and reaps them: Cmd.Exec calls it before
-// replacing the process, so that the command it becomes never sees a
-// child it did not make. It waits for the stages' start.
+// discardPrestage ends the stage c reserved, the one PrestartUserStage
+// started that no Cmd took and one stagestart cloned that nothing
+// adopted, and reaps them, and waits for the discards of early stages
+// under way: Cmd.Exec calls it before replacing the process, so that the
+// command it becomes never sees a child it did not make. It waits for
+// the stages' start.
 func discardPrestage(c *Cmd) {
+	if es := stagestart.Take(); es != nil {
+		discardEarly(es)
+	}
+	defer earlyDiscards.Wait()
 	if ps := c.pre; ps != nil {
 		c.pre = nil
 		<-ps.done
@@ -294,8 +362,9 @@ func stageMarker(spec, status int, net bool) string {
 // after the start (its Cancel, WaitDelay and context) move to ps.cmd,
 // which replaces inner, and the spec goes with the target's descriptors
 // (inner's stdio, c.ExtraFiles) and the ruleset. It returns the stage's
-// os/exec.Cmd and the keep-alive pipe's write end.
-func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, p *prepared) (*osexec.Cmd, *os.File, error) {
+// os/exec.Cmd, the keep-alive pipe's write end and, for a lingering
+// stage (DeferNamespaceEnd), its status channel (the socket).
+func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, p *prepared) (*osexec.Cmd, *os.File, *stageExit, error) {
 	cmd := ps.cmd
 	cmd.WaitDelay = inner.WaitDelay
 	hook := inner.Cancel
@@ -306,7 +375,7 @@ func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, 
 	if err != nil {
 		stop()
 		go ps.discard()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	st.statusR = ps.sock
 	lfd := st.closeAfterStart[0]
@@ -321,17 +390,19 @@ func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, 
 	} else {
 		err = fmt.Errorf("exec: user-namespace stage: sending the spec: %w", err)
 	}
-	ps.sock.Close()
+	if st.exit == nil {
+		ps.sock.Close()
+	}
 	if err != nil {
 		stop()
 		ps.keepW.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
 		ps.cancel()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	prestageTaken.Add(1)
-	return cmd, ps.keepW, nil
+	return cmd, ps.keepW, st.exit, nil
 }
 
 // sendSpec writes spec to the stage's socket with files passed along

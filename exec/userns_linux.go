@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +33,35 @@ type userStage struct {
 	keepW           *os.File // the keep-alive pipe's write end: Wait closes it
 	closeAfterStart []*os.File
 	spec            nsinit.Spec
+	exit            *stageExit // the status channel of a lingering stage (Spec.Linger)
+}
+
+// stageExit is the parent's end of a lingering stage's status channel
+// (nsinit.Spec.Linger), past the Status line: the stage writes an Exit
+// line on it once the target exited and nothing is left in its
+// namespace, or closes it (it then exits as without Linger).
+type stageExit struct {
+	f  *os.File
+	rd *bufio.Reader
+}
+
+// read returns the stage's Exit line, ok false at end of file or on an
+// error (the stage exits, or died: reap it). It closes the channel.
+func (e *stageExit) read() (code int, ok bool) {
+	line, err := e.rd.ReadBytes('\n')
+	e.f.Close()
+	var x nsinit.Exit
+	if err != nil || json.Unmarshal(line, &x) != nil || x.Code < 0 || x.Code > 255 {
+		return 0, false
+	}
+	return x.Code, true
+}
+
+// close closes the channel unread (nil: nothing).
+func (e *stageExit) close() {
+	if e != nil {
+		e.f.Close()
+	}
 }
 
 // newUserStage rewrites inner (built for the target, p) to start the
@@ -116,6 +147,7 @@ func (c *Cmd) stageSpec(p *prepared, nfiles int) (*userStage, error) {
 			SeccompListener: c.Seccomp.Explained(),
 			View:            &view,
 			TmpAccess:       tmpAccess(c.Ruleset, view),
+			Linger:          c.DeferNamespaceEnd,
 		},
 	}, nil
 }
@@ -146,14 +178,23 @@ func (st *userStage) finish(c *Cmd, startErr error, inner *osexec.Cmd, p *prepar
 	return st.readStatus(c, inner, p)
 }
 
-// readStatus reads the stage's status from statusR (until end of file)
-// and closes it; with --explain it takes and serves the stage's seccomp
-// listener. A stage that failed before the target ran is waited for, and
-// its error returned as os.StartProcess would (*fs.PathError
-// "fork/exec" for the target's execve).
+// readStatus reads the stage's status line from statusR and closes it,
+// unless the stage lingers (Spec.Linger: statusR is then kept in
+// st.exit, for Wait to read the Exit line); with --explain it takes and
+// serves the stage's seccomp listener. A stage that failed before the
+// target ran is waited for, and its error returned as os.StartProcess
+// would (*fs.PathError "fork/exec" for the target's execve).
 func (st *userStage) readStatus(c *Cmd, inner *osexec.Cmd, p *prepared) error {
-	out, err := io.ReadAll(st.statusR)
-	st.statusR.Close()
+	rd := bufio.NewReaderSize(st.statusR, 512)
+	out, err := rd.ReadBytes('\n')
+	if err == io.EOF && len(out) > 0 {
+		err = nil
+	}
+	if err == nil && st.spec.Linger && bytes.HasSuffix(out, []byte("\n")) {
+		st.exit = &stageExit{f: st.statusR, rd: rd}
+	} else {
+		st.statusR.Close()
+	}
 	var status nsinit.Status
 	if err == nil {
 		err = json.Unmarshal(out, &status)
@@ -167,6 +208,8 @@ func (st *userStage) readStatus(c *Cmd, inner *osexec.Cmd, p *prepared) error {
 	if err == nil && status.Errno == 0 {
 		return nil
 	}
+	st.exit.close()
+	st.exit = nil
 	inner.Process.Kill()
 	inner.Wait()
 	if err != nil {
@@ -181,15 +224,16 @@ func (st *userStage) readStatus(c *Cmd, inner *osexec.Cmd, p *prepared) error {
 // startUserStage starts inner through the user-namespace stage, or hands
 // the target to a stage PrestartUserStage started (ctx is the run's
 // context), and returns the os/exec.Cmd of the stage (inner, or the
-// prestarted one replacing it) and the keep-alive pipe's write end, for
-// Wait to close.
-func (c *Cmd) startUserStage(ctx context.Context, inner *osexec.Cmd, p *prepared) (*osexec.Cmd, *os.File, error) {
+// prestarted one replacing it), the keep-alive pipe's write end, for
+// Wait to close, and a lingering stage's status channel (nil unless
+// DeferNamespaceEnd).
+func (c *Cmd) startUserStage(ctx context.Context, inner *osexec.Cmd, p *prepared) (*osexec.Cmd, *os.File, *stageExit, error) {
 	if ps := c.takePrestage(inner); ps != nil {
 		return c.usePrestage(ps, ctx, inner, p)
 	}
 	st, err := c.newUserStage(inner, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	start := c.placed(inner)
 	if c.joins() {
@@ -205,9 +249,9 @@ func (c *Cmd) startUserStage(ctx context.Context, inner *osexec.Cmd, p *prepared
 	}
 	if err := st.finish(c, start(), inner, p); err != nil {
 		st.keepW.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return inner, st.keepW, nil
+	return inner, st.keepW, st.exit, nil
 }
 
 // tmpAccess is Spec.TmpAccess: every right rs handles when its view has a

@@ -493,14 +493,16 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	var sweepErr error
 	rep.Quarantined, sweepErr = plan.FinishSweep()
 
-	ps := c.ProcessState
-	if ps == nil {
+	// WaitStatus: ProcessState's, or a lingering stage's report
+	// (exec.Cmd.DeferNamespaceEnd as a non-root caller).
+	wst, ok := c.WaitStatus()
+	if !ok {
 		return fail(fmt.Errorf("run: %w", waitErr))
 	}
-	rep.ExitCode = ps.ExitCode()
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		rep.ExitCode = 128 + int(ws.Signal())
-		rep.Signal = unix.SignalName(ws.Signal())
+	rep.ExitCode = wst.ExitStatus()
+	if wst.Signaled() {
+		rep.ExitCode = 128 + int(wst.Signal())
+		rep.Signal = unix.SignalName(wst.Signal())
 	}
 	if c.Timeout > 0 && elapsed >= c.Timeout && (rep.Signal != "" || c.Canceled) {
 		rep.TimedOut = true

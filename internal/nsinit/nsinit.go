@@ -32,7 +32,11 @@
 // Linux only; elsewhere Main does nothing and Registered is false.
 package nsinit
 
-import "github.com/landjail/landjail/internal/nsview"
+import (
+	"encoding/json"
+
+	"github.com/landjail/landjail/internal/nsview"
+)
 
 // EnvMarker is the environment variable that marks the re-executed init
 // stage; its value is "SPEC,STATUS[,net][,ids=UID:GID]": the descriptor
@@ -112,11 +116,44 @@ type Spec struct {
 	// (nsview.GrantPrivateTmp): the fresh tmpfs is a mount point that no
 	// rule of the ruleset reaches.
 	TmpAccess uint64 `json:"tmp_access,omitempty"`
+	// Linger (exec.Cmd.DeferNamespaceEnd): once the target has exited
+	// and no other process is left in the namespace (the stage has no
+	// child: every process of the namespace descends from it), the
+	// stage writes an Exit line on the status channel, which it keeps
+	// open after the Status line for this, and then waits for end of
+	// file on KeepFD (the parent's exit) before it exits: the
+	// namespaces' teardown (the mount namespace's RCU grace period, the
+	// stage's memory, its /proc entries) then follows the parent's exit
+	// instead of preceding its Wait. With a process left the stage
+	// closes the status channel and exits as without Linger (the kernel
+	// kills the rest of the namespace), and the parent reaps it.
+	Linger bool `json:"linger,omitempty"`
 }
 
-// Status is what the init stage writes back on the status pipe before
-// closing it: Errno 0 once the target is running (its execve succeeded),
-// else the errno of the step that failed and a message.
+// Ahead is the frame that comes first on a stage's socket (EnvMarker):
+// the view (nsview.View as JSON) and the mount table the parent read
+// (nsview.LastMountTable: the stage's mount namespace is a copy of the
+// parent's) with fs.mount-max, which the stage's mount-limit check then
+// uses (nsview.KeepMountTable) instead of reading its own; nil when the
+// parent read none.
+type Ahead struct {
+	View     json.RawMessage `json:"view"`
+	Mounts   []string        `json:"mounts,omitempty"`
+	MountMax int             `json:"mount_max,omitempty"` // fs.mount-max read with Mounts; 0: unknown
+}
+
+// Exit is the second line a lingering stage (Spec.Linger) writes on the
+// status channel: the target's exit code, 128+n when a signal n killed
+// it, as the stage's own exit status would have been.
+type Exit struct {
+	Code int `json:"code"`
+}
+
+// Status is what the init stage writes back on the status pipe, as one
+// line of JSON, before closing it (with Spec.Linger and the target
+// running, an Exit line follows later): Errno 0 once the target is
+// running (its execve succeeded), else the errno of the step that failed
+// and a message.
 type Status struct {
 	Errno int    `json:"errno,omitempty"`
 	Op    string `json:"op,omitempty"`

@@ -155,16 +155,23 @@ func runInit(marker string) int {
 		if sfd == tfd {
 			a := viewAhead{op: "read view"}
 			var vb []byte
+			var ah Ahead
 			if vb, a.err = readFrame(sfd); a.err == nil {
 				a.op, v = "decode view", new(nsview.View)
-				if a.err = json.Unmarshal(vb, v); a.err == nil {
-					a.view = v
+				if a.err = json.Unmarshal(vb, &ah); a.err == nil {
+					if a.err = json.Unmarshal(ah.View, v); a.err == nil {
+						a.view = v
+					}
 				}
 			}
 			aheads <- a // the main goroutine reads the spec from here on
 			if a.err != nil {
 				return
 			}
+			// The parent's mount table (this namespace is a copy of
+			// its): the view's mount-limit check needs no reading of
+			// its own.
+			nsview.KeepMountTable(ah.Mounts, ah.MountMax)
 			viewErr = v.EnterOwnNamespaces()
 		}
 		j := <-jobs
@@ -254,7 +261,10 @@ func runInit(marker string) int {
 	}
 	pid := r.pid
 	json.NewEncoder(status).Encode(Status{Listener: r.listener})
-	status.Close()
+	if !sp.Linger {
+		status.Close()
+		status = nil
+	}
 	// The init holds nothing the target could reach once it runs: the
 	// target's descriptors (passed ones, and its own stdio, /dev/null),
 	// its ruleset and the binary.
@@ -278,16 +288,32 @@ func runInit(marker string) int {
 		// killer). As PID 1, exiting makes the kernel kill every
 		// process of the namespace.
 		go func() {
-			var b [1]byte
-			for {
-				n, err := unix.Read(sp.KeepFD, b[:])
-				if n == 0 || (err != nil && err != unix.EINTR) {
-					os.Exit(128 + int(unix.SIGKILL))
-				}
-			}
+			waitEOF(sp.KeepFD)
+			os.Exit(128 + int(unix.SIGKILL))
 		}()
 	}
-	return supervise(pid, sigs)
+	code, empty := supervise(pid, sigs)
+	if status != nil {
+		// Linger: with nothing left in the namespace, report the
+		// status and stay until the parent has gone (its exit closes
+		// the keep-alive pipe; the goroutine above then exits too).
+		if empty && sp.KeepFD >= 3 && json.NewEncoder(status).Encode(Exit{Code: code}) == nil {
+			waitEOF(sp.KeepFD)
+		}
+		status.Close()
+	}
+	return code
+}
+
+// waitEOF reads fd until end of file or an error other than EINTR.
+func waitEOF(fd int) {
+	var b [1]byte
+	for {
+		n, err := unix.Read(fd, b[:])
+		if n == 0 || (err != nil && err != unix.EINTR) {
+			return
+		}
+	}
 }
 
 // marker is the parsed value of EnvMarker.
@@ -469,11 +495,12 @@ func readSpecSocket(fd int) (spec []byte, fds []int, err error) {
 
 // supervise forwards signals to the target's process group (on another
 // goroutine) and reaps every child, blocked in wait4 on this thread,
-// until the target exits; it returns the exit code. The wait returns as
-// the kernel reaps a child, where a wait woken by SIGCHLD through the
-// runtime's signal handler and a channel took ≈0.2 ms more after the
-// target's exit here (round 4 of issue 25).
-func supervise(pid int, sigs chan os.Signal) int {
+// until the target exits; it returns the exit code, and empty when no
+// child was left then (reap): the namespace then holds the stage alone.
+// The wait returns as the kernel reaps a child, where a wait woken by
+// SIGCHLD through the runtime's signal handler and a channel took ≈0.2
+// ms more after the target's exit here (round 4 of issue 25).
+func supervise(pid int, sigs chan os.Signal) (code int, empty bool) {
 	var done atomic.Bool
 	go func() {
 		for sig := range sigs {
@@ -495,7 +522,7 @@ func supervise(pid int, sigs chan os.Signal) int {
 			// ECHILD: no child left, the target included (not
 			// reached: the target is reaped only here).
 			done.Store(true)
-			return 125
+			return 125, false
 		}
 		if p != pid {
 			continue
@@ -511,13 +538,16 @@ func supervise(pid int, sigs chan os.Signal) int {
 			continue // stopped or continued: wait4 without WUNTRACED reports neither
 		}
 		done.Store(true)
-		reap()
-		return code
+		return code, reap()
 	}
 }
 
-// reap collects every child that already exited, without blocking.
-func reap() {
+// reap collects every child that already exited, without blocking, and
+// reports whether none is left (wait4 failed with ECHILD): every process
+// of the stage's PID namespace descends from it (orphans are reparented
+// to it), so none is left in the namespace but the stage, and none can
+// appear (nothing is left to fork).
+func reap() (empty bool) {
 	for {
 		var ws unix.WaitStatus
 		p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
@@ -525,7 +555,7 @@ func reap() {
 			continue
 		}
 		if err != nil || p <= 0 {
-			return
+			return err == unix.ECHILD
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -388,7 +389,8 @@ func mountBudget() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	keepReading(mps)
+	keepReading(mps, 0) // Enter reads fs.mount-max itself (tests lower it)
+	budgetMax.Store(int64(max))
 	return max - len(mps), nil
 }
 
@@ -408,7 +410,11 @@ var lastReading struct {
 	mu  sync.Mutex
 	ns  [2]uint64 // dev, inode of the namespace; zero for none
 	mps []string
+	max int // fs.mount-max given with mps (KeepMountTable), 0: unknown
 }
+
+// budgetMax is the fs.mount-max MountBudget read last (LastMountTable).
+var budgetMax atomic.Int64
 
 // nsID identifies the calling thread's mount namespace (its nsfs dev and
 // inode), or zero when it cannot be read.
@@ -420,24 +426,39 @@ func nsID() [2]uint64 {
 	return [2]uint64{st.Dev, st.Ino}
 }
 
-func keepReading(mps []string) {
+func keepReading(mps []string, max int) {
 	id := nsID()
 	lastReading.mu.Lock()
 	defer lastReading.mu.Unlock()
-	lastReading.ns, lastReading.mps = id, mps
+	lastReading.ns, lastReading.mps, lastReading.max = id, mps, max
+}
+
+func lastMountTable() ([]string, int) {
+	lastReading.mu.Lock()
+	defer lastReading.mu.Unlock()
+	if lastReading.mps == nil {
+		return nil, 0
+	}
+	return slices.Clone(lastReading.mps), int(budgetMax.Load())
+}
+
+func keepMountTable(mounts []string, max int) {
+	if mounts != nil {
+		keepReading(slices.Clone(mounts), max)
+	}
 }
 
 // takeReading returns the kept reading when it is of the calling
 // thread's mount namespace (and forgets it either way), else nil.
-func takeReading() []string {
+func takeReading() ([]string, int) {
 	lastReading.mu.Lock()
-	ns, mps := lastReading.ns, lastReading.mps
-	lastReading.ns, lastReading.mps = [2]uint64{}, nil
+	ns, mps, max := lastReading.ns, lastReading.mps, lastReading.max
+	lastReading.ns, lastReading.mps, lastReading.max = [2]uint64{}, nil, 0
 	lastReading.mu.Unlock()
 	if mps == nil || ns == ([2]uint64{}) || ns != nsID() {
-		return nil
+		return nil, 0
 	}
-	return mps
+	return mps, max
 }
 
 // checkMountLimit refuses, before anything is mounted, a plan whose
@@ -452,11 +473,15 @@ func takeReading() []string {
 // here; the kernel still refuses the mount that does not fit (ENOSPC,
 // which sysErr wraps in ErrMountLimit).
 func checkMountLimit(p plan) error {
-	max, err := mountMax()
-	if err != nil {
-		return nil
+	// MountBudget's reading, when it read this namespace, or the
+	// table KeepMountTable gave, with its fs.mount-max.
+	mps, max := takeReading()
+	var err error
+	if max <= 0 {
+		if max, err = mountMax(); err != nil {
+			return nil
+		}
 	}
-	mps := takeReading() // MountBudget's, when it read this namespace
 	if mps == nil {
 		if mps, err = readMountPoints(); err != nil {
 			return nil

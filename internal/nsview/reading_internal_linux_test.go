@@ -1,6 +1,7 @@
 package nsview
 
 import (
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -44,4 +45,55 @@ func TestEnterTakesBudgetReading(t *testing.T) {
 	}))
 	enter()
 	assert.Equal(t, int32(2), n.Load(), "a reading of another mount namespace must not be taken")
+}
+
+// TestKeepMountTable: a table and an fs.mount-max given with
+// KeepMountTable (what the user-namespace stage gets from its parent)
+// are what the next Enter on that thread checks, without a reading of
+// its own of either: the real table and limit (LastMountTable after
+// MountBudget) pass with no reading, a table as long as the limit is
+// refused with ErrMountLimit before anything is built, and so is the
+// real table with a kept limit below it. Control: with nothing kept,
+// Enter reads both itself (one reading each) and passes. Shown red: with
+// keepMountTable doing nothing the first case read the table and the
+// limit, and the refusals passed.
+func TestKeepMountTable(t *testing.T) {
+	kerneltest.RequireNamespaces(t, Probe())
+	var n, nmax atomic.Int32
+	saved, savedMax := readMountPoints, mountMax
+	readMountPoints = func() ([]string, error) { n.Add(1); return mountPoints() }
+	mountMax = func() (int, error) { nmax.Add(1); return savedMax() }
+	t.Cleanup(func() { readMountPoints, mountMax = saved, savedMax })
+	v := New().Writable(t.TempDir()).PrivateTmp()
+	enterWith := func(table []string, max int) error {
+		return osthread.Run(func() error {
+			KeepMountTable(table, max)
+			return v.Enter()
+		})
+	}
+
+	_, err := MountBudget()
+	require.NoError(t, err)
+	table, max := LastMountTable()
+	require.NotEmpty(t, table)
+	require.Positive(t, max)
+	takeReading() // MountBudget's own, kept for this thread: not the point here
+	n.Store(0)
+	nmax.Store(0)
+	require.NoError(t, enterWith(table, max))
+	assert.Equal(t, int32(0), n.Load(), "the kept table was read again")
+	assert.Equal(t, int32(0), nmax.Load(), "the kept fs.mount-max was read again")
+
+	full := make([]string, max)
+	for i := range full {
+		full[i] = "/m" + strconv.Itoa(i)
+	}
+	assert.ErrorIs(t, enterWith(full, max), ErrMountLimit)
+	assert.ErrorIs(t, enterWith(table, len(table)+1), ErrMountLimit, "a kept limit below the table and the view")
+	assert.Equal(t, int32(0), n.Load())
+	assert.Equal(t, int32(0), nmax.Load())
+
+	require.NoError(t, enterWith(nil, 0), "control")
+	assert.Equal(t, int32(1), n.Load(), "control: nothing kept, Enter reads the table")
+	assert.Equal(t, int32(1), nmax.Load(), "control: nothing kept, Enter reads fs.mount-max")
 }

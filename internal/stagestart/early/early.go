@@ -1,0 +1,62 @@
+// Package early clones the user-namespace stage of a non-root "landjail
+// run" from a package initializer (stagestart.StartEarly): imported for
+// that effect alone, by cmd/landjail only. Its initialization needs only
+// os/exec's and the runtime's, so it runs before most of landjail's
+// packages are initialized and before main, where the stage was cloned
+// before (exec.PrestartUserStage from cmd/landjail's startEarly, which
+// now adopts this one). The command line is only glanced at, as
+// startEarly does: a wrong guess costs a stage cloned for nothing
+// (discarded by exec, or ended when landjail exits), never behaviour.
+// Nothing for root (no stage), without Landlock (no view), or when
+// LANDJAIL_EMULATE is set (the emulation, internal/kerneltest, decides
+// what the kernel offers: startEarly's path asks it).
+package early
+
+import (
+	"os"
+
+	"github.com/landjail/landjail/internal/stagestart"
+)
+
+func init() {
+	if os.Geteuid() == 0 || os.Getenv("LANDJAIL_EMULATE") != "" || !landlockAvailable() {
+		return
+	}
+	if run, net := glance(os.Args); run {
+		stagestart.StartEarly("/proc/self/exe", net)
+	}
+}
+
+// glance reports whether args (args[0] the program) is a "landjail run"
+// with the namespace layer as far as its flags show, and whether its
+// view makes a network namespace of its own: as cmd/landjail's
+// startEarly reads them (not --help, --print-rules, --no-namespaces; no
+// private network with --net, --connect-tcp, --bind-tcp or --config).
+func glance(args []string) (run, privateNetwork bool) {
+	if len(args) < 2 || args[1] != "run" {
+		return false, false
+	}
+	privateNetwork = true
+	for _, a := range args[2:] {
+		if a == "--" {
+			break
+		}
+		name := a
+		for len(name) > 0 && name[0] == '-' {
+			name = name[1:]
+		}
+		for i := 0; i < len(name); i++ {
+			if name[i] == '=' {
+				name = name[:i]
+				break
+			}
+		}
+		switch name {
+		case "help", "h", "print-rules", "no-namespaces":
+			return false, false
+		case "net", "connect-tcp", "bind-tcp", "config":
+			privateNetwork = false
+		}
+	}
+	return true, privateNetwork
+}

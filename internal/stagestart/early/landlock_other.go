@@ -1,0 +1,5 @@
+//go:build !linux
+
+package early
+
+func landlockAvailable() bool { return false }
