@@ -295,8 +295,12 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 			return Event{}, false
 		}
 		// The control: this thread, unconfined, same identity. Refused
-		// too, the file's own permissions refuse it, not Landlock.
-		ufd, err := openInRoot(root, abs, rd)
+		// too, the file's own permissions refuse it, not Landlock. It
+		// reopens the regular file or directory fd pinned, never the
+		// path again: resolved anew, a link the child swapped meanwhile
+		// would make this unconfined thread open what the child may not
+		// (a FIFO, /dev/watchdog: red team round 15, R15b-4).
+		ufd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), rd, 0)
 		if err != nil {
 			return Event{}, false
 		}
