@@ -117,6 +117,10 @@ var probes = []struct {
 	{"fanotify_init(FAN_REPORT_DFID_NAME)", func() error {
 		return closeFd(unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_REPORT_DFID_NAME|unix.FAN_CLOEXEC, unix.O_RDONLY))
 	}},
+	// No request: natively EFAULT (red team round 15, R15b-2: the host's
+	// mount table under Landlock alone).
+	{"listmount", func() error { return errnoOf(unix.Syscall6(unix.SYS_LISTMOUNT, 0, 0, 0, 0, 0, 0)) }},
+	{"statmount", func() error { return errnoOf(unix.Syscall6(unix.SYS_STATMOUNT, 0, 0, 0, 0, 0, 0)) }},
 	{"getpid", func() error { unix.Getpid(); return nil }},
 	// No address: natively EINVAL (tcp_sendmsg_fastopen needs one), never a SYN.
 	{"sendto(MSG_FASTOPEN)", func() error {
@@ -366,6 +370,8 @@ func TestInstallLive(t *testing.T) {
 		"bpf":                                         "EPERM",
 		"open_by_handle_at":                           "EPERM",
 		"fanotify_init(FAN_REPORT_DFID_NAME)":         "EPERM",
+		"listmount":                                   "EPERM",
+		"statmount":                                   "EPERM",
 		"getpid":                                      "ok",
 		"sendto(MSG_FASTOPEN)":                        "EPERM",
 		"socketpair(AF_UNIX, SOCK_DGRAM)":             "EPERM",

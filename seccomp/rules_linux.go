@@ -91,6 +91,8 @@ var syscallNumbers = sync.OnceValue(func() map[string]uint32 {
 		"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT,
 		"fanotify_init":     unix.SYS_FANOTIFY_INIT,
 		"fanotify_mark":     unix.SYS_FANOTIFY_MARK,
+		"statmount":         unix.SYS_STATMOUNT,
+		"listmount":         unix.SYS_LISTMOUNT,
 		"unshare":           unix.SYS_UNSHARE,
 		"clone":             unix.SYS_CLONE,
 		"clone3":            unix.SYS_CLONE3,
@@ -120,6 +122,12 @@ var syscallNumbers = sync.OnceValue(func() map[string]uint32 {
 	m["mkdirat"] = unix.SYS_MKDIRAT // observeRule's (explain_linux.go)
 	return m
 })
+
+// mountTableReason: listmount(2) and statmount(2) (Linux 6.8) read the
+// mount table, paths and sources included, that /proc/self/mountinfo
+// shows only where the policy grants /proc: under Landlock alone, the
+// host's whole table (red team round 15, R15b-2); nothing a build needs.
+const mountTableReason = "the mount table (every mount point and source) without /proc, which the policy does not grant"
 
 // sysVIPC are the System V IPC syscalls (Options.DenySysVIPC).
 var sysVIPC = []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"}
@@ -323,6 +331,8 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		{"open_by_handle_at", "opens any file of a mount by handle, bypassing paths and Landlock's path rules (the classic container escape)"},
 		{"fanotify_init", fanotifyReason},
 		{"fanotify_mark", fanotifyReason + " (also on a fanotify descriptor inherited open)"},
+		{"listmount", mountTableReason},
+		{"statmount", mountTableReason},
 	}
 	for _, d := range dangerous {
 		if opt.AllowDangerous {

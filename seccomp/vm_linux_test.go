@@ -149,7 +149,7 @@ func TestFilterVM(t *testing.T) {
 		var cs []call
 		for _, name := range []string{"keyctl", "add_key", "request_key", "bpf", "perf_event_open",
 			"userfaultfd", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-			"delete_module", "open_by_handle_at", "fanotify_init", "fanotify_mark"} {
+			"delete_module", "open_by_handle_at", "fanotify_init", "fanotify_mark", "listmount", "statmount"} {
 			cs = append(cs, sys(name, syscallNumbers()[name], want))
 		}
 		return append(cs,
