@@ -202,3 +202,48 @@ func TestAgentConfigGitfileLinkRound15(t *testing.T) {
 	assert.Contains(t, got, filepath.Join(root, "gitstore"))
 	assert.NotContains(t, got, filepath.Join(root, "other"), "control")
 }
+
+// TestRelocatedSecretsRound15 (red team round 15, R15a-23): credentials
+// moved by their tools' environment variables (DOCKER_CONFIG, CARGO_HOME,
+// KUBECONFIG's list, AWS_SHARED_CREDENTIALS_FILE, GNUPGHOME) are denied by
+// WithDenySecrets where they are; control: the same files with the
+// variables unset are readable (their names are no secret's), and a
+// relative value names nothing. Red before: all five were readable.
+func TestRelocatedSecretsRound15(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	files := map[string]string{
+		"DOCKER_CONFIG":               "cfg/docker/config.json",
+		"CARGO_HOME":                  "share/cargo/credentials.toml",
+		"KUBECONFIG":                  "cfg/kube/main",
+		"AWS_SHARED_CREDENTIALS_FILE": "cfg/aws/creds",
+		"GNUPGHOME":                   "share/gnupg/private-keys-v1.d/A.key2",
+	}
+	for _, f := range files {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("SECRET"), 0o600))
+	}
+	for _, set := range []bool{false, true} {
+		for env := range files {
+			t.Setenv(env, "")
+		}
+		if set {
+			t.Setenv("DOCKER_CONFIG", filepath.Join(root, "cfg/docker"))
+			t.Setenv("CARGO_HOME", filepath.Join(root, "share/cargo"))
+			t.Setenv("KUBECONFIG", "relative/x:"+filepath.Join(root, "cfg/kube/other")+":"+filepath.Join(root, "cfg/kube/main"))
+			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(root, "cfg/aws/creds"))
+			t.Setenv("GNUPGHOME", filepath.Join(root, "share/gnupg"))
+		}
+		w, err := New(root, WithDenySecrets())
+		require.NoError(t, err)
+		for env, f := range files {
+			_, err := w.ReadFile(f)
+			if set {
+				assert.ErrorIs(t, err, ErrDenied, env)
+			} else {
+				assert.NoError(t, err, "control: %s unset", env)
+			}
+		}
+		w.Close()
+	}
+}

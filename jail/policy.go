@@ -540,6 +540,7 @@ func WithDenySecrets() Option {
 				}
 			}
 		}
+		c.deny = append(c.deny, relocatedSecrets()...)
 		c.keyPatterns = append(c.keyPatterns, PrivateKeyPatterns...)
 		c.keyHeaders = true
 		return nil
@@ -618,6 +619,62 @@ var SecretPatterns = []string{
 	".my.cnf",
 	// Agents.
 	"**/.claude/.credentials.json",
+}
+
+// secretLocations are the environment variables that move a credential
+// file or directory of SecretPatterns elsewhere, and what they name: a
+// file (""), or a file or directory inside the directory they name.
+// KUBECONFIG is a list (":"-separated).
+var secretLocations = []struct{ env, inside string }{
+	{"DOCKER_CONFIG", "config.json"},
+	{"CARGO_HOME", "credentials"},
+	{"CARGO_HOME", "credentials.toml"},
+	{"KUBECONFIG", ""},
+	{"AWS_SHARED_CREDENTIALS_FILE", ""},
+	{"AWS_CONFIG_FILE", ""},
+	{"GNUPGHOME", "/"},
+	{"PASSWORD_STORE_DIR", "/"},
+	{"CLOUDSDK_CONFIG", "/"},
+	{"AZURE_CONFIG_DIR", "/"},
+	{"GH_CONFIG_DIR", "hosts.yml"},
+	{"NPM_CONFIG_USERCONFIG", ""},
+	{"npm_config_userconfig", ""},
+	{"PGPASSFILE", ""},
+	{"NETRC", ""},
+	{"TF_CLI_CONFIG_FILE", ""},
+	{"RCLONE_CONFIG", ""},
+	{"BOTO_CONFIG", ""},
+	{"S3CMD_CONFIG", ""},
+}
+
+// relocatedSecrets returns absolute deny patterns for the credentials
+// the environment moved away from SecretPatterns' places
+// (DOCKER_CONFIG=$XDG_CONFIG_HOME/docker, CARGO_HOME, KUBECONFIG,
+// AWS_SHARED_CREDENTIALS_FILE, as xdg-ninja recommends: red team round
+// 15, R15a-23: --ro ~ read all four). Relative or empty values name
+// nothing.
+func relocatedSecrets() []string {
+	var out []string
+	for _, l := range secretLocations {
+		v := os.Getenv(l.env)
+		for _, e := range strings.Split(v, ":") {
+			if e == "" || !filepath.IsAbs(e) || (l.env != "KUBECONFIG" && e != v) {
+				continue
+			}
+			if e = filepath.Clean(e); e == "/" {
+				continue
+			}
+			switch l.inside {
+			case "":
+				out = append(out, e)
+			case "/":
+				out = append(out, e+"/")
+			default:
+				out = append(out, e+"/"+l.inside)
+			}
+		}
+	}
+	return out
 }
 
 // PrivateKeyPatterns is the content-conditional part of the secrets
