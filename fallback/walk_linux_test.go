@@ -455,7 +455,14 @@ func TestOpenatBeneathRace(t *testing.T) {
 		naive := func(dirfd int, p string, flags int, _ uint32, _ uint64) (int, error) {
 			return walkNaive(dirfd, p, flags)
 		}
-		_, escapes := walkRace(t, naive, 100_000, true)
+		// The race is won by chance: under a loaded runner one pass of
+		// 100,000 opens can see none (CI, 2 cores: 18 opens succeeded,
+		// the attacker held the tree). Up to five passes before the
+		// verdict.
+		escapes := 0
+		for pass := 0; pass < 5 && escapes == 0; pass++ {
+			_, escapes = walkRace(t, naive, 100_000, true)
+		}
 		assert.Positive(t, escapes, "the attack never escaped the naive walk: the race test does not bite")
 	})
 }
