@@ -319,6 +319,26 @@ func atOrBelow(set map[string]bool, canon string) bool {
 	}
 }
 
+// DenyPathsSet returns what the last DenyPaths call set (canonical,
+// absolute, sorted copies), nil, nil when none: for landlock.Compile, so
+// that a server's next compile keeps the verdicts a link gave even after
+// the link is gone (red team round 15, R15a-24).
+func (w *Workspace) DenyPathsSet() (denied, readOnly []string) {
+	v := w.linkDeny.Load()
+	if v == nil {
+		return nil, nil
+	}
+	for p := range v.denied {
+		denied = append(denied, p)
+	}
+	for p := range v.readOnly {
+		readOnly = append(readOnly, p)
+	}
+	slices.Sort(denied)
+	slices.Sort(readOnly)
+	return denied, readOnly
+}
+
 // denied reports whether canon (in the root at rootPath) is denied by a
 // pattern or by DenyPaths.
 func (w *Workspace) denied(canon, rootPath string) bool {

@@ -1174,6 +1174,31 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 	for _, p := range ws.ReadOnlyPaths() {
 		carves = append(carves, carve{path: p, access: RightsReadExec, source: SourceReadOnly, exists: true})
 	}
+	// What ws was told a link denied or made read-only before this
+	// compile (jail.Workspace.DenyPaths: landjail-mcp's earlier calls),
+	// kept though the link is gone: a command that removes .env ->
+	// settings/production in one call must not read the target in the
+	// next (red team round 15, R15a-24). Paths no longer in a root, or
+	// gone, are left out.
+	inRoots := func(p string) bool {
+		for _, r := range roots {
+			if within(p, r.Path) {
+				return true
+			}
+		}
+		return false
+	}
+	prevDenied, prevRO := ws.DenyPathsSet()
+	for _, p := range prevDenied {
+		if _, err := os.Lstat(p); err == nil && inRoots(p) {
+			carves = append(carves, carve{path: p, source: SourceDenyPattern, exists: true})
+		}
+	}
+	for _, p := range prevRO {
+		if _, err := os.Lstat(p); err == nil && inRoots(p) {
+			carves = append(carves, carve{path: p, access: RightsReadExec, source: SourceReadOnly, exists: true})
+		}
+	}
 	// A root inside a directory a pattern denies or makes read-only
 	// (--deny-secrets --rw ./.aws/sso/cache, --read-only deploy/ --rw
 	// ./deploy/build) gets the pattern's verdict whole: Landlock's rules

@@ -30,6 +30,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/landjail/landjail/exec"
@@ -107,6 +108,7 @@ type Plan struct {
 	set        Settings
 	seccompErr error
 	snap       *sweep.Snapshot // TakeSweep's
+	sticky     stickyVerdicts  // a server's link verdicts, kept for the session
 	liveSweep  *sweep.Live     // WatchSweep's
 	tmp        *privateTmp
 	homeGrant  string // HOME granted read-write to the command ("" none)
@@ -275,6 +277,12 @@ func (p *Plan) compile(lopts landlock.Options) (*landlock.Ruleset, error) {
 		// team round 15, R15a-17: a file denied through HOME's link was
 		// restored unmasked while the command ran).
 		denied, readOnly := rs.Report().DeniedPaths()
+		if p.set.Server {
+			// Kept for the session (red team round 15, R15a-24): the
+			// compile already carved what earlier calls' links gave
+			// (DenyPathsSet); the file tools keep them too.
+			denied, readOnly = p.sticky.add(denied, readOnly)
+		}
 		p.WS.DenyPaths(denied, readOnly)
 		if p.rulesWS != p.WS {
 			p.rulesWS.DenyPaths(denied, readOnly)
@@ -460,4 +468,35 @@ func hasEnv(env []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// stickyVerdicts is the union of the link verdicts (DenyPaths) of a
+// server's compiles: a link the command removes in one call does not
+// lift what it denied for the next (red team round 15, R15a-24). Safe for
+// concurrent use (calls compile concurrently).
+type stickyVerdicts struct {
+	mu               sync.Mutex
+	denied, readOnly map[string]bool
+}
+
+// add records denied and readOnly and returns the union so far.
+func (s *stickyVerdicts) add(denied, readOnly []string) (allDenied, allReadOnly []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.denied == nil {
+		s.denied, s.readOnly = map[string]bool{}, map[string]bool{}
+	}
+	for _, p := range denied {
+		s.denied[p] = true
+	}
+	for _, p := range readOnly {
+		s.readOnly[p] = true
+	}
+	for p := range s.denied {
+		allDenied = append(allDenied, p)
+	}
+	for p := range s.readOnly {
+		allReadOnly = append(allReadOnly, p)
+	}
+	return allDenied, allReadOnly
 }

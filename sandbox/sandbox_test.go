@@ -102,3 +102,40 @@ func TestServerBashLimits(t *testing.T) {
 	assert.NotContains(t, strings.Join(r.Network, "\n"), "refused", "control: the default limit is far away")
 	assert.Equal(t, 0, r.ExitCode, r.Output)
 }
+
+// TestServerLinkVerdictsKept (red team round 15, R15a-24): a secret
+// denied only by the name of a link to it (.env -> settings/production
+// under --deny-secrets) stays denied for the session once a call removed
+// the link: bash and read_file in the next call are refused. Control: a
+// new session, started after the link is gone, reads it (nothing names it
+// a secret any more). Red before: the second call read it.
+func TestServerLinkVerdictsKept(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "settings"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "settings/production"), []byte("DB_PASSWORD=ENVTARGETSECRET\n"), 0o644))
+	require.NoError(t, os.Symlink("settings/production", filepath.Join(ws, ".env")))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	k := server(t, &cliopts.Options{Workspace: ws, DenySecrets: true})
+	r, err := k.Bash(ctx, tools.BashArgs{Command: "cat settings/production; rm .env && echo removed"})
+	require.NoError(t, err)
+	assert.NotContains(t, r.Output, "ENVTARGETSECRET")
+	if !strings.Contains(r.Output, "removed") {
+		// Landlock alone (no namespace layer): the workspace's root is
+		// frozen by the carve, and the link cannot be removed at all.
+		assert.Contains(t, r.Output, "cannot remove")
+		return
+	}
+	r, err = k.Bash(ctx, tools.BashArgs{Command: "cat settings/production"})
+	require.NoError(t, err)
+	assert.NotContains(t, r.Output, "ENVTARGETSECRET", "bash after the link was removed")
+	_, err = k.ReadFile(tools.ReadFileArgs{Path: "settings/production"})
+	assert.ErrorIs(t, err, jail.ErrDenied, "read_file after the link was removed")
+
+	k = server(t, &cliopts.Options{Workspace: ws, DenySecrets: true})
+	res, err := k.ReadFile(tools.ReadFileArgs{Path: "settings/production"})
+	require.NoError(t, err, "control: a new session")
+	assert.Contains(t, res.Content, "ENVTARGETSECRET")
+}
