@@ -200,6 +200,16 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 			return "deny pattern (--deny, --deny-secrets) by another name, " + a, ""
 		}
 	}
+	// A link in the policy by a denied name (ws/.env ->
+	// ../shared/production, the shared env file linked in): the carve
+	// walk of the policy with the grant gives its target the name's
+	// verdict (red team round 15, R15a-25: learned as ro
+	// shared/production, read through .env by the next run).
+	if denied, _, err := landlock.DeniedPaths(pw, 0); err != nil {
+		return "", "cannot check the policy's links to it: " + err.Error()
+	} else if slices.ContainsFunc(denied, func(d string) bool { return holds(d, path) || holds(d, target) }) {
+		return "deny pattern (--deny, --deny-secrets) by the name of a link in the policy", ""
+	}
 	return "", ""
 }
 

@@ -206,3 +206,37 @@ func TestPolicyClassifierDeepHomeAlias(t *testing.T) {
 		pw.Close()
 	}
 }
+
+// TestPolicyClassifierWorkspaceLinkOut (red team round 15, R15a-25): a
+// link in the workspace by a denied name to a file outside it (ws/.env
+// -> ../shared/production) makes a refused read of the target a deny
+// pattern by design, not a grant. Controls: a file no link names, and
+// the same without --deny-secrets. Red before: learned as a ro grant.
+func TestPolicyClassifierWorkspaceLinkOut(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws, shared := filepath.Join(base, "ws"), filepath.Join(base, "shared")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	require.NoError(t, os.MkdirAll(shared, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "production"), []byte("k"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "readme"), []byte("r"), 0o644))
+	require.NoError(t, os.Symlink("../shared/production", filepath.Join(ws, ".env")))
+	for _, secrets := range []bool{false, true} {
+		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
+		pw, err := o.Policy()
+		require.NoError(t, err)
+		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
+			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
+		}}
+		byDesign, _ := c.Classify(filepath.Join(shared, "production"), Read)
+		if secrets {
+			assert.Contains(t, byDesign, "deny pattern")
+		} else {
+			assert.Empty(t, byDesign, "control: learnable without --deny-secrets")
+		}
+		byDesign, _ = c.Classify(filepath.Join(shared, "readme"), Read)
+		assert.Empty(t, byDesign, "control: no link names it")
+		pw.Close()
+	}
+}
