@@ -247,3 +247,42 @@ func TestRelocatedSecretsRound15(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestRelocatedAgentConfigRound15 (red team round 15, R15a-22): tool
+// configuration the environment moves into the workspace (a dotfiles
+// repository: GIT_CONFIG_GLOBAL, CARGO_HOME, ZDOTDIR, NPM_CONFIG_USERCONFIG,
+// GRADLE_USER_HOME, BASH_ENV) is protected there; control: the same files
+// with the variables unset are the workspace's own. Red before: all
+// written.
+func TestRelocatedAgentConfigRound15(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	files := []string{"gitconfig", "cargo/config.toml", "zsh/.zshrc", "npm/npmrc", "gradle/init.d/x.gradle", "bash_env.sh"}
+	for _, f := range files {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, f), []byte("x"), 0o644))
+	}
+	envs := map[string]string{"GIT_CONFIG_GLOBAL": "gitconfig", "CARGO_HOME": "cargo", "ZDOTDIR": "zsh",
+		"NPM_CONFIG_USERCONFIG": "npm/npmrc", "GRADLE_USER_HOME": "gradle", "BASH_ENV": "bash_env.sh"}
+	for _, set := range []bool{false, true} {
+		for e, rel := range envs {
+			v := ""
+			if set {
+				v = filepath.Join(ws, rel)
+			}
+			t.Setenv(e, v)
+		}
+		w, err := New(ws, WithProtectedAgentConfig())
+		require.NoError(t, err)
+		for _, f := range files {
+			err := w.WriteFile(f, []byte("y"), 0o644)
+			if set {
+				assert.ErrorIs(t, err, ErrReadOnly, f)
+			} else {
+				assert.NoError(t, err, "control: %s", f)
+			}
+		}
+		w.Close()
+	}
+}

@@ -609,6 +609,44 @@ func (w *Workspace) linkTargets(paths []string, budget *int) ([]string, error) {
 	return out, nil
 }
 
+// relocatedAgentConfig returns the start-up and tool configuration files
+// the environment moves out of HOME's places (absolute values only): git's
+// GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM, $CARGO_HOME/config.toml,
+// $ZDOTDIR's zsh files, npm's NPM_CONFIG_USERCONFIG, $GRADLE_USER_HOME's
+// init scripts, PYTHONSTARTUP, INPUTRC, and BASH_ENV and ENV (sourced by
+// every non-interactive bash, every sh): protected where they are (red
+// team round 15, R15a-22: GIT_CONFIG_GLOBAL=~/dotfiles/gitconfig took
+// core.fsmonitor from the command).
+func relocatedAgentConfig() []string {
+	var out []string
+	for _, l := range []struct {
+		env   string
+		names []string // inside the directory the variable names; none: the file itself
+	}{
+		{"GIT_CONFIG_GLOBAL", nil}, {"GIT_CONFIG_SYSTEM", nil},
+		{"CARGO_HOME", []string{"config.toml", "config"}},
+		{"ZDOTDIR", []string{".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout"}},
+		{"NPM_CONFIG_USERCONFIG", nil}, {"npm_config_userconfig", nil},
+		{"GRADLE_USER_HOME", []string{"init.d", "init.gradle", "init.gradle.kts", "gradle.properties"}},
+		{"PYTHONSTARTUP", nil}, {"INPUTRC", nil}, {"BASH_ENV", nil}, {"ENV", nil},
+	} {
+		v := os.Getenv(l.env)
+		if !filepath.IsAbs(v) {
+			continue
+		}
+		if v = filepath.Clean(v); v == "/" {
+			continue
+		}
+		if l.names == nil {
+			out = append(out, v)
+		}
+		for _, n := range l.names {
+			out = append(out, filepath.Join(v, n))
+		}
+	}
+	return out
+}
+
 // addChain passes to add every link on the way from p to its target
 // (linkChain, p itself excepted) that lies in a writable root and is not
 // a root or above one: re-pointed, such a link would lead the protected
@@ -650,7 +688,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 	// configuration): those are protected where they are, and a
 	// workspace inside one of them is protected whole.
 	if home := canonicalHome(); home != "" {
-		var paths []string
+		paths := relocatedAgentConfig()
 		for _, rel := range slices.Concat(agentConfigHomeOnly, agentConfigHomeDir) {
 			paths = append(paths, filepath.Join(home, strings.TrimSuffix(rel, "/")))
 			// $XDG_CONFIG_HOME, where it is not ~/.config, is where git,
