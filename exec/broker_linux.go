@@ -3,6 +3,10 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 	"weak"
@@ -208,6 +212,15 @@ type brokerRes struct {
 func newBroker(rs *landlock.Ruleset, keepCaps bool, mntns int) (*threadBroker, error) {
 	b := &threadBroker{req: make(chan brokerReq)}
 	ready := make(chan error, 1)
+	// Under Landlock alone a denied directory is carved out with its
+	// listing kept (README), so the broker's open of it succeeds: what
+	// the carve denies is refused here by path, or a watch there would
+	// tell when the host opens the key inside (red team round 15,
+	// R15b-1). With a view the mask refuses the open itself.
+	var denied []string
+	if _, view := rs.View(); !view && mntns < 0 {
+		denied, _ = rs.Report().DeniedPaths()
+	}
 	goLocked(func() {
 		var err error
 		if mntns >= 0 {
@@ -239,6 +252,10 @@ func newBroker(rs *landlock.Ruleset, keepCaps bool, mntns int) (*threadBroker, e
 				continue
 			}
 			fd, err := openAt(r.dirfd, r.unsafePath, r.flags, r.inRoot)
+			if err == nil && len(denied) > 0 && deniedFD(fd, denied) {
+				unix.Close(fd)
+				fd, err = -1, unix.EACCES
+			}
 			r.res <- brokerRes{fd, err}
 		}
 	})
@@ -306,4 +323,20 @@ func clearCaps() error {
 		return fmt.Errorf("exec: inotify broker: capset: %w", err)
 	}
 	return nil
+}
+
+// deniedFD reports whether the file fd opened is at or below one of
+// denied (canonical paths), by its path in /proc/thread-self/fd; a path
+// that cannot be read counts as denied (fail closed).
+func deniedFD(fd int, denied []string) bool {
+	p, err := os.Readlink("/proc/thread-self/fd/" + strconv.Itoa(fd))
+	if err != nil || !filepath.IsAbs(p) {
+		return true
+	}
+	for _, d := range denied {
+		if p == d || strings.HasPrefix(p, d+"/") || d == "/" {
+			return true
+		}
+	}
+	return false
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/kerneltest"
+	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -296,5 +297,38 @@ func TestInotifyBrokerNamespaceView(t *testing.T) {
 		inos := raceRun(t, c)
 		assert.NotContains(t, inos, hostIno, m.name)
 		assert.NotEmpty(t, inos, "%s: the workspace is watched", m.name)
+	}
+}
+
+// TestInotifyBrokerCarvedDirectory (red team round 15, R15b-1): under
+// Landlock alone a denied directory is carved out with its listing kept,
+// so the broker's open of it succeeded and a watch there told when the
+// host opened the key inside. The broker now refuses what the carve
+// denies; controls: the same call unconfined gets the event, and the
+// workspace stays watchable. Red before: the confined watch got the
+// event.
+func TestInotifyBrokerCarvedDirectory(t *testing.T) {
+	f := newInotifyFixture(t)
+	secrets := filepath.Join(f.root, "secrets")
+	require.NoError(t, os.Mkdir(secrets, 0o700))
+	ws, err := jail.New(f.root, jail.WithAllowed(f.ro, jail.ReadOnly), jail.WithAllowed(f.rox, jail.ReadExec), jail.WithDeny("secrets/"))
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	f.ws = ws
+	f.rs = f.compile(t, landlock.Options{})
+	if _, view := f.rs.View(); view {
+		t.Fatal("the fixture compiles Landlock alone")
+	}
+	const leak = "watching\nevent k"
+	os.Remove(filepath.Join(secrets, "k"))
+	assert.Equal(t, leak, f.unconfined(t, secrets, "k", "watch", secrets, "k"), "unconfined control")
+	for _, m := range spawnModes {
+		if !m.noPID {
+			continue // a PID namespace needs the view; this is Landlock alone
+		}
+		os.Remove(filepath.Join(secrets, "k"))
+		assert.Equal(t, "inotify_add_watch: permission denied", f.confined(t, m.fresh, m.noPID, secrets, "k", "watch", secrets, "k"), m.name)
+		os.Remove(filepath.Join(f.root, "k"))
+		assert.Equal(t, leak, f.confined(t, m.fresh, m.noPID, f.root, "k", "watch", f.root, "k"), "control, workspace: %s", m.name)
 	}
 }
