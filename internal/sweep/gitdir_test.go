@@ -528,6 +528,27 @@ func TestSweepRoundFive(t *testing.T) {
 		assert.Equal(t, "changed", got["vendor/x/tools/h"].Reason)
 		assert.NotContains(t, got, "scripts/other")
 	})
+	t.Run("R15a-8 a chain of links from a nested repository's hooks", func(t *testing.T) {
+		// sub/.git/hooks -> ../tools/hooks, tools/hooks/commit-msg ->
+		// ../../tools2/pc.sh: the script the user's commit runs is
+		// swept when changed (red team round 15, R15a-8: it stayed
+		// written). Control: a script beside it no link leads to.
+		root := t.TempDir()
+		write(t, filepath.Join(root, "sub/.git/config"), "[core]\n", 0o644)
+		write(t, filepath.Join(root, "sub/tools2/pc.sh"), "#!/bin/sh\n", 0o755)
+		write(t, filepath.Join(root, "sub/tools2/other.sh"), "#!/bin/sh\n", 0o755)
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "sub/tools/hooks"), 0o755))
+		require.NoError(t, os.Symlink("../tools/hooks", filepath.Join(root, "sub/.git/hooks")))
+		require.NoError(t, os.Symlink("../../tools2/pc.sh", filepath.Join(root, "sub/tools/hooks/commit-msg")))
+		_, snap := take(t, root)
+		write(t, filepath.Join(root, "sub/tools2/pc.sh"), "#!/bin/sh\ntouch /tmp/pwned\n", 0o755)
+		write(t, filepath.Join(root, "sub/tools2/other.sh"), "#!/bin/sh\necho fine\n", 0o755)
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		got := paths(q)
+		assert.Equal(t, "changed", got["sub/tools2/pc.sh"].Reason)
+		assert.NotContains(t, got, "sub/tools2/other.sh", "control")
+	})
 	t.Run("N1 N3 N4 N5 names, N6 exec bits", func(t *testing.T) {
 		root := t.TempDir()
 		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
