@@ -1036,6 +1036,19 @@ func evalLinks(p string) string {
 		}
 		return t
 	}
+	out, ok := resolveWalk(p, nil)
+	if !ok || out == p {
+		return ""
+	}
+	return out
+}
+
+// resolveWalk resolves the absolute path p one component at a time, as
+// the kernel would, calling onLink (if not nil) with the path of each
+// symbolic link met (its directory resolved). It returns where p leads:
+// for a dangling path the first missing component joined with the rest;
+// false after 40 links or at a link it cannot read.
+func resolveWalk(p string, onLink func(string)) (string, bool) {
 	cur := "/"
 	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
 	for hops := 0; len(rest) > 0; {
@@ -1051,19 +1064,18 @@ func evalLinks(p string) string {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		if err != nil {
-			out := filepath.Join(append([]string{next}, rest...)...)
-			if out == p {
-				return ""
-			}
-			return out
+			return filepath.Join(append([]string{next}, rest...)...), true
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if hops++; hops > 40 {
-				return ""
+				return "", false
 			}
 			t, err := os.Readlink(next)
 			if err != nil || t == "" {
-				return ""
+				return "", false
+			}
+			if onLink != nil {
+				onLink(next)
 			}
 			if filepath.IsAbs(t) {
 				cur = "/"
@@ -1073,10 +1085,7 @@ func evalLinks(p string) string {
 		}
 		cur = next
 	}
-	if cur == p {
-		return ""
-	}
-	return cur
+	return cur, true
 }
 
 // linkChain returns the symbolic links met while resolving p, in order,
@@ -1085,42 +1094,11 @@ func evalLinks(p string) string {
 // real.sh gives .envrc and env/a). At most 40 hops, as evalLinks.
 func linkChain(p string) []string {
 	var out []string
-	cur := "/"
-	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
-	for hops := 0; len(rest) > 0; {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
+	resolveWalk(p, func(l string) {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
 		}
-		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			return out
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if hops++; hops > 40 {
-			return out
-		}
-		t, err := os.Readlink(next)
-		if err != nil || t == "" {
-			return out
-		}
-		if !slices.Contains(out, next) {
-			out = append(out, next)
-		}
-		if filepath.IsAbs(t) {
-			cur = "/"
-		}
-		rest = append(strings.Split(t, "/"), rest...)
-	}
+	})
 	return out
 }
 
