@@ -286,3 +286,27 @@ func TestRelocatedAgentConfigRound15(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestRelocatedThroughLinkRound16 (red team round 16, R16-1): a variable
+// whose value goes through a symbolic link (HOME on another disk,
+// /home/u -> /data/home/u, with DOCKER_CONFIG=$HOME/.config/docker) names
+// the credentials by a path the patterns, matching real paths, never
+// met: denied now by the resolved form too. Control: the value by its
+// real path was denied before and still is. Red before: the linked form
+// read the file.
+func TestRelocatedThroughLinkRound16(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	real := filepath.Join(base, "data/home")
+	require.NoError(t, os.MkdirAll(filepath.Join(real, "cfg/docker"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "cfg/docker/config.json"), []byte("SECRET"), 0o600))
+	require.NoError(t, os.Symlink(real, filepath.Join(base, "home")))
+	for _, dir := range []string{filepath.Join(base, "home/cfg/docker"), filepath.Join(real, "cfg/docker")} {
+		t.Setenv("DOCKER_CONFIG", dir)
+		w, err := New(real, WithDenySecrets())
+		require.NoError(t, err)
+		_, err = w.ReadFile("cfg/docker/config.json")
+		assert.ErrorIs(t, err, ErrDenied, dir)
+		w.Close()
+	}
+}

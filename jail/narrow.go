@@ -637,11 +637,13 @@ func relocatedAgentConfig() []string {
 		if v = filepath.Clean(v); v == "/" {
 			continue
 		}
-		if l.names == nil {
-			out = append(out, v)
-		}
-		for _, n := range l.names {
-			out = append(out, filepath.Join(v, n))
+		for _, f := range pathForms(v) { // as written and resolved (R16-1)
+			if l.names == nil {
+				out = append(out, f)
+			}
+			for _, n := range l.names {
+				out = append(out, filepath.Join(f, n))
+			}
 		}
 	}
 	return out

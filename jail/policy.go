@@ -530,12 +530,16 @@ func WithDenySecrets() Option {
 		// Where $XDG_CONFIG_HOME is not ~/.config, gh, gcloud and rclone
 		// keep their credentials there: the .config/ patterns are also
 		// given for it, as absolute patterns (red team round 14, R14-8).
+		// By the path as written and as resolved: the patterns match
+		// real paths (red team round 16, R16-1: HOME through a link).
 		if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
 			x = filepath.Clean(x)
 			if h, err := os.UserHomeDir(); err != nil || x != filepath.Join(h, ".config") {
-				for _, p := range SecretPatterns {
-					if rest, ok := strings.CutPrefix(p, "**/.config/"); ok {
-						c.deny = append(c.deny, x+"/"+rest)
+				for _, xf := range pathForms(x) {
+					for _, p := range SecretPatterns {
+						if rest, ok := strings.CutPrefix(p, "**/.config/"); ok {
+							c.deny = append(c.deny, xf+"/"+rest)
+						}
 					}
 				}
 			}
@@ -664,13 +668,15 @@ func relocatedSecrets() []string {
 			if e = filepath.Clean(e); e == "/" {
 				continue
 			}
-			switch l.inside {
-			case "":
-				out = append(out, e)
-			case "/":
-				out = append(out, e+"/")
-			default:
-				out = append(out, e+"/"+l.inside)
+			for _, f := range pathForms(e) { // as written and resolved (R16-1)
+				switch l.inside {
+				case "":
+					out = append(out, f)
+				case "/":
+					out = append(out, f+"/")
+				default:
+					out = append(out, f+"/"+l.inside)
+				}
 			}
 		}
 	}
@@ -684,3 +690,26 @@ func relocatedSecrets() []string {
 // CA bundles (certifi's cacert.pem) stay readable for TLS clients (pip,
 // requests, curl).
 var PrivateKeyPatterns = []string{"*.pem", "id_*", "*.crt", "*.cer", "*.asc"}
+
+// pathForms returns the absolute path p as written and, when it differs,
+// as resolved: the longest existing prefix through filepath.EvalSymlinks,
+// the rest as written. Patterns match canonical paths, so a value given
+// through a link (HOME on another disk: /home/u -> /data/home/u) must be
+// given in both forms (red team round 16, R16-1).
+func pathForms(p string) []string {
+	out := []string{p}
+	d, rest := p, ""
+	for {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			if c := filepath.Join(r, rest); c != p {
+				out = append(out, c)
+			}
+			return out
+		}
+		if d == "/" || d == "." {
+			return out
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+		d = filepath.Dir(d)
+	}
+}

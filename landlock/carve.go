@@ -607,13 +607,39 @@ func linkLeads(p string, multi []string) bool {
 // once.
 func (l *links) homeTree(link string) error {
 	t, err := filepath.EvalSymlinks(link)
-	if err != nil || !(l.inPolicy(t) || slices.Contains(l.roots, t)) {
+	if err != nil {
 		return nil
 	}
 	if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
 		return nil
 	}
+	if l.inPolicy(t) || slices.Contains(l.roots, t) {
+		return l.homeWalk(t, link)
+	}
+	// Roots below the target (--ro ~/dotfiles/config/gh with ~/.config ->
+	// dotfiles/config), each by its name through the link (red team
+	// round 16, R16-6: gh/hosts.yml read in clear).
+	for _, r := range l.roots {
+		if strings.HasPrefix(r, t+"/") {
+			if err := l.homeWalk(r, link+r[len(t):]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// homeWalk is homeTree's walk of the directory t, named virtual through
+// HOME's link: each entry is carved by NameNarrowing(virtual + its path
+// below t). Each directory is walked once.
+func (l *links) homeWalk(t, virtual string) error {
 	if _, done := l.visited.LoadOrStore("home\x00"+t, true); done {
+		return nil
+	}
+	// t itself, when it is a root below the target, by its own name
+	// (~/.config/gcloud/ granted as --ro dotfiles/config/gcloud).
+	if n := l.ws.NameNarrowing(virtual); n&jail.NarrowDenied != 0 && slices.Contains(l.roots, t) && !within(l.ws.Root(), t) {
+		l.add(carve{path: t, source: SourceDenyPattern, exists: true})
 		return nil
 	}
 	conf := fastwalk.Config{Follow: false}
@@ -621,10 +647,10 @@ func (l *links) homeTree(link string) error {
 		if err != nil || p == t {
 			return nil
 		}
-		if err := l.count(link); err != nil {
+		if err := l.count(virtual); err != nil {
 			return err
 		}
-		n := l.ws.NameNarrowing(link + p[len(t):])
+		n := l.ws.NameNarrowing(virtual + p[len(t):])
 		typ := d.Type()
 		if typ&fs.ModeSymlink != 0 {
 			// No rule names a link; what it leads to gets the name's

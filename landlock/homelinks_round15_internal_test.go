@@ -234,4 +234,27 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(w, "readme"))
 		}
 	})
+
+	t.Run("R16-6 a root below a HOME link's target", func(t *testing.T) {
+		// ~/.config -> dotfiles/config, the workspace dotfiles/config/gh:
+		// hosts.yml is denied by its name through the link (red team
+		// round 16, R16-6). Control: no ~/.config link.
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles/config/gh")
+			write(t, filepath.Join(d, "hosts.yml"), "GHSECRET")
+			write(t, filepath.Join(d, "other.yml"), "")
+			if linked {
+				require.NoError(t, os.Symlink("dotfiles/config", filepath.Join(home, ".config")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "hosts.yml"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "hosts.yml"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "other.yml"))
+		}
+	})
 }
