@@ -3,6 +3,7 @@ package learn
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -200,6 +201,16 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 			return "deny pattern (--deny, --deny-secrets) by another name, " + a, ""
 		}
 	}
+	// A denied name in the policy that is a link to the path or to a
+	// directory above it (ws/.aws -> ../../shared/aws: the carve walk
+	// of a probe rooted at that directory keeps the root, README's
+	// R10-7; red team round 16, R16-4: learned as ro
+	// shared/aws/credentials).
+	if l, err := deniedLinkTo(c.WS, path); err != nil {
+		return "", "cannot check the policy's links to it: " + err.Error()
+	} else if l != "" {
+		return "deny pattern (--deny, --deny-secrets) by the name of a link in the policy, " + l, ""
+	}
 	// A link in the policy by a denied name (ws/.env ->
 	// ../shared/production, the shared env file linked in): the carve
 	// walk of the policy with the grant gives its target the name's
@@ -331,4 +342,45 @@ func pinned(files []string, path, target string) string {
 		}
 	}
 	return ""
+}
+
+// maxLinkWalk bounds the entries deniedLinkTo reads in the policy's
+// roots; beyond it the path is not learnable (fail closed).
+const maxLinkWalk = 1_000_000
+
+// deniedLinkTo returns a symbolic link in ws's writable roots (the
+// workspace, --rw: where a command's or the user's project links are)
+// whose name ws denies and that leads to path or to a directory above
+// it, "" for none. Links are not followed on the way.
+func deniedLinkTo(ws *jail.Workspace, path string) (string, error) {
+	n := 0
+	var found string
+	for _, r := range ws.Roots() {
+		if r.Mode != jail.ReadWrite {
+			continue
+		}
+		err := filepath.WalkDir(r.Path, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if n++; n > maxLinkWalk {
+				return fmt.Errorf("more than %d entries in the policy's roots", maxLinkWalk)
+			}
+			if d.Type()&fs.ModeSymlink == 0 || ws.Narrowing(p)&jail.NarrowDenied == 0 {
+				return nil
+			}
+			if t, err := filepath.EvalSymlinks(p); err == nil && holds(t, path) {
+				found = p
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		if found != "" {
+			return found, nil
+		}
+	}
+	return "", nil
 }

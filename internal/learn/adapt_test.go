@@ -240,3 +240,38 @@ func TestPolicyClassifierWorkspaceLinkOut(t *testing.T) {
 		pw.Close()
 	}
 }
+
+// TestPolicyClassifierDeniedDirLinkOut (red team round 16, R16-4): a
+// denied directory name in the workspace that is a link out of it
+// (ws/.aws -> ../shared/aws) makes a refused read below its target a deny
+// pattern by design. Controls: a file beside the target, and the same
+// without --deny-secrets. Red before: learned as ro
+// shared/aws/credentials.
+func TestPolicyClassifierDeniedDirLinkOut(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws, shared := filepath.Join(base, "ws"), filepath.Join(base, "shared")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(shared, "aws"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "aws/credentials"), []byte("k"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "readme"), []byte("r"), 0o644))
+	require.NoError(t, os.Symlink("../shared/aws", filepath.Join(ws, ".aws")))
+	for _, secrets := range []bool{false, true} {
+		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
+		pw, err := o.Policy()
+		require.NoError(t, err)
+		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
+			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
+		}}
+		byDesign, _ := c.Classify(filepath.Join(shared, "aws/credentials"), Read)
+		if secrets {
+			assert.Contains(t, byDesign, "deny pattern")
+		} else {
+			assert.Empty(t, byDesign, "control: learnable without --deny-secrets")
+		}
+		byDesign, _ = c.Classify(filepath.Join(shared, "readme"), Read)
+		assert.Empty(t, byDesign, "control: no link names it")
+		pw.Close()
+	}
+}
