@@ -583,9 +583,11 @@ func (w *Workspace) linkTargets(paths []string, budget *int) ([]string, error) {
 			if err != nil {
 				return nil
 			}
-			if *budget--; *budget < 0 {
-				over = scanLimit(p)
-				return filepath.SkipAll
+			if d.IsDir() || d.Type()&fs.ModeSymlink != 0 { // plain files cannot lead anywhere (R16-3)
+				if *budget--; *budget < 0 {
+					over = scanLimit(p)
+					return filepath.SkipAll
+				}
 			}
 			if d.Type()&fs.ModeSymlink == 0 {
 				return nil

@@ -695,9 +695,9 @@ func HomeLinks(ws *jail.Workspace) ([]string, error) {
 // write (at or below a ReadWrite root) are not read: their links are the
 // main walk's, and what the command puts there must not use up the scan
 // (R15a-1: padding in a ~/.dotfiles workspace hid ~/.kube/config). At
-// most maxHomeLinkScan entries are read in all; more fail closed with
-// ErrWalkLimit (a link beyond them would lead a denied name into the
-// policy unseen).
+// most maxHomeLinkScan directories and links are counted in all; more
+// fail closed with ErrHomeScanLimit (a link beyond them would lead a
+// denied name into the policy unseen).
 func homeLinks(ws *jail.Workspace, multi []string) ([]string, error) {
 	home, err := os.UserHomeDir()
 	if err != nil || !filepath.IsAbs(home) {
@@ -825,7 +825,7 @@ func homeLinks(ws *jail.Workspace, multi []string) ([]string, error) {
 		if errors.As(err, &pe) {
 			dir = pe.Path
 		}
-		return nil, fmt.Errorf("%w: more than %d entries in HOME's configuration directories (stopped at %s); a symbolic link there could lead a denied name into the policy, so nothing is run (move that tree under ~/.cache, which is not read)", ErrWalkLimit, maxHomeLinkScan, dir)
+		return nil, fmt.Errorf("%w: more than %d directories and links in HOME's configuration directories (stopped at %s); a symbolic link there could lead a denied name into the policy, so nothing is run (move that tree under ~/.cache, which is not read)", ErrHomeScanLimit, maxHomeLinkScan, dir)
 	}
 	return out, nil
 }

@@ -31,6 +31,13 @@ var (
 	// reachable for children; the error names the limit, the root, and
 	// how to raise it (Options.WalkLimit; the CLI's --walk-limit).
 	ErrWalkLimit = errors.New("landlock: walk limit reached while expanding the policy's patterns")
+	// ErrHomeScanLimit: the look for the symbolic links a dotfiles
+	// manager puts into HOME (its hidden directories, $XDG_CONFIG_HOME)
+	// met more directories and links than it reads (200,000): a link
+	// beyond them could lead a denied name into the policy, so Compile
+	// fails closed. The error names the directory where it stopped; not
+	// raised by --walk-limit (red team rounds 15 and 16, R15a-1, R16-3).
+	ErrHomeScanLimit = errors.New("landlock: too many entries in HOME's configuration directories to look for links")
 
 	// ErrMountLimit: the namespace layer would need more mounts than the
 	// kernel allows in one mount namespace (fs.mount-max,

@@ -17,8 +17,10 @@ import (
 //     (~/.dotfiles) used up the scan's budget, and the scan stopped
 //     silently, so ~/.kube/config -> ../.dotfiles/kube/config was not
 //     seen. Writable roots are not read now (the padding costs nothing),
-//     and a budget HOME's own trees exhaust fails closed (ErrWalkLimit);
-//     control: the same trees one entry smaller pass.
+//     and a budget HOME's own trees exhaust fails closed
+//     (ErrHomeScanLimit); control: the same trees one entry smaller
+//     pass, and plain files do not count (R16-3: planted empty files
+//     made every later run fail).
 //   - R15a-3: file links in a $XDG_CONFIG_HOME that is not hidden in HOME
 //     (~/cfg/gh/hosts.yml -> ../../dotfiles/gh/hosts.yml); control: the
 //     same tree without XDG_CONFIG_HOME set is not denied.
@@ -72,11 +74,11 @@ func TestHomeLinksRound15(t *testing.T) {
 		setBudget(t, 500)
 		d := filepath.Join(home, ".dotfiles")
 		write(t, filepath.Join(d, "kube/config"), "KUBESECRET")
-		// HOME: .dotfiles .kube (2 left: 498); .dotfiles: kube pad (496);
-		// kube: config (495); pad: 495 files (0): the old scan then
-		// skipped ~/.kube without a word.
-		for i := 0; i < 495; i++ {
-			write(t, filepath.Join(d, "pad", fmt.Sprint(i)), "")
+		// HOME: .dotfiles .kube (2 counted: 498 left); .dotfiles: kube
+		// pad (496); pad: 496 directories (0): the old scan then skipped
+		// ~/.kube without a word.
+		for i := 0; i < 496; i++ {
+			require.NoError(t, os.MkdirAll(filepath.Join(d, "pad", fmt.Sprint(i)), 0o755))
 		}
 		require.NoError(t, os.Mkdir(filepath.Join(home, ".kube"), 0o700))
 		require.NoError(t, os.Symlink("../.dotfiles/kube/config", filepath.Join(home, ".kube/config")))
@@ -86,19 +88,27 @@ func TestHomeLinksRound15(t *testing.T) {
 	})
 
 	t.Run("R15a-1 HOME's own trees beyond the budget", func(t *testing.T) {
-		for _, n := range []int{400, 600} {
+		for _, tc := range []struct {
+			n     int
+			files bool
+		}{{400, false}, {600, false}, {600, true}} {
 			home := newHome(t)
 			setBudget(t, 500)
 			d := filepath.Join(home, "dotfiles")
 			write(t, filepath.Join(d, "x"), "")
-			for i := 0; i < n; i++ {
-				write(t, filepath.Join(home, ".data", fmt.Sprint(i)), "")
+			for i := 0; i < tc.n; i++ {
+				if tc.files {
+					write(t, filepath.Join(home, ".data", fmt.Sprint(i)), "")
+				} else {
+					require.NoError(t, os.MkdirAll(filepath.Join(home, ".data", fmt.Sprint(i)), 0o755))
+				}
 			}
 			_, err := deny(t, d)
-			if n < 500 {
-				assert.NoError(t, err, "control: within the budget")
+			if tc.n < 500 || tc.files {
+				assert.NoError(t, err, "control: within the budget, or plain files (%d, files %v)", tc.n, tc.files)
 			} else {
-				assert.ErrorIs(t, err, ErrWalkLimit)
+				assert.ErrorIs(t, err, ErrHomeScanLimit)
+				assert.NotErrorIs(t, err, ErrWalkLimit, "--walk-limit does not raise it")
 				assert.ErrorContains(t, err, filepath.Join(home, ".data"))
 			}
 		}
