@@ -50,8 +50,8 @@ func TestAgentConfigHomeLinksRound15(t *testing.T) {
 			write(t, filepath.Join(ws, "notes.md"))
 			require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude/hooks"), 0o755))
 			require.NoError(t, os.Symlink("../../dotfiles/claude/hooks/pre.sh", filepath.Join(home, ".claude/hooks/pre.sh")))
-			for i := 0; i < n; i++ { // "file-history" sorts before "hooks"
-				write(t, filepath.Join(home, ".claude/file-history/s", fmt.Sprint(i)))
+			for i := 0; i < n; i++ { // "file-history" sorts before "hooks"; directories count, plain files not (R16-3)
+				require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude/file-history/s", fmt.Sprint(i)), 0o755))
 			}
 			w, err := New(ws, WithProtectedAgentConfig())
 			if n > maxAgentLinkScan {
