@@ -310,3 +310,94 @@ func TestRelocatedThroughLinkRound16(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestAgentConfigRound16 (red team round 16):
+//   - R16-8: with ~/.config granted read-write, its links into the
+//     dotfiles workspace (~/.config/git/config -> dotfiles/git/config) are
+//     still followed (a skip of writable roots left the target writable);
+//     control: no link.
+//   - R16-9: with HOME as the workspace, a $PATH directory inside it
+//     (~/.mytool/bin) is protected; control: the same directory not on
+//     PATH. A PATH entry above the workspace does not freeze it.
+//   - R16-7: a top-level gitfile whose gitdir goes through a link and
+//     "..": git resolves it physically (lnk/../stores/sub.git with lnk ->
+//     deep/d1 is deep/stores/sub.git), so does the protection.
+//
+// Red before: each row but the controls was writable.
+func TestAgentConfigRound16(t *testing.T) {
+	t.Run("R16-8", func(t *testing.T) {
+		for _, linked := range []bool{false, true} {
+			home, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			t.Setenv("HOME", home)
+			t.Setenv("XDG_CONFIG_HOME", "")
+			ws := filepath.Join(home, "dotfiles")
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, "git"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "git/config"), []byte("x"), 0o644))
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".config/git"), 0o755))
+			if linked {
+				require.NoError(t, os.Symlink("../../dotfiles/git/config", filepath.Join(home, ".config/git/config")))
+			}
+			w, err := New(ws, WithProtectedAgentConfig(), WithAllowed(filepath.Join(home, ".config"), ReadWrite))
+			require.NoError(t, err)
+			err = w.WriteFile("git/config", []byte("y"), 0o644)
+			if linked {
+				assert.ErrorIs(t, err, ErrReadOnly)
+			} else {
+				assert.NoError(t, err, "control: no link")
+			}
+			w.Close()
+		}
+	})
+	t.Run("R16-9", func(t *testing.T) {
+		home, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		t.Setenv("HOME", home)
+		// The toolchains' own directories, whatever PATH is.
+		for _, d := range []string{".cargo/bin", ".pyenv/shims", "go/bin"} {
+			require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
+			t.Setenv("PATH", "/usr/bin:/bin")
+			w, err := New(home, WithProtectedAgentConfig())
+			require.NoError(t, err)
+			assert.ErrorIs(t, w.WriteFile(filepath.Join(d, "x"), []byte("x"), 0o755), ErrReadOnly, d)
+			w.Close()
+		}
+		require.NoError(t, os.MkdirAll(filepath.Join(home, ".mytool/bin"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(home, "work/proj"), 0o755))
+		for _, onPath := range []bool{false, true} {
+			path := "/usr/bin:/bin"
+			if onPath {
+				path = filepath.Join(home, ".mytool/bin") + ":" + filepath.Join(home, "work") + ":" + path
+			}
+			t.Setenv("PATH", path)
+			w, err := New(home, WithProtectedAgentConfig())
+			require.NoError(t, err)
+			err = w.WriteFile(".mytool/bin/git", []byte("x"), 0o755)
+			if onPath {
+				assert.ErrorIs(t, err, ErrReadOnly)
+			} else {
+				assert.NoError(t, err, "control: not on PATH")
+			}
+			w.Close()
+			p, err := New(filepath.Join(home, "work/proj"), WithProtectedAgentConfig())
+			require.NoError(t, err)
+			assert.NoError(t, p.WriteFile("main.go", []byte("x"), 0o644), "a PATH entry above the workspace does not freeze it")
+			p.Close()
+		}
+	})
+	t.Run("R16-7", func(t *testing.T) {
+		t.Setenv("HOME", t.TempDir())
+		root, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "deep/d1"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "deep/stores/sub.git/hooks"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "deep/stores/sub.git/config"), []byte("[core]\n"), 0o644))
+		require.NoError(t, os.Symlink("deep/d1", filepath.Join(root, "lnk")))
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: lnk/../stores/sub.git\n"), 0o644))
+		w, err := New(root, WithProtectedAgentConfig())
+		require.NoError(t, err)
+		defer w.Close()
+		assert.ErrorIs(t, w.WriteFile("deep/stores/sub.git/config", []byte("y"), 0o644), ErrReadOnly)
+		assert.Contains(t, w.AgentConfigProtected(), filepath.Join(root, "lnk"), "the link on the way")
+	})
+}

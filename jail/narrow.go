@@ -693,6 +693,23 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 	// workspace inside one of them is protected whole.
 	if home := canonicalHome(); home != "" {
 		paths := relocatedAgentConfig()
+		// Every $PATH directory inside HOME (~/.cargo/bin, ~/.pyenv/shims,
+		// ~/go/bin, ~/.local/bin, ~/bin: toolchains put them before
+		// /usr/bin): a program the command drops there runs on the user's
+		// next command of that name (red team round 16, R16-9).
+		// Only one inside the workspace, never the workspace or one
+		// above it (a PATH entry of ~/work must not freeze a workspace
+		// ~/work/proj).
+		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+			if !filepath.IsAbs(d) {
+				continue
+			}
+			for _, f := range pathForms(filepath.Clean(d)) {
+				if f != home && within(f, home) && f != root && within(f, root) {
+					add(f)
+				}
+			}
+		}
 		for _, rel := range slices.Concat(agentConfigHomeOnly, agentConfigHomeDir) {
 			paths = append(paths, filepath.Join(home, strings.TrimSuffix(rel, "/")))
 			// $XDG_CONFIG_HOME, where it is not ~/.config, is where git,
@@ -746,8 +763,12 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 					add(t)
 					w.addChain(p, add)
 				}
-				if !strings.HasSuffix(rel, "/") || w.writableRootOf(p) || (t != "" && w.writableRootOf(t)) {
-					continue // a file, or the command's own (the workspace's links are linkTargets')
+				// Read whatever the grants (--rw ~/.config, --rw ~/.claude:
+				// red team round 16, R16-8, a skip of writable roots here
+				// left their links' targets writable); bounded, and
+				// failing closed.
+				if !strings.HasSuffix(rel, "/") {
+					continue
 				}
 				// Through a link too: ~/.claude -> /data/claude, moved
 				// out of HOME (red team round 15, R15a-11).
@@ -816,7 +837,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 		line, _, _ := strings.Cut(string(b), "\n")
 		if d, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:"); ok {
 			if d = strings.TrimSpace(d); !filepath.IsAbs(d) {
-				d = filepath.Join(root, d)
+				d = root + "/" + d // not Join: ".." after a link is physical (R16-7)
 			}
 			w.addChain(d, add)
 		}
@@ -980,10 +1001,16 @@ func gitDirs(gitfile string) []string {
 	}
 	dir = strings.TrimSpace(dir)
 	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(gitfile), dir)
+		// Not Join, which cleans "lnk/.." away: git resolves ".." after
+		// a link physically (red team round 16, R16-7).
+		dir = filepath.Dir(gitfile) + "/" + dir
 	}
 	if t, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = t
+	} else if t := evalLinks(dir); t != "" {
+		dir = t
+	} else {
+		dir = filepath.Clean(dir)
 	}
 	out := []string{dir}
 	if c, err := readConfigFile(filepath.Join(dir, "commondir")); err == nil {
@@ -1054,7 +1081,9 @@ func evalLinks(p string) string {
 // false after 40 links or at a link it cannot read.
 func resolveWalk(p string, onLink func(string)) (string, bool) {
 	cur := "/"
-	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	// Not cleaned first: ".." after a link is resolved physically, as
+	// the kernel does (red team round 16, R16-7).
+	rest := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	for hops := 0; len(rest) > 0; {
 		c := rest[0]
 		rest = rest[1:]

@@ -357,7 +357,11 @@ var AgentConfigNestedPatterns = nestedAgentPatterns()
 // workspace's root: ~/bin is first in Debian's and Ubuntu's PATH when it
 // exists (red team round 15, R15a-7), but a project's bin/ is the
 // project's.
-var agentConfigHomeDir = []string{"bin/"}
+var agentConfigHomeDir = []string{"bin/",
+	// Toolchains' bin directories, which their installers put on PATH
+	// before /usr/bin, whatever PATH landjail itself runs with (red team
+	// round 16, R16-9; $PATH's own entries in HOME are added too).
+	".cargo/bin/", ".pyenv/shims/", "go/bin/", ".deno/bin/", ".bun/bin/", ".volta/bin/", ".local/share/pnpm/"}
 
 // agentConfigHomeOnly are the AgentConfigPaths protected in the workspace
 // root only (a home directory's start-up files).
@@ -408,6 +412,8 @@ var agentConfigHomeOnly = []string{
 	".config/i3/", ".config/hypr/", ".config/plasma-workspace/env/", ".screenrc", ".lldbinit",
 	".muttrc", ".claude.json", ".claude.json.backup", ".config/amp/", ".config/Cursor/User/",
 	".config/VSCodium/User/", ".config/Code - OSS/User/", ".config/Code - Insiders/User/",
+	// Editors' auto-loaded plugin directories (red team round 16, R16-9).
+	".local/share/nvim/site/", ".vim/pack/", ".vim/plugin/", ".vim/autoload/",
 }
 
 func nestedAgentPatterns() []string {
