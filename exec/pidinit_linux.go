@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -315,13 +316,30 @@ func (ini *pidInit) end() {
 	}
 	ini.keepW.Close()
 	ini.keepW = nil
+	if ini.leftovers == 0 && ini.pidfd >= 0 {
+		// Reaped in the background: until then a caller's
+		// reaper.KillDescendants must not count the init, on its way
+		// out, as something the command left (CI under the race
+		// detector: killed_descendants 1 for a command that left
+		// nothing). Spared until waitid(WNOWAIT) sees it gone, as Spare
+		// asks.
+		reaper.Spare(ini.pid)
+	}
 	if ini.pidfd >= 0 {
 		unix.PidfdSendSignal(ini.pidfd, unix.SIGKILL, nil, 0)
 	} else {
 		unix.Kill(ini.pid, unix.SIGKILL)
 	}
 	if ini.leftovers == 0 {
-		go ini.reap()
+		go func() {
+			if ini.pidfd >= 0 {
+				var info unix.Siginfo
+				for unix.Waitid(unix.P_PIDFD, ini.pidfd, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+				}
+				reaper.Unspare(ini.pid)
+			}
+			ini.reap()
+		}()
 		return
 	}
 	ini.reap()
