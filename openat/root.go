@@ -157,6 +157,16 @@ func (r *Root) Rename(oldname, newname string) error { return r.rename(oldname, 
 // os.Root.Link (linkat without AT_SYMLINK_FOLLOW).
 func (r *Root) Link(oldname, newname string) error { return r.link(oldname, newname) }
 
+// Symlink creates newname, below the root, as a symbolic link whose
+// target is oldname, stored as given (not resolved: a link may point
+// anywhere, as with os.Root.Symlink); newname's parent is opened as every
+// other name is (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, Linux 5.6,
+// or the fallback walk) and the link made there (symlinkat(2)). Errors:
+// *fs.PathError with the errno (EEXIST when newname exists, EXDEV when it
+// is outside the root). internal/sweep puts back a protected link the
+// command re-pointed or removed (red team round 16, R16-2).
+func (r *Root) Symlink(oldname, newname string) error { return r.symlink(oldname, newname) }
+
 // Stat returns the FileInfo of the named file, as os.Root.Stat; a
 // symlink anywhere in the name fails with ErrSymlink.
 func (r *Root) Stat(name string) (fs.FileInfo, error) { return r.stat(name) }

@@ -404,6 +404,21 @@ func (r *Root) link(oldname, newname string) error {
 	return nil
 }
 
+func (r *Root) symlink(oldname, newname string) error {
+	p, err := r.openParent("symlinkat", newname)
+	if err != nil {
+		return err
+	}
+	defer p.done()
+	if p.leaf == "." || p.leaf == ".." {
+		return &fs.PathError{Op: "symlinkat", Path: newname, Err: unix.EEXIST}
+	}
+	if err := unix.Symlinkat(oldname, p.fd, p.leaf); err != nil {
+		return &fs.PathError{Op: "symlinkat", Path: newname, Err: err}
+	}
+	return nil
+}
+
 func (r *Root) stat(name string) (fs.FileInfo, error) {
 	fd, err := r.openFd(name, unix.O_PATH, 0)
 	if err != nil {

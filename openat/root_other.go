@@ -42,6 +42,7 @@ func (r *Root) remove(name string) error                  { return unsupported("
 func (r *Root) removeAll(name string) error               { return unsupported("remove", name) }
 func (r *Root) rename(oldname, _ string) error            { return unsupported("rename", oldname) }
 func (r *Root) link(oldname, _ string) error              { return unsupported("link", oldname) }
+func (r *Root) symlink(_, newname string) error           { return unsupported("symlink", newname) }
 func (r *Root) stat(name string) (fs.FileInfo, error)     { return nil, unsupported("stat", name) }
 func (r *Root) lstat(name string) (fs.FileInfo, error)    { return nil, unsupported("lstat", name) }
 func (r *Root) readlink(name string) (string, error)      { return "", unsupported("readlink", name) }

@@ -1,6 +1,7 @@
 package sweep_test
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -548,6 +549,41 @@ func TestSweepRoundFive(t *testing.T) {
 		got := paths(q)
 		assert.Equal(t, "changed", got["sub/tools2/pc.sh"].Reason)
 		assert.NotContains(t, got, "sub/tools2/other.sh", "control")
+	})
+	t.Run("R16-2 a protected link removed or re-pointed is put back", func(t *testing.T) {
+		// .mcp.json -> cfg/mcp.json and the chain .envrc -> env/a ->
+		// ../real.sh (env/a protected on the way): removed or re-pointed
+		// by the command, each is put back with its target (red team
+		// round 16, R16-2: neither was, and the target lost its
+		// protection for the next run). Control: a link nothing
+		// protects stays removed.
+		root := t.TempDir()
+		write(t, filepath.Join(root, "cfg/mcp.json"), "{}", 0o644)
+		write(t, filepath.Join(root, "real.sh"), "x", 0o644)
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "env"), 0o755))
+		require.NoError(t, os.Symlink("cfg/mcp.json", filepath.Join(root, ".mcp.json")))
+		require.NoError(t, os.Symlink("env/a", filepath.Join(root, ".envrc")))
+		require.NoError(t, os.Symlink("../real.sh", filepath.Join(root, "env/a")))
+		require.NoError(t, os.Symlink("real.sh", filepath.Join(root, "plain")))
+		_, snap := take(t, root)
+		require.NoError(t, os.Remove(filepath.Join(root, ".mcp.json")))
+		require.NoError(t, os.Remove(filepath.Join(root, "env/a")))
+		require.NoError(t, os.Symlink("/tmp/evil", filepath.Join(root, "env/a")))
+		require.NoError(t, os.Remove(filepath.Join(root, "plain")))
+		q, err := snap.Sweep()
+		require.NoError(t, err)
+		got := paths(q)
+		assert.Equal(t, "removed", got[".mcp.json"].Reason)
+		assert.True(t, got[".mcp.json"].Restored)
+		assert.True(t, got["env/a"].Restored, "%+v", got["env/a"])
+		for l, want := range map[string]string{".mcp.json": "cfg/mcp.json", "env/a": "../real.sh"} {
+			t2, err := os.Readlink(filepath.Join(root, l))
+			require.NoError(t, err, l)
+			assert.Equal(t, want, t2, l)
+		}
+		_, err = os.Lstat(filepath.Join(root, "plain"))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "control: an unprotected link stays removed")
+		assert.NotContains(t, got, "plain")
 	})
 	t.Run("N1 N3 N4 N5 names, N6 exec bits", func(t *testing.T) {
 		root := t.TempDir()

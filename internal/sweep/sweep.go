@@ -113,7 +113,8 @@ type Quarantined struct {
 	// (a directory the command made unlistable, which hid what is below
 	// it: the owner's rwx bits were added so that the sweep could look),
 	// or "transient" (Watch saw it made, and it was gone before it could
-	// be neutralised).
+	// be neutralised), or "removed" (a protected symbolic link the command
+	// removed, put back with its target: nothing was moved).
 	Reason string `json:"reason"`
 	// Restored: the original content (or mode) was written back at Path.
 	Restored bool `json:"restored,omitempty"`
@@ -140,6 +141,9 @@ func (q Quarantined) String() string {
 	}
 	if q.Reason == "unlistable" {
 		return fmt.Sprintf("%s: made unlistable by the command; listable for its owner again (u+rwx), and swept", termsafe.Quote(q.Path))
+	}
+	if q.Reason == "removed" {
+		return fmt.Sprintf("%s: a protected symbolic link removed by the command, put back", termsafe.Quote(q.Path))
 	}
 	when := ""
 	if q.Live {
@@ -384,6 +388,31 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		}
 		out = append(out, q)
 	}
+	// Protected links the command removed: put back with their targets
+	// (red team round 16, R16-2: a removed link on the way to a hook
+	// silenced it, and its target lost its protection for later runs).
+	var gone []string
+	for rel, was := range s.known {
+		if was.mode&unix.S_IFMT == unix.S_IFLNK && was.link != "" && !slicesHasParent(moved, rel) {
+			if _, err := s.root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, rel)
+			}
+		}
+	}
+	sort.Strings(gone)
+	for _, rel := range gone {
+		q := Quarantined{Path: rel, Reason: "removed"}
+		if err := s.root.Symlink(s.known[rel].link, rel); err != nil {
+			q.Error = err.Error()
+			errs = append(errs, err)
+		} else {
+			q.Restored = true
+			if e, err := s.stat(rel, true); err == nil {
+				s.known[rel] = e
+			}
+		}
+		out = append(out, q)
+	}
 	// A new or changed symbolic link to a directory outside the
 	// workspace (the command's private HOME or TMPDIR, kept between
 	// runs) would take the user's `cd vendor; git status` into a
@@ -449,6 +478,17 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 		// (pre-commit.d/) must not run it under its new name
 		// (round 5, N6).
 		s.root.Chmod(to, fs.FileMode(now.mode&0o666))
+	}
+	if was != nil && was.mode&unix.S_IFMT == unix.S_IFLNK && was.link != "" {
+		// A protected link re-pointed: the original is put back, or
+		// what it led to would lose its protection and a hook through it
+		// stop running (red team round 16, R16-2).
+		if err := s.root.Symlink(was.link, rel); err == nil {
+			q.Restored = true
+			if e, err := s.stat(rel, true); err == nil {
+				s.known[rel] = e
+			}
+		}
 	}
 	if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG {
 		if err := s.restore(rel, was); err == nil {
