@@ -51,12 +51,12 @@ func TestAgentConfigHomeLinksRound15(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude/hooks"), 0o755))
 			require.NoError(t, os.Symlink("../../dotfiles/claude/hooks/pre.sh", filepath.Join(home, ".claude/hooks/pre.sh")))
 			for i := 0; i < n; i++ { // "file-history" sorts before "hooks"; directories count, plain files not (R16-3)
-				require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude/file-history/s", fmt.Sprint(i)), 0o755))
+				require.NoError(t, os.MkdirAll(filepath.Join(home, ".claude/file-history", fmt.Sprint(i), "s"), 0o755))
 			}
 			w, err := New(ws, WithProtectedAgentConfig())
 			if n > maxAgentLinkScan {
 				require.ErrorIs(t, err, ErrScanLimit)
-				assert.ErrorContains(t, err, filepath.Join(home, ".claude/file-history/s"))
+				assert.ErrorContains(t, err, filepath.Join(home, ".claude/file-history"))
 				continue
 			}
 			require.NoError(t, err, "control: within the budget")
@@ -400,4 +400,58 @@ func TestAgentConfigRound16(t *testing.T) {
 		assert.ErrorIs(t, w.WriteFile("deep/stores/sub.git/config", []byte("y"), 0o644), ErrReadOnly)
 		assert.Contains(t, w.AgentConfigProtected(), filepath.Join(root, "lnk"), "the link on the way")
 	})
+}
+
+// TestNamesRound16 (red team round 16, R16-9, R16-10): with HOME as the
+// workspace, more start-up files are protected under
+// WithProtectedAgentConfig and more agents' and tools' tokens denied by
+// WithDenySecrets; controls: the same names without the option, and a
+// file beside each token. Red before: every name was writable or
+// readable.
+func TestNamesRound16(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	startup := []string{".config/kitty/kitty.conf", ".config/alacritty/alacritty.toml", ".config/ghostty/config",
+		".config/zellij/config.kdl", ".config/gdb/gdbinit", ".bash_completion", ".local/share/bash-completion/completions/git",
+		".psqlrc", ".sqliterc", ".julia/config/startup.jl", ".bunfig.toml", ".tmux/plugins/x/x.tmux",
+		".local/share/nvim/lazy/p/plugin/x.lua", ".config/ranger/rc.conf", ".config/lf/lfrc"}
+	for _, protect := range []bool{false, true} {
+		var opts []Option
+		if protect {
+			opts = append(opts, WithProtectedAgentConfig())
+		}
+		w, err := New(home, opts...)
+		require.NoError(t, err)
+		for _, n := range startup {
+			require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
+			err := w.WriteFile(n, []byte("x"), 0o644)
+			if protect {
+				assert.ErrorIs(t, err, ErrReadOnly, n)
+			} else {
+				assert.NoError(t, err, "control: %s", n)
+			}
+		}
+		w.Close()
+	}
+	tokens := []string{".codex/auth.json", ".gemini/oauth_creds.json", ".config/github-copilot/apps.json",
+		".config/sops/age/keys.txt", ".config/containers/auth.json", ".cache/huggingface/token",
+		".config/glab-cli/config.yml", ".config/hub", ".m2/settings.xml"}
+	for _, n := range tokens {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, n), []byte("SECRET"), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(home, filepath.Dir(n), "beside.txt"), []byte("x"), 0o644))
+	}
+	w, err := New(home, WithDenySecrets())
+	require.NoError(t, err)
+	defer w.Close()
+	for _, n := range tokens {
+		_, err := w.ReadFile(n)
+		assert.ErrorIs(t, err, ErrDenied, n)
+		if filepath.Dir(n) != ".config/github-copilot" {
+			_, err = w.ReadFile(filepath.Join(filepath.Dir(n), "beside.txt"))
+			assert.NoError(t, err, "control: beside %s", n)
+		}
+	}
 }

@@ -412,8 +412,13 @@ var agentConfigHomeOnly = []string{
 	".config/i3/", ".config/hypr/", ".config/plasma-workspace/env/", ".screenrc", ".lldbinit",
 	".muttrc", ".claude.json", ".claude.json.backup", ".config/amp/", ".config/Cursor/User/",
 	".config/VSCodium/User/", ".config/Code - OSS/User/", ".config/Code - Insiders/User/",
-	// Editors' auto-loaded plugin directories (red team round 16, R16-9).
-	".local/share/nvim/site/", ".vim/pack/", ".vim/plugin/", ".vim/autoload/",
+	// Editors' auto-loaded plugin directories, terminals' and
+	// multiplexers' configuration naming the shell they start, and more
+	// start-up files (red team round 16, R16-9).
+	".local/share/nvim/", ".vim/pack/", ".vim/plugin/", ".vim/autoload/",
+	".config/kitty/", ".config/alacritty/", ".config/ghostty/", ".config/zellij/", ".config/gdb/",
+	".bash_completion", ".local/share/bash-completion/", ".psqlrc", ".sqliterc", ".julia/config/",
+	".bunfig.toml", ".tmux/", ".config/ranger/", ".config/lf/",
 }
 
 func nestedAgentPatterns() []string {
@@ -629,6 +634,20 @@ var SecretPatterns = []string{
 	".my.cnf",
 	// Agents.
 	"**/.claude/.credentials.json",
+	// Other agents' and tools' tokens at their default places (red team
+	// round 16, R16-10): Codex, Gemini CLI, Copilot, sops' age key,
+	// podman/skopeo registry auth, Hugging Face, GitLab's and hub's CLIs,
+	// Maven's server passwords.
+	"**/.codex/auth.json",
+	"**/.gemini/oauth_creds.json",
+	"**/.config/github-copilot/",
+	"**/.config/sops/age/keys.txt",
+	"**/.config/containers/auth.json",
+	"**/containers/auth.json",
+	"**/.cache/huggingface/token",
+	"**/.config/glab-cli/config.yml",
+	"**/.config/hub",
+	"**/.m2/settings.xml",
 }
 
 // secretLocations are the environment variables that move a credential
@@ -655,6 +674,10 @@ var secretLocations = []struct{ env, inside string }{
 	{"RCLONE_CONFIG", ""},
 	{"BOTO_CONFIG", ""},
 	{"S3CMD_CONFIG", ""},
+	{"AWS_WEB_IDENTITY_TOKEN_FILE", ""},
+	{"REGISTRY_AUTH_FILE", ""},
+	{"HF_TOKEN_PATH", ""},
+	{"SOPS_AGE_KEY_FILE", ""},
 }
 
 // relocatedSecrets returns absolute deny patterns for the credentials

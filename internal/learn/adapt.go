@@ -349,9 +349,10 @@ func pinned(files []string, path, target string) string {
 const maxLinkWalk = 1_000_000
 
 // deniedLinkTo returns a symbolic link in ws's writable roots (the
-// workspace, --rw: where a command's or the user's project links are)
-// whose name ws denies and that leads to path or to a directory above
-// it, "" for none. Links are not followed on the way.
+// workspace, --rw: where a command's or the user's project links are),
+// or directly in one of the four directories above a root, whose name ws
+// denies and that leads to path or to a directory above it, "" for none.
+// Links are not followed on the way.
 func deniedLinkTo(ws *jail.Workspace, path string) (string, error) {
 	n := 0
 	var found string
@@ -380,6 +381,28 @@ func deniedLinkTo(ws *jail.Workspace, path string) (string, error) {
 		}
 		if found != "" {
 			return found, nil
+		}
+	}
+	// And the four directories above each root, as the carve reads them
+	// (app/.aws -> ../shared/aws with app/ws as the workspace: red team
+	// round 16, R16-11).
+	seen := map[string]bool{}
+	for _, r := range ws.Roots() {
+		for d, i := filepath.Dir(r.Path), 0; i < 4 && !seen[d]; d, i = filepath.Dir(d), i+1 {
+			seen[d] = true
+			ents, _ := os.ReadDir(d)
+			for _, e := range ents {
+				p := filepath.Join(d, e.Name())
+				if e.Type()&fs.ModeSymlink == 0 || ws.NameNarrowing(p)&jail.NarrowDenied == 0 {
+					continue
+				}
+				if t, err := filepath.EvalSymlinks(p); err == nil && holds(t, path) {
+					return p, nil
+				}
+			}
+			if d == "/" {
+				break
+			}
 		}
 	}
 	return "", nil

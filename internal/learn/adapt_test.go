@@ -275,3 +275,34 @@ func TestPolicyClassifierDeniedDirLinkOut(t *testing.T) {
 		pw.Close()
 	}
 }
+
+// TestPolicyClassifierDeniedDirLinkAbove (red team round 16, R16-11): a
+// denied directory link above the workspace (app/.aws -> ../shared/aws,
+// workspace app/ws) makes a refused read below its target a deny pattern
+// by design. Control: without --deny-secrets it is learnable. Red
+// before: learned as ro shared/aws/credentials.
+func TestPolicyClassifierDeniedDirLinkAbove(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws, shared := filepath.Join(base, "app/ws"), filepath.Join(base, "shared")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(shared, "aws"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(shared, "aws/credentials"), []byte("k"), 0o600))
+	require.NoError(t, os.Symlink("../shared/aws", filepath.Join(base, "app/.aws")))
+	for _, secrets := range []bool{false, true} {
+		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
+		pw, err := o.Policy()
+		require.NoError(t, err)
+		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
+			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
+		}}
+		byDesign, _ := c.Classify(filepath.Join(shared, "aws/credentials"), Read)
+		if secrets {
+			assert.Contains(t, byDesign, "deny pattern")
+		} else {
+			assert.Empty(t, byDesign, "control: learnable without --deny-secrets")
+		}
+		pw.Close()
+	}
+}

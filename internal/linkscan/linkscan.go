@@ -21,9 +21,9 @@ var ErrBudget = errors.New("linkscan: more directory entries than the scan's bud
 // Walk calls found with the path of each symbolic link in dir and, down
 // to maxDepth levels (dir's own entries are level 1), in the directories
 // below it for which descend(path, level) is true (nil: all). It counts
-// at most *budget directories and links in all, decrementing it (plain
-// files are not counted). At the first directory with more than are left
-// it stops and returns
+// at most *budget links and entered directories in all, decrementing it
+// (plain files and directories it does not enter are not counted). At the
+// first directory with more than are left it stops and returns
 // ErrBudget in a *fs.PathError naming that directory. Links are not
 // followed; unreadable directories are skipped (not an error). Entries
 // are visited in directory order.
@@ -36,29 +36,32 @@ func walk(dir string, level, maxDepth int, budget *int, descend func(string, int
 	if err != nil {
 		return nil
 	}
-	// Only directories and links count: a plain file can be neither a
-	// link nor lead to one, so empty files cannot use the budget up (red
-	// team round 16, R16-3: 200,001 planted files made every later run
+	// Only links and the directories the walk enters count: a plain
+	// file, or a directory it will not read, can lead nowhere, so a
+	// command cannot use the budget up with empty files or directories
+	// (red team round 16, R16-3: 200,001 of either made every later run
 	// fail closed).
-	n := 0
-	for _, e := range ents {
-		if e.IsDir() || e.Type()&fs.ModeSymlink != 0 {
-			n++
-		}
-	}
-	if n > *budget {
-		return &fs.PathError{Op: "linkscan", Path: dir, Err: ErrBudget}
-	}
-	*budget -= n
+	var links, dirs []string
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
-			found(p)
+			links = append(links, p)
 		case e.IsDir() && level < maxDepth && (descend == nil || descend(p, level)):
-			if err := walk(p, level+1, maxDepth, budget, descend, found); err != nil {
-				return err
-			}
+			dirs = append(dirs, p)
+		}
+	}
+	n := len(links) + len(dirs)
+	if n > *budget {
+		return &fs.PathError{Op: "linkscan", Path: dir, Err: ErrBudget}
+	}
+	*budget -= n
+	for _, p := range links {
+		found(p)
+	}
+	for _, p := range dirs {
+		if err := walk(p, level+1, maxDepth, budget, descend, found); err != nil {
+			return err
 		}
 	}
 	return nil

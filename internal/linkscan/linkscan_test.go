@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,4 +36,24 @@ func TestWalk(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, filepath.Join(d, "a"), pe.Path, "the directory that did not fit")
 	assert.NotContains(t, got, "l2")
+}
+
+// TestWalkCountsWhatLeads (red team round 16, R16-3): plain files and
+// directories the walk does not enter are not counted, so a command
+// cannot use the budget up with them; a link beyond them is still found.
+// Control: the same number of directories the walk enters does exceed it.
+func TestWalkCountsWhatLeads(t *testing.T) {
+	d := t.TempDir()
+	for i := range 300 {
+		require.NoError(t, os.WriteFile(filepath.Join(d, "f"+strconv.Itoa(i)), nil, 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Join(d, "dir", "n"+strconv.Itoa(i)), 0o755))
+	}
+	require.NoError(t, os.Symlink("x", filepath.Join(d, "zlink")))
+	var got []string
+	budget := 10
+	require.NoError(t, Walk(d, 2, &budget, nil, func(p string) { got = append(got, filepath.Base(p)) }))
+	assert.Equal(t, []string{"zlink"}, got, "dir's 300 entries are at the last level: not entered, not counted")
+	budget = 10
+	err := Walk(d, 3, &budget, nil, func(string) {})
+	assert.ErrorIs(t, err, ErrBudget, "control: entered, the 300 directories count")
 }
