@@ -455,3 +455,42 @@ func TestNamesRound16(t *testing.T) {
 		}
 	}
 }
+
+// TestPatternSpellingsRound16 (red team round 16, R16-17, R16-15): deny
+// and read-only patterns written as a shell or a policy file leaves them
+// (./x, sub/../x, config/./x, ~/x, an absolute path with "." or "..",
+// ../sibling for --read-only, an absolute path through a symbolic link)
+// mean the file they name; control: the plain spelling, which already
+// worked, and a file beside. Red before: every odd spelling matched
+// nothing.
+func TestPatternSpellingsRound16(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	home := filepath.Join(base, "realhome")
+	require.NoError(t, os.MkdirAll(home, 0o755))
+	require.NoError(t, os.Symlink(home, filepath.Join(base, "home")))
+	t.Setenv("HOME", filepath.Join(base, "home"))
+	root := filepath.Join(home, "proj")
+	for _, f := range []string{"config/prod.key.txt", "config/other.txt", "deploy/run.sh", "sub/x"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("S"), 0o644))
+	}
+	for _, spelling := range []string{"config/prod.key.txt", "./config/prod.key.txt", "config/./prod.key.txt",
+		"sub/../config/prod.key.txt", "~/proj/config/prod.key.txt", root + "/./config/prod.key.txt",
+		filepath.Join(base, "home/proj/config/prod.key.txt")} {
+		w, err := New(root, WithDeny(spelling))
+		require.NoError(t, err, spelling)
+		_, err = w.ReadFile("config/prod.key.txt")
+		assert.ErrorIs(t, err, ErrDenied, spelling)
+		_, err = w.ReadFile("config/other.txt")
+		assert.NoError(t, err, "control, beside: %s", spelling)
+		w.Close()
+	}
+	for _, spelling := range []string{"deploy/", "./deploy/", "sub/../deploy/"} {
+		w, err := New(root, WithReadOnly(spelling))
+		require.NoError(t, err, spelling)
+		assert.ErrorIs(t, w.WriteFile("deploy/run.sh", []byte("x"), 0o755), ErrReadOnly, spelling)
+		assert.NoError(t, w.WriteFile("sub/x", []byte("x"), 0o644), "control: %s", spelling)
+		w.Close()
+	}
+}

@@ -271,6 +271,9 @@ func denyKnownOverDeny(lines []string) string {
 		if strings.HasPrefix(l, "/") {
 			return "a pattern starting with \"/\" is also read against the absolute path (WithDeny doc): \"/[!a]*\" denies every path whose first absolute component is not \"a\""
 		}
+		if !strings.HasPrefix(l, "!") && slices.ContainsFunc(strings.Split(strings.TrimSuffix(l, "/"), "/"), func(c string) bool { return c == "." || c == ".." }) {
+			return "a \".\" or \"..\" component: jail takes the path it spells from the root (red team round 16, R16-17: \"./config/prod.key\" matched nothing), git's pattern matches nothing"
+		}
 		if !strings.HasPrefix(l, "!") && strings.Contains(l, "//") {
 			return "empty component (\"a//b\", \"a//\"): jail drops it on purpose (deny.go: \"a//b\" is \"a/b\"), git's pattern matches nothing"
 		}

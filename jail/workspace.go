@@ -107,6 +107,14 @@ func New(root string, opts ...Option) (*Workspace, error) {
 		}
 		w.sys = &wsRoot{AllowedRoot{"/", ReadWrite}, r}
 	}
+	// Spellings a shell or a policy file leaves (./x, sub/../x, ~/x, an
+	// absolute path through a link) are made what they mean before
+	// matching: as written they matched nothing (red team round 16,
+	// R16-17, R16-15).
+	home := canonicalHome()
+	c.deny = normalizePatterns(c.deny, w.Root(), home)
+	c.keyPatterns = normalizePatterns(c.keyPatterns, w.Root(), home)
+	c.readOnly = normalizePatterns(c.readOnly, w.Root(), home)
 	d, err := newDenyMatcher(c.deny)
 	if err != nil {
 		w.Close()
@@ -354,4 +362,65 @@ func (w *Workspace) denied(canon, rootPath string) bool {
 func (w *Workspace) linkReadOnly(canon string) bool {
 	v := w.linkDeny.Load()
 	return v != nil && atOrBelow(v.readOnly, canon)
+}
+
+// normalizePatterns returns ps with each pattern in the form the matcher
+// takes (red team round 16, R16-17: "./config/prod.key", "sub/../x",
+// "~/x", "$PWD/./x" and "../shared/deploy/" matched nothing): a leading
+// "~" is HOME; a relative pattern with "." or ".." components is the path
+// it names from root, cleaned and absolute (for --read-only, a path); an
+// absolute one is cleaned and, when it goes through a
+// symbolic link, also given resolved (pathForms: patterns match
+// canonical paths, R16-15). A trailing "/" is kept; a "!" re-inclusion
+// and other patterns are unchanged.
+func normalizePatterns(ps []string, root, home string) []string {
+	var out []string
+	for _, p := range ps {
+		neg, body := "", p
+		if strings.HasPrefix(body, "!") {
+			// A re-inclusion is left as written: made to mean more,
+			// it would allow more (fail open).
+			out = append(out, p)
+			continue
+		}
+		dir := strings.HasSuffix(body, "/") && len(body) > 1
+		given := body
+		if home != "" && (body == "~" || strings.HasPrefix(body, "~/")) {
+			body = home + body[1:]
+		}
+		var forms []string
+		switch {
+		case filepath.IsAbs(body):
+			forms = pathForms(filepath.Clean(body))
+			if len(forms) == 1 && (forms[0] == given || forms[0]+"/" == given) {
+				out = append(out, p) // nothing to change
+				continue
+			}
+		case hasDotComponent(body):
+			// From root; for --read-only an absolute path, which it
+			// takes as a path (a pattern starting with "/" would be one).
+			forms = pathForms(filepath.Clean(root + "/" + body))
+		default:
+			out = append(out, p)
+			continue
+		}
+		for _, f := range forms {
+			if dir && !strings.HasSuffix(f, "/") {
+				f += "/"
+			}
+			out = append(out, neg+f)
+		}
+	}
+	return out
+}
+
+// hasDotComponent reports whether the relative pattern p has a "." or
+// ".." component.
+func hasDotComponent(p string) bool {
+	for c := range strings.SplitSeq(strings.TrimSuffix(p, "/"), "/") {
+		if c == "." || c == ".." {
+			return true
+		}
+	}
+	return false
 }
