@@ -494,3 +494,65 @@ func TestPatternSpellingsRound16(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestGitReferencesPhysicalRound16 (red team round 16, R16-12): git
+// resolves core.hooksPath = lnk/../githooks and include.path =
+// ../lnk/../inc.cfg physically (lnk -> deep/d1: deep/githooks,
+// deep/inc.cfg); the references name those, and the lexical forms too.
+// Red before: only the lexical ones (githooks/, inc.cfg at the top).
+func TestGitReferencesPhysicalRound16(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "deep/d1"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+	require.NoError(t, os.Symlink("deep/d1", filepath.Join(root, "lnk")))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "deep/inc.cfg"), []byte("[core]\n"), 0o644))
+	cfg := filepath.Join(root, ".git/config")
+	require.NoError(t, os.WriteFile(cfg, []byte("[core]\n\thooksPath = lnk/../githooks\n[include]\n\tpath = ../lnk/../inc.cfg\n"), 0o644))
+	refs := GitConfigReferences([]string{cfg}, root, "")
+	assert.Contains(t, refs, filepath.Join(root, "deep/githooks"), "physical hooksPath")
+	assert.Contains(t, refs, filepath.Join(root, "deep/inc.cfg"), "physical include")
+	assert.Contains(t, refs, filepath.Join(root, "githooks"), "the lexical form too")
+}
+
+// TestAgentDirsMovedRound16 (red team round 16, R16-13): CLAUDE_CONFIG_DIR
+// and CODEX_HOME move the agents' directories: their tokens are denied by
+// WithDenySecrets and their settings protected by
+// WithProtectedAgentConfig where they are; control: the same files with
+// the variables unset. Red before: read and written.
+func TestAgentDirsMovedRound16(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, f := range []string{"cl/.credentials.json", "cl/settings.json", "cx/auth.json", "cx/config.toml"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("S"), 0o600))
+	}
+	for _, set := range []bool{false, true} {
+		cl, cx := "", ""
+		if set {
+			cl, cx = filepath.Join(root, "cl"), filepath.Join(root, "cx")
+		}
+		t.Setenv("CLAUDE_CONFIG_DIR", cl)
+		t.Setenv("CODEX_HOME", cx)
+		w, err := New(root, WithDenySecrets(), WithProtectedAgentConfig())
+		require.NoError(t, err)
+		for _, f := range []string{"cl/.credentials.json", "cx/auth.json"} {
+			_, err := w.ReadFile(f)
+			if set {
+				assert.ErrorIs(t, err, ErrDenied, f)
+			} else {
+				assert.NoError(t, err, "control: %s", f)
+			}
+		}
+		for _, f := range []string{"cl/settings.json", "cx/config.toml"} {
+			err := w.WriteFile(f, []byte("x"), 0o600)
+			if set {
+				assert.ErrorIs(t, err, ErrReadOnly, f)
+			} else {
+				assert.NoError(t, err, "control: %s", f)
+			}
+		}
+		w.Close()
+	}
+}

@@ -326,10 +326,18 @@ func gitConfigReferences(files []string, worktree, home string) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
-		p = filepath.Clean(p)
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
+		// As git resolves it, ".." after a link physically
+		// (lnk/../githooks with lnk -> deep/d1 is deep/githooks: red
+		// team round 16, R16-12), and cleaned as written.
+		forms := []string{filepath.Clean(p)}
+		if r, ok := resolveWalk(p, nil); ok && r != forms[0] {
+			forms = append(forms, r)
+		}
+		for _, f := range forms {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
 		}
 	}
 	expand := func(p, rel string) string {
@@ -338,13 +346,13 @@ func gitConfigReferences(files []string, worktree, home string) []string {
 			if home == "" {
 				return ""
 			}
-			return filepath.Join(home, p[1:])
+			return home + p[1:]
 		case filepath.IsAbs(p):
 			return p
 		case strings.HasPrefix(p, "~") || strings.HasPrefix(p, "%("):
 			return "" // ~user, %(prefix)/: not the workspace's
 		}
-		return filepath.Join(rel, p)
+		return rel + "/" + p // not Join: see add
 	}
 	read := map[string]bool{}
 	var walk func(file string, depth int)

@@ -631,6 +631,12 @@ func relocatedAgentConfig() []string {
 		{"NPM_CONFIG_USERCONFIG", nil}, {"npm_config_userconfig", nil},
 		{"GRADLE_USER_HOME", []string{"init.d", "init.gradle", "init.gradle.kts", "gradle.properties"}},
 		{"PYTHONSTARTUP", nil}, {"INPUTRC", nil}, {"BASH_ENV", nil}, {"ENV", nil},
+		// The agents' own directories, the user site directory and the
+		// editors' data moved by the environment (red team round 16,
+		// R16-13).
+		{"CLAUDE_CONFIG_DIR", nil}, {"CODEX_HOME", nil},
+		{"PYTHONUSERBASE", []string{"lib"}},
+		{"XDG_DATA_HOME", []string{"nvim", "bash-completion"}},
 	} {
 		v := os.Getenv(l.env)
 		if !filepath.IsAbs(v) {

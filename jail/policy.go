@@ -678,6 +678,8 @@ var secretLocations = []struct{ env, inside string }{
 	{"REGISTRY_AUTH_FILE", ""},
 	{"HF_TOKEN_PATH", ""},
 	{"SOPS_AGE_KEY_FILE", ""},
+	{"CLAUDE_CONFIG_DIR", ".credentials.json"},
+	{"CODEX_HOME", "auth.json"},
 }
 
 // relocatedSecrets returns absolute deny patterns for the credentials
