@@ -3,6 +3,7 @@ package jail
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"testing"
 
@@ -555,4 +556,19 @@ func TestAgentDirsMovedRound16(t *testing.T) {
 		}
 		w.Close()
 	}
+}
+
+// TestHomeDirUnsetRound16 (red team round 16, R16-16): with HOME unset
+// (or relative) HomeDir falls back to the user database, so HOME's link
+// scans are not skipped; control: with HOME set, HOME wins.
+func TestHomeDirUnsetRound16(t *testing.T) {
+	u, err := user.Current()
+	require.NoError(t, err)
+	for _, v := range []string{"", "relative/home"} {
+		t.Setenv("HOME", v)
+		assert.Equal(t, u.HomeDir, HomeDir(), "HOME=%q", v)
+	}
+	d := t.TempDir()
+	t.Setenv("HOME", d)
+	assert.Equal(t, d, HomeDir(), "control")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/landjail/landjail/internal/linkscan"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -1143,9 +1144,22 @@ func linkChain(p string) []string {
 
 // homeDir is the caller's home directory for "~/" in git configuration
 // ("" when HOME is unset).
-func homeDir() string {
-	h, _ := os.UserHomeDir()
-	return h
+func homeDir() string { return HomeDir() }
+
+// HomeDir returns the caller's home directory: $HOME, or where HOME is
+// unset or not absolute (a service, cron, env -i, an MCP client's minimal
+// environment) the user database's entry, as ssh and git do (os/user);
+// "" when neither is known. HOME's link scans and start-up files use it,
+// so that an unset HOME does not skip them silently (red team round 16,
+// R16-16).
+func HomeDir() string {
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		return h
+	}
+	if u, err := user.Current(); err == nil && filepath.IsAbs(u.HomeDir) {
+		return u.HomeDir
+	}
+	return ""
 }
 
 // canonicalHome is homeDir with its symbolic links resolved ("" when

@@ -699,8 +699,9 @@ func HomeLinks(ws *jail.Workspace) ([]string, error) {
 // fail closed with ErrHomeScanLimit (a link beyond them would lead a
 // denied name into the policy unseen).
 func homeLinks(ws *jail.Workspace, multi []string) ([]string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil || !filepath.IsAbs(home) {
+	var err error
+	home := jail.HomeDir() // the user database's entry where HOME is unset (R16-16)
+	if home == "" {
 		return nil, nil
 	}
 	if h, err := filepath.EvalSymlinks(home); err == nil {

@@ -262,7 +262,7 @@ func agentConfigAbove(ws, path string) string {
 // inside a real directory, was learned by its dotfiles path).
 func linkAliases(path string, homeLinks []string) []string {
 	var dirs []string
-	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+	if home := jail.HomeDir(); home != "" {
 		dirs = append(dirs, home, filepath.Join(home, ".config"))
 	}
 	for d, i := filepath.Dir(path), 0; i < 4; d, i = filepath.Dir(d), i+1 {

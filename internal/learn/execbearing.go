@@ -69,7 +69,7 @@ type execRules struct {
 
 func newExecRules() *execRules {
 	e := &execRules{ws: map[string]*jail.Workspace{}, errs: map[string]error{}, sys: systemLocations()}
-	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+	if h := jail.HomeDir(); h != "" {
 		if c, err := filepath.EvalSymlinks(h); err == nil {
 			e.home = c
 		}

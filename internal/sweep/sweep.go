@@ -877,7 +877,7 @@ func (s *Snapshot) protectedEntry(p, rel, name string, dir, link bool, gitDirs *
 // The repository at the root is jail's (jail.WithProtectedAgentConfig).
 func (s *Snapshot) nestedRefs(found []string) bool {
 	root := s.ws.Root()
-	home, _ := os.UserHomeDir()
+	home := jail.HomeDir()
 	added := false
 	for _, rel := range found {
 		// A protected entry that is a link into the workspace (a hook
@@ -939,7 +939,7 @@ func (s *Snapshot) nestedRefs(found []string) bool {
 // ran on the user's next commit there after the run).
 func (s *Snapshot) newRepositoryRefs() bool {
 	root := s.ws.Root()
-	home, _ := os.UserHomeDir()
+	home := jail.HomeDir()
 	global := jail.GitGlobalConfigFiles()
 	added := false
 	tops := map[string]bool{}
@@ -1019,7 +1019,7 @@ var runsPythonFromTop = sync.OnceValue(func() *regexp.Regexp {
 // submodule) and its commondir are read where they are (red team S1);
 // so is a global hooks directory (S5).
 func (s *Snapshot) pythonTops(found []string) map[string]bool {
-	home, _ := os.UserHomeDir()
+	home := jail.HomeDir()
 	root := s.ws.Root()
 	global := jail.GitGlobalConfigFiles()
 	tops := map[string]bool{}
