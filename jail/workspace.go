@@ -410,6 +410,9 @@ func normalizePatterns(ps []string, root, home string) []string {
 			}
 			out = append(out, neg+f)
 		}
+		if given != body {
+			out = append(out, p) // "~" expanded: a file named "~" is still matched, as git would
+		}
 	}
 	return out
 }
