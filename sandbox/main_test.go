@@ -9,5 +9,6 @@ import (
 
 func TestMain(m *testing.M) {
 	exec.Init()
+	kerneltest.SerializeAudit() // --explain's tests use the machine's audit state: see its doc
 	kerneltest.Main(m)
 }

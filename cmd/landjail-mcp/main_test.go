@@ -76,7 +76,10 @@ func TestServe(t *testing.T) {
 	t.Log("stderr:", stderr.String())
 }
 
-func TestMain(m *testing.M) { kerneltest.Main(m) }
+func TestMain(m *testing.M) {
+	kerneltest.SerializeAudit() // --explain uses the machine's audit state: see its doc
+	kerneltest.Main(m)
+}
 
 // TestServeExplain: --explain is the server's as README says (each bash
 // call's result ends with its refusals); it was refused at start, the

@@ -118,7 +118,20 @@ func TestRunExplain(t *testing.T) {
 	rep := filepath.Join(wsDir(t), "rep.json")
 
 	script := fmt.Sprintf("cat %s; exec 3<>/dev/tcp/127.0.0.1/%d", secret, port)
-	code, out := runBin(t, bin, nil, "run", "--workspace", ws, "--explain", "--report", rep, "--", "bash", "-c", script)
+	// audit is one per machine: a test binary of another package that
+	// sets its state meanwhile (sandbox, landjail-mcp: not serialized by
+	// SerializeAudit) can leave a run without Landlock's records (CI's
+	// loaded native pass: only the seccomp event came). Up to three runs;
+	// a real regression fails all three.
+	var code int
+	var out string
+	for try := 0; try < 3; try++ {
+		code, out = runBin(t, bin, nil, "run", "--workspace", ws, "--explain", "--report", rep, "--", "bash", "-c", script)
+		if strings.Contains(out, "read_file "+secret) {
+			break
+		}
+		t.Logf("run %d without Landlock's records: %s", try+1, out)
+	}
 	assert.NotEqual(t, 0, code, out)
 	assert.NotContains(t, out, "s3cret")
 	assert.Contains(t, out, "read_file "+secret)
