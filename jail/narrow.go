@@ -792,12 +792,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 					}
 				})
 				if err != nil {
-					dir := p
-					var pe *fs.PathError
-					if errors.As(err, &pe) {
-						dir = pe.Path
-					}
-					return nil, scanLimit(dir)
+					return nil, scanLimit(linkscan.StoppedAt(err, p))
 				}
 			}
 		}

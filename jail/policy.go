@@ -541,16 +541,14 @@ func WithDenySecrets() Option {
 		// Where $XDG_CONFIG_HOME is not ~/.config, gh, gcloud and rclone
 		// keep their credentials there: the .config/ patterns are also
 		// given for it, as absolute patterns (red team round 14, R14-8).
-		// By the path as written and as resolved: the patterns match
-		// real paths (red team round 16, R16-1: HOME through a link).
+		// (New also gives an absolute pattern resolved, normalizePatterns:
+		// the patterns match real paths, red team round 16, R16-1.)
 		if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
 			x = filepath.Clean(x)
 			if h, err := os.UserHomeDir(); err != nil || x != filepath.Join(h, ".config") {
-				for _, xf := range pathForms(x) {
-					for _, p := range SecretPatterns {
-						if rest, ok := strings.CutPrefix(p, "**/.config/"); ok {
-							c.deny = append(c.deny, xf+"/"+rest)
-						}
+				for _, p := range SecretPatterns {
+					if rest, ok := strings.CutPrefix(p, "**/.config/"); ok {
+						c.deny = append(c.deny, x+"/"+rest)
 					}
 				}
 			}
@@ -699,15 +697,13 @@ func relocatedSecrets() []string {
 			if e = filepath.Clean(e); e == "/" {
 				continue
 			}
-			for _, f := range pathForms(e) { // as written and resolved (R16-1)
-				switch l.inside {
-				case "":
-					out = append(out, f)
-				case "/":
-					out = append(out, f+"/")
-				default:
-					out = append(out, f+"/"+l.inside)
-				}
+			switch l.inside { // New adds the resolved form (normalizePatterns, R16-1)
+			case "":
+				out = append(out, e)
+			case "/":
+				out = append(out, e+"/")
+			default:
+				out = append(out, e+"/"+l.inside)
 			}
 		}
 	}

@@ -821,12 +821,7 @@ func homeLinks(ws *jail.Workspace, multi []string) ([]string, error) {
 		}, found)
 	}
 	if err != nil {
-		dir := home
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			dir = pe.Path
-		}
-		return nil, fmt.Errorf("%w: more than %d directories and links in HOME's configuration directories (stopped at %s); a symbolic link there could lead a denied name into the policy, so nothing is run (move that tree under ~/.cache, which is not read)", ErrHomeScanLimit, maxHomeLinkScan, dir)
+		return nil, fmt.Errorf("%w: more than %d directories and links in HOME's configuration directories (stopped at %s); a symbolic link there could lead a denied name into the policy, so nothing is run (move that tree under ~/.cache, which is not read)", ErrHomeScanLimit, maxHomeLinkScan, linkscan.StoppedAt(err, home))
 	}
 	return out, nil
 }

@@ -18,6 +18,16 @@ import (
 // a link).
 var ErrBudget = errors.New("linkscan: more directory entries than the scan's budget")
 
+// StoppedAt returns the directory named by a Walk error wrapping
+// ErrBudget, or dflt for any other error.
+func StoppedAt(err error, dflt string) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && errors.Is(err, ErrBudget) {
+		return pe.Path
+	}
+	return dflt
+}
+
 // Walk calls found with the path of each symbolic link in dir and, down
 // to maxDepth levels (dir's own entries are level 1), in the directories
 // below it for which descend(path, level) is true (nil: all). It counts
