@@ -122,11 +122,7 @@ func TestPolicyClassifierHomeAlias(t *testing.T) {
 	ws := t.TempDir()
 	for _, secrets := range []bool{false, true} {
 		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
-		pw, err := o.Policy()
-		require.NoError(t, err)
-		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
-			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-		}}
+		c, pw := classifierFor(t, o)
 		byDesign, _ := c.Classify(filepath.Join(home, "dotfiles/aws/credentials"), Read)
 		if secrets {
 			assert.Contains(t, byDesign, "another name")
@@ -188,11 +184,7 @@ func TestPolicyClassifierDeepHomeAlias(t *testing.T) {
 	ws := t.TempDir()
 	for _, secrets := range []bool{false, true} {
 		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
-		pw, err := o.Policy()
-		require.NoError(t, err)
-		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
-			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-		}}
+		c, pw := classifierFor(t, o)
 		for _, f := range []string{"dotfiles/docker/config.json", "dotfiles/ssh/deploy"} {
 			byDesign, _ := c.Classify(filepath.Join(home, f), Read)
 			if secrets {
@@ -224,11 +216,7 @@ func TestPolicyClassifierWorkspaceLinkOut(t *testing.T) {
 	require.NoError(t, os.Symlink("../shared/production", filepath.Join(ws, ".env")))
 	for _, secrets := range []bool{false, true} {
 		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
-		pw, err := o.Policy()
-		require.NoError(t, err)
-		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
-			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-		}}
+		c, pw := classifierFor(t, o)
 		byDesign, _ := c.Classify(filepath.Join(shared, "production"), Read)
 		if secrets {
 			assert.Contains(t, byDesign, "deny pattern")
@@ -259,11 +247,7 @@ func TestPolicyClassifierDeniedDirLinkOut(t *testing.T) {
 	require.NoError(t, os.Symlink("../shared/aws", filepath.Join(ws, ".aws")))
 	for _, secrets := range []bool{false, true} {
 		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
-		pw, err := o.Policy()
-		require.NoError(t, err)
-		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
-			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-		}}
+		c, pw := classifierFor(t, o)
 		byDesign, _ := c.Classify(filepath.Join(shared, "aws/credentials"), Read)
 		if secrets {
 			assert.Contains(t, byDesign, "deny pattern")
@@ -292,11 +276,7 @@ func TestPolicyClassifierDeniedDirLinkAbove(t *testing.T) {
 	require.NoError(t, os.Symlink("../shared/aws", filepath.Join(base, "app/.aws")))
 	for _, secrets := range []bool{false, true} {
 		o := &cliopts.Options{Workspace: ws, DenySecrets: secrets}
-		pw, err := o.Policy()
-		require.NoError(t, err)
-		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
-			return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-		}}
+		c, pw := classifierFor(t, o)
 		byDesign, _ := c.Classify(filepath.Join(shared, "aws/credentials"), Read)
 		if secrets {
 			assert.Contains(t, byDesign, "deny pattern")
@@ -305,4 +285,15 @@ func TestPolicyClassifierDeniedDirLinkAbove(t *testing.T) {
 		}
 		pw.Close()
 	}
+}
+
+// classifierFor is the PolicyClassifier run builds for o: the policy, and
+// a probe granting one more directory read-only. The caller closes pw.
+func classifierFor(t *testing.T, o *cliopts.Options) (PolicyClassifier, *jail.Workspace) {
+	t.Helper()
+	pw, err := o.Policy()
+	require.NoError(t, err)
+	return PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
+		return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
+	}}, pw
 }
