@@ -267,48 +267,78 @@ func startWatchdog(dir string) (*net.UnixConn, error) {
 
 // watch waits on the connection: the only byte the watchdog sends
 // unasked is none, so a read returns either the reply to release or an
-// error (the watchdog died).
+// error (the watchdog died). A watchdog that dies, before release or
+// after release wrote to it, is replaced (connectWatchdog starts a new
+// one, which finds the dead one's state file); when release is under way
+// by then, the reference is released on the new one and its reply (the
+// restore done) is release's: release never returns while audit stays
+// enabled on its account.
 func (h *hold) watch(conn *net.UnixConn) {
 	for {
 		var b [1]byte
 		_, err := conn.Read(b[:])
 		h.mu.Lock()
-		if h.releasing {
-			h.mu.Unlock()
-			switch {
-			case err != nil:
-				h.reply <- fmt.Errorf("audit watchdog: releasing: %w", err)
-			case b[0] == relOK:
-				h.reply <- nil
-			default:
-				h.reply <- errors.New("audit watchdog: restoring the audit enabled state failed (see audit.state in " + runDir + ")")
-			}
+		releasing := h.releasing
+		h.mu.Unlock()
+		if releasing && err == nil {
+			h.reply <- releaseReply(b[0])
 			return
 		}
-		h.mu.Unlock()
 		conn.Close()
+		if testHookReconnect != nil {
+			testHookReconnect(h)
+		}
 		next, err := connectWatchdog()
 		h.mu.Lock()
+		releasing = h.releasing
 		if err != nil {
-			h.errs = append(h.errs, fmt.Errorf("the audit watchdog died and could not be restarted: %w", err))
-			releasing := h.releasing
+			err = fmt.Errorf("the audit watchdog died and could not be restarted: %w", err)
 			h.conn = nil
+			if !releasing {
+				h.errs = append(h.errs, err)
+			}
 			h.mu.Unlock()
 			if releasing {
-				h.reply <- nil
+				h.reply <- err
 			}
 			return
 		}
-		if h.releasing { // release wrote to the dead connection
+		if releasing { // release wrote to the dead connection
 			h.mu.Unlock()
-			next.Close() // the new watchdog restores when it sees this
-			h.reply <- nil
+			h.reply <- releaseOn(next)
 			return
 		}
 		h.conn = next
 		conn = next
 		h.mu.Unlock()
 	}
+}
+
+// testHookReconnect, when set (tests only), runs in watch after the
+// watchdog's connection ended, before a new watchdog is connected.
+var testHookReconnect func(*hold)
+
+// releaseReply is the outcome the watchdog's reply byte b reports.
+func releaseReply(b byte) error {
+	if b == relOK {
+		return nil
+	}
+	return errors.New("audit watchdog: restoring the audit enabled state failed (see audit.state in " + runDir + ")")
+}
+
+// releaseOn gives the reference held by conn back, waits for the reply
+// and closes conn.
+func releaseOn(conn *net.UnixConn) error {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(rendezvousTimeout))
+	var b [1]byte
+	if _, err := conn.Write([]byte{release}); err != nil {
+		return fmt.Errorf("audit watchdog: releasing: %w", err)
+	}
+	if _, err := io.ReadFull(conn, b[:]); err != nil {
+		return fmt.Errorf("audit watchdog: releasing: %w", err)
+	}
+	return releaseReply(b[0])
 }
 
 // release gives the reference back and waits until the watchdog has
@@ -323,7 +353,7 @@ func (h *hold) release() error {
 		return errors.Join(errs...)
 	}
 	_ = conn.SetDeadline(time.Now().Add(rendezvousTimeout))
-	_, _ = conn.Write([]byte{release}) // a dead watchdog: watch reconnects and says so
+	_, _ = conn.Write([]byte{release}) // a dead watchdog: watch reconnects and releases there
 	err := <-h.reply
 	conn.Close()
 	return errors.Join(append(errs, err)...)

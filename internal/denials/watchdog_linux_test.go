@@ -273,6 +273,57 @@ func TestWatchdogKilled(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(runDir, stateName))
 }
 
+// TestWatchdogKilledWhileReleasing: the watchdog dies while Stop runs,
+// in the two orders, each made certain by stopping a process or holding
+// the reconnection. Stop must return only once audit is restored (the
+// new watchdog, told of the release, pays the dead one's debt) and
+// without an error. Before watch released on the new watchdog, Stop
+// returned at once in the first order (CI saw enabled=1 after it) and
+// failed, leaving audit enabled, in the second.
+func TestWatchdogKilledWhileReleasing(t *testing.T) {
+	requireAudit(t)
+	startDisabled(t)
+	for _, order := range []string{"killed, then Stop", "Stop, then killed"} {
+		t.Run(order, func(t *testing.T) {
+			col, err := Start(context.Background(), Filter{})
+			require.NoError(t, err)
+			first := watchdogPID(t, os.Getpid())
+			require.Greater(t, first, 1)
+			releasing := func() bool {
+				col.hold.mu.Lock()
+				defer col.hold.mu.Unlock()
+				return col.hold.releasing
+			}
+			waitReleasing := func() {
+				for deadline := time.Now().Add(5 * time.Second); !releasing() && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			stopped := make(chan error, 1)
+			if order == "killed, then Stop" {
+				// The reconnection waits until Stop has begun.
+				testHookReconnect = func(*hold) { waitReleasing() }
+				t.Cleanup(func() { testHookReconnect = nil })
+				require.NoError(t, unix.Kill(first, unix.SIGKILL))
+				_, err = col.Stop()
+				stopped <- err
+			} else {
+				// The watchdog cannot answer the release: it is stopped,
+				// then killed once Stop has written to it.
+				require.NoError(t, unix.Kill(first, unix.SIGSTOP))
+				go func() { _, err := col.Stop(); stopped <- err }()
+				waitReleasing()
+				time.Sleep(20 * time.Millisecond)
+				require.NoError(t, unix.Kill(first, unix.SIGKILL))
+			}
+			require.NoError(t, <-stopped)
+			assert.Equal(t, uint32(0), auditEnabled(t), "restored when Stop returned")
+			assert.NoFileExists(t, filepath.Join(runDir, stateName))
+			waitWatchdogGone(t)
+		})
+	}
+}
+
 // watchdogPID returns the pid of the living audit watchdog among the
 // children of parent (its argv[0] in /proc/PID/cmdline), or 0. Not
 // SO_PEERCRED: that names the process that called listen(2), the
