@@ -209,7 +209,7 @@ func TestAgentConfigGitfileLinkRound15(t *testing.T) {
 // KUBECONFIG's list, AWS_SHARED_CREDENTIALS_FILE, GNUPGHOME) are denied by
 // WithDenySecrets where they are; control: the same files with the
 // variables unset are readable (their names are no secret's), and a
-// relative value names nothing. Red before: all five were readable.
+// relative value that names no file denies nothing there. Red before: all five were readable.
 func TestRelocatedSecretsRound15(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)

@@ -639,11 +639,8 @@ func relocatedAgentConfig() []string {
 		{"PYTHONUSERBASE", []string{"lib"}},
 		{"XDG_DATA_HOME", []string{"nvim", "bash-completion"}},
 	} {
-		v := os.Getenv(l.env)
-		if !filepath.IsAbs(v) {
-			continue
-		}
-		if v = filepath.Clean(v); v == "/" {
+		v := envPath(os.Getenv(l.env))
+		if v == "" {
 			continue
 		}
 		for _, f := range pathForms(v) { // as written and resolved (R16-1)
@@ -1137,6 +1134,29 @@ func linkChain(p string) []string {
 	return out
 }
 
+// envPath returns the path an environment variable's value v names for
+// the tools that read it: v cleaned when absolute, joined to landjail's
+// working directory when relative (kubectl, docker, cargo, git and the
+// AWS SDKs open a relative value from their working directory: where the
+// user runs them, where landjail starts the command), "" when v is empty,
+// "/" or the working directory is unknown (red team round 17, R17a-1).
+func envPath(v string) string {
+	if v == "" {
+		return ""
+	}
+	if !filepath.IsAbs(v) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return ""
+		}
+		v = filepath.Join(wd, v)
+	}
+	if v = filepath.Clean(v); v == "/" {
+		return ""
+	}
+	return v
+}
+
 // homeDir is the caller's home directory for "~/" in git configuration
 // ("" when HOME is unset).
 func homeDir() string { return HomeDir() }
@@ -1206,7 +1226,9 @@ func gitConfigFiles(root string) []string {
 func GitGlobalConfigFiles() []string {
 	var out []string
 	if f := os.Getenv("GIT_CONFIG_GLOBAL"); f != "" {
-		out = append(out, f)
+		if f = envPath(f); f != "" {
+			out = append(out, f)
+		}
 	} else if h := homeDir(); h != "" {
 		out = append(out, filepath.Join(h, ".gitconfig"))
 		x := os.Getenv("XDG_CONFIG_HOME")
@@ -1216,7 +1238,9 @@ func GitGlobalConfigFiles() []string {
 		out = append(out, filepath.Join(x, "git", "config"))
 	}
 	if f := os.Getenv("GIT_CONFIG_SYSTEM"); f != "" {
-		out = append(out, f)
+		if f = envPath(f); f != "" {
+			out = append(out, f)
+		}
 	} else {
 		out = append(out, "/etc/gitconfig")
 	}

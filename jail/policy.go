@@ -684,17 +684,18 @@ var secretLocations = []struct{ env, inside string }{
 // the environment moved away from SecretPatterns' places
 // (DOCKER_CONFIG=$XDG_CONFIG_HOME/docker, CARGO_HOME, KUBECONFIG,
 // AWS_SHARED_CREDENTIALS_FILE, as xdg-ninja recommends: red team round
-// 15, R15a-23: --ro ~ read all four). Relative or empty values name
-// nothing.
+// 15, R15a-23: --ro ~ read all four). A relative value names the path
+// from landjail's working directory (envPath, R17a-1); an empty one
+// names nothing.
 func relocatedSecrets() []string {
 	var out []string
 	for _, l := range secretLocations {
 		v := os.Getenv(l.env)
 		for _, e := range strings.Split(v, ":") {
-			if e == "" || !filepath.IsAbs(e) || (l.env != "KUBECONFIG" && e != v) {
+			if l.env != "KUBECONFIG" && e != v {
 				continue
 			}
-			if e = filepath.Clean(e); e == "/" {
+			if e = envPath(e); e == "" {
 				continue
 			}
 			switch l.inside { // New adds the resolved form (normalizePatterns, R16-1)
