@@ -88,6 +88,7 @@ type Option func(*config) error
 type config struct {
 	allowed        []allowedSpec
 	deny           []string
+	presetDeny     []string // WithDenySecrets': matched before deny
 	rejectAbsolute bool
 	unrestricted   bool
 	tracker        *ReadTracker
@@ -534,10 +535,15 @@ func WithDenyPrivateKeyHeaders() Option {
 // WithDenySecrets denies the preset of common secrets: WithDeny with
 // SecretPatterns, WithDenyPrivateKeys with PrivateKeyPatterns, and
 // WithDenyPrivateKeyHeaders (a private key is recognised by its header in
-// any file). It is what the CLI's --deny-secrets selects.
+// any file). It is what the CLI's --deny-secrets selects. Its patterns
+// come before every WithDeny pattern, whatever the order of the options:
+// gitignore's last match wins, so a name the caller denies is never
+// re-included by the preset's "!.env.example" or "!id_*.pub" (red team
+// round 17, R17a-2: --deny .env.example read it), and the caller's own
+// "!x" re-includes what the preset denies.
 func WithDenySecrets() Option {
 	return func(c *config) error {
-		c.deny = append(c.deny, SecretPatterns...)
+		c.presetDeny = append(c.presetDeny, SecretPatterns...)
 		// Where $XDG_CONFIG_HOME is not ~/.config, gh, gcloud and rclone
 		// keep their credentials there: the .config/ patterns are also
 		// given for it, as absolute patterns (red team round 14, R14-8).
@@ -548,12 +554,12 @@ func WithDenySecrets() Option {
 			if h, err := os.UserHomeDir(); err != nil || x != filepath.Join(h, ".config") {
 				for _, p := range SecretPatterns {
 					if rest, ok := strings.CutPrefix(p, "**/.config/"); ok {
-						c.deny = append(c.deny, x+"/"+rest)
+						c.presetDeny = append(c.presetDeny, x+"/"+rest)
 					}
 				}
 			}
 		}
-		c.deny = append(c.deny, relocatedSecrets()...)
+		c.presetDeny = append(c.presetDeny, relocatedSecrets()...)
 		c.keyPatterns = append(c.keyPatterns, PrivateKeyPatterns...)
 		c.keyHeaders = true
 		return nil

@@ -112,7 +112,7 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	// matching: as written they matched nothing (red team round 16,
 	// R16-17, R16-15).
 	home := canonicalHome()
-	c.deny = normalizePatterns(c.deny, w.Root(), home)
+	c.deny = normalizePatterns(append(c.presetDeny, c.deny...), w.Root(), home)
 	c.keyPatterns = normalizePatterns(c.keyPatterns, w.Root(), home)
 	c.readOnly = normalizePatterns(c.readOnly, w.Root(), home)
 	d, err := newDenyMatcher(c.deny)
