@@ -112,9 +112,9 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	// matching: as written they matched nothing (red team round 16,
 	// R16-17, R16-15).
 	home := canonicalHome()
-	c.deny = normalizePatterns(append(c.presetDeny, c.deny...), w.Root(), home)
-	c.keyPatterns = normalizePatterns(c.keyPatterns, w.Root(), home)
-	c.readOnly = normalizePatterns(c.readOnly, w.Root(), home)
+	c.deny = normalizePatterns(append(c.presetDeny, c.deny...), w.Root(), home, true)
+	c.keyPatterns = normalizePatterns(c.keyPatterns, w.Root(), home, true)
+	c.readOnly = normalizePatterns(c.readOnly, w.Root(), home, false)
 	d, err := newDenyMatcher(c.deny)
 	if err != nil {
 		w.Close()
@@ -372,11 +372,15 @@ func (w *Workspace) linkReadOnly(canon string) bool {
 // absolute one is cleaned and, when it goes through a
 // symbolic link, also given resolved (pathForms: patterns match
 // canonical paths, R16-15). A trailing "/" is kept; a "!" re-inclusion
-// and other patterns are unchanged.
-func normalizePatterns(ps []string, root, home string) []string {
+// and other patterns are unchanged. An absolute form with a glob
+// character ("~/clients/[acme] site/x": HOME, the root, a resolved link
+// or the caller's own path) is also given with its directory names
+// literal (globForms: R17a-4, it matched nothing) when globs is set;
+// WithReadOnly takes an absolute pattern as a path, literal already.
+func normalizePatterns(ps []string, root, home string, globs bool) []string {
 	var out []string
 	for _, p := range ps {
-		neg, body := "", p
+		body := p
 		if strings.HasPrefix(body, "!") {
 			// A re-inclusion is left as written: made to mean more,
 			// it would allow more (fail open).
@@ -385,21 +389,20 @@ func normalizePatterns(ps []string, root, home string) []string {
 		}
 		dir := strings.HasSuffix(body, "/") && len(body) > 1
 		given := body
+		prefix := "" // the part of the path landjail put in front of the caller's
 		if home != "" && (body == "~" || strings.HasPrefix(body, "~/")) {
 			body = home + body[1:]
+			prefix = home
 		}
 		var forms []string
 		switch {
 		case filepath.IsAbs(body):
 			forms = pathForms(filepath.Clean(body))
-			if len(forms) == 1 && (forms[0] == given || forms[0]+"/" == given) {
-				out = append(out, p) // nothing to change
-				continue
-			}
 		case hasDotComponent(body):
 			// From root; for --read-only an absolute path, which it
 			// takes as a path (a pattern starting with "/" would be one).
 			forms = pathForms(filepath.Clean(root + "/" + body))
+			prefix = root
 		default:
 			out = append(out, p)
 			continue
@@ -408,13 +411,60 @@ func normalizePatterns(ps []string, root, home string) []string {
 			if dir && !strings.HasSuffix(f, "/") {
 				f += "/"
 			}
-			out = append(out, neg+f)
+			out = append(out, f)
+			if globs {
+				out = append(out, globForms(f, prefix)...)
+			}
 		}
 		if given != body {
 			out = append(out, p) // "~" expanded: a file named "~" is still matched, as git would
 		}
 	}
 	return out
+}
+
+// globForms returns the other readings of the absolute pattern f when it
+// holds a glob character (none otherwise): its longest existing prefix
+// literal and the rest as written (a "[acme] site" directory on the way
+// to the caller's "*.key"), prefix literal and the rest as written (HOME
+// or the root landjail put in front: the caller's glob is still a glob
+// where it names an existing directory). Each reading only denies more:
+// fail closed. (Not the whole path literal: a "/[ab]" of the caller's
+// is a gitignore glob anchored at the root, as git reads it.)
+func globForms(f, prefix string) []string {
+	if !strings.ContainsAny(f, "*?[\\") {
+		return nil
+	}
+	var out []string
+	if prefix != "" && strings.HasPrefix(f, prefix+"/") {
+		out = append(out, escapeGlob(prefix)+f[len(prefix):])
+	}
+	ex := strings.TrimSuffix(f, "/")
+	for ex != "/" && ex != "." {
+		if _, err := os.Lstat(ex); err == nil {
+			break
+		}
+		ex = filepath.Dir(ex)
+	}
+	if ex != "/" && ex != "." {
+		out = append(out, escapeGlob(ex)+f[len(ex):])
+	}
+	return out
+}
+
+// escapeGlob returns the path p as a pattern that matches p literally:
+// a backslash before each of gitignore's glob characters ("*", "?", "[",
+// "\\") and before trailing spaces (gitignore(5)).
+func escapeGlob(p string) string {
+	var b strings.Builder
+	end := len(strings.TrimRight(p, " "))
+	for i := 0; i < len(p); i++ {
+		if strings.IndexByte("*?[\\", p[i]) >= 0 || i >= end {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
 }
 
 // hasDotComponent reports whether the relative pattern p has a "." or
