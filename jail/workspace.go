@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/landjail/landjail/openat"
 )
@@ -111,6 +112,17 @@ func New(root string, opts ...Option) (*Workspace, error) {
 	// absolute path through a link) are made what they mean before
 	// matching: as written they matched nothing (red team round 16,
 	// R16-17, R16-15).
+	for _, set := range []struct {
+		opt string
+		ps  []string
+	}{{"WithDeny", c.deny}, {"WithReadOnly", c.readOnly}, {"WithDenyPrivateKeys", c.keyPatterns}} {
+		for _, p := range set.ps {
+			if v := ShellVariable(p); v != "" {
+				w.Close()
+				return nil, fmt.Errorf("jail: %s(%q): %w: %s is a shell variable, which landjail does not expand (write the path, ~ for HOME, or \\$ for a name that starts with $)", set.opt, p, path.ErrBadPattern, v)
+			}
+		}
+	}
 	home := canonicalHome()
 	c.deny = normalizePatterns(append(c.presetDeny, c.deny...), w.Root(), home, true)
 	c.keyPatterns = normalizePatterns(c.keyPatterns, w.Root(), home, true)
@@ -403,6 +415,21 @@ func normalizePatterns(ps []string, root, home string, globs bool) []string {
 			// takes as a path (a pattern starting with "/" would be one).
 			forms = pathForms(filepath.Clean(root + "/" + body))
 			prefix = root
+			// And from the working directory, where the same "./" of a
+			// root (--ro ./data) is taken from: one spelling must not name
+			// one directory for a grant and another for a deny (red team
+			// round 17, R17a-10). A --read-only path there only if it
+			// exists (WithReadOnly fails on a missing one).
+			if wd, err := os.Getwd(); err == nil && wd != root {
+				for _, f := range pathForms(filepath.Clean(wd + "/" + body)) {
+					if _, err := os.Lstat(f); globs || err == nil {
+						out = append(out, f)
+						if globs {
+							out = append(out, globForms(f, wd)...)
+						}
+					}
+				}
+			}
 		default:
 			out = append(out, p)
 			continue
@@ -465,6 +492,35 @@ func escapeGlob(p string) string {
 		b.WriteByte(p[i])
 	}
 	return b.String()
+}
+
+// ShellVariable returns the shell variable a component of the pattern p
+// starts with ("$HOME", "${PWD}"), or "". New refuses such a pattern
+// (path.ErrBadPattern) in WithDeny, WithReadOnly and
+// WithDenyPrivateKeys: a policy file or an MCP
+// client's argument list is not expanded by a shell, and a pattern
+// spelled so matched nothing, silently (red team round 17, R17a-8):
+// such a pattern is refused. "\$x" names a file "$x"; a "$" inside a
+// name (Java's "Outer$Inner.class") is a character.
+func ShellVariable(p string) string {
+	for c := range strings.SplitSeq(strings.TrimPrefix(p, "!"), "/") {
+		if len(c) < 2 || c[0] != '$' {
+			continue
+		}
+		if c[1] == '{' {
+			if end := strings.IndexByte(c, '}'); end > 0 {
+				return c[:end+1]
+			}
+			return c
+		}
+		if n := strings.IndexFunc(c[1:], func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) }); n != 0 && (c[1] == '_' || unicode.IsLetter(rune(c[1]))) {
+			if n < 0 {
+				return c
+			}
+			return c[:n+1]
+		}
+	}
+	return ""
 }
 
 // hasDotComponent reports whether the relative pattern p has a "." or
