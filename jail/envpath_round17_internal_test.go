@@ -13,15 +13,28 @@ import (
 // value of a variable that moves credentials (KUBECONFIG=./kubeconfig,
 // DOCKER_CONFIG=.docker-ci) or agent configuration
 // (GIT_CONFIG_GLOBAL=./gitconfig-ci, CARGO_HOME, CLAUDE_CONFIG_DIR) names
-// the path from the working directory, where the tools resolve it and
-// landjail starts the command: denied and protected there. Control: the
+// the path from the working directory, where the tools resolve it, and
+// from the workspace, where landjail starts the command: denied and
+// protected there, whichever directory landjail was started in. Control: the
 // same files with the variables unset are the workspace's own. Red
 // before: relative values were skipped, every file read and written.
 func TestRelativeEnvValuesRound17(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	t.Chdir(root)
+	for _, wd := range []string{"the workspace", "elsewhere"} {
+		t.Run(wd, func(t *testing.T) {
+			if wd == "the workspace" {
+				t.Chdir(root)
+			} else {
+				t.Chdir(t.TempDir()) // an MCP client starting landjail-mcp in HOME or "/"
+			}
+			relativeEnvValues(t, root)
+		})
+	}
+}
+
+func relativeEnvValues(t *testing.T, root string) {
 	secrets := map[string]string{
 		"KUBECONFIG":                  "kubeconfig",
 		"DOCKER_CONFIG":               ".docker-ci/config.json",

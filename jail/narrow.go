@@ -620,7 +620,7 @@ func (w *Workspace) linkTargets(paths []string, budget *int) ([]string, error) {
 // every non-interactive bash, every sh): protected where they are (red
 // team round 15, R15a-22: GIT_CONFIG_GLOBAL=~/dotfiles/gitconfig took
 // core.fsmonitor from the command).
-func relocatedAgentConfig() []string {
+func relocatedAgentConfig(root string) []string {
 	var out []string
 	for _, l := range []struct {
 		env   string
@@ -639,11 +639,11 @@ func relocatedAgentConfig() []string {
 		{"PYTHONUSERBASE", []string{"lib"}},
 		{"XDG_DATA_HOME", []string{"nvim", "bash-completion"}},
 	} {
-		v := envPath(os.Getenv(l.env))
-		if v == "" {
-			continue
+		var forms []string
+		for _, v := range envPaths(os.Getenv(l.env), root) {
+			forms = append(forms, pathForms(v)...) // as written and resolved (R16-1)
 		}
-		for _, f := range pathForms(v) { // as written and resolved (R16-1)
+		for _, f := range forms {
 			if l.names == nil {
 				out = append(out, f)
 			}
@@ -696,7 +696,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 	// configuration): those are protected where they are, and a
 	// workspace inside one of them is protected whole.
 	if home := canonicalHome(); home != "" {
-		paths := relocatedAgentConfig()
+		paths := relocatedAgentConfig(root)
 		// Every $PATH directory inside HOME (~/.cargo/bin, ~/.pyenv/shims,
 		// ~/go/bin, ~/.local/bin, ~/bin: toolchains put them before
 		// /usr/bin): a program the command drops there runs on the user's
@@ -1157,6 +1157,23 @@ func envPath(v string) string {
 	return v
 }
 
+// envPaths returns envPath(v) and, for a relative v, the path from root
+// too (the command starts in the workspace; an MCP client may start
+// landjail-mcp in HOME or "/": R17a-1).
+func envPaths(v, root string) []string {
+	p := envPath(v)
+	if p == "" {
+		return nil
+	}
+	out := []string{p}
+	if !filepath.IsAbs(v) && root != "" {
+		if r := filepath.Join(root, v); r != p && r != "/" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // homeDir is the caller's home directory for "~/" in git configuration
 // ("" when HOME is unset).
 func homeDir() string { return HomeDir() }
@@ -1215,7 +1232,13 @@ func gitConfigFiles(root string) []string {
 	for _, d := range GitDirs(filepath.Join(repoTop(root), ".git")) {
 		out = append(out, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"))
 	}
-	return append(out, GitGlobalConfigFiles()...)
+	out = append(out, GitGlobalConfigFiles()...)
+	for _, e := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"} {
+		if v := os.Getenv(e); v != "" && !filepath.IsAbs(v) {
+			out = append(out, envPaths(v, root)...) // from the workspace too (R17a-1)
+		}
+	}
+	return out
 }
 
 // GitGlobalConfigFiles returns the user's global and the system git

@@ -691,8 +691,8 @@ var secretLocations = []struct{ env, inside string }{
 // (DOCKER_CONFIG=$XDG_CONFIG_HOME/docker, CARGO_HOME, KUBECONFIG,
 // AWS_SHARED_CREDENTIALS_FILE, as xdg-ninja recommends: red team round
 // 15, R15a-23: --ro ~ read all four). A relative value names the path
-// from landjail's working directory (envPath, R17a-1); an empty one
-// names nothing.
+// from the workspace root and from landjail's working directory (as a
+// "./" pattern, R17a-1); an empty one names nothing.
 func relocatedSecrets() []string {
 	var out []string
 	for _, l := range secretLocations {
@@ -701,7 +701,11 @@ func relocatedSecrets() []string {
 			if l.env != "KUBECONFIG" && e != v {
 				continue
 			}
-			if e = envPath(e); e == "" {
+			if !filepath.IsAbs(e) && e != "" {
+				// From the workspace root and the working directory
+				// (normalizePatterns' reading of "./x"): R17a-1.
+				e = "./" + filepath.Clean(e)
+			} else if e = envPath(e); e == "" {
 				continue
 			}
 			switch l.inside { // New adds the resolved form (normalizePatterns, R16-1)
