@@ -375,7 +375,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 		switch {
 		case v != 0:
 			err = lk.target(p, v)
-		case linkLeads(p, multi):
+		case linkLeads(p, "", multi):
 			// ~/.kube -> dotfiles/kube under **/.kube/config: what is
 			// below the target is matched by the names through the link.
 			err = lk.homeTree(p)
@@ -447,7 +447,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 				// components goes through (config -> conf.d under
 				// --deny config/prod.key, a stowed .kube): what is
 				// below its target is matched by the names through it.
-				if linkLeads(p, multi) {
+				if linkLeads(p, root, multi) {
 					return lk.tree(p, p)
 				}
 				return nil
@@ -559,26 +559,40 @@ func (r *Report) DeniedPaths() (denied, readOnly []string) {
 	return denied, readOnly
 }
 
-// multiComponentPatterns returns the components but the last of every
-// deny, read-only and private-key pattern with more than one component
-// (a "**" left out): a directory link named like one of them can make a
-// path match the pattern that the link's target, walked where it is,
-// does not (red team round 9, R9-3). A pattern of one name matches the
-// target's entries where they are.
-func multiComponentPatterns(ws *jail.Workspace) []string {
-	var out []string
+// leads are what makes a directory link lead a pattern through it
+// (linkLeads).
+type leads struct {
+	// names: the components but the last of every deny, read-only and
+	// private-key pattern with more than one component (a wildcard-only
+	// one left out).
+	names []string
+	// under: each literal component followed by a wildcard-only one
+	// ("config" of config/*/secret.txt and config/**/secret.txt).
+	under []string
+}
+
+// multiComponentPatterns returns the leads of ws's patterns: a
+// directory link named like a component of a pattern with several
+// components can make a path match the pattern that the link's target,
+// walked where it is, does not (red team round 9, R9-3). A pattern of
+// one name matches the target's entries where they are. A component
+// that is only a wildcard ("*" in .git/worktrees/*/config) would send
+// every directory link of the tree through a walk of its target (red
+// team R10-4: a pnpm node_modules): only the links below a directory
+// named like the literal component before it lead (under; red team
+// round 17, R17a-6: config/prod -> ../deploy/prod under --deny
+// 'config/*/secret.txt' was read by both names).
+func multiComponentPatterns(ws *jail.Workspace) leads {
+	var out leads
 	for _, set := range [][]string{ws.DenyPatterns(), ws.ReadOnlyPatterns(), ws.PrivateKeyPatterns()} {
 		for _, p := range set {
 			p = strings.Trim(strings.TrimPrefix(p, "!"), "/")
 			comps := strings.Split(p, "/")
-			for _, c := range comps[:len(comps)-1] {
-				// A component that is only a wildcard ("*" in
-				// .git/worktrees/*/config) would send every directory
-				// link of the tree through a walk of its target (red
-				// team R10-4: a pnpm node_modules): left out, the
-				// literal components around it still lead.
+			for i, c := range comps[:len(comps)-1] {
 				if strings.Trim(c, "*?") != "" {
-					out = append(out, c)
+					out.names = append(out.names, c)
+				} else if i > 0 && strings.Trim(comps[i-1], "*?") != "" {
+					out.under = append(out.under, comps[i-1])
 				}
 			}
 		}
@@ -586,13 +600,24 @@ func multiComponentPatterns(ws *jail.Workspace) []string {
 	return out
 }
 
-// linkLeads reports whether the name of the link p matches one of the
-// components multi (multiComponentPatterns).
-func linkLeads(p string, multi []string) bool {
+// linkLeads reports whether the link p leads a pattern through it: its
+// name matches one of l.names, or (root given: p is below it) a
+// directory between root and p is named like one of l.under.
+func linkLeads(p, root string, l leads) bool {
 	name := filepath.Base(p)
-	for _, c := range multi {
+	for _, c := range l.names {
 		if ok, _ := filepath.Match(c, name); ok {
 			return true
+		}
+	}
+	if root == "" || len(l.under) == 0 {
+		return false
+	}
+	for d := filepath.Dir(p); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+		for _, c := range l.under {
+			if ok, _ := filepath.Match(c, filepath.Base(d)); ok {
+				return true
+			}
 		}
 	}
 	return false
@@ -698,7 +723,7 @@ func HomeLinks(ws *jail.Workspace) ([]string, error) {
 // most maxHomeLinkScan directories and links are counted in all; more
 // fail closed with ErrHomeScanLimit (a link beyond them would lead a
 // denied name into the policy unseen).
-func homeLinks(ws *jail.Workspace, multi []string) ([]string, error) {
+func homeLinks(ws *jail.Workspace, multi leads) ([]string, error) {
 	var err error
 	home := jail.HomeDir() // the user database's entry where HOME is unset (R16-16)
 	if home == "" {
@@ -734,7 +759,7 @@ func homeLinks(ws *jail.Workspace, multi []string) ([]string, error) {
 	}
 	budget := maxHomeLinkScan
 	lead := map[string]bool{}
-	for _, c := range multi {
+	for _, c := range multi.names {
 		lead[c] = true
 	}
 	// deeper reports whether a directory below the second level of a
