@@ -48,6 +48,42 @@ type denyMatcher struct {
 	// written for a wider one (red team round 12, R12-7: --deny
 	// config/prod.key --ro ./config read prod.key). Set once by New.
 	roots []string
+	// copies: an editor's copy of a matched name is matched too
+	// (editorOriginal; the deny patterns only).
+	copies bool
+}
+
+// editorOriginal returns the path of the file canon is an editor's or a
+// backup tool's copy of, by its name: NAME~ and NAME.~N~ (Emacs and
+// GNU backups), #NAME# (Emacs auto-save), .NAME.swp (Vim's swap files,
+// .sw[a-p]), NAME.bak, NAME.orig, NAME.old, NAME.save, NAME.backup.
+// These hold the whole content of NAME: a denied .env's .env~ read in
+// clear (red team round 17, R17a-9).
+func editorOriginal(canon string) (string, bool) {
+	dir, b := filepath.Split(canon)
+	orig := ""
+	switch {
+	case len(b) > 2 && b[0] == '#' && b[len(b)-1] == '#':
+		orig = b[1 : len(b)-1]
+	case len(b) > 1 && strings.HasSuffix(b, "~"):
+		orig = strings.TrimSuffix(b, "~")
+		if i := strings.LastIndex(orig, ".~"); i > 0 && strings.Trim(orig[i+2:], "0123456789") == "" && i+2 < len(orig) {
+			orig = orig[:i] // NAME.~1~
+		}
+	case len(b) > 5 && b[0] == '.' && b[len(b)-4:len(b)-1] == ".sw" && b[len(b)-1] >= 'a' && b[len(b)-1] <= 'p':
+		orig = b[1 : len(b)-4]
+	default:
+		for _, ext := range []string{".bak", ".orig", ".old", ".save", ".backup"} {
+			if len(b) > len(ext) && strings.HasSuffix(b, ext) {
+				orig = strings.TrimSuffix(b, ext)
+				break
+			}
+		}
+	}
+	if orig == "" || orig == "." || orig == ".." || strings.Contains(orig, "/") {
+		return "", false
+	}
+	return dir + orig, true
 }
 
 // outer calls fn with the path of canon relative to each root other
@@ -195,6 +231,14 @@ func (d *denyMatcher) denied(canon, root string) bool {
 	if d.empty() {
 		return false
 	}
+	if o, ok := editorOriginal(canon); ok && d.copies && d.deniedName(o, root) {
+		return true
+	}
+	return d.deniedName(canon, root)
+}
+
+// deniedName is denied for canon alone, not the name it is a copy of.
+func (d *denyMatcher) deniedName(canon, root string) bool {
 	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
 	if rel != "" && excluded(d.all, strings.Split(rel, "/")) {
 		return true

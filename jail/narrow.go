@@ -315,6 +315,14 @@ func (d *denyMatcher) entryExcluded(canon, root string) bool {
 	if d.empty() {
 		return false
 	}
+	if o, ok := editorOriginal(canon); ok && d.copies && d.entryExcludedName(o, root) {
+		return true
+	}
+	return d.entryExcludedName(canon, root)
+}
+
+// entryExcludedName is entryExcluded for canon alone.
+func (d *denyMatcher) entryExcludedName(canon, root string) bool {
 	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
 	if rel != "" {
 		if dir, file := d.all.ExcludedBoth(rel); dir || file {

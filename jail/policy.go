@@ -560,6 +560,11 @@ func WithDenySecrets() Option {
 			}
 		}
 		c.presetDeny = append(c.presetDeny, relocatedSecrets()...)
+		if h := HomeDir(); h != "" {
+			for _, n := range homeSecretNames {
+				c.presetDeny = append(c.presetDeny, filepath.Join(h, n))
+			}
+		}
 		c.keyPatterns = append(c.keyPatterns, PrivateKeyPatterns...)
 		c.keyHeaders = true
 		return nil
@@ -585,11 +590,14 @@ func WithDenySecrets() Option {
 // the middle is anchored at the root in gitignore(5), so the nested ones
 // start with "**/" (".kube/config" alone would miss home/.kube/config).
 var SecretPatterns = []string{
-	// Environment files; the conventional template stays readable.
-	".env",
-	".env.*",
+	// Environment files (.env-backup, .env_old, direnv's .envrc and
+	// cookiecutter-django's .envs/ too: red team round 17, R17a-9); the
+	// conventional templates stay readable.
+	".env*",
 	"*.env",
 	"!.env.example",
+	"!.env.sample",
+	"!.env.template",
 	// SSH and GnuPG: identities anywhere, and the whole directories.
 	"id_rsa*",
 	"id_dsa*",
@@ -652,7 +660,69 @@ var SecretPatterns = []string{
 	"**/.config/glab-cli/config.yml",
 	"**/.config/hub",
 	"**/.m2/settings.xml",
+	// More tools' default places (red team round 17, R17a-3, R17a-9):
+	// git-credential-store's XDG file, Terraform's CLI configuration and
+	// variable files, Composer, Stripe, ngrok, Pulumi, fly.io,
+	// DigitalOcean, Gradle's user properties (signing and repository
+	// passwords), Databricks, pip's user configuration (index URLs with
+	// credentials), MinIO's client, Google's OAuth files, htpasswd, .NET
+	// user secrets, Docker's old file.
+	"**/.config/git/credentials",
+	".terraformrc",
+	"terraform.rc",
+	"*.tfvars",
+	"**/.config/composer/auth.json",
+	"**/.composer/auth.json",
+	"**/.config/stripe/config.toml",
+	"**/.config/ngrok/ngrok.yml",
+	"**/.ngrok2/ngrok.yml",
+	"**/.pulumi/credentials.json",
+	"**/.fly/config.yml",
+	"**/.config/doctl/config.yaml",
+	"**/.gradle/gradle.properties",
+	".databrickscfg",
+	"**/.config/pip/pip.conf",
+	"**/.pip/pip.conf",
+	"**/.mc/config.json",
+	"token.pickle",
+	"client_secret*.json",
+	".htpasswd",
+	"**/.microsoft/usersecrets/",
+	".dockercfg",
+	// Desktop credential stores that a --ro ~ exposes: browsers' saved
+	// passwords (decryptable offline without a primary password) and
+	// cookies, an unencrypted GNOME keyring, Discord's token, fish's
+	// universal variables (set -Ux API keys).
+	"**/.mozilla/firefox/*/logins.json",
+	"**/.mozilla/firefox/*/key4.db",
+	"**/.mozilla/firefox/*/cookies.sqlite",
+	"**/.config/google-chrome/**/Login Data",
+	"**/.config/google-chrome/**/Cookies",
+	"**/.config/chromium/**/Login Data",
+	"**/.config/chromium/**/Cookies",
+	"**/.config/BraveSoftware/**/Login Data",
+	"**/.config/BraveSoftware/**/Cookies",
+	"**/.local/share/keyrings/",
+	"**/.config/discord/Local Storage/",
+	"**/.config/fish/fish_variables",
+	// Other coding agents' keys: Claude Code's ~/.claude.json (an API
+	// key when logged in with one), OpenCode, Amp, Goose, Qwen Code,
+	// Continue, aider.
+	".claude.json",
+	"**/.local/share/opencode/auth.json",
+	"**/.local/share/amp/secrets.json",
+	"**/.config/goose/secrets.yaml",
+	"**/.qwen/oauth_creds.json",
+	"**/.continue/config.yaml",
+	"**/.continue/config.json",
+	".aider.conf.yml",
 }
+
+// homeSecretNames are secrets of the secrets preset only in HOME: a
+// project's own file of the same name is configuration its tools need
+// (Yarn 2's .yarnrc.yml, Bundler's .bundle/config), HOME's holds the
+// user's registry tokens (red team round 17, R17a-3).
+var homeSecretNames = []string{".yarnrc.yml", ".bundle/config"}
 
 // secretLocations are the environment variables that move a credential
 // file or directory of SecretPatterns elsewhere, and what they name: a
@@ -684,6 +754,18 @@ var secretLocations = []struct{ env, inside string }{
 	{"SOPS_AGE_KEY_FILE", ""},
 	{"CLAUDE_CONFIG_DIR", ".credentials.json"},
 	{"CODEX_HOME", "auth.json"},
+	// Red team round 17, R17a-11.
+	{"HF_HOME", "token"},
+	{"XDG_CACHE_HOME", "huggingface/token"},
+	{"ANSIBLE_VAULT_PASSWORD_FILE", ""},
+	{"TALOSCONFIG", ""},
+	{"PULUMI_HOME", "credentials.json"},
+	{"GLAB_CONFIG_DIR", "config.yml"},
+	{"COMPOSER_HOME", "auth.json"},
+	{"GRADLE_USER_HOME", "gradle.properties"},
+	{"PIP_CONFIG_FILE", ""},
+	{"DATABRICKS_CONFIG_FILE", ""},
+	{"NGROK_CONFIG", ""},
 }
 
 // relocatedSecrets returns absolute deny patterns for the credentials

@@ -132,6 +132,9 @@ func New(root string, opts ...Option) (*Workspace, error) {
 		w.Close()
 		return nil, err
 	}
+	if d != nil {
+		d.copies = true
+	}
 	w.deny = d
 	var roPatterns []string
 	readOnly := c.readOnly

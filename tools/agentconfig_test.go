@@ -66,9 +66,14 @@ func TestAgentConfigToolsAgreeWithBash(t *testing.T) {
 		// write_file first (what it made is removed), then bash on the
 		// same name.
 		_, toolErr := e.k.WriteFile(tools.WriteFileArgs{Path: n.name, Content: "x\n"})
-		if n.protected {
+		switch {
+		case filepath.Base(n.name) == ".envrc":
+			// Denied too: --deny-secrets' .env* (direnv's exports:
+			// red team round 17, R17a-9).
+			assertToolErr(t, toolErr, jail.ErrDenied)
+		case n.protected:
 			assertToolErr(t, toolErr, jail.ErrReadOnly)
-		} else {
+		default:
 			require.NoError(t, toolErr, n.name)
 			require.NoError(t, os.Remove(filepath.Join(e.root, n.name)))
 		}

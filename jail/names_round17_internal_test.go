@@ -1,0 +1,86 @@
+package jail
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSecretNamesRound17 (red team round 17, R17a-3, R17a-9, R17a-11):
+// more tools' credentials at their default places, moved by their
+// variables, and HOME-only names are denied by WithDenySecrets; controls:
+// a file beside each is readable, and a project's own .yarnrc.yml and
+// .bundle/config (its tools' configuration) are not denied. Red before:
+// every name was read.
+func TestSecretNamesRound17(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	moved := map[string]string{
+		"HF_HOME": "data/hf", "XDG_CACHE_HOME": "data/cache", "PULUMI_HOME": "data/pulumi",
+		"GLAB_CONFIG_DIR": "data/glab", "COMPOSER_HOME": "data/composer", "GRADLE_USER_HOME": "data/gradle",
+	}
+	for env, d := range moved {
+		t.Setenv(env, filepath.Join(home, d))
+	}
+	for _, env := range []string{"ANSIBLE_VAULT_PASSWORD_FILE", "TALOSCONFIG", "PIP_CONFIG_FILE", "DATABRICKS_CONFIG_FILE", "NGROK_CONFIG"} {
+		t.Setenv(env, filepath.Join(home, "data/files", env))
+	}
+	tokens := []string{".config/git/credentials", ".terraformrc", "infra/prod.tfvars", ".config/composer/auth.json",
+		".config/stripe/config.toml", ".config/ngrok/ngrok.yml", ".pulumi/credentials.json", ".fly/config.yml",
+		".config/doctl/config.yaml", ".gradle/gradle.properties", ".databrickscfg", ".config/pip/pip.conf",
+		".mc/config.json", "app/token.pickle", "app/client_secret_123.json", "web/.htpasswd",
+		".microsoft/usersecrets/abc/secrets.json", ".dockercfg",
+		".mozilla/firefox/x.default/logins.json", ".mozilla/firefox/x.default/key4.db",
+		".config/google-chrome/Default/Login Data", ".config/chromium/Default/Network/Cookies",
+		".local/share/keyrings/login.keyring", ".config/discord/Local Storage/leveldb/000.ldb",
+		".config/fish/fish_variables", ".claude.json", ".local/share/opencode/auth.json",
+		".local/share/amp/secrets.json", ".config/goose/secrets.yaml", ".qwen/oauth_creds.json",
+		".continue/config.yaml", ".aider.conf.yml", ".envrc", ".env-backup", ".envs/.production/.django",
+		".yarnrc.yml", ".bundle/config",
+		"data/hf/token", "data/cache/huggingface/token", "data/pulumi/credentials.json", "data/glab/config.yml",
+		"data/composer/auth.json", "data/gradle/gradle.properties", "data/files/ANSIBLE_VAULT_PASSWORD_FILE",
+		"data/files/TALOSCONFIG", "data/files/PIP_CONFIG_FILE", "data/files/DATABRICKS_CONFIG_FILE", "data/files/NGROK_CONFIG"}
+	project := []string{"proj/.yarnrc.yml", "proj/.bundle/config", ".env.sample"}
+	for _, n := range append(tokens, project...) {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, n), []byte("SECRET"), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(home, filepath.Dir(n), "beside.txt"), []byte("x"), 0o644))
+	}
+	w, err := New(home, WithDenySecrets())
+	require.NoError(t, err)
+	defer w.Close()
+	for _, n := range tokens {
+		_, err := w.ReadFile(n)
+		assert.ErrorIs(t, err, ErrDenied, n)
+		if d := filepath.Dir(n); d != ".local/share/keyrings" && d != ".microsoft/usersecrets/abc" && d != ".envs/.production" &&
+			d != ".config/discord/Local Storage/leveldb" {
+			_, err = w.ReadFile(filepath.Join(d, "beside.txt"))
+			assert.NoError(t, err, "control: beside %s", n)
+		}
+	}
+	for _, n := range project {
+		_, err := w.ReadFile(n)
+		assert.NoError(t, err, "control: a project's %s", n)
+	}
+}
+
+// TestEditorOriginal: the copy names editorOriginal knows, and names it
+// must not take for copies.
+func TestEditorOriginal(t *testing.T) {
+	for in, want := range map[string]string{
+		"/w/.env~": "/w/.env", "/w/#.env#": "/w/.env", "/w/.env.swp": "/w/env", "/w/..env.swp": "/w/.env",
+		"/w/.prod.key.swo": "/w/prod.key", "/w/a.key.~12~": "/w/a.key", "/w/a.key.bak": "/w/a.key",
+		"/w/.npmrc.orig": "/w/.npmrc", "/w/x.old": "/w/x", "/w/x.save": "/w/x", "/w/x.backup": "/w/x",
+		"/w/~": "", "/w/#": "", "/w/##": "", "/w/.bak": "", "/w/.swp": "", "/w/.x.swq": "", "/w/plain": "",
+		"/w/..bak": "", "/w/a.~~": "/w/a.~",
+	} {
+		got, ok := editorOriginal(in)
+		assert.Equal(t, want, got, in)
+		assert.Equal(t, want != "", ok, in)
+	}
+}
