@@ -109,7 +109,8 @@ type Collector struct {
 	mu      sync.Mutex
 	records []Record
 	access  map[uint64]bool // serials of the Landlock access records kept
-	dropped int             // records not kept because of maxRecords
+	dropped int             // records not kept because of maxRecords or maxRecordBytes
+	bytes   int             // recordSize of the records kept
 	errs    []error
 	stopped bool
 	// fence is the token of the user message Stop sends (typeFence);
@@ -215,9 +216,10 @@ func (c *Collector) read() {
 				// not a Landlock event: with auditd rules loaded the host
 				// emits many of these; keep only those that name the
 				// process of a Landlock denial (they follow it in the event)
-			case len(c.records) >= maxRecords:
+			case len(c.records) >= maxRecords || c.bytes+recordSize(r) > maxRecordBytes:
 				c.dropped++
 			default:
+				c.bytes += recordSize(r)
 				if t == TypeLandlockAccess {
 					c.access[r.Serial] = true
 				}
@@ -233,6 +235,23 @@ func (c *Collector) read() {
 // bytes each, about 20 MiB. Records beyond it are counted and reported by
 // Stop as an error wrapping ErrTruncated.
 const maxRecords = 1 << 16
+
+// maxRecordBytes bounds the same memory by size: a record's size is the
+// command's to choose (audit writes its executable's path, hex-encoded,
+// and its working directory into every record: 65,536 records from a
+// binary at a 3,600-byte path took landjail to 1 GB, red team round 17,
+// R17b-2). recordSize estimates what a record holds on the heap.
+const maxRecordBytes = 16 << 20
+
+// recordSize estimates the heap bytes of r: its text, its fields'
+// decoded copies and names, and the map and slice around them.
+func recordSize(r Record) int {
+	n := len(r.Raw) + 256
+	for k, v := range r.Fields {
+		n += len(k) + len(v) + 64
+	}
+	return n + 16*len(r.Order)
+}
 
 // settle is how long Stop keeps reading after it is called: the kernel
 // queues records to the kauditd thread, which sends them asynchronously.
@@ -274,7 +293,7 @@ func (c *Collector) Stop() ([]Denial, error) {
 	defer c.mu.Unlock()
 	errs = append(errs, c.errs...)
 	if c.dropped > 0 {
-		errs = append(errs, fmt.Errorf("%w: %d records beyond %d not kept", ErrTruncated, c.dropped, maxRecords))
+		errs = append(errs, fmt.Errorf("%w: %d records beyond %d (or %d MiB) not kept", ErrTruncated, c.dropped, maxRecords, maxRecordBytes>>20))
 	}
 	return Dedup(c.records, c.filter), errors.Join(errs...)
 }

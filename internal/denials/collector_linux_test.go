@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mdlayher/netlink"
 	"github.com/stretchr/testify/assert"
@@ -37,6 +39,7 @@ const (
 	envFile   = "LANDJAIL_DENIALS_FILE"   // file to open for reading
 	envPort   = "LANDJAIL_DENIALS_PORT"   // 127.0.0.1 port to connect to
 	envSelf   = "LANDJAIL_DENIALS_SELF"   // "1": confine itself first (a foreign domain)
+	envRepeat = "LANDJAIL_DENIALS_REPEAT" // N: read envFile N more times, then exit
 )
 
 // TestHelperProcess is not a test: run by confinedRun as the confined
@@ -51,6 +54,15 @@ func TestHelperProcess(t *testing.T) {
 	}
 	_, err := os.ReadFile(os.Getenv(envFile))
 	fmt.Printf("open: %v\n", err)
+	if n, _ := strconv.Atoi(os.Getenv(envRepeat)); n > 0 {
+		for i := range n {
+			os.ReadFile(os.Getenv(envFile))
+			if i%20 == 0 {
+				time.Sleep(time.Millisecond) // paced: audit's backlog drops what it cannot queue
+			}
+		}
+		return
+	}
 	conn, err := net.Dial("tcp", "127.0.0.1:"+os.Getenv(envPort))
 	if err == nil {
 		conn.Close()
@@ -297,4 +309,49 @@ func TestStartUnavailable(t *testing.T) {
 	}
 	_, err := Start(context.Background(), Filter{})
 	assert.ErrorIs(t, err, ErrUnavailable)
+}
+
+// TestCollectorBoundedBySize (red team round 17, R17b-2): the records a
+// Collector keeps are bounded by size, not only by count: a confined
+// binary at a 2,800-byte path (with spaces: audit writes it in hex into
+// every record) refused 8,000 times fills maxRecordBytes long before
+// maxRecords, and Stop says ErrTruncated. Red before: every record read
+// (about 9 KB each) were kept, and nothing was truncated.
+func TestCollectorBoundedBySize(t *testing.T) {
+	requireAudit(t)
+	startDisabled(t)
+	deep := t.TempDir()
+	for range 14 {
+		deep = filepath.Join(deep, "a b"+strings.Repeat("x", 197))
+	}
+	require.NoError(t, os.MkdirAll(deep, 0o755))
+	exe := filepath.Join(deep, "helper")
+	b, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(exe, b, 0o755))
+	secret := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("S"), 0o600))
+
+	col, err := Start(context.Background(), Filter{CreatorPIDs: []int{os.Getpid()}})
+	require.NoError(t, err)
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the confined thread exits with this goroutine
+		restrictThread(t, exe, ll.FlagRestrictSelfLogNewExecOn)
+		cmd := osexec.Command(exe, "-test.run=^TestHelperProcess$")
+		cmd.Env = append(os.Environ(), envHelper+"=1", envFile+"="+secret, envPort+"=1", envRepeat+"=8000")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%w: %s", err, out)
+		}
+		done <- err
+	}()
+	require.NoError(t, <-done)
+	_, err = col.Stop()
+	assert.ErrorIs(t, err, ErrTruncated, "the size bound was reached")
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	assert.LessOrEqual(t, col.bytes, maxRecordBytes)
+	assert.Less(t, len(col.records), maxRecords, "the size bound, not the count, truncated")
+	t.Logf("kept %d records, %d MiB estimated, %d dropped", len(col.records), col.bytes>>20, col.dropped)
 }
