@@ -106,6 +106,7 @@ func TestRunGitIdentity(t *testing.T) {
 	gc := filepath.Join(wsDir(t), "gitconfig")
 	require.NoError(t, os.WriteFile(gc, []byte("[user]\n\tname = Jane Doe\n\temail = jane@example.com\n"), 0o644))
 	t.Setenv("GIT_CONFIG_GLOBAL", gc)
+	t.Chdir(ws) // not a checkout whose own .git/config names another user
 	init := osexec.Command("git", "init", "-q", ws)
 	out, err := init.CombinedOutput()
 	require.NoError(t, err, "%s", out)
