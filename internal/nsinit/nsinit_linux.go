@@ -51,16 +51,11 @@ func Main() {
 	if registered.Load() {
 		return
 	}
-	// A plain descriptor made an *os.File with NewFile: a blocking regular
-	// file is not registered with the runtime's poller, so every start of
-	// landjail is spared the poller's set-up that os.OpenFile does
-	// (epoll_create1, eventfd2, two epoll_ctl, four fcntl; BENCHMARKS.md,
-	// round 6). The file behaves the same (Fd, ExtraFiles, Close).
-	fd, err := unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	f, err := os.OpenFile("/proc/self/exe", os.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
-	exe = os.NewFile(uintptr(fd), "/proc/self/exe")
+	exe = f
 	registered.Store(true)
 }
 

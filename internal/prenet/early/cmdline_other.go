@@ -1,0 +1,5 @@
+//go:build !linux
+
+package early
+
+func cmdline() []string { return nil }
