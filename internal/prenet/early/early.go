@@ -6,11 +6,7 @@
 // are initialized (about 0.9 ms of landjail's start-up, on one thread),
 // so the namespaces' creation (about 0.6 ms of kernel time) overlaps
 // them, on the machine's other CPU, instead of overlapping main's own
-// work (BENCHMARKS.md, round 4). The command line is os.Args: this
-// package is initialized right after package os (import path order puts
-// it before the other packages ready then), 0.03–0.05 ms later than with
-// its own read of /proc/self/cmdline, which cost every root start,
-// --no-namespaces too, 0.05–0.08 ms on the main thread (round 6). The mount and IPC namespaces are the
+// work (BENCHMARKS.md, round 4). The mount and IPC namespaces are the
 // ones cmd/landjail's nsview.KeepProbeNamespace has the probe keep: the
 // probe takes them instead of making them.
 //
@@ -24,14 +20,13 @@
 package early
 
 import (
-	"os"
 	"syscall"
 
 	"github.com/landjail/landjail/internal/prenet"
 )
 
 func init() {
-	if syscall.Geteuid() != 0 || !wanted(os.Args) {
+	if syscall.Geteuid() != 0 || !wanted(cmdline()) {
 		return
 	}
 	prenet.StartWithMount()
