@@ -151,7 +151,7 @@ func loadRunFast(only string, args []string) (*cliopts.Options, []string, bool) 
 	if only != "run" || len(args) < 2 {
 		return nil, nil, false
 	}
-	return cliopts.LoadRunFast(cliopts.RunFlags(), args[2:])
+	return cliopts.LoadRunFast(args[2:])
 }
 
 // invoked is the subcommand args name in the place the CLI looks for it

@@ -27,8 +27,8 @@ import (
 // (single dash, "=" on a bool, an int or duration flag, a flag twice, a
 // value that starts with "-", no "--", --config, --print-rules, help)
 // must be refused. A vector of the shape is read exactly when the library
-// reads it without an error. Red with the fast parser keeping only the last value of
-// a repeatable flag, or taking "--NAME=false" for true.
+// reads it without an error. Red with the fast parser keeping only the last
+// value of a repeatable flag, or taking "--NAME=false" for true.
 func TestLoadRunFastSameAsLibrary(t *testing.T) {
 	ws := wsDir(t)
 	library := func(t *testing.T, args []string) string {

@@ -3,15 +3,13 @@ package cliopts
 import (
 	"strings"
 	"time"
-
-	"github.com/urfave/cli/v3"
 )
 
 // LoadRunFast is Load for the arguments of "landjail run" (args: after
 // "run") without urfave/cli, for the one shape it reads exactly as the
 // library does: flags spelt "--NAME" (a bool flag), "--NAME=VALUE" or
 // "--NAME VALUE" (a string or repeatable string flag, VALUE not empty
-// and not starting with "-"), each naming a flag of flags, then "--" and
+// and not starting with "-"), each naming a flag of RunFlags, then "--" and
 // the command. It returns the Options Load would return for the same
 // command line, the command's argument vector, and true; or nil, nil and
 // false for anything else, and the caller parses with the library, which
@@ -20,16 +18,18 @@ import (
 // repeatable ones), "help" or a flag not in flags, a value that starts
 // with "-", the command without "--" before it, no command, --config,
 // --print-rules, and an error of Load (its text is the library path's).
-// A flag whose definition makes the library do more than store the value
-// (Required, Sources, Action, Validator, Destination, Deprecated,
-// OnlyOnce, TrimSpace, Count) is refused too.
+// The flags it reads are the ones runFastKind names, which
+// TestRunFastKinds holds equal to RunFlags' bool, string and repeatable
+// string flags whose definitions leave the library nothing to do but
+// store the value (no Required, Sources, Action, Validator, Destination,
+// Deprecated, OnlyOnce, TrimSpace or Count): RunFlags is not built.
 //
 // Building the library's state and parsing with it costs every run
 // ≈0.1 ms of its start-up (BENCHMARKS.md, round 6); most runs are in
 // this shape. TestLoadRunFastSameAsLibrary compares the two on argument
 // vectors made from every flag of RunFlags.
-func LoadRunFast(flags []cli.Flag, args []string) (*Options, []string, bool) {
-	vals, isSet, argv, ok := parseRunFast(flags, args)
+func LoadRunFast(args []string) (*Options, []string, bool) {
+	vals, isSet, argv, ok := parseRunFast(args)
 	if !ok {
 		return nil, nil, false
 	}
@@ -86,7 +86,7 @@ func (fastValues) Duration(string) time.Duration { return 0 }
 
 // parseRunFast parses args as LoadRunFast describes: the values, the
 // names set (every name of each flag given), the command's arguments.
-func parseRunFast(flags []cli.Flag, args []string) (fastValues, map[string]bool, []string, bool) {
+func parseRunFast(args []string) (fastValues, map[string]bool, []string, bool) {
 	vals := fastValues{}
 	isSet := map[string]bool{}
 	for i := 0; i < len(args); i++ {
@@ -104,7 +104,7 @@ func parseRunFast(flags []cli.Flag, args []string) (fastValues, map[string]bool,
 		if name == flagConfig || name == "print-rules" {
 			return nil, nil, nil, false
 		}
-		kind, names := fastFlag(flags, name)
+		kind, names := runFastKind(name)
 		if kind == 0 {
 			return nil, nil, nil, false
 		}
@@ -146,71 +146,23 @@ func parseRunFast(flags []cli.Flag, args []string) (fastValues, map[string]bool,
 	return nil, nil, nil, false // no "--": the library decides
 }
 
-// fastFlag finds the flag of flags named name and returns the kind
-// parseRunFast reads and every name of the flag; kind 0 when there is no
-// such flag, or it is of another kind, or its definition makes the
-// library do more than store the value. A type switch on the concrete
-// types: no interface conversion, so no itab made at run time (the
-// runtime's table grows at the 11th; BENCHMARKS.md, round 6).
-func fastFlag(flags []cli.Flag, name string) (fastKind, []string) {
-	for _, f := range flags {
-		switch f := f.(type) {
-		case *cli.BoolFlag:
-			if hasName(f.Name, f.Aliases, name) {
-				if !plainFlag(f.Required, f.Sources, f.Action == nil && f.Validator == nil && f.Destination == nil, f.Deprecated, f.OnlyOnce) || f.Config.Count != nil {
-					return 0, nil
-				}
-				return fastBool, append([]string{f.Name}, f.Aliases...)
-			}
-		case *cli.StringFlag:
-			if hasName(f.Name, f.Aliases, name) {
-				if !plainFlag(f.Required, f.Sources, f.Action == nil && f.Validator == nil && f.Destination == nil, f.Deprecated, f.OnlyOnce) || f.Config.TrimSpace {
-					return 0, nil
-				}
-				return fastString, append([]string{f.Name}, f.Aliases...)
-			}
-		case *cli.StringSliceFlag:
-			if hasName(f.Name, f.Aliases, name) {
-				if !plainFlag(f.Required, f.Sources, f.Action == nil && f.Validator == nil && f.Destination == nil, f.Deprecated, f.OnlyOnce) || f.Config.TrimSpace {
-					return 0, nil
-				}
-				return fastStrings, append([]string{f.Name}, f.Aliases...)
-			}
-		default:
-			// Another kind: refused only when it is the one named.
-			if flagHasName(f, name) {
-				return 0, nil
-			}
-		}
+// runFastKind is the kind of run's flag name as parseRunFast reads it,
+// and every name of the flag; 0 for a name it leaves to the library.
+// TestRunFastKinds compares it with RunFlags.
+func runFastKind(name string) (fastKind, []string) {
+	switch name {
+	case "allow-dangerous-syscalls", "allow-dns", "allow-unix-sockets", "best-effort", "deny-secrets",
+		"explain", "explain-all", "git-identity", "no-carve", "no-hardlinked-writes", "no-namespaces",
+		"no-pid-namespace", "no-scope", "no-seccomp", "no-system", "no-xdev", "print-rules",
+		"protect-agent-config", "self-test", "strict":
+		return fastBool, []string{name}
+	case "config", "cpus", "home", "learn", "max-file-size", "memory", "net", "nofile", "pids", "report",
+		"user", "workspace":
+		return fastString, []string{name}
+	case "allow-domain", "allow-unix", "deny", "env", "preset", "read-only", "ro", "rox":
+		return fastStrings, []string{name}
+	case "rw", "rwx":
+		return fastStrings, []string{"rw", "rwx"}
 	}
 	return 0, nil
-}
-
-func hasName(n string, aliases []string, name string) bool {
-	if n == name {
-		return true
-	}
-	for _, a := range aliases {
-		if a == name {
-			return true
-		}
-	}
-	return false
-}
-
-// flagHasName reports whether f answers to name (Flag.Names, an
-// interface method: no conversion).
-func flagHasName(f cli.Flag, name string) bool {
-	for _, n := range f.Names() {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
-// plainFlag reports whether a flag's definition leaves the library
-// nothing to do but store its value.
-func plainFlag(required bool, sources cli.ValueSourceChain, noHooks bool, deprecated string, onlyOnce bool) bool {
-	return !required && len(sources.Chain) == 0 && noHooks && deprecated == "" && !onlyOnce
 }
