@@ -148,7 +148,10 @@ func parseRunFast(args []string) (fastValues, map[string]bool, []string, bool) {
 
 // runFastKind is the kind of run's flag name as parseRunFast reads it,
 // and every name of the flag; 0 for a name it leaves to the library.
-// TestRunFastKinds compares it with RunFlags.
+// TestRunFastKinds compares it with RunFlags: a bool, string or
+// repeatable string flag added there must be added here (the test fails
+// until it is), and one whose definition gains a hook (Action, Sources,
+// Required, ...) removed.
 func runFastKind(name string) (fastKind, []string) {
 	switch name {
 	case "allow-dangerous-syscalls", "allow-dns", "allow-unix-sockets", "best-effort", "deny-secrets",
