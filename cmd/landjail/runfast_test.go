@@ -114,6 +114,9 @@ func TestLoadRunFastSameAsLibrary(t *testing.T) {
 		// Values the library might split, trim or read as something else.
 		withCmd("--ro=/a,b", "--ro", "/c d", "--deny", "*.pem", "--env", "A=B=C", "--env=B= x "),
 		withCmd("--workspace="+ws+"/", "--rw", "=x", "--deny", "**/.env"),
+		// Relative paths: made absolute against the working directory
+		// (Load does not require them to exist).
+		withCmd("--workspace", "sub", "--ro", "./a/../b", "--rw=c"),
 	)
 	rng := rand.New(rand.NewSource(6))
 	var random [][]string
@@ -165,6 +168,8 @@ func TestLoadRunFastSameAsLibrary(t *testing.T) {
 		}
 	}
 	assert.Greater(t, taken, 300, "vectors read by LoadRunFast")
+	_, ok := fast(withCmd("--workspace", "sub", "--ro", "./a/../b", "--rw=c"))
+	assert.True(t, ok, "relative paths read by LoadRunFast")
 	for _, v := range mustRefuse {
 		_, ok := fast(v)
 		assert.False(t, ok, "read by LoadRunFast: %q", v)
