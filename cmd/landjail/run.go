@@ -152,12 +152,25 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	argv := cmd.Args().Slice()
-	printRules := cmd.Bool("print-rules")
+	root := cmd.Root()
+	return runLoaded(ctx, o, cmd.Args().Slice(), cmd.Bool("print-rules"), runIO{root.Reader, root.Writer, root.ErrWriter})
+}
+
+// runIO is the root command's standard streams (its Reader, Writer and
+// ErrWriter).
+type runIO struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// runLoaded is run's action once its flags are loaded: o, the command
+// argv, --print-rules.
+func runLoaded(ctx context.Context, o *cliopts.Options, argv []string, printRules bool, rio runIO) error {
+	var err error
 	if len(argv) == 0 && !printRules {
 		return errors.New("run: no command given (landjail run [flags] -- CMD [ARG...])")
 	}
-	stderr := cmd.Root().ErrWriter
+	stderr := rio.stderr
 	if err := o.CheckImplicitWorkspace(stderr); err != nil {
 		return err
 	}
@@ -193,7 +206,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer plan.Close()
-	stdio := stdioFiles(cmd.Root().Reader, cmd.Root().Writer, stderr)
+	stdio := stdioFiles(rio.stdin, rio.stdout, stderr)
 	supervise, why := false, ""
 	var fwd *sigForward
 	if !printRules {
@@ -218,7 +231,7 @@ func runAction(ctx context.Context, cmd *cli.Command) error {
 		return fmt.Errorf("run: %w", err)
 	}
 	if printRules {
-		w := cmd.Root().Writer
+		w := rio.stdout
 		for _, r := range plan.Ruleset.Rules() {
 			fmt.Fprintln(w, r)
 		}

@@ -22,7 +22,7 @@ func learnFlag() cli.Flag {
 // writable root holds it, as the --config file is (Policy). --learn
 // turns Explain on: it learns from the refusals --explain collects (the
 // seccomp filter records the view's and its own only then).
-func (o *Options) loadLearn(cmd *cli.Command, isSet map[string]bool) {
+func (o *Options) loadLearn(cmd flagValues, isSet map[string]bool) {
 	if !isSet[flagLearn] {
 		return
 	}

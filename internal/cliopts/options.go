@@ -309,10 +309,27 @@ func ConfigKeys(flags []cli.Flag) []string {
 // on the command line replace the file's value (a repeatable flag replaces
 // the whole list).
 func Load(cmd *cli.Command) (*Options, error) {
-	o := &Options{}
 	// One pass over the flags first: a lookup by name (cmd.String) scans
 	// them all, and --config is usually not given.
-	isSet := setFlags(cmd)
+	return loadFrom(cmd, setFlags(cmd))
+}
+
+// flagValues is what Load reads of a parsed command line: *cli.Command,
+// or the values LoadRunFast parsed without the library. A value is read
+// only for a name isSet holds.
+type flagValues interface {
+	Bool(name string) bool
+	String(name string) string
+	StringSlice(name string) []string
+	IntSlice(name string) []int
+	Int(name string) int
+	Duration(name string) time.Duration
+}
+
+// loadFrom is Load with the flags set on the command line (isSet: every
+// name, aliases included) and their values.
+func loadFrom(cmd flagValues, isSet map[string]bool) (*Options, error) {
+	o := &Options{}
 	if isSet[flagConfig] {
 		if path := cmd.String(flagConfig); path != "" {
 			var err error
