@@ -84,3 +84,41 @@ func TestEditorOriginal(t *testing.T) {
 		assert.Equal(t, want != "", ok, in)
 	}
 }
+
+// TestStartupNamesRound17 (red team round 17, R17a-5, R17a-12): with HOME
+// as the workspace, more start-up files and the interpreters that shims
+// run are protected by WithProtectedAgentConfig, and in a project the
+// editor files beside protected ones; controls: the same names without
+// the option. Red before: every name was writable.
+func TestStartupNamesRound17(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	names := []string{".local/share/systemd/user/evil.service", ".local/share/dbus-1/services/x.service",
+		".local/share/applications/x.desktop", ".config/mimeapps.list", ".config/autostart-scripts/x.sh",
+		".xsession", ".Xclients", ".config/nushell/config.nu", ".kshrc", ".tcshrc", ".zshrc.d/x.zsh", ".zlogout",
+		".local/share/fish/vendor_conf.d/x.fish", ".emacs", ".config/emacs/init.el", ".config/helix/config.toml",
+		".pyenv/versions/3.12.0/bin/python3.12", ".rustup/toolchains/stable/bin/cargo", ".nvm/nvm.sh",
+		".asdf/shims/node", ".sdkman/candidates/java/current/bin/java", ".sbt/1.0/global.sbt",
+		".config/gh/config.yml", ".curlrc", ".terraformrc", ".config/containers/containers.conf",
+		"proj/.gvimrc", "proj/.theia/tasks.json", "proj/.vim/coc-settings.json", "proj/.opencode.json"}
+	for _, protect := range []bool{false, true} {
+		var opts []Option
+		if protect {
+			opts = append(opts, WithProtectedAgentConfig())
+		}
+		w, err := New(home, opts...)
+		require.NoError(t, err)
+		for _, n := range names {
+			require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
+			err := w.WriteFile(n, []byte("x"), 0o644)
+			if protect {
+				assert.ErrorIs(t, err, ErrReadOnly, n)
+			} else {
+				assert.NoError(t, err, "control: %s", n)
+			}
+		}
+		w.Close()
+	}
+}

@@ -304,6 +304,11 @@ var agentConfigProject = []string{
 	// extensions run on the user's next hg/jj/sl command (red team round
 	// 13, R13-2), and what redirects hg to another repository.
 	".hg/hgrc", ".hg/hgrc-not-shared", ".hg/sharedpath", ".jj/repo/config.toml", ".sl/config",
+	// Red team round 17 (R17a-12): vim's exrc reads .gvimrc with
+	// .vimrc, Theia and Gitpod run .theia/tasks.json at folder open,
+	// coc.nvim starts the language servers of .vim/coc-settings.json,
+	// OpenCode's older .opencode.json.
+	".gvimrc", ".theia/", ".vim/coc-settings.json", ".opencode.json",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
@@ -420,6 +425,24 @@ var agentConfigHomeOnly = []string{
 	".config/kitty/", ".config/alacritty/", ".config/ghostty/", ".config/zellij/", ".config/gdb/",
 	".bash_completion", ".local/share/bash-completion/", ".psqlrc", ".sqliterc", ".julia/config/",
 	".bunfig.toml", ".tmux/", ".config/ranger/", ".config/lf/",
+	// Red team round 17 (R17a-5): user units and session-bus services
+	// under XDG_DATA_HOME, desktop entries and MIME defaults, KDE's
+	// autostart scripts, X session files, other shells' start-up files
+	// (nushell, PowerShell, ksh, mksh, tcsh/csh, elvish, xonsh, zsh's
+	// .zshrc.d and .zlogout, fish's vendor_conf.d), editors (Emacs,
+	// kakoune, micro, helix, mpv's scripts), interpreters and toolchains
+	// that shims and proxies run (pyenv's versions, rustup's toolchains,
+	// nvm, asdf, SDKMAN!, sbt), and tools that run what their
+	// configuration names (gh's editor and pager, lazygit, mailcap,
+	// curlrc, Terraform's dev_overrides, containers.conf).
+	".local/share/systemd/", ".local/share/dbus-1/", ".local/share/applications/", ".config/mimeapps.list",
+	".config/autostart-scripts/", ".xsession", ".xsessionrc.d/", ".Xclients", ".xprofile.d/",
+	".config/nushell/", ".config/powershell/", ".kshrc", ".mkshrc", ".tcshrc", ".cshrc", ".login", ".logout",
+	".config/elvish/", ".elvish/", ".xonshrc", ".config/xonsh/", ".zshrc.d/", ".zlogout", ".local/share/fish/",
+	".emacs", ".emacs.el", ".emacs.d/", ".config/emacs/", ".config/doom/", ".config/kak/", ".config/micro/",
+	".config/helix/", ".config/mpv/", ".pyenv/versions/", ".pyenv/plugins/", ".rustup/toolchains/", ".nvm/",
+	".asdf/", ".sdkman/", ".sbt/", ".config/gh/", ".config/lazygit/", ".mailcap", ".curlrc", ".terraformrc",
+	".config/containers/",
 }
 
 func nestedAgentPatterns() []string {
