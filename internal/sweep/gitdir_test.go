@@ -585,6 +585,51 @@ func TestSweepRoundFive(t *testing.T) {
 		assert.ErrorIs(t, err, fs.ErrNotExist, "control: an unprotected link stays removed")
 		assert.NotContains(t, got, "plain")
 	})
+	t.Run("R17a-7 a protected link whose directory is moved away and replaced", func(t *testing.T) {
+		// .git/hooks/pre-commit -> ../../hooks/pc -> ../scripts/impl/pc.sh
+		// with hooks/ holding only the link: the command moves hooks/
+		// away and puts a link to its own directory there (mv hooks h2
+		// && ln -s evil/h hooks). The new link is quarantined and
+		// hooks/pc put back in a new hooks/ (red team round 17,
+		// R17a-7: "no such file or directory", the user's hook silently
+		// stopped). Control: an unprotected directory's removal stays.
+		for _, op := range []string{"mvdirlink", "linkdir"} {
+			t.Run(op, func(t *testing.T) {
+				root := t.TempDir()
+				write(t, filepath.Join(root, ".git/config"), "[core]\n", 0o644)
+				write(t, filepath.Join(root, ".git/HEAD"), "ref: refs/heads/main\n", 0o644)
+				write(t, filepath.Join(root, "scripts/impl/pc.sh"), "#!/bin/sh\n", 0o755)
+				require.NoError(t, os.MkdirAll(filepath.Join(root, "hooks"), 0o750))
+				require.NoError(t, os.MkdirAll(filepath.Join(root, ".git/hooks"), 0o755))
+				require.NoError(t, os.MkdirAll(filepath.Join(root, "plaindir"), 0o755))
+				require.NoError(t, os.Symlink("../scripts/impl/pc.sh", filepath.Join(root, "hooks/pc")))
+				require.NoError(t, os.Symlink("../../hooks/pc", filepath.Join(root, ".git/hooks/pre-commit")))
+				_, snap := take(t, root)
+				write(t, filepath.Join(root, "evil/h/pc"), "#!/bin/sh\necho PWNED\n", 0o755)
+				if op == "mvdirlink" {
+					require.NoError(t, os.Rename(filepath.Join(root, "hooks"), filepath.Join(root, "h2")))
+				} else {
+					require.NoError(t, os.RemoveAll(filepath.Join(root, "hooks")))
+				}
+				require.NoError(t, os.Symlink("evil/h", filepath.Join(root, "hooks")))
+				require.NoError(t, os.Remove(filepath.Join(root, "plaindir")))
+				q, err := snap.Sweep()
+				require.NoError(t, err)
+				got := paths(q)
+				assert.True(t, got["hooks/pc"].Restored, "%+v", got["hooks/pc"])
+				fi, err := os.Lstat(filepath.Join(root, "hooks"))
+				require.NoError(t, err)
+				assert.True(t, fi.IsDir(), "hooks is a directory again")
+				l, err := os.Readlink(filepath.Join(root, "hooks/pc"))
+				require.NoError(t, err)
+				assert.Equal(t, "../scripts/impl/pc.sh", l)
+				_, err = os.Stat(filepath.Join(root, ".git/hooks/pre-commit"))
+				assert.NoError(t, err, "the hook leads to the user's script again")
+				_, err = os.Lstat(filepath.Join(root, "plaindir"))
+				assert.ErrorIs(t, err, fs.ErrNotExist, "control")
+			})
+		}
+	})
 	t.Run("N1 N3 N4 N5 names, N6 exec bits", func(t *testing.T) {
 		root := t.TempDir()
 		require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))

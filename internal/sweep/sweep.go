@@ -388,31 +388,6 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		}
 		out = append(out, q)
 	}
-	// Protected links the command removed: put back with their targets
-	// (red team round 16, R16-2: a removed link on the way to a hook
-	// silenced it, and its target lost its protection for later runs).
-	var gone []string
-	for rel, was := range s.known {
-		if was.mode&unix.S_IFMT == unix.S_IFLNK && was.link != "" && !slicesHasParent(moved, rel) {
-			if _, err := s.root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
-				gone = append(gone, rel)
-			}
-		}
-	}
-	sort.Strings(gone)
-	for _, rel := range gone {
-		q := Quarantined{Path: rel, Reason: "removed"}
-		if err := s.root.Symlink(s.known[rel].link, rel); err != nil {
-			q.Error = err.Error()
-			errs = append(errs, err)
-		} else {
-			q.Restored = true
-			if e, err := s.stat(rel, true); err == nil {
-				s.known[rel] = e
-			}
-		}
-		out = append(out, q)
-	}
 	// A new or changed symbolic link to a directory outside the
 	// workspace (the command's private HOME or TMPDIR, kept between
 	// runs) would take the user's `cd vendor; git status` into a
@@ -437,6 +412,45 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 			q.MovedTo = to
 			s.mine.Store(to, true)
 			delete(s.links, rel)
+		}
+		out = append(out, q)
+	}
+	// Protected links the command removed: put back with their targets,
+	// after the links above are renamed away (a directory on the way
+	// replaced by a link: R17a-7)
+	// (red team round 16, R16-2: a removed link on the way to a hook
+	// silenced it, and its target lost its protection for later runs).
+	var gone []string
+	for rel, was := range s.known {
+		if was.mode&unix.S_IFMT == unix.S_IFLNK && was.link != "" && !slicesHasParent(moved, rel) {
+			if _, err := s.root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, rel)
+			}
+		}
+	}
+	sort.Strings(gone)
+	for _, rel := range gone {
+		q := Quarantined{Path: rel, Reason: "removed"}
+		err := s.root.Symlink(s.known[rel].link, rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Its directory is gone too (moved away and replaced by a
+			// link, which was quarantined above): made again, with the
+			// mode it had, so the hook through the link runs again (red
+			// team round 17, R17a-7: the user's pre-commit hook silently
+			// stopped). MkdirAll below the root follows no link.
+			err = s.root.MkdirAll(filepath.Dir(rel), s.dirMode(filepath.Dir(rel)))
+			if err == nil {
+				err = s.root.Symlink(s.known[rel].link, rel)
+			}
+		}
+		if err != nil {
+			q.Error = err.Error()
+			errs = append(errs, err)
+		} else {
+			q.Restored = true
+			if e, err := s.stat(rel, true); err == nil {
+				s.known[rel] = e
+			}
 		}
 		out = append(out, q)
 	}
@@ -499,6 +513,15 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 		}
 	}
 	return q, true, now.mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// dirMode returns the permission bits the directory rel had when the
+// snapshot was taken (0o755 when it was not recorded).
+func (s *Snapshot) dirMode(rel string) fs.FileMode {
+	if e, ok := s.known[rel]; ok && e.mode&unix.S_IFMT == unix.S_IFDIR {
+		return fs.FileMode(e.mode & 0o777)
+	}
+	return 0o755
 }
 
 // relist adds the owner's read, write and search bits to each directory
