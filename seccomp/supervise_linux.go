@@ -204,7 +204,7 @@ func (f *Filter) mayListen(sock int) unix.Errno {
 	}
 	switch domain {
 	case unix.AF_UNIX:
-		return 0
+		return f.mayListenUnix(sock)
 	case unix.AF_INET, unix.AF_INET6:
 	default:
 		return unix.EACCES
@@ -230,6 +230,29 @@ func (f *Filter) mayListen(sock int) unix.Errno {
 	}
 	// Port 0: never bound, listen would autobind an ephemeral port.
 	if port == 0 || !f.bindTCP[uint16(port)] {
+		return unix.EACCES
+	}
+	return 0
+}
+
+// mayListenUnix checks a UNIX socket: with named sockets only
+// (Options.AllowUnix) one bound to an abstract name gets EACCES. Landlock's
+// ABI 6 scope refuses connects out of the domain to abstract names, not
+// binds, and under --no-namespaces the name is the host network
+// namespace's: the command could squat a well-known one (an X11 display's
+// @/tmp/.X11-unix/X1) and be what a host client talks to (red team round
+// 17, R17b-4). A pathname socket's name is Landlock's to grant
+// (LANDLOCK_ACCESS_FS_MAKE_SOCK); without AllowUnix the socket family is
+// either refused or every UNIX socket allowed (AllowUnixSockets).
+func (f *Filter) mayListenUnix(sock int) unix.Errno {
+	if f.allowUnix == nil {
+		return 0
+	}
+	sa, err := unix.Getsockname(sock)
+	if err != nil {
+		return unix.EACCES
+	}
+	if un, ok := sa.(*unix.SockaddrUnix); !ok || un.Name == "" || un.Name[0] == '@' {
 		return unix.EACCES
 	}
 	return 0
