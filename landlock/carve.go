@@ -1292,8 +1292,19 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 		}
 	}
 	for _, p := range ws.AgentConfigProtected() {
-		_, err := os.Lstat(p)
-		carves = append(carves, carve{path: p, access: RightsReadExec, source: SourceAgentConfig, exists: err == nil})
+		fi, err := os.Lstat(p)
+		exists := err == nil
+		if exists && fi.Mode()&fs.ModeSymlink != 0 {
+			// A dangling link (.envrc -> tools/envrc not made yet) is
+			// carved as the missing name it leads to: no mount can be
+			// put on the link itself (the view failed to start: red
+			// team round 17, R17a-15), and what the command makes at its
+			// target is the sweep's, as for any missing protected name.
+			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+				exists = false
+			}
+		}
+		carves = append(carves, carve{path: p, access: RightsReadExec, source: SourceAgentConfig, exists: exists})
 	}
 	// One carve per path and access (the walk meets absolute read-only
 	// paths too).

@@ -366,3 +366,36 @@ func TestRunAgentConfigLive(t *testing.T) {
 		assert.Contains(t, stderr, "stopping the command")
 	})
 }
+
+// TestRunAgentConfigDanglingLinkRound17 (red team round 17, R17a-15): a
+// protected name that is a dangling link (.envrc -> tools/envrc not made
+// yet) does not stop a --protect-agent-config run from starting (the
+// namespace view mounted on the link: ELOOP), and what the command makes
+// at the link's target is quarantined after it; control: the same run
+// without the link creates the file and keeps it. Red before: exit 125,
+// "too many levels of symbolic links".
+func TestRunAgentConfigDanglingLinkRound17(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	for _, link := range []bool{true, false} {
+		t.Run(map[bool]string{true: "dangling link", false: "control"}[link], func(t *testing.T) {
+			ws := gitRepo(t)
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "tools"), 0o755))
+			if link {
+				require.NoError(t, os.Symlink("tools/envrc", filepath.Join(ws, ".envrc")))
+			}
+			code, stdout, stderr := runCLI(t, "run", "--workspace", ws, "--timeout", "1m", "--protect-agent-config", "--",
+				"sh", "-c", "echo 'echo PWNED' > tools/envrc && echo made")
+			_, err := os.Stat(filepath.Join(ws, "tools/envrc"))
+			if !link {
+				require.Equal(t, 0, code, stderr)
+				assert.NoError(t, err, "control: a file nothing leads to")
+				return
+			}
+			require.NotEqual(t, 125, code, "the run started: %s", stderr)
+			assert.ErrorIs(t, err, os.ErrNotExist, "the target the command made is quarantined: %s", stderr)
+			if stdout == "made\n" { // the namespace layer: made, then swept (Landlock alone refuses it)
+				assert.Contains(t, stderr, "landjail: quarantined tools/envrc")
+			}
+		})
+	}
+}
