@@ -31,7 +31,8 @@ func TestShellVariablePatternRound17(t *testing.T) {
 		_, err := jail.New(root, o)
 		assert.ErrorIs(t, err, path.ErrBadPattern)
 	}
-	w, err := jail.New(root, jail.WithDeny(`\$x`, "*$Inner.class", "$", "a$b"))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "$work"), 0o755))
+	w, err := jail.New(root, jail.WithDeny(`\$x`, "*$Inner.class", "$", "a$b"), jail.WithReadOnly(filepath.Join(root, "$work")))
 	require.NoError(t, err, "control: escaped and inner $")
 	defer w.Close()
 	for _, f := range []string{"$x", "Outer$Inner.class"} {

@@ -117,6 +117,9 @@ func New(root string, opts ...Option) (*Workspace, error) {
 		ps  []string
 	}{{"WithDeny", c.deny}, {"WithReadOnly", c.readOnly}, {"WithDenyPrivateKeys", c.keyPatterns}} {
 		for _, p := range set.ps {
+			if set.opt == "WithReadOnly" && filepath.IsAbs(p) {
+				continue // a path, which must exist (a config file's own path may hold a "$")
+			}
 			if v := ShellVariable(p); v != "" {
 				w.Close()
 				return nil, fmt.Errorf("jail: %s(%q): %w: %s is a shell variable, which landjail does not expand (write the path, ~ for HOME, or \\$ for a name that starts with $)", set.opt, p, path.ErrBadPattern, v)
