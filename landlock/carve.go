@@ -569,6 +569,11 @@ type leads struct {
 	// under: each literal component followed by a wildcard-only one
 	// ("config" of config/*/secret.txt and config/**/secret.txt).
 	under []string
+	// top: the most leading "*"-only components of a pattern
+	// (*/config/master.key: 1): a directory link that many levels or
+	// fewer below a root leads (red team round 18, R18a-4: web ->
+	// services/web was read by both names).
+	top int
 }
 
 // multiComponentPatterns returns the leads of ws's patterns: a
@@ -588,21 +593,27 @@ func multiComponentPatterns(ws *jail.Workspace) leads {
 		for _, p := range set {
 			p = strings.Trim(strings.TrimPrefix(p, "!"), "/")
 			comps := strings.Split(p, "/")
+			lead := 0
 			for i, c := range comps[:len(comps)-1] {
 				if strings.Trim(c, "*?") != "" {
 					out.names = append(out.names, c)
 				} else if i > 0 && strings.Trim(comps[i-1], "*?") != "" {
 					out.under = append(out.under, comps[i-1])
 				}
+				if c != "**" && strings.Trim(c, "*?") == "" && lead == i {
+					lead = i + 1
+				}
 			}
+			out.top = max(out.top, lead)
 		}
 	}
 	return out
 }
 
 // linkLeads reports whether the link p leads a pattern through it: its
-// name matches one of l.names, or (root given: p is below it) a
-// directory between root and p is named like one of l.under.
+// name matches one of l.names, or (root given: p is below it) it lies at
+// most l.top levels below root, or a directory between root and p is
+// named like one of l.under.
 func linkLeads(p, root string, l leads) bool {
 	name := filepath.Base(p)
 	for _, c := range l.names {
@@ -610,7 +621,13 @@ func linkLeads(p, root string, l leads) bool {
 			return true
 		}
 	}
-	if root == "" || len(l.under) == 0 {
+	if root == "" {
+		return false
+	}
+	if rel, ok := strings.CutPrefix(p, root+"/"); ok && strings.Count(rel, "/") < l.top {
+		return true
+	}
+	if len(l.under) == 0 {
 		return false
 	}
 	for d := filepath.Dir(p); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
@@ -1104,9 +1121,18 @@ func (l *links) below(dir string, v jail.Narrowing) error {
 // tree walks what is below the target of the directory link real (named
 // virtual through the links above it), matching each entry by its name
 // through the link (virtual + its path below the target) and carving it
-// where it is, as walkCarves does for the entries it meets. Each target
-// is walked once, whatever leads to it (a link loop ends there).
+// where it is, as walkCarves does for the entries it meets. A link the
+// main walk meets walks its target under its own name: another link to
+// the same directory met first under a name no pattern matches (a decoy
+// .mozilla -> conf.d the command planted) must not spare the user's
+// config -> conf.d (red team round 18, R18a-1). The links met inside a
+// target walk theirs once, whatever leads to it (a link loop ends there,
+// R10-3).
 func (l *links) tree(real, virtual string) error {
+	return l.walkTree(real, virtual, true)
+}
+
+func (l *links) walkTree(real, virtual string, top bool) error {
 	t, err := filepath.EvalSymlinks(real)
 	if err != nil || !l.inPolicy(t) {
 		return nil
@@ -1114,7 +1140,11 @@ func (l *links) tree(real, virtual string) error {
 	if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
 		return nil
 	}
-	if _, done := l.visited.LoadOrStore("tree\x00"+t, true); done {
+	key := "tree\x00" + t
+	if top {
+		key = "treeby\x00" + t + "\x00" + virtual
+	}
+	if _, done := l.visited.LoadOrStore(key, true); done {
 		return nil
 	}
 	conf := fastwalk.Config{Follow: false}
@@ -1138,7 +1168,7 @@ func (l *links) tree(real, virtual string) error {
 			if vd := verdictOf(n, false); vd != 0 {
 				return l.target(p, vd)
 			}
-			return l.tree(p, v)
+			return l.walkTree(p, v, false)
 		}
 		isDir := typ.IsDir()
 		switch {
