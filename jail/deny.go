@@ -49,41 +49,61 @@ type denyMatcher struct {
 	// config/prod.key --ro ./config read prod.key). Set once by New.
 	roots []string
 	// copies: an editor's copy of a matched name is matched too
-	// (editorOriginal; the deny patterns only).
+	// (editorOriginals; the deny patterns only).
 	copies bool
 }
 
-// editorOriginal returns the path of the file canon is an editor's or a
-// backup tool's copy of, by its name: NAME~ and NAME.~N~ (Emacs and
-// GNU backups), #NAME# (Emacs auto-save), .NAME.swp (Vim's swap files,
-// .sw[a-p]), NAME.bak, NAME.orig, NAME.old, NAME.save, NAME.backup.
-// These hold the whole content of NAME: a denied .env's .env~ read in
-// clear (red team round 17, R17a-9).
-func editorOriginal(canon string) (string, bool) {
+// editorOriginals returns the paths of the files canon may be an
+// editor's or a backup tool's copy of, by its name: NAME~ and NAME.~N~
+// (Emacs and GNU backups), #NAME# (Emacs auto-save), .NAME.swp (Vim's
+// swap files, .sw[a-p]; for a NAME that starts with "." Vim adds no dot:
+// .npmrc.swp), .NAME.un~ (Vim's undo file), .NAME.kate-swp (Kate),
+// NAME___jb_old___ and NAME___jb_tmp___ (JetBrains' safe write), and
+// NAME.bak, .orig, .old, .save, .backup, .rej, in any case and with a
+// number after them (NAME.save.1, nano's second save). These hold the
+// content of NAME, or lines of it: a denied .env's .env~ read in clear
+// (red team round 17, R17a-9; round 18, R18a-3: .npmrc.swp, .un~,
+// .save.1).
+func editorOriginals(canon string) []string {
 	dir, b := filepath.Split(canon)
-	orig := ""
+	var out []string
+	add := func(o string) {
+		if o != "" && o != "." && o != ".." {
+			out = append(out, dir+o)
+		}
+	}
 	switch {
 	case len(b) > 2 && b[0] == '#' && b[len(b)-1] == '#':
-		orig = b[1 : len(b)-1]
+		add(b[1 : len(b)-1])
+	case len(b) > 4 && b[0] == '.' && strings.HasSuffix(b, ".un~"):
+		add(b[1 : len(b)-4])
 	case len(b) > 1 && strings.HasSuffix(b, "~"):
-		orig = strings.TrimSuffix(b, "~")
-		if i := strings.LastIndex(orig, ".~"); i > 0 && strings.Trim(orig[i+2:], "0123456789") == "" && i+2 < len(orig) {
-			orig = orig[:i] // NAME.~1~
+		o := strings.TrimSuffix(b, "~")
+		if i := strings.LastIndex(o, ".~"); i > 0 && i+2 < len(o) && strings.Trim(o[i+2:], "0123456789") == "" {
+			o = o[:i] // NAME.~1~
 		}
-	case len(b) > 5 && b[0] == '.' && b[len(b)-4:len(b)-1] == ".sw" && b[len(b)-1] >= 'a' && b[len(b)-1] <= 'p':
-		orig = b[1 : len(b)-4]
+		add(o)
+	case len(b) > 4 && b[0] == '.' && b[len(b)-4:len(b)-1] == ".sw" && b[len(b)-1] >= 'a' && b[len(b)-1] <= 'p':
+		add(b[1 : len(b)-4]) // .NAME.swp of NAME
+		add(b[:len(b)-4])    // .NAME.swp of .NAME
+	case len(b) > 10 && b[0] == '.' && strings.HasSuffix(b, ".kate-swp"):
+		add(b[1 : len(b)-9])
+	case strings.HasSuffix(b, "___jb_old___") || strings.HasSuffix(b, "___jb_tmp___"):
+		add(b[:len(b)-12])
 	default:
-		for _, ext := range []string{".bak", ".orig", ".old", ".save", ".backup"} {
-			if len(b) > len(ext) && strings.HasSuffix(b, ext) {
-				orig = strings.TrimSuffix(b, ext)
+		o := b
+		if i := strings.LastIndexByte(o, '.'); i > 0 && i+1 < len(o) && strings.Trim(o[i+1:], "0123456789") == "" {
+			o = o[:i] // NAME.save.1
+		}
+		lower := strings.ToLower(o)
+		for _, ext := range []string{".bak", ".orig", ".old", ".save", ".backup", ".rej"} {
+			if len(o) > len(ext) && strings.HasSuffix(lower, ext) {
+				add(o[:len(o)-len(ext)])
 				break
 			}
 		}
 	}
-	if orig == "" || orig == "." || orig == ".." || strings.Contains(orig, "/") {
-		return "", false
-	}
-	return dir + orig, true
+	return out
 }
 
 // outer calls fn with the path of canon relative to each root other
@@ -231,8 +251,12 @@ func (d *denyMatcher) denied(canon, root string) bool {
 	if d.empty() {
 		return false
 	}
-	if o, ok := editorOriginal(canon); ok && d.copies && d.deniedName(o, root) {
-		return true
+	if d.copies {
+		for _, o := range editorOriginals(canon) {
+			if d.deniedName(o, root) {
+				return true
+			}
+		}
 	}
 	return d.deniedName(canon, root)
 }

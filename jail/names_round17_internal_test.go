@@ -69,19 +69,21 @@ func TestSecretNamesRound17(t *testing.T) {
 	}
 }
 
-// TestEditorOriginal: the copy names editorOriginal knows, and names it
-// must not take for copies.
-func TestEditorOriginal(t *testing.T) {
-	for in, want := range map[string]string{
-		"/w/.env~": "/w/.env", "/w/#.env#": "/w/.env", "/w/.env.swp": "/w/env", "/w/..env.swp": "/w/.env",
-		"/w/.prod.key.swo": "/w/prod.key", "/w/a.key.~12~": "/w/a.key", "/w/a.key.bak": "/w/a.key",
-		"/w/.npmrc.orig": "/w/.npmrc", "/w/x.old": "/w/x", "/w/x.save": "/w/x", "/w/x.backup": "/w/x",
-		"/w/~": "", "/w/#": "", "/w/##": "", "/w/.bak": "", "/w/.swp": "", "/w/.x.swq": "", "/w/plain": "",
-		"/w/..bak": "", "/w/a.~~": "/w/a.~",
+// TestEditorOriginals: the copy names editorOriginals knows (rounds 17
+// and 18: R17a-9, R18a-3), and names it must not take for copies.
+func TestEditorOriginals(t *testing.T) {
+	for in, want := range map[string][]string{
+		"/w/.env~": {"/w/.env"}, "/w/#.env#": {"/w/.env"}, "/w/.env.swp": {"/w/env", "/w/.env"},
+		"/w/..env.swp": {"/w/.env", "/w/..env"}, "/w/.npmrc.swp": {"/w/npmrc", "/w/.npmrc"},
+		"/w/.prod.key.swo": {"/w/prod.key", "/w/.prod.key"}, "/w/a.key.~12~": {"/w/a.key"}, "/w/a.key.bak": {"/w/a.key"},
+		"/w/.npmrc.orig": {"/w/.npmrc"}, "/w/x.old": {"/w/x"}, "/w/x.save": {"/w/x"}, "/w/x.backup": {"/w/x"},
+		"/w/.server.key.un~": {"/w/server.key"}, "/w/..npmrc.un~": {"/w/.npmrc"}, "/w/x.save.1": {"/w/x"},
+		"/w/.npmrc.BAK": {"/w/.npmrc"}, "/w/.npmrc.bak.12": {"/w/.npmrc"}, "/w/.npmrc.rej": {"/w/.npmrc"},
+		"/w/.env___jb_old___": {"/w/.env"}, "/w/.env___jb_tmp___": {"/w/.env"}, "/w/.env.kate-swp": {"/w/env"},
+		"/w/~": nil, "/w/#": nil, "/w/##": nil, "/w/.bak": nil, "/w/.swp": nil, "/w/.x.swq": nil, "/w/plain": nil,
+		"/w/..bak": nil, "/w/a.~~": {"/w/a.~"}, "/w/v1.2": nil, "/w/file.1": nil,
 	} {
-		got, ok := editorOriginal(in)
-		assert.Equal(t, want, got, in)
-		assert.Equal(t, want != "", ok, in)
+		assert.Equal(t, want, editorOriginals(in), in)
 	}
 }
 

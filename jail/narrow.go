@@ -315,8 +315,12 @@ func (d *denyMatcher) entryExcluded(canon, root string) bool {
 	if d.empty() {
 		return false
 	}
-	if o, ok := editorOriginal(canon); ok && d.copies && d.entryExcludedName(o, root) {
-		return true
+	if d.copies {
+		for _, o := range editorOriginals(canon) {
+			if d.entryExcludedName(o, root) {
+				return true
+			}
+		}
 	}
 	return d.entryExcludedName(canon, root)
 }
