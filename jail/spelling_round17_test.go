@@ -27,12 +27,17 @@ func TestShellVariablePatternRound17(t *testing.T) {
 		jail.WithDeny("$HOME/proj/config/prod.key.txt"), jail.WithDeny("${HOME}/proj/secrets/"),
 		jail.WithDeny("config/$ENV/x"), jail.WithDeny("!$PWD/x"), jail.WithReadOnly("$PWD/deploy/"),
 		jail.WithDenyPrivateKeys("${XDG_CONFIG_HOME}/x"),
+		// Round 18 (R18a-2): other shell and environment syntax.
+		jail.WithDeny("$(pwd)/config/x"), jail.WithDeny("`pwd`/config/x"), jail.WithDeny("~alice/x"),
+		jail.WithDeny("~+/x"), jail.WithDeny("%h/x"), jail.WithDeny("%USERPROFILE%/x"), jail.WithDeny(`config\prod.key.txt`),
+		jail.WithDeny(`"$HOME"/x`), jail.WithDeny("$1/x"), jail.WithDeny("$@/x"), jail.WithDeny("$$/x"),
+		jail.WithReadOnly("$(pwd)/deploy/"),
 	} {
 		_, err := jail.New(root, o)
 		assert.ErrorIs(t, err, path.ErrBadPattern)
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(root, "$work"), 0o755))
-	w, err := jail.New(root, jail.WithDeny(`\$x`, "*$Inner.class", "$", "a$b"), jail.WithReadOnly(filepath.Join(root, "$work")))
+	w, err := jail.New(root, jail.WithDeny(`\$x`, "*$Inner.class", "$", "a$b", `\[x]`, "%20x", "x~", "~", `a\ `), jail.WithReadOnly(filepath.Join(root, "$work")))
 	require.NoError(t, err, "control: escaped and inner $")
 	defer w.Close()
 	for _, f := range []string{"$x", "Outer$Inner.class"} {

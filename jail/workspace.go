@@ -120,9 +120,9 @@ func New(root string, opts ...Option) (*Workspace, error) {
 			if set.opt == "WithReadOnly" && filepath.IsAbs(p) {
 				continue // a path, which must exist (a config file's own path may hold a "$")
 			}
-			if v := ShellVariable(p); v != "" {
+			if v := ShellSyntax(p); v != "" {
 				w.Close()
-				return nil, fmt.Errorf("jail: %s(%q): %w: %s is a shell variable, which landjail does not expand (write the path, ~ for HOME, or \\$ for a name that starts with $)", set.opt, p, path.ErrBadPattern, v)
+				return nil, fmt.Errorf("jail: %s(%q): %w: %s is shell or environment syntax, which landjail does not expand (write the path, ~/ for HOME, ./ for the workspace; \\ escapes a character)", set.opt, p, path.ErrBadPattern, v)
 			}
 		}
 	}
@@ -500,28 +500,57 @@ func escapeGlob(p string) string {
 	return b.String()
 }
 
-// ShellVariable returns the shell variable a component of the pattern p
-// starts with ("$HOME", "${PWD}"), or "". New refuses such a pattern
-// (path.ErrBadPattern) in WithDeny, WithReadOnly and
-// WithDenyPrivateKeys: a policy file or an MCP
-// client's argument list is not expanded by a shell, and a pattern
-// spelled so matched nothing, silently (red team round 17, R17a-8):
-// such a pattern is refused. "\$x" names a file "$x"; a "$" inside a
-// name (Java's "Outer$Inner.class") is a character.
-func ShellVariable(p string) string {
-	for c := range strings.SplitSeq(strings.TrimPrefix(p, "!"), "/") {
-		if len(c) < 2 || c[0] != '$' {
-			continue
+// ShellSyntax returns the shell or environment syntax a pattern p holds,
+// which nothing expands in a policy file or an MCP client's argument
+// list, or "": a component starting with a variable ("$HOME", "${PWD}",
+// "$1", "$(pwd)", after a quote too: "\"$HOME\""), a backquote, a leading
+// "~" with a user name or "+"/"-" ("~alice/x": only "~/" is HOME), a
+// component starting with "%" and a letter (systemd's "%h", Windows'
+// "%USERPROFILE%"), and in a relative pattern a backslash before a letter
+// or a digit (a Windows separator: gitignore reads "config\prod" as
+// "configprod"; an absolute path may hold one, matched literally by
+// globForms). New refuses
+// such a pattern (path.ErrBadPattern) in WithDeny, WithReadOnly (but an
+// absolute path) and WithDenyPrivateKeys: spelled so it matched nothing,
+// silently (red team rounds 17 and 18, R17a-8, R18a-2). "\$x" names a
+// file "$x"; a "$" inside a name (Java's "Outer$Inner.class") is a
+// character.
+func ShellSyntax(p string) string {
+	body := strings.TrimPrefix(p, "!")
+	if i := strings.IndexByte(body, '`'); i >= 0 {
+		return body[i:]
+	}
+	if len(body) > 1 && body[0] == '~' && body[1] != '/' {
+		end := strings.IndexByte(body, '/')
+		if end < 0 {
+			end = len(body)
 		}
-		if c[1] == '{' {
-			if end := strings.IndexByte(c, '}'); end > 0 {
+		return body[:end]
+	}
+	for i := 0; i+1 < len(body) && !strings.HasPrefix(body, "/"); i++ {
+		if body[i] == '\\' {
+			if c := rune(body[i+1]); unicode.IsLetter(c) || unicode.IsDigit(c) {
+				return body[i : i+2]
+			}
+			i++ // an escaped character
+		}
+	}
+	for c := range strings.SplitSeq(body, "/") {
+		c = strings.TrimLeft(c, "\"'")
+		switch {
+		case len(c) >= 2 && c[0] == '%' && unicode.IsLetter(rune(c[1])):
+			return c
+		case len(c) < 2 || c[0] != '$':
+			continue
+		case strings.ContainsRune("{(", rune(c[1])):
+			if end := strings.IndexAny(c, "})"); end > 0 {
 				return c[:end+1]
 			}
 			return c
-		}
-		if n := strings.IndexFunc(c[1:], func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) }); n != 0 && (c[1] == '_' || unicode.IsLetter(rune(c[1]))) {
-			if n < 0 {
-				return c
+		case strings.ContainsRune("_@*#?$!-0123456789", rune(c[1])) || unicode.IsLetter(rune(c[1])):
+			n := strings.IndexFunc(c[1:], func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			if n <= 0 {
+				return c[:min(2, len(c))] // $1x, $@, $$: one character
 			}
 			return c[:n+1]
 		}

@@ -794,8 +794,8 @@ func (o *Options) flagError(root string, err error) error {
 			opt      func(...string) jail.Option
 		}{{o.Deny, flagDeny, jail.WithDeny}, {o.ReadOnly, flagReadOnly, jail.WithReadOnly}} {
 			for _, p := range r.patterns {
-				if v := jail.ShellVariable(p); v != "" {
-					return fmt.Errorf("--%s %q: invalid pattern: %s is a shell variable, which landjail does not expand (write the path, ~ for HOME, or \\$ for a name that starts with $): %w", r.flag, p, v, path.ErrBadPattern)
+				if v := jail.ShellSyntax(p); v != "" && (r.flag != flagReadOnly || !filepath.IsAbs(p)) {
+					return fmt.Errorf("--%s %q: invalid pattern: %s is shell or environment syntax, which landjail does not expand (write the path, ~/ for HOME, ./ for the workspace; \\ escapes a character): %w", r.flag, p, v, path.ErrBadPattern)
 				}
 				ws, e := jail.New(root, r.opt(p))
 				if e != nil {

@@ -20,7 +20,7 @@ func TestShellVariablePatternFlag(t *testing.T) {
 		_, err := mustLoadRun(t, "--workspace", ws, c[0], c[1]).Policy()
 		assert.ErrorIs(t, err, path.ErrBadPattern, c)
 		assert.ErrorContains(t, err, c[0]+" \""+c[1]+"\": invalid pattern: ", c)
-		assert.ErrorContains(t, err, "is a shell variable, which landjail does not expand", c)
+		assert.ErrorContains(t, err, "is shell or environment syntax, which landjail does not expand", c)
 	}
 	w, err := mustLoadRun(t, "--workspace", ws, "--deny", ws+"/x").Policy()
 	require.NoError(t, err, "control")
