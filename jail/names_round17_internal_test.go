@@ -124,3 +124,44 @@ func TestStartupNamesRound17(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestXDGDataHomeSecretsRound18 (red team round 18, R18a-5): with
+// XDG_DATA_HOME elsewhere, the secrets preset's .local/share/ names are
+// denied there, and GOOGLE_APPLICATION_CREDENTIALS' file (relative too);
+// controls: a file beside each, and the variables unset. Red before: all
+// four read.
+func TestXDGDataHomeSecretsRound18(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Chdir(home)
+	files := []string{"data/keyrings/login.keyring", "data/opencode/auth.json", "data/amp/secrets.json", "adc.json"}
+	for _, f := range files {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte("SECRET"), 0o600))
+		require.NoError(t, os.WriteFile(filepath.Join(home, filepath.Dir(f), "beside.txt"), []byte("x"), 0o644))
+	}
+	for _, set := range []bool{false, true} {
+		data, adc := "", ""
+		if set {
+			data, adc = filepath.Join(home, "data"), "./adc.json"
+		}
+		t.Setenv("XDG_DATA_HOME", data)
+		t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", adc)
+		w, err := New(home, WithDenySecrets())
+		require.NoError(t, err)
+		for _, f := range files {
+			_, err := w.ReadFile(f)
+			if set {
+				assert.ErrorIs(t, err, ErrDenied, f)
+			} else {
+				assert.NoError(t, err, "control: unset, %s", f)
+			}
+			if filepath.Dir(f) != "data/keyrings" {
+				_, err = w.ReadFile(filepath.Join(filepath.Dir(f), "beside.txt"))
+				assert.NoError(t, err, "control: beside %s", f)
+			}
+		}
+		w.Close()
+	}
+}

@@ -572,13 +572,20 @@ func WithDenySecrets() Option {
 		// given for it, as absolute patterns (red team round 14, R14-8).
 		// (New also gives an absolute pattern resolved, normalizePatterns:
 		// the patterns match real paths, red team round 16, R16-1.)
-		if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		// So are the .local/share/ ones for $XDG_DATA_HOME (red team
+		// round 18, R18a-5: the GNOME keyring, OpenCode's and Amp's keys).
+		for _, xdg := range []struct{ env, dflt string }{{"XDG_CONFIG_HOME", ".config"}, {"XDG_DATA_HOME", ".local/share"}} {
+			x := os.Getenv(xdg.env)
+			if !filepath.IsAbs(x) {
+				continue
+			}
 			x = filepath.Clean(x)
-			if h, err := os.UserHomeDir(); err != nil || x != filepath.Join(h, ".config") {
-				for _, p := range SecretPatterns {
-					if rest, ok := strings.CutPrefix(p, "**/.config/"); ok {
-						c.presetDeny = append(c.presetDeny, x+"/"+rest)
-					}
+			if h, err := os.UserHomeDir(); err == nil && x == filepath.Join(h, xdg.dflt) {
+				continue
+			}
+			for _, p := range SecretPatterns {
+				if rest, ok := strings.CutPrefix(p, "**/"+xdg.dflt+"/"); ok {
+					c.presetDeny = append(c.presetDeny, x+"/"+rest)
 				}
 			}
 		}
@@ -789,6 +796,9 @@ var secretLocations = []struct{ env, inside string }{
 	{"PIP_CONFIG_FILE", ""},
 	{"DATABRICKS_CONFIG_FILE", ""},
 	{"NGROK_CONFIG", ""},
+	// Red team round 18, R18a-5: an authorized_user file (a refresh
+	// token and client secret, no PEM header) named by the variable.
+	{"GOOGLE_APPLICATION_CREDENTIALS", ""},
 }
 
 // relocatedSecrets returns absolute deny patterns for the credentials
