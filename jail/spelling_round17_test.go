@@ -32,6 +32,8 @@ func TestShellVariablePatternRound17(t *testing.T) {
 		jail.WithDeny("~+/x"), jail.WithDeny("%h/x"), jail.WithDeny("%USERPROFILE%/x"), jail.WithDeny(`config\prod.key.txt`),
 		jail.WithDeny(`"$HOME"/x`), jail.WithDeny("$1/x"), jail.WithDeny("$@/x"), jail.WithDeny("$$/x"),
 		jail.WithReadOnly("$(pwd)/deploy/"),
+		// POSIX character classes, which the matcher does not read (R18a-12).
+		jail.WithDeny("config/[[:lower:]]rod/secret.txt"), jail.WithDeny("[[:alnum:]]1.pem"),
 	} {
 		_, err := jail.New(root, o)
 		assert.ErrorIs(t, err, path.ErrBadPattern)

@@ -120,6 +120,13 @@ func New(root string, opts ...Option) (*Workspace, error) {
 			if set.opt == "WithReadOnly" && filepath.IsAbs(p) {
 				continue // a path, which must exist (a config file's own path may hold a "$")
 			}
+			if i := strings.Index(p, "[:"); i >= 0 && strings.Contains(p[i:], ":]") {
+				// git's wildmatch reads POSIX classes ([[:alpha:]]), the
+				// matcher does not: spelled so a pattern matched nothing
+				// (red team round 18, R18a-12).
+				w.Close()
+				return nil, fmt.Errorf("jail: %s(%q): %w: POSIX character classes ([[:alpha:]]) are not supported: write the range ([a-zA-Z])", set.opt, p, path.ErrBadPattern)
+			}
 			if v := ShellSyntax(p); v != "" {
 				w.Close()
 				return nil, fmt.Errorf("jail: %s(%q): %w: %s is shell or environment syntax, which landjail does not expand (write the path, ~/ for HOME, ./ for the workspace; \\ escapes a character)", set.opt, p, path.ErrBadPattern, v)

@@ -369,13 +369,20 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 	if err != nil {
 		return nil, err
 	}
+	// HOME's links lead by the directories above them too (leads.under:
+	// ~/.mozilla/firefox/abc.default -> ~/sync/profile under
+	// **/.mozilla/firefox/*/logins.json, red team round 18, R18a-10).
+	home := jail.HomeDir()
+	if h, err := filepath.EvalSymlinks(home); err == nil {
+		home = h
+	}
 	for _, p := range hl {
 		v := ws.NameNarrowing(p) & (jail.NarrowDenied | jail.NarrowPrivateKey)
 		var err error
 		switch {
 		case v != 0:
 			err = lk.target(p, v)
-		case linkLeads(p, "", multi):
+		case linkLeads(p, home, multi):
 			// ~/.kube -> dotfiles/kube under **/.kube/config: what is
 			// below the target is matched by the names through the link.
 			err = lk.homeTree(p)
@@ -595,10 +602,13 @@ func multiComponentPatterns(ws *jail.Workspace) leads {
 			comps := strings.Split(p, "/")
 			lead := 0
 			for i, c := range comps[:len(comps)-1] {
+				// git's negated class "[!a]" is filepath.Match's "[^a]"
+				// (red team round 18, R18a-12).
+				c = strings.ReplaceAll(c, "[!", "[^")
 				if strings.Trim(c, "*?") != "" {
 					out.names = append(out.names, c)
 				} else if i > 0 && strings.Trim(comps[i-1], "*?") != "" {
-					out.under = append(out.under, comps[i-1])
+					out.under = append(out.under, strings.ReplaceAll(comps[i-1], "[!", "[^"))
 				}
 				if c != "**" && strings.Trim(c, "*?") == "" && lead == i {
 					lead = i + 1
@@ -1134,12 +1144,34 @@ func (l *links) tree(real, virtual string) error {
 
 func (l *links) walkTree(real, virtual string, top bool) error {
 	t, err := filepath.EvalSymlinks(real)
-	if err != nil || !l.inPolicy(t) {
+	if err != nil {
 		return nil
 	}
 	if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
 		return nil
 	}
+	if l.inPolicy(t) || slices.Contains(l.roots, t) {
+		return l.walkTreeDir(t, virtual, top)
+	}
+	// A target above roots: each root below it by its name through the
+	// link; a target that is a root is walked too (red team round 18,
+	// R18a-11: config -> ../shared/config with --ro ../shared/config
+	// read config/prod.key under --deny config/prod.key), as homeTree
+	// does for HOME's links. Only what the names through the link match
+	// is carved: the root itself stays granted (R10-7).
+	for _, r := range l.roots {
+		if t != "/" && strings.HasPrefix(r, t+"/") {
+			if err := l.walkTreeDir(r, virtual+r[len(t):], top); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// walkTreeDir is walkTree's walk of the directory t (canonical), named
+// virtual through the links that lead to it.
+func (l *links) walkTreeDir(t, virtual string, top bool) error {
 	key := "tree\x00" + t
 	if top {
 		key = "treeby\x00" + t + "\x00" + virtual

@@ -267,4 +267,28 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(d, "other.yml"))
 		}
 	})
+	t.Run("R18a-10 a HOME link at a wildcard level of a pattern", func(t *testing.T) {
+		// ~/.mozilla/firefox/abc.default -> sync/profile, the workspace
+		// sync: profile/logins.json is denied by its name through the
+		// link (**/.mozilla/firefox/*/logins.json; red team round 18,
+		// R18a-10). Control: no link.
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			d := filepath.Join(home, "sync")
+			write(t, filepath.Join(d, "profile/logins.json"), "FFSECRET")
+			write(t, filepath.Join(d, "profile/prefs.js"), "")
+			if linked {
+				require.NoError(t, os.MkdirAll(filepath.Join(home, ".mozilla/firefox"), 0o755))
+				require.NoError(t, os.Symlink("../../sync/profile", filepath.Join(home, ".mozilla/firefox/abc.default")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "profile/logins.json"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "profile/logins.json"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "profile/prefs.js"))
+		}
+	})
 }

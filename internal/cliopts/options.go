@@ -794,6 +794,9 @@ func (o *Options) flagError(root string, err error) error {
 			opt      func(...string) jail.Option
 		}{{o.Deny, flagDeny, jail.WithDeny}, {o.ReadOnly, flagReadOnly, jail.WithReadOnly}} {
 			for _, p := range r.patterns {
+				if i := strings.Index(p, "[:"); i >= 0 && strings.Contains(p[i:], ":]") {
+					return fmt.Errorf("--%s %q: invalid pattern: POSIX character classes ([[:alpha:]]) are not supported: write the range ([a-zA-Z]): %w", r.flag, p, path.ErrBadPattern)
+				}
 				if v := jail.ShellSyntax(p); v != "" && (r.flag != flagReadOnly || !filepath.IsAbs(p)) {
 					return fmt.Errorf("--%s %q: invalid pattern: %s is shell or environment syntax, which landjail does not expand (write the path, ~/ for HOME, ./ for the workspace; \\ escapes a character): %w", r.flag, p, v, path.ErrBadPattern)
 				}
