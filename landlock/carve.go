@@ -581,6 +581,10 @@ type leads struct {
 	// fewer below a root leads (red team round 18, R18a-4: web ->
 	// services/web was read by both names).
 	top int
+	// roots are the policy's roots: top counts from each that holds the
+	// link (a pattern is matched relative to every root holding a path:
+	// R12-7; red team round 18, R18a-15).
+	roots []string
 }
 
 // multiComponentPatterns returns the leads of ws's patterns: a
@@ -596,6 +600,9 @@ type leads struct {
 // 'config/*/secret.txt' was read by both names).
 func multiComponentPatterns(ws *jail.Workspace) leads {
 	var out leads
+	for _, r := range ws.Roots() {
+		out.roots = append(out.roots, r.Path)
+	}
 	for _, set := range [][]string{ws.DenyPatterns(), ws.ReadOnlyPatterns(), ws.PrivateKeyPatterns()} {
 		for _, p := range set {
 			p = strings.Trim(strings.TrimPrefix(p, "!"), "/")
@@ -634,8 +641,10 @@ func linkLeads(p, root string, l leads) bool {
 	if root == "" {
 		return false
 	}
-	if rel, ok := strings.CutPrefix(p, root+"/"); ok && strings.Count(rel, "/") < l.top {
-		return true
+	for _, r := range append([]string{root}, l.roots...) {
+		if rel, ok := strings.CutPrefix(p, r+"/"); ok && strings.Count(rel, "/") < l.top {
+			return true
+		}
 	}
 	if len(l.under) == 0 {
 		return false
@@ -1107,7 +1116,9 @@ func (l *links) target(p string, v jail.Narrowing) error {
 // or read-only, verdict v) that verdict: the directory's carve covers
 // the link's name, not where it leads.
 func (l *links) below(dir string, v jail.Narrowing) error {
-	if _, done := l.visited.LoadOrStore("below\x00"+dir, true); done {
+	// By directory and verdict: a decoy link with a read-only verdict met
+	// first must not spare the denied walk (red team round 18, R18a-1).
+	if _, done := l.visited.LoadOrStore(fmt.Sprintf("below\x00%s\x00%d", dir, v), true); done {
 		return nil
 	}
 	conf := fastwalk.Config{Follow: false}
@@ -1131,18 +1142,20 @@ func (l *links) below(dir string, v jail.Narrowing) error {
 // tree walks what is below the target of the directory link real (named
 // virtual through the links above it), matching each entry by its name
 // through the link (virtual + its path below the target) and carving it
-// where it is, as walkCarves does for the entries it meets. A link the
-// main walk meets walks its target under its own name: another link to
+// where it is, as walkCarves does for the entries it meets. Each link
+// the main walk meets walks its target, and the links inside it theirs,
+// once for that link (a link loop ends there, R10-3): another link to
 // the same directory met first under a name no pattern matches (a decoy
 // .mozilla -> conf.d the command planted) must not spare the user's
-// config -> conf.d (red team round 18, R18a-1). The links met inside a
-// target walk theirs once, whatever leads to it (a link loop ends there,
-// R10-3).
+// config -> conf.d (red team round 18, R18a-1, R18a-14).
 func (l *links) tree(real, virtual string) error {
-	return l.walkTree(real, virtual, true)
+	return l.walkTree(real, virtual, virtual)
 }
 
-func (l *links) walkTree(real, virtual string, top bool) error {
+// walkTree walks the target of real for the link the main walk met as
+// top: each target once per such link (R18a-14: a decoy's walk marked
+// the inner link's target visited for the user's link too).
+func (l *links) walkTree(real, virtual, top string) error {
 	t, err := filepath.EvalSymlinks(real)
 	if err != nil {
 		return nil
@@ -1171,11 +1184,8 @@ func (l *links) walkTree(real, virtual string, top bool) error {
 
 // walkTreeDir is walkTree's walk of the directory t (canonical), named
 // virtual through the links that lead to it.
-func (l *links) walkTreeDir(t, virtual string, top bool) error {
-	key := "tree\x00" + t
-	if top {
-		key = "treeby\x00" + t + "\x00" + virtual
-	}
+func (l *links) walkTreeDir(t, virtual, top string) error {
+	key := "tree\x00" + top + "\x00" + t
 	if _, done := l.visited.LoadOrStore(key, true); done {
 		return nil
 	}
@@ -1200,7 +1210,7 @@ func (l *links) walkTreeDir(t, virtual string, top bool) error {
 			if vd := verdictOf(n, false); vd != 0 {
 				return l.target(p, vd)
 			}
-			return l.walkTree(p, v, false)
+			return l.walkTree(p, v, top)
 		}
 		isDir := typ.IsDir()
 		switch {
