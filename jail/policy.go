@@ -726,12 +726,15 @@ var SecretPatterns = []string{
 	"**/.mozilla/firefox/*/logins.json",
 	"**/.mozilla/firefox/*/key4.db",
 	"**/.mozilla/firefox/*/cookies.sqlite",
-	"**/.config/google-chrome/**/Login Data",
-	"**/.config/google-chrome/**/Cookies",
-	"**/.config/chromium/**/Login Data",
-	"**/.config/chromium/**/Cookies",
-	"**/.config/BraveSoftware/**/Login Data",
-	"**/.config/BraveSoftware/**/Cookies",
+	// Every Chromium-family browser (Chrome and its channels, Chromium
+	// from a snap or Flatpak, Edge, Brave, Vivaldi, Opera) keeps its
+	// passwords in "Login Data" (and "Login Data For Account") and its
+	// cookies in a profile's Cookies (red team round 18, R18a-13).
+	"Login Data*",
+	"**/Default/Cookies",
+	"**/Default/Network/Cookies",
+	"**/Profile */Cookies",
+	"**/Profile */Network/Cookies",
 	"**/.local/share/keyrings/",
 	"**/.config/discord/Local Storage/",
 	"**/.config/fish/fish_variables",
