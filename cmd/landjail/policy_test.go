@@ -94,6 +94,11 @@ strict = true
 	require.NoError(t, err)
 	assert.Equal(t, "/flag", o.Workspace, "flag wins")
 	assert.Equal(t, []string{"/f2"}, o.RO, "a repeatable flag replaces the list")
+	// --deny adds to the file's list: it only narrows (red team round 18,
+	// R18a-9: the file's deny list was dropped, silently).
+	o2, _, err := parseRun(t, "--config", cfg, "--deny", "b", "--deny", "c")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "c"}, o2.Deny, "--deny adds to the file's list")
 	assert.Equal(t, []int64{22}, o.ConnectTCP)
 	assert.Equal(t, []string{"a"}, o.Deny, "unset flag keeps the file's value")
 	assert.Equal(t, []string{"X=1"}, o.Env)

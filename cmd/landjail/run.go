@@ -88,8 +88,8 @@ scripts) and refuses CMD (exit 126) if one is outside the policy.
 
 --config FILE holds the same settings as TOML, keys named like the flags with
 "_" for "-" (timeout = "30s", ro = ["/opt"]); a flag given on the command line
-replaces the file's value (a repeatable flag the whole list). Unknown keys are
-an error. The keys:
+replaces the file's value (a repeatable flag the whole list, but --deny and
+--read-only add to the file's). Unknown keys are an error. The keys:
 `
 
 // configKeysHelp is the list of a help's --config keys, made from the

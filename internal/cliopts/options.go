@@ -203,7 +203,7 @@ const (
 // Slice flags do not split on commas (a path may hold one).
 func PolicyFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: flagConfig, Usage: "read options from TOML `FILE` (same keys as the flags, e.g. ro = [\"/opt\"]; flags win; unknown keys are an error)"},
+		&cli.StringFlag{Name: flagConfig, Usage: "read options from TOML `FILE` (same keys as the flags, e.g. ro = [\"/opt\"]; flags win, but --deny and --read-only add to the file's lists; unknown keys are an error)"},
 		&cli.StringFlag{Name: flagWorkspace, Usage: "workspace root `DIR`, read-write (default: current directory)"},
 		&cli.StringSliceFlag{Name: flagRO, Usage: "allow `PATH` read-only (repeatable; a directory, or a single file for children)"},
 		&cli.StringSliceFlag{Name: flagROX, Usage: "allow `PATH` read and execute (repeatable; a directory, or a single file for children)"},
@@ -307,7 +307,8 @@ func ConfigKeys(flags []cli.Flag) []string {
 
 // Load reads the --config file (if any), then lets every flag set
 // on the command line replace the file's value (a repeatable flag replaces
-// the whole list).
+// the whole list, but --deny and --read-only add to the file's: they only
+// narrow the policy, red team round 18, R18a-9).
 func Load(cmd *cli.Command) (*Options, error) {
 	// One pass over the flags first: a lookup by name (cmd.String) scans
 	// them all, and --config is usually not given.
@@ -355,7 +356,11 @@ func loadFrom(cmd flagValues, isSet map[string]bool) (*Options, error) {
 	set(flagRO, func() { o.RO = absAll(cmd.StringSlice(flagRO)) })
 	set(flagROX, func() { o.ROX = absAll(cmd.StringSlice(flagROX)) })
 	set(flagRW, func() { o.RW = absAll(cmd.StringSlice(flagRW)) })
-	set(flagDeny, func() { o.Deny = cmd.StringSlice(flagDeny) })
+	// The narrowing lists add to a --config file's: a --deny or
+	// --read-only on the command line must not drop the file's (red team
+	// round 18, R18a-9: a team policy's deny = ["secrets/"] was lifted by
+	// one --deny flag, silently).
+	set(flagDeny, func() { o.Deny = append(slices.Clone(o.Deny), cmd.StringSlice(flagDeny)...) })
 	set(flagDenySecrets, func() { o.DenySecrets = cmd.Bool(flagDenySecrets) })
 	set(flagNoXDev, func() { o.NoXDev = cmd.Bool(flagNoXDev) })
 	set(flagNoHardlink, func() { o.NoHardlink = cmd.Bool(flagNoHardlink) })
@@ -367,7 +372,7 @@ func loadFrom(cmd flagValues, isSet map[string]bool) (*Options, error) {
 	set(flagTimeout, func() { o.Timeout = Duration(cmd.Duration(flagTimeout)) })
 	set(flagNoSystem, func() { o.NoSystem = cmd.Bool(flagNoSystem) })
 	set(flagReport, func() { o.Report = absOrSelf(cmd.String(flagReport)) })
-	set(flagReadOnly, func() { o.ReadOnly = cmd.StringSlice(flagReadOnly) })
+	set(flagReadOnly, func() { o.ReadOnly = append(slices.Clone(o.ReadOnly), cmd.StringSlice(flagReadOnly)...) })
 	set(flagProtectAgentConfig, func() { o.ProtectAgentConfig = cmd.Bool(flagProtectAgentConfig) })
 	set(flagWalkLimit, func() { o.WalkLimit = cmd.Int(flagWalkLimit) })
 	set(flagHome, func() {
