@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -593,7 +594,7 @@ func TestSweepRoundFive(t *testing.T) {
 		// hooks/pc put back in a new hooks/ (red team round 17,
 		// R17a-7: "no such file or directory", the user's hook silently
 		// stopped). Control: an unprotected directory's removal stays.
-		for _, op := range []string{"mvdirlink", "linkdir"} {
+		for _, op := range []string{"mvdirlink", "linkdir", "mvfile", "fifo"} {
 			t.Run(op, func(t *testing.T) {
 				root := t.TempDir()
 				write(t, filepath.Join(root, ".git/config"), "[core]\n", 0o644)
@@ -606,12 +607,19 @@ func TestSweepRoundFive(t *testing.T) {
 				require.NoError(t, os.Symlink("../../hooks/pc", filepath.Join(root, ".git/hooks/pre-commit")))
 				_, snap := take(t, root)
 				write(t, filepath.Join(root, "evil/h/pc"), "#!/bin/sh\necho PWNED\n", 0o755)
-				if op == "mvdirlink" {
+				if op == "mvdirlink" || op == "mvfile" {
 					require.NoError(t, os.Rename(filepath.Join(root, "hooks"), filepath.Join(root, "h2")))
 				} else {
 					require.NoError(t, os.RemoveAll(filepath.Join(root, "hooks")))
 				}
-				require.NoError(t, os.Symlink("evil/h", filepath.Join(root, "hooks")))
+				switch op {
+				case "mvfile": // a regular file in its place (red team round 18, R18a-6)
+					write(t, filepath.Join(root, "hooks"), "x", 0o644)
+				case "fifo":
+					require.NoError(t, syscall.Mkfifo(filepath.Join(root, "hooks"), 0o644))
+				default:
+					require.NoError(t, os.Symlink("evil/h", filepath.Join(root, "hooks")))
+				}
 				require.NoError(t, os.Remove(filepath.Join(root, "plaindir")))
 				q, err := snap.Sweep()
 				require.NoError(t, err)

@@ -53,9 +53,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -421,12 +423,37 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	// (red team round 16, R16-2: a removed link on the way to a hook
 	// silenced it, and its target lost its protection for later runs).
 	var gone []string
+	blocked := map[string]bool{}
 	for rel, was := range s.known {
 		if was.mode&unix.S_IFMT == unix.S_IFLNK && was.link != "" && !slicesHasParent(moved, rel) {
-			if _, err := s.root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
+			_, err := s.root.Lstat(rel)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				gone = append(gone, rel)
+			case errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+				// A file, a FIFO or a link took the place of a directory
+				// on its way (mv hooks h2 && echo x > hooks): that entry
+				// is renamed away and the link put back below a directory
+				// made again (red team round 18, R18a-6: nothing was
+				// said and the user's hook stopped running).
+				if b := s.firstNonDir(rel); b != "" {
+					blocked[b] = true
+				}
 				gone = append(gone, rel)
 			}
 		}
+	}
+	for _, b := range slices.Sorted(maps.Keys(blocked)) {
+		q := Quarantined{Path: b, Reason: "replaced"}
+		to, err := s.quarantine(b, stamp)
+		if err != nil {
+			q.Error = err.Error()
+			errs = append(errs, err)
+		} else {
+			q.MovedTo = to
+			s.mine.Store(to, true)
+		}
+		out = append(out, q)
 	}
 	sort.Strings(gone)
 	for _, rel := range gone {
@@ -513,6 +540,26 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 		}
 	}
 	return q, true, now.mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// firstNonDir returns the first directory on the way to rel (below the
+// root) that is not one now (a file, a FIFO, a symbolic link), or "".
+func (s *Snapshot) firstNonDir(rel string) string {
+	parts := strings.Split(filepath.Dir(rel), "/")
+	for i := range parts {
+		d := filepath.Join(parts[:i+1]...)
+		if d == "." {
+			return ""
+		}
+		fi, err := s.root.Lstat(d)
+		if err != nil {
+			return ""
+		}
+		if !fi.IsDir() {
+			return d
+		}
+	}
+	return ""
 }
 
 // dirMode returns the permission bits the directory rel had when the
