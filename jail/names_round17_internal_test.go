@@ -168,3 +168,36 @@ func TestXDGDataHomeSecretsRound18(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestXDGDataHomeStartupRound18 (red team round 18, R18a-8): with HOME
+// as the workspace and XDG_DATA_HOME elsewhere in it, HOME's
+// .local/share/ start-up names are protected there too; control: the
+// same files with XDG_DATA_HOME unset are the workspace's own. Red
+// before: written.
+func TestXDGDataHomeStartupRound18(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	names := []string{".xdg/data/systemd/user/x.service", ".xdg/data/dbus-1/services/x.service",
+		".xdg/data/applications/x.desktop", ".xdg/data/fish/vendor_conf.d/x.fish"}
+	for _, set := range []bool{false, true} {
+		v := ""
+		if set {
+			v = filepath.Join(home, ".xdg/data")
+		}
+		t.Setenv("XDG_DATA_HOME", v)
+		w, err := New(home, WithProtectedAgentConfig())
+		require.NoError(t, err)
+		for _, n := range names {
+			require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
+			err := w.WriteFile(n, []byte("x"), 0o644)
+			if set {
+				assert.ErrorIs(t, err, ErrReadOnly, n)
+			} else {
+				assert.NoError(t, err, "control: %s", n)
+			}
+		}
+		w.Close()
+	}
+}

@@ -736,6 +736,14 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 					paths = append(paths, filepath.Join(x, strings.TrimSuffix(in, "/")))
 				}
 			}
+			// And $XDG_DATA_HOME for ~/.local/share's (user units, D-Bus
+			// services, desktop entries, fish's vendor_conf.d: red team
+			// round 18, R18a-8).
+			if in, ok := strings.CutPrefix(rel, ".local/share/"); ok {
+				if x := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(x) && filepath.Clean(x) != filepath.Join(home, ".local/share") {
+					paths = append(paths, filepath.Join(x, strings.TrimSuffix(in, "/")))
+				}
+			}
 		}
 		for _, p := range paths {
 			switch {
