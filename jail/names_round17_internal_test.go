@@ -107,7 +107,11 @@ func TestStartupNamesRound17(t *testing.T) {
 		".pyenv/versions/3.12.0/bin/python3.12", ".rustup/toolchains/stable/bin/cargo", ".nvm/nvm.sh",
 		".asdf/shims/node", ".sdkman/candidates/java/current/bin/java", ".sbt/1.0/global.sbt",
 		".config/gh/config.yml", ".curlrc", ".terraformrc", ".config/containers/containers.conf",
-		"proj/.gvimrc", "proj/.theia/tasks.json", "proj/.vim/coc-settings.json", "proj/.opencode.json"}
+		"proj/.gvimrc", "proj/.theia/tasks.json", "proj/.vim/coc-settings.json", "proj/.opencode.json",
+		// Round 18 (R18a-7).
+		".config/sway/config", ".config/plasma-workspace/shutdown/x.sh", ".docker/cli-plugins/docker-compose",
+		".gradle/gradle.properties", ".config/user-tmpfiles.d/x.conf", ".local/share/gnome-shell/extensions/x/extension.js",
+		".bazelrc", ".jupyter/jupyter_notebook_config.py", ".mozilla/native-messaging-hosts/x.json"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

@@ -443,6 +443,20 @@ var agentConfigHomeOnly = []string{
 	".config/helix/", ".config/mpv/", ".pyenv/versions/", ".pyenv/plugins/", ".rustup/toolchains/", ".nvm/",
 	".asdf/", ".sdkman/", ".sbt/", ".config/gh/", ".config/lazygit/", ".mailcap", ".curlrc", ".terraformrc",
 	".config/containers/",
+	// Red team round 18 (R18a-7): more window managers and bars, KDE's
+	// logout scripts, user tmpfiles, GNOME Shell extensions, Docker's
+	// CLI plugins and credsStore helper, Gradle's JVM arguments, helm,
+	// krew and Terraform plugins, Clojure, GHC, Jupyter, Erlang, SBCL,
+	// neomutt, yazi, vifm, Bazel, Subversion, VS Code Server's extensions,
+	// JetBrains' plugins, browsers' native-messaging hosts.
+	".config/sway/", ".config/river/", ".config/niri/", ".config/labwc/", ".config/openbox/", ".config/awesome/",
+	".config/bspwm/", ".config/qtile/", ".config/herbstluftwm/", ".xmonad/", ".config/xmonad/", ".config/waybar/",
+	".config/plasma-workspace/shutdown/", ".config/user-tmpfiles.d/", ".local/share/gnome-shell/extensions/",
+	".docker/cli-plugins/", ".docker/config.json", ".gradle/gradle.properties", ".local/share/helm/plugins/",
+	".krew/", ".terraform.d/plugins/", ".lein/", ".clojure/", ".ghc/", ".jupyter/", ".erlang", ".sbclrc",
+	".neomuttrc", ".config/mutt/", ".config/neomutt/", ".config/yazi/", ".config/vifm/", ".vifm/", ".bazelrc",
+	".subversion/", ".vscode-server/", ".local/share/JetBrains/", ".mozilla/native-messaging-hosts/",
+	".config/google-chrome/NativeMessagingHosts/", ".config/chromium/NativeMessagingHosts/",
 }
 
 func nestedAgentPatterns() []string {
