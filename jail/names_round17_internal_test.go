@@ -205,3 +205,37 @@ func TestXDGDataHomeStartupRound18(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestRelativePathEntryRound18 (red team round 18, R18a-17): a relative
+// $PATH entry (.git/safe/../../bin, for repositories marked trusted) is
+// protected where it leads in a workspace inside HOME; controls: without
+// the entry, or in a repository without .git/safe (the kernel cannot
+// follow it), bin/ is the project's. Red before: bin/git was written.
+func TestRelativePathEntryRound18(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	ws := filepath.Join(home, "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "bin"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git/safe"), 0o755))
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		entry   string
+		trusted bool
+	}{{"", true}, {".git/safe/../../bin", false}, {".git/safe/../../bin", true}} {
+		os.Remove(filepath.Join(ws, ".git/safe"))
+		if c.trusted {
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git/safe"), 0o755))
+		}
+		t.Setenv("PATH", c.entry+":/usr/bin:/bin")
+		w, err := New(ws, WithProtectedAgentConfig())
+		require.NoError(t, err)
+		err = w.WriteFile("bin/git", []byte("x"), 0o755)
+		if c.entry != "" && c.trusted {
+			assert.ErrorIs(t, err, ErrReadOnly)
+		} else {
+			assert.NoError(t, err, "control: no such PATH entry, or one the kernel cannot follow (%+v)", c)
+		}
+		w.Close()
+	}
+}

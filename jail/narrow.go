@@ -717,10 +717,25 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 		// above it (a PATH entry of ~/work must not freeze a workspace
 		// ~/work/proj).
 		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-			if !filepath.IsAbs(d) {
-				continue
+			if d == "" || filepath.Clean(d) == "." {
+				continue // the current directory: not one place
 			}
-			for _, f := range pathForms(filepath.Clean(d)) {
+			// A relative entry (thoughtbot's .git/safe/../../bin) from the
+			// workspace and the working directory, as the relocation
+			// variables are (red team round 18, R18a-17).
+			var forms []string
+			if filepath.IsAbs(d) {
+				forms = pathForms(filepath.Clean(d))
+			} else {
+				// As the kernel reads it: ".." after a directory that
+				// exists (an untrusted repository has no .git/safe).
+				for _, base := range []string{root, cwd()} {
+					if f, err := filepath.EvalSymlinks(base + "/" + d); err == nil && base != "" { // not Join: it cleans ".." away
+						forms = append(forms, f)
+					}
+				}
+			}
+			for _, f := range forms {
 				if f != home && within(f, home) && f != root && within(f, root) {
 					add(f)
 				}
@@ -1175,6 +1190,12 @@ func envPath(v string) string {
 		return ""
 	}
 	return v
+}
+
+// cwd is landjail's working directory ("" when unknown).
+func cwd() string {
+	wd, _ := os.Getwd()
+	return wd
 }
 
 // envPaths returns envPath(v) and, for a relative v, the path from root

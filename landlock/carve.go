@@ -719,7 +719,18 @@ func (l *links) homeWalk(t, virtual string) error {
 			// -> ../../secrets/gh-hosts.yml below ~/.config ->
 			// dotfiles/config read in clear, and the namespace view
 			// failed to mask the link itself).
-			return l.target(p, n&(jail.NarrowDenied|jail.NarrowPrivateKey))
+			if v := n & (jail.NarrowDenied | jail.NarrowPrivateKey); v != 0 {
+				return l.target(p, v)
+			}
+			// A directory link inside the target (dotfiles/config/gh ->
+			// ../private/gh) is walked by the names through both links
+			// (red team round 18, R18a-18: ~/.config/gh/hosts.yml read).
+			if tt, err := l.resolve(p); err == nil && (l.inPolicy(tt) || slices.Contains(l.roots, tt)) {
+				if fi, err := os.Stat(tt); err == nil && fi.IsDir() {
+					return l.homeWalk(tt, virtual+p[len(t):])
+				}
+			}
+			return nil
 		}
 		switch {
 		case n&jail.NarrowDenied != 0:

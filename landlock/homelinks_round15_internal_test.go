@@ -267,6 +267,31 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(d, "other.yml"))
 		}
 	})
+	t.Run("R18a-18 a directory link inside a HOME link's target", func(t *testing.T) {
+		// ~/.config -> dotfiles/config, dotfiles/config/gh ->
+		// ../private/gh, the workspace dotfiles: private/gh/hosts.yml is
+		// denied by its name through both links (red team round 18,
+		// R18a-18). Control: no ~/.config link.
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "private/gh/hosts.yml"), "GHSECRET")
+			write(t, filepath.Join(d, "private/gh/other.yml"), "")
+			require.NoError(t, os.MkdirAll(filepath.Join(d, "config"), 0o755))
+			require.NoError(t, os.Symlink("../private/gh", filepath.Join(d, "config/gh")))
+			if linked {
+				require.NoError(t, os.Symlink("dotfiles/config", filepath.Join(home, ".config")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "private/gh/hosts.yml"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "private/gh/hosts.yml"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "private/gh/other.yml"))
+		}
+	})
 	t.Run("R18a-10 a HOME link at a wildcard level of a pattern", func(t *testing.T) {
 		// ~/.mozilla/firefox/abc.default -> sync/profile, the workspace
 		// sync: profile/logins.json is denied by its name through the
