@@ -425,15 +425,7 @@ func TestNamesRound16(t *testing.T) {
 		}
 		w, err := New(home, opts...)
 		require.NoError(t, err)
-		for _, n := range startup {
-			require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
-			err := w.WriteFile(n, []byte("x"), 0o644)
-			if protect {
-				assert.ErrorIs(t, err, ErrReadOnly, n)
-			} else {
-				assert.NoError(t, err, "control: %s", n)
-			}
-		}
+		assertWrites(t, w, startup, protect)
 		w.Close()
 	}
 	tokens := []string{".codex/auth.json", ".gemini/oauth_creds.json", ".config/github-copilot/apps.json",

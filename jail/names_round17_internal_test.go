@@ -9,6 +9,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// assertWrites writes each of names (relative to w's root, its directory
+// made first) through w and asserts ErrReadOnly when refused, success
+// (the control) otherwise.
+func assertWrites(t *testing.T, w *Workspace, names []string, refused bool) {
+	t.Helper()
+	for _, n := range names {
+		require.NoError(t, os.MkdirAll(filepath.Join(w.Root(), filepath.Dir(n)), 0o755))
+		err := w.WriteFile(n, []byte("x"), 0o644)
+		if refused {
+			assert.ErrorIs(t, err, ErrReadOnly, n)
+		} else {
+			assert.NoError(t, err, "control: %s", n)
+		}
+	}
+}
+
 // TestSecretNamesRound17 (red team round 17, R17a-3, R17a-9, R17a-11):
 // more tools' credentials at their default places, moved by their
 // variables, and HOME-only names are denied by WithDenySecrets; controls:
@@ -119,15 +135,7 @@ func TestStartupNamesRound17(t *testing.T) {
 		}
 		w, err := New(home, opts...)
 		require.NoError(t, err)
-		for _, n := range names {
-			require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
-			err := w.WriteFile(n, []byte("x"), 0o644)
-			if protect {
-				assert.ErrorIs(t, err, ErrReadOnly, n)
-			} else {
-				assert.NoError(t, err, "control: %s", n)
-			}
-		}
+		assertWrites(t, w, names, protect)
 		w.Close()
 	}
 }
@@ -193,15 +201,7 @@ func TestXDGDataHomeStartupRound18(t *testing.T) {
 		t.Setenv("XDG_DATA_HOME", v)
 		w, err := New(home, WithProtectedAgentConfig())
 		require.NoError(t, err)
-		for _, n := range names {
-			require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(n)), 0o755))
-			err := w.WriteFile(n, []byte("x"), 0o644)
-			if set {
-				assert.ErrorIs(t, err, ErrReadOnly, n)
-			} else {
-				assert.NoError(t, err, "control: %s", n)
-			}
-		}
+		assertWrites(t, w, names, set)
 		w.Close()
 	}
 }

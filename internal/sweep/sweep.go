@@ -405,23 +405,19 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		if !ok {
 			continue
 		}
-		q := Quarantined{Path: rel, Reason: reason}
-		to, err := s.quarantineLink(rel, stamp)
+		q, err := s.moveAway(rel, reason, stamp, s.quarantineLink)
 		if err != nil {
-			q.Error = err.Error()
 			errs = append(errs, err)
 		} else {
-			q.MovedTo = to
-			s.mine.Store(to, true)
 			delete(s.links, rel)
 		}
 		out = append(out, q)
 	}
-	// Protected links the command removed: put back with their targets,
-	// after the links above are renamed away (a directory on the way
-	// replaced by a link: R17a-7)
+	// Protected links the command removed: put back with their targets
 	// (red team round 16, R16-2: a removed link on the way to a hook
-	// silenced it, and its target lost its protection for later runs).
+	// silenced it, and its target lost its protection for later runs),
+	// after the links above are renamed away (a directory on the way
+	// replaced by a link: R17a-7).
 	var gone []string
 	blocked := map[string]bool{}
 	for rel, was := range s.known {
@@ -444,14 +440,9 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 		}
 	}
 	for _, b := range slices.Sorted(maps.Keys(blocked)) {
-		q := Quarantined{Path: b, Reason: "replaced"}
-		to, err := s.quarantine(b, stamp)
+		q, err := s.moveAway(b, "replaced", stamp, s.quarantine)
 		if err != nil {
-			q.Error = err.Error()
 			errs = append(errs, err)
-		} else {
-			q.MovedTo = to
-			s.mine.Store(to, true)
 		}
 		out = append(out, q)
 	}
@@ -540,6 +531,20 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 		}
 	}
 	return q, true, now.mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// moveAway renames rel out of the way with move (quarantine or
+// quarantineLink) and returns its record, the error in it too.
+func (s *Snapshot) moveAway(rel, reason, stamp string, move func(rel, stamp string) (string, error)) (Quarantined, error) {
+	q := Quarantined{Path: rel, Reason: reason}
+	to, err := move(rel, stamp)
+	if err != nil {
+		q.Error = err.Error()
+		return q, err
+	}
+	q.MovedTo = to
+	s.mine.Store(to, true)
+	return q, nil
 }
 
 // firstNonDir returns the first directory on the way to rel (below the
