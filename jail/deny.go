@@ -53,6 +53,35 @@ type denyMatcher struct {
 	copies bool
 }
 
+// copyOriginals returns the paths canon may be a copy of: its name and
+// each directory's below root taken as a copy's (editorOriginals: a
+// ~/.kube.bak/config copied with its directory, secrets.bak/ under
+// secrets/**, red team round 18, R18a-3), and a copy of a copy's name
+// (.env.bak~) once more.
+func copyOriginals(canon, root string) []string {
+	var out []string
+	for _, o := range editorOriginals(canon) {
+		out = append(out, o)
+		out = append(out, editorOriginals(o)...)
+	}
+	rel, ok := strings.CutPrefix(canon, root+"/")
+	if !ok || root == "/" {
+		rel, root = strings.TrimPrefix(canon, "/"), ""
+	}
+	for i := strings.IndexByte(rel, '/'); i >= 0; {
+		dir := root + "/" + rel[:i]
+		for _, o := range editorOriginals(dir) {
+			out = append(out, o+"/"+rel[i+1:])
+		}
+		j := strings.IndexByte(rel[i+1:], '/')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return out
+}
+
 // editorOriginals returns the paths of the files canon may be an
 // editor's or a backup tool's copy of, by its name: NAME~ and NAME.~N~
 // (Emacs and GNU backups), #NAME# (Emacs auto-save), .NAME.swp (Vim's
@@ -252,7 +281,7 @@ func (d *denyMatcher) denied(canon, root string) bool {
 		return false
 	}
 	if d.copies {
-		for _, o := range editorOriginals(canon) {
+		for _, o := range copyOriginals(canon, root) {
 			if d.deniedName(o, root) {
 				return true
 			}

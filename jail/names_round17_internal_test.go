@@ -3,6 +3,7 @@ package jail
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,6 +57,10 @@ func TestSecretNamesRound17(t *testing.T) {
 		".config/google-chrome/Default/Login Data For Account", ".config/microsoft-edge/Profile 1/Cookies",
 		"snap/chromium/common/chromium/Default/Login Data", ".var/app/com.google.Chrome/config/google-chrome/Default/Network/Cookies",
 		".config/vivaldi/Default/Login Data", ".config/opera/Default/Cookies",
+		// Round 18 (R18a-19, R18a-3).
+		".config/Slack/Cookies", ".config/Slack/Network/Cookies", ".config/Element/Local Storage/leveldb/x.ldb",
+		".config/Signal/config.json", ".local/share/TelegramDesktop/tdata/key_datas",
+		".local/state/nvim/swap/%h%.npmrc.swp", ".vim/swap/x.swp", ".emacs.d/backups/!h!.env~",
 		".local/share/keyrings/login.keyring", ".config/discord/Local Storage/leveldb/000.ldb",
 		".config/fish/fish_variables", ".claude.json", ".local/share/opencode/auth.json",
 		".local/share/amp/secrets.json", ".config/goose/secrets.yaml", ".qwen/oauth_creds.json",
@@ -76,8 +81,9 @@ func TestSecretNamesRound17(t *testing.T) {
 	for _, n := range tokens {
 		_, err := w.ReadFile(n)
 		assert.ErrorIs(t, err, ErrDenied, n)
-		if d := filepath.Dir(n); d != ".local/share/keyrings" && d != ".microsoft/usersecrets/abc" && d != ".envs/.production" &&
-			d != ".config/discord/Local Storage/leveldb" {
+		if d := filepath.Dir(n); !slices.Contains([]string{".local/share/keyrings", ".microsoft/usersecrets/abc", ".envs/.production",
+			".config/discord/Local Storage/leveldb", ".config/Element/Local Storage/leveldb", ".local/share/TelegramDesktop/tdata",
+			".local/state/nvim/swap", ".vim/swap", ".emacs.d/backups"}, d) {
 			_, err = w.ReadFile(filepath.Join(d, "beside.txt"))
 			assert.NoError(t, err, "control: beside %s", n)
 		}

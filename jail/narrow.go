@@ -316,7 +316,7 @@ func (d *denyMatcher) entryExcluded(canon, root string) bool {
 		return false
 	}
 	if d.copies {
-		for _, o := range editorOriginals(canon) {
+		for _, o := range copyOriginals(canon, root) {
 			if d.entryExcludedName(o, root) {
 				return true
 			}

@@ -745,12 +745,26 @@ var SecretPatterns = []string{
 	// passwords in "Login Data" (and "Login Data For Account") and its
 	// cookies in a profile's Cookies (red team round 18, R18a-13).
 	"Login Data*",
-	"**/Default/Cookies",
-	"**/Default/Network/Cookies",
-	"**/Profile */Cookies",
-	"**/Profile */Network/Cookies",
+	// Every Chromium or Electron cookie store (Slack, Teams, Discord: a
+	// session cookie is the account), and the Electron apps' Local
+	// Storage (Discord's and Element's tokens), Signal's database key,
+	// Telegram's session (red team round 18, R18a-19).
+	"Cookies",
+	"Cookies-journal",
+	"**/.config/*/Local Storage/",
+	"**/.config/Signal/config.json",
+	"**/.local/share/TelegramDesktop/tdata/",
+	// Editors' swap, undo and backup directories: copies of whatever was
+	// edited, secrets included (R18a-3).
+	"**/.local/state/nvim/swap/",
+	"**/.local/share/nvim/swap/",
+	"**/.local/state/nvim/undo/",
+	"**/.vim/swap/",
+	"**/.vim/backup/",
+	"**/.vim/undo/",
+	"**/.emacs.d/backups/",
+	"**/.emacs.d/auto-save-list/",
 	"**/.local/share/keyrings/",
-	"**/.config/discord/Local Storage/",
 	"**/.config/fish/fish_variables",
 	// Other coding agents' keys: Claude Code's ~/.claude.json (an API
 	// key when logged in with one), OpenCode, Amp, Goose, Qwen Code,

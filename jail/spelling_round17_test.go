@@ -34,6 +34,7 @@ func TestShellVariablePatternRound17(t *testing.T) {
 		jail.WithReadOnly("$(pwd)/deploy/"),
 		// POSIX character classes, which the matcher does not read (R18a-12).
 		jail.WithDeny("config/[[:lower:]]rod/secret.txt"), jail.WithDeny("[[:alnum:]]1.pem"),
+		jail.WithDeny("{{ .Home }}/x"), jail.WithDeny("$'x'/y"),
 	} {
 		_, err := jail.New(root, o)
 		assert.ErrorIs(t, err, path.ErrBadPattern)
@@ -75,5 +76,16 @@ func TestDotPatternFromWorkingDirectoryRound17(t *testing.T) {
 			assert.NoError(t, err, "control: run from the workspace")
 		}
 		w.Close()
+	}
+}
+
+// TestShellSyntaxNames: the refusal names the spelling as written.
+func TestShellSyntaxNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"$HOME/x": "$HOME", "${PWD}/x": "${PWD}", "$(pwd)/x": "$(pwd)", "$@/x": "$@", "$1/x": "$1",
+		"~alice/x": "~alice", "%h/x": "%h", "config\\prod": "\\p", "{{ .Home }}/x": "{{ .Home }}/x",
+		"a$b": "", "\\$x": "", "~/x": "", "*.pem": "",
+	} {
+		assert.Equal(t, want, jail.ShellSyntax(in), in)
 	}
 }

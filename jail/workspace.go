@@ -510,7 +510,8 @@ func escapeGlob(p string) string {
 // ShellSyntax returns the shell or environment syntax a pattern p holds,
 // which nothing expands in a policy file or an MCP client's argument
 // list, or "": a component starting with a variable ("$HOME", "${PWD}",
-// "$1", "$(pwd)", after a quote too: "\"$HOME\""), a backquote, a leading
+// "$1", "$(pwd)", "$'x'", after a quote too: "\"$HOME\""), a backquote, a
+// template's "{{ .Home }}", a leading
 // "~" with a user name or "+"/"-" ("~alice/x": only "~/" is HOME), a
 // component starting with "%" and a letter (systemd's "%h", Windows'
 // "%USERPROFILE%"), and in a relative pattern a backslash before a letter
@@ -525,6 +526,9 @@ func escapeGlob(p string) string {
 func ShellSyntax(p string) string {
 	body := strings.TrimPrefix(p, "!")
 	if i := strings.IndexByte(body, '`'); i >= 0 {
+		return body[i:]
+	}
+	if i := strings.Index(body, "{{"); i >= 0 { // a template's ({{ .Home }}: chezmoi, Helm)
 		return body[i:]
 	}
 	if len(body) > 1 && body[0] == '~' && body[1] != '/' {
@@ -554,10 +558,13 @@ func ShellSyntax(p string) string {
 				return c[:end+1]
 			}
 			return c
-		case strings.ContainsRune("_@*#?$!-0123456789", rune(c[1])) || unicode.IsLetter(rune(c[1])):
+		case strings.ContainsRune("_@*#?$!-0123456789'\"", rune(c[1])) || unicode.IsLetter(rune(c[1])):
 			n := strings.IndexFunc(c[1:], func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-			if n <= 0 {
-				return c[:min(2, len(c))] // $1x, $@, $$: one character
+			switch {
+			case n < 0:
+				return c // $HOME
+			case n == 0:
+				return c[:2] // $@, $$, $': one character
 			}
 			return c[:n+1]
 		}

@@ -649,11 +649,17 @@ func linkLeads(p, root string, l leads) bool {
 	if len(l.under) == 0 {
 		return false
 	}
-	for d := filepath.Dir(p); d != root && strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
+	// The root itself too: a pattern spelled from it (./*/x, $PWD/*/x:
+	// the root's path, then a wildcard) leads the links right below it
+	// (red team round 18, R18a-4).
+	for d := filepath.Dir(p); d == root || strings.HasPrefix(d, root+"/"); d = filepath.Dir(d) {
 		for _, c := range l.under {
 			if ok, _ := filepath.Match(c, filepath.Base(d)); ok {
 				return true
 			}
+		}
+		if d == root {
+			break
 		}
 	}
 	return false
