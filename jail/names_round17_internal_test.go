@@ -61,6 +61,12 @@ func TestSecretNamesRound17(t *testing.T) {
 		".config/Slack/Cookies", ".config/Slack/Network/Cookies", ".config/Element/Local Storage/leveldb/x.ldb",
 		".config/Signal/config.json", ".local/share/TelegramDesktop/tdata/key_datas",
 		".local/state/nvim/swap/%h%.npmrc.swp", ".vim/swap/x.swp", ".emacs.d/backups/!h!.env~",
+		// Round 19 (R19-4).
+		".var/app/com.discordapp.Discord/config/discord/Local Storage/leveldb/x.ldb",
+		".var/app/org.signal.Signal/config/Signal/config.json", ".config/google-chrome/Default/Web Data",
+		".config/google-chrome/Default/Local Storage/leveldb/y.ldb", ".thunderbird/abc.default/logins.json",
+		".purple/accounts.xml", ".msmtprc", ".subversion/auth/svn.simple/abc", ".dbt/profiles.yml",
+		".config/.wrangler/config/default.toml", ".cursor/mcp.json",
 		".local/share/keyrings/login.keyring", ".config/discord/Local Storage/leveldb/000.ldb",
 		".config/fish/fish_variables", ".claude.json", ".local/share/opencode/auth.json",
 		".local/share/amp/secrets.json", ".config/goose/secrets.yaml", ".qwen/oauth_creds.json",
@@ -83,7 +89,9 @@ func TestSecretNamesRound17(t *testing.T) {
 		assert.ErrorIs(t, err, ErrDenied, n)
 		if d := filepath.Dir(n); !slices.Contains([]string{".local/share/keyrings", ".microsoft/usersecrets/abc", ".envs/.production",
 			".config/discord/Local Storage/leveldb", ".config/Element/Local Storage/leveldb", ".local/share/TelegramDesktop/tdata",
-			".local/state/nvim/swap", ".vim/swap", ".emacs.d/backups"}, d) {
+			".local/state/nvim/swap", ".vim/swap", ".emacs.d/backups",
+			".var/app/com.discordapp.Discord/config/discord/Local Storage/leveldb", ".config/google-chrome/Default/Local Storage/leveldb",
+			".subversion/auth/svn.simple"}, d) {
 			_, err = w.ReadFile(filepath.Join(d, "beside.txt"))
 			assert.NoError(t, err, "control: beside %s", n)
 		}
@@ -228,15 +236,24 @@ func TestRelativePathEntryRound18(t *testing.T) {
 	for _, c := range []struct {
 		entry   string
 		trusted bool
-	}{{"", true}, {".git/safe/../../bin", false}, {".git/safe/../../bin", true}} {
+		nobin   bool
+	}{{"", true, false}, {".git/safe/../../bin", false, false}, {".git/safe/../../bin", true, false}, {".git/safe/../../bin", true, true}} {
 		os.Remove(filepath.Join(ws, ".git/safe"))
+		os.RemoveAll(filepath.Join(ws, "bin"))
+		if !c.nobin {
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, "bin"), 0o755))
+		}
 		if c.trusted {
 			require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git/safe"), 0o755))
 		}
 		t.Setenv("PATH", c.entry+":/usr/bin:/bin")
 		w, err := New(ws, WithProtectedAgentConfig())
 		require.NoError(t, err)
-		err = w.WriteFile("bin/git", []byte("x"), 0o755)
+		if c.nobin { // the entry does not resolve yet: bin/ is the name the command could make (R19-3)
+			err = w.Mkdir("bin", 0o755)
+		} else {
+			err = w.WriteFile("bin/git", []byte("x"), 0o755)
+		}
 		if c.entry != "" && c.trusted {
 			assert.ErrorIs(t, err, ErrReadOnly)
 		} else {

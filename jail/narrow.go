@@ -729,9 +729,19 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 			} else {
 				// As the kernel reads it: ".." after a directory that
 				// exists (an untrusted repository has no .git/safe).
+				// A missing last component (no bin/ yet) is the name
+				// the command could create: its directory as the kernel
+				// follows it, then the name (red team round 19, R19-3).
 				for _, base := range []string{root, cwd()} {
-					if f, err := filepath.EvalSymlinks(base + "/" + d); err == nil && base != "" { // not Join: it cleans ".." away
+					if base == "" {
+						continue
+					}
+					if f, err := filepath.EvalSymlinks(base + "/" + d); err == nil { // not Join: it cleans ".." away
 						forms = append(forms, f)
+					} else if dir, name := filepath.Split(strings.TrimSuffix(d, "/")); name != ".." && name != "." && name != "" {
+						if f, err := filepath.EvalSymlinks(base + "/" + dir); err == nil {
+							forms = append(forms, filepath.Join(f, name))
+						}
 					}
 				}
 			}

@@ -754,6 +754,41 @@ var SecretPatterns = []string{
 	"**/.config/*/Local Storage/",
 	"**/.config/Signal/config.json",
 	"**/.local/share/TelegramDesktop/tdata/",
+	// Their Flatpak forms (~/.var/app/ID/config, .../data), Chromium's
+	// per-profile Local Storage and autofill (Web Data), Thunderbird's
+	// password pair, and clear-text stores: FileZilla, Pidgin, msmtp,
+	// fetchmail, Subversion's auth cache, dbt, Firebase, Vercel, Netlify,
+	// Wrangler, Snowflake, Helm's repositories, Cursor's MCP servers, VS
+	// Code's extension secrets without a keyring, Remmina, HexChat, irssi
+	// (red team round 19, R19-4).
+	"**/.var/app/*/config/*/Local Storage/",
+	"**/.var/app/*/config/Signal/config.json",
+	"**/.var/app/*/data/TelegramDesktop/tdata/",
+	"**/Default/Local Storage/",
+	"**/Profile */Local Storage/",
+	"Web Data",
+	"**/.thunderbird/*/logins.json",
+	"**/.thunderbird/*/key4.db",
+	"**/.config/filezilla/sitemanager.xml",
+	"**/.config/filezilla/recentservers.xml",
+	"**/.purple/accounts.xml",
+	".msmtprc",
+	"**/.config/msmtp/config",
+	".fetchmailrc",
+	"**/.subversion/auth/",
+	"**/.dbt/profiles.yml",
+	"**/.config/configstore/firebase-tools.json",
+	"**/.local/share/com.vercel.cli/auth.json",
+	"**/.config/netlify/config.json",
+	"**/.config/.wrangler/config/default.toml",
+	"**/.snowflake/connections.toml",
+	"**/.config/helm/repositories.yaml",
+	"**/.cursor/mcp.json",
+	"**/User/globalStorage/state.vscdb",
+	"**/.config/remmina/",
+	"**/.local/share/remmina/",
+	"**/.config/hexchat/servlist.conf",
+	"**/.irssi/config",
 	// Editors' swap, undo and backup directories: copies of whatever was
 	// edited, secrets included (R18a-3).
 	"**/.local/state/nvim/swap/",

@@ -907,9 +907,12 @@ func homeLinks(ws *jail.Workspace, multi leads) ([]string, error) {
 // homeSkip are the directories of HOME homeLinks does not descend into:
 // caches, package stores and repositories, large and not configuration.
 var homeSkip = map[string]bool{
-	".cache": true, "share": true, ".npm": true, "registry": true, ".rustup": true, "caches": true,
+	".cache": true, ".npm": true, "registry": true, ".rustup": true, "caches": true,
 	"repository": true, "node_modules": true, ".git": true, "go": true, ".pyenv": true, ".nvm": true,
-	".vscode-server": true, "pkg": true, "mod": true, "state": true,
+	".vscode-server": true, "pkg": true, "mod": true,
+	// Not ~/.local/share or ~/.local/state: their own entries are read
+	// (a stowed ~/.local/share/keyrings -> dotfiles/keyrings, red team
+	// round 19, R19-5), below them only where a pattern leads (deeper).
 }
 
 // maxHomeLinkScan bounds the links and entered directories homeLinks

@@ -292,6 +292,31 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(d, "private/gh/other.yml"))
 		}
 	})
+	t.Run("R19-5 a HOME link directly in ~/.local/share", func(t *testing.T) {
+		// ~/.local/share/keyrings -> ../../dotfiles/keyrings, the
+		// workspace dotfiles: keyrings/login.keyring is denied by its
+		// name through the link (red team round 19, R19-5: ~/.local/share
+		// was never read). Control: no link.
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			t.Setenv("XDG_DATA_HOME", "")
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "keyrings/login.keyring"), "KEYRING")
+			write(t, filepath.Join(d, "other/x"), "")
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".local/share"), 0o755))
+			if linked {
+				require.NoError(t, os.Symlink("../../dotfiles/keyrings", filepath.Join(home, ".local/share/keyrings")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "keyrings"), "the directory .local/share/keyrings/ names")
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "keyrings"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "other/x"))
+		}
+	})
 	t.Run("R18a-10 a HOME link at a wildcard level of a pattern", func(t *testing.T) {
 		// ~/.mozilla/firefox/abc.default -> sync/profile, the workspace
 		// sync: profile/logins.json is denied by its name through the
