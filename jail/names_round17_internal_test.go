@@ -141,7 +141,9 @@ func TestStartupNamesRound17(t *testing.T) {
 		// Round 18 (R18a-7).
 		".config/sway/config", ".config/plasma-workspace/shutdown/x.sh", ".docker/cli-plugins/docker-compose",
 		".gradle/gradle.properties", ".config/user-tmpfiles.d/x.conf", ".local/share/gnome-shell/extensions/x/extension.js",
-		".bazelrc", ".jupyter/jupyter_notebook_config.py", ".mozilla/native-messaging-hosts/x.json"}
+		".bazelrc", ".jupyter/jupyter_notebook_config.py", ".mozilla/native-messaging-hosts/x.json",
+		// Round 19 (R19-7).
+		".lessfilter", ".direnvrc", ".config/user-dirs.dirs", ".wgetrc", ".config/mc/ini"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

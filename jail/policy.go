@@ -457,6 +457,13 @@ var agentConfigHomeOnly = []string{
 	".neomuttrc", ".config/mutt/", ".config/neomutt/", ".config/yazi/", ".config/vifm/", ".vifm/", ".bazelrc",
 	".subversion/", ".vscode-server/", ".local/share/JetBrains/", ".mozilla/native-messaging-hosts/",
 	".config/google-chrome/NativeMessagingHosts/", ".config/chromium/NativeMessagingHosts/",
+	// Red team round 19 (R19-7): lesspipe runs an executable
+	// ~/.lessfilter for every file less opens, direnv sources
+	// ~/.direnvrc for every allowed .envrc, xdg-user-dir sources
+	// user-dirs.dirs; guile, perl -d, mysql's pager, wget's askpass,
+	// conda's channels, Midnight Commander.
+	".lessfilter", ".config/lessfilter", ".direnvrc", ".config/user-dirs.dirs", ".guile", ".perldb",
+	".my.cnf", ".wgetrc", ".condarc", ".config/mc/",
 }
 
 func nestedAgentPatterns() []string {

@@ -35,12 +35,15 @@ func TestShellVariablePatternRound17(t *testing.T) {
 		// POSIX character classes, which the matcher does not read (R18a-12).
 		jail.WithDeny("config/[[:lower:]]rod/secret.txt"), jail.WithDeny("[[:alnum:]]1.pem"),
 		jail.WithDeny("{{ .Home }}/x"), jail.WithDeny("$'x'/y"),
+		// Round 19 (R19-6): white space around, a leading #, a brace list.
+		jail.WithDeny(" config/x"), jail.WithDeny("config/x\n"), jail.WithDeny("config/x\t"), jail.WithDeny("#notes"),
+		jail.WithDeny("config/{prod,dev}.key"), jail.WithReadOnly("deploy/{a,b}/"),
 	} {
 		_, err := jail.New(root, o)
 		assert.ErrorIs(t, err, path.ErrBadPattern)
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(root, "$work"), 0o755))
-	w, err := jail.New(root, jail.WithDeny(`\$x`, "*$Inner.class", "$", "a$b", `\[x]`, "%20x", "x~", "~", `a\ `), jail.WithReadOnly(filepath.Join(root, "$work")))
+	w, err := jail.New(root, jail.WithDeny(`\$x`, "*$Inner.class", "$", "a$b", `\[x]`, "%20x", "x~", "~", `a\ `, "trailing ", `\#notes`, "{x}"), jail.WithReadOnly(filepath.Join(root, "$work")))
 	require.NoError(t, err, "control: escaped and inner $")
 	defer w.Close()
 	for _, f := range []string{"$x", "Outer$Inner.class"} {

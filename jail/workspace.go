@@ -127,6 +127,16 @@ func New(root string, opts ...Option) (*Workspace, error) {
 				w.Close()
 				return nil, fmt.Errorf("jail: %s(%q): %w: POSIX character classes ([[:alpha:]]) are not supported: write the range ([a-zA-Z])", set.opt, p, path.ErrBadPattern)
 			}
+			if strings.TrimSpace(p) != p && strings.TrimRight(p, " ") != strings.TrimSpace(p) || strings.HasPrefix(p, "#") ||
+				braceList(p) {
+				// A blank before the name, a tab or a newline after it
+				// (a generated policy file), a leading "#" (a comment in
+				// gitignore) or a {a,b} list (the shell's, not
+				// gitignore's): spelled so a pattern matched nothing
+				// (red team round 19, R19-6).
+				w.Close()
+				return nil, fmt.Errorf("jail: %s(%q): %w: white space around the pattern, a leading # (write \\#) or a {a,b} list (write one pattern each) matches nothing", set.opt, p, path.ErrBadPattern)
+			}
 			if v := ShellSyntax(p); v != "" {
 				w.Close()
 				return nil, fmt.Errorf("jail: %s(%q): %w: %s is shell or environment syntax, which landjail does not expand (write the path, ~/ for HOME, ./ for the workspace; \\ escapes a character)", set.opt, p, path.ErrBadPattern, v)
@@ -570,6 +580,13 @@ func ShellSyntax(p string) string {
 		}
 	}
 	return ""
+}
+
+// braceList reports whether p holds a shell brace list ({a,b}), which
+// gitignore reads as the literal characters.
+func braceList(p string) bool {
+	i := strings.IndexByte(p, '{')
+	return i >= 0 && (i == 0 || p[i-1] != '\\') && strings.Contains(p[i:], ",") && strings.Contains(p[i:], "}")
 }
 
 // hasDotComponent reports whether the relative pattern p has a "." or

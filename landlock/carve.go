@@ -820,8 +820,15 @@ func homeLinks(ws *jail.Workspace, multi leads) ([]string, error) {
 	// only where a pattern can still match (a component of one, or a
 	// denied directory): a perf .debug/.build-id tree of 250 directories
 	// cost 2.7 ms at every start under --deny-secrets.
+	under := map[string]bool{}
+	for _, c := range multi.under {
+		under[c] = true
+	}
 	deeper := func(p string) bool {
-		return lead[filepath.Base(p)] || ws.NameNarrowing(p)&jail.NarrowDenied != 0
+		// A directory at a pattern's wildcard level too (~/.mozilla/
+		// firefox/abc.default under **/.mozilla/firefox/*/logins.json:
+		// a file link inside it, red team round 19, R19-9).
+		return lead[filepath.Base(p)] || under[filepath.Base(filepath.Dir(p))] || ws.NameNarrowing(p)&jail.NarrowDenied != 0
 	}
 	err = linkscan.Walk(home, 5, &budget, func(p string, level int) bool {
 		name := filepath.Base(p)
@@ -961,7 +968,14 @@ type resolution struct {
 // function when it is a link itself; anything else (a link on the way, an
 // absolute target, 40 links deep) is left to EvalSymlinks.
 func (l *links) resolve(p string) (string, error) {
-	return l.resolveDepth(p, 0)
+	// The directory as the kernel reads it: a caller may hand a path
+	// through a link (homeLinks below ~/.config -> /data/config), where
+	// ".." in the target is the physical parent (round 19's note).
+	d, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return "", err
+	}
+	return l.resolveDepth(filepath.Join(d, filepath.Base(p)), 0)
 }
 
 func (l *links) resolveDepth(p string, depth int) (string, error) {

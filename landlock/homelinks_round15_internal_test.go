@@ -292,6 +292,30 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(d, "private/gh/other.yml"))
 		}
 	})
+	t.Run("R19-9 a HOME file link below a wildcard level", func(t *testing.T) {
+		// ~/.mozilla/firefox/abc.default/logins.json ->
+		// ../../../dotfiles/ff/logins.json, the workspace dotfiles: denied
+		// by its name through the link (red team round 19, R19-9).
+		// Control: no link.
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "ff/logins.json"), "FF")
+			write(t, filepath.Join(d, "ff/prefs.js"), "")
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".mozilla/firefox/abc.default"), 0o755))
+			if linked {
+				require.NoError(t, os.Symlink("../../../dotfiles/ff/logins.json", filepath.Join(home, ".mozilla/firefox/abc.default/logins.json")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "ff/logins.json"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "ff/logins.json"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "ff/prefs.js"))
+		}
+	})
 	t.Run("R19-5 a HOME link directly in ~/.local/share", func(t *testing.T) {
 		// ~/.local/share/keyrings -> ../../dotfiles/keyrings, the
 		// workspace dotfiles: keyrings/login.keyring is denied by its
