@@ -177,6 +177,18 @@ func canonicalName(unsafeName string) (string, error) {
 	if a == "" || strings.HasPrefix(a, ".") || strings.HasSuffix(a, ".") || strings.Contains(a, "..") {
 		return "", fmt.Errorf("host name %q: empty label", unsafeName)
 	}
+	// The lookup profile checks the lengths of the labels as given, not
+	// of their punycode: a long Unicode label became an "xn--" label of
+	// over 63 bytes that the name's own String then failed to parse (the
+	// fuzzer, FuzzParseAllow). RFC 1035: 63 bytes a label, 253 a name.
+	if len(a) > 253 {
+		return "", fmt.Errorf("host name %q: longer than 253 bytes", unsafeName)
+	}
+	for l := range strings.SplitSeq(a, ".") {
+		if len(l) > 63 {
+			return "", fmt.Errorf("host name %q: a label longer than 63 bytes", unsafeName)
+		}
+	}
 	// A host name made of digits and dots only ("127.1", "2130706433") is
 	// an IP literal in inet_aton's eyes and to some resolvers; refuse it as
 	// a name so it can only be listed, or requested, as an IP.
