@@ -360,7 +360,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 	conf := fastwalk.Config{Follow: false}
 	multi := multiComponentPatterns(ws)
 	keys := &keyScan{}
-	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys}
+	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys, turns: turnsOf(ws)}
 	// HOME's links into the policy: ~/.aws -> dotfiles/aws with the
 	// dotfiles repository as the workspace gives dotfiles/aws the
 	// verdict of .aws/, as a link inside a root does (red team round 13,
@@ -681,14 +681,14 @@ func (l *links) homeTree(link string) error {
 		return nil
 	}
 	if l.inPolicy(t) || slices.Contains(l.roots, t) {
-		return l.homeWalk(t, link)
+		return l.homeWalk(t, link, nil)
 	}
 	// Roots below the target (--ro ~/dotfiles/config/gh with ~/.config ->
 	// dotfiles/config), each by its name through the link (red team
 	// round 16, R16-6: gh/hosts.yml read in clear).
 	for _, r := range l.roots {
 		if strings.HasPrefix(r, t+"/") {
-			if err := l.homeWalk(r, link+r[len(t):]); err != nil {
+			if err := l.homeWalk(r, link+r[len(t):], nil); err != nil {
 				return err
 			}
 		}
@@ -698,9 +698,13 @@ func (l *links) homeTree(link string) error {
 
 // homeWalk is homeTree's walk of the directory t, named virtual through
 // HOME's link: each entry is carved by NameNarrowing(virtual + its path
-// below t). Each directory is walked once.
-func (l *links) homeWalk(t, virtual string) error {
-	if _, done := l.visited.LoadOrStore("home\x00"+t, true); done {
+// below t). Each directory is walked once by each name (enter): a decoy
+// link the command planted beside the user's (dotfiles/config/aa ->
+// ../private/gh, or in another HOME link's target) must not spare the
+// user's name (red team round 19, R19-1).
+func (l *links) homeWalk(t, virtual string, chain []string) error {
+	chain, ok := l.enter("home", t, virtual, chain)
+	if !ok {
 		return nil
 	}
 	// t itself, when it is a root below the target, by its own name
@@ -733,7 +737,7 @@ func (l *links) homeWalk(t, virtual string) error {
 			// (red team round 18, R18a-18: ~/.config/gh/hosts.yml read).
 			if tt, err := l.resolve(p); err == nil && (l.inPolicy(tt) || slices.Contains(l.roots, tt)) {
 				if fi, err := os.Stat(tt); err == nil && fi.IsDir() {
-					return l.homeWalk(tt, virtual+p[len(t):])
+					return l.homeWalk(tt, virtual+p[len(t):], chain)
 				}
 			}
 			return nil
@@ -937,16 +941,17 @@ var maxHomeLinkScan = 200_000
 // directory gives its target the directory's verdict (a stowed
 // .aws/credentials -> ../dotfiles/aws/credentials); what a pattern with
 // several components names through a directory link is carved where it
-// is. Every directory it walks is walked once (visited: a loop such as
-// sub/.kube -> . costs one walk, red team R10-3), and every entry counts
-// toward the main walk's limit.
+// is. Every directory it walks is walked once by each name it is reached
+// by (enter; a loop such as sub/.kube -> . is followed turnsOf times,
+// red team R10-3), and every entry counts toward the main walk's limit.
 type links struct {
 	ws      *jail.Workspace
 	roots   []string
 	add     func(carve)
 	seen    *atomic.Int64
 	limit   int
-	visited sync.Map // directories walked here, by kind
+	visited sync.Map // directories walked here, by kind and name (enter)
+	turns   int      // a loop's turns followed on one chain (turnsOf)
 	keys    *keyScan
 	// resolved memoises resolve: link path -> resolution (a chain of
 	// links is followed once, not once per member: red team round 17,
@@ -1176,20 +1181,21 @@ func (l *links) below(dir string, v jail.Narrowing) error {
 // tree walks what is below the target of the directory link real (named
 // virtual through the links above it), matching each entry by its name
 // through the link (virtual + its path below the target) and carving it
-// where it is, as walkCarves does for the entries it meets. Each link
-// the main walk meets walks its target, and the links inside it theirs,
-// once for that link (a link loop ends there, R10-3): another link to
-// the same directory met first under a name no pattern matches (a decoy
-// .mozilla -> conf.d the command planted) must not spare the user's
-// config -> conf.d (red team round 18, R18a-1, R18a-14).
+// where it is, as walkCarves does for the entries it meets. A target is
+// walked once for each name the walk reaches it by: a decoy link to the
+// same directory met first under a name no pattern matches (a .mozilla
+// -> conf.d at the top, red team round 18, R18a-1, R18a-14, or a
+// conf.d/aa -> ../deploy/prod beside the user's conf.d/prod, round 19,
+// R19-2) must not spare the user's name. A loop (sub/.kube -> ., a link
+// back to a directory above) is followed turns times at most on one
+// chain (turnsOf): its names grow without end.
 func (l *links) tree(real, virtual string) error {
-	return l.walkTree(real, virtual, virtual)
+	return l.walkTree(real, virtual, nil)
 }
 
-// walkTree walks the target of real for the link the main walk met as
-// top: each target once per such link (R18a-14: a decoy's walk marked
-// the inner link's target visited for the user's link too).
-func (l *links) walkTree(real, virtual, top string) error {
+// walkTree walks the target of real by the name virtual; chain holds the
+// targets walked above it on this chain of links (a loop's turns).
+func (l *links) walkTree(real, virtual string, chain []string) error {
 	t, err := filepath.EvalSymlinks(real)
 	if err != nil {
 		return nil
@@ -1198,7 +1204,7 @@ func (l *links) walkTree(real, virtual, top string) error {
 		return nil
 	}
 	if l.inPolicy(t) || slices.Contains(l.roots, t) {
-		return l.walkTreeDir(t, virtual, top)
+		return l.walkTreeDir(t, virtual, chain)
 	}
 	// A target above roots: each root below it by its name through the
 	// link; a target that is a root is walked too (red team round 18,
@@ -1208,7 +1214,7 @@ func (l *links) walkTree(real, virtual, top string) error {
 	// is carved: the root itself stays granted (R10-7).
 	for _, r := range l.roots {
 		if t != "/" && strings.HasPrefix(r, t+"/") {
-			if err := l.walkTreeDir(r, virtual+r[len(t):], top); err != nil {
+			if err := l.walkTreeDir(r, virtual+r[len(t):], chain); err != nil {
 				return err
 			}
 		}
@@ -1216,11 +1222,58 @@ func (l *links) walkTree(real, virtual, top string) error {
 	return nil
 }
 
+// enter reports whether the walk of the canonical directory t by the
+// name virtual (kind: "tree", matched by Narrowing, or "home", by
+// NameNarrowing) is to be made, and returns the chain below it: not when
+// t was walked by a name with the same jail.Workspace.BelowKey already
+// (every path below gets the same verdicts: a loop whose names no
+// pattern can tell apart is walked once), nor when t is on chain turns
+// times already (a loop an anchored pattern with "**" keeps open).
+func (l *links) enter(kind, t, virtual string, chain []string) ([]string, bool) {
+	n := 0
+	for _, c := range chain {
+		if c == t {
+			n++
+		}
+	}
+	if n >= l.turns {
+		return nil, false
+	}
+	if _, done := l.visited.LoadOrStore(kind+"\x00"+t+"\x00"+l.ws.BelowKey(virtual, kind == "home"), true); done {
+		return nil, false
+	}
+	return append(chain[:len(chain):len(chain)], t), true
+}
+
+// turnsOf is how many times the carve walk follows a loop on one chain
+// of links: one more than the most components other than "**" of a
+// pattern of ws. A pattern that matches a name with more turns of a loop
+// than that matches one with a turn fewer (a turn that none of its other
+// components takes is taken by its "**" components whole, and can be
+// dropped), so the names walked hold every pattern's matches; README
+// says what a re-inclusion ("!") of several components may still differ
+// in.
+func turnsOf(ws *jail.Workspace) int {
+	most := 0
+	for _, set := range [][]string{ws.DenyPatterns(), ws.ReadOnlyPatterns(), ws.PrivateKeyPatterns(), jail.AgentConfigNestedPatterns} {
+		for _, p := range set {
+			n := 0
+			for _, c := range strings.Split(strings.Trim(strings.TrimPrefix(p, "!"), "/"), "/") {
+				if c != "**" && c != "" {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+	}
+	return most + 1
+}
+
 // walkTreeDir is walkTree's walk of the directory t (canonical), named
-// virtual through the links that lead to it.
-func (l *links) walkTreeDir(t, virtual, top string) error {
-	key := "tree\x00" + top + "\x00" + t
-	if _, done := l.visited.LoadOrStore(key, true); done {
+// virtual through the links that lead to it, once by that name.
+func (l *links) walkTreeDir(t, virtual string, chain []string) error {
+	chain, ok := l.enter("tree", t, virtual, chain)
+	if !ok {
 		return nil
 	}
 	conf := fastwalk.Config{Follow: false}
@@ -1244,7 +1297,7 @@ func (l *links) walkTreeDir(t, virtual, top string) error {
 			if vd := verdictOf(n, false); vd != 0 {
 				return l.target(p, vd)
 			}
-			return l.walkTree(p, v, top)
+			return l.walkTree(p, v, chain)
 		}
 		isDir := typ.IsDir()
 		switch {

@@ -292,6 +292,64 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(d, "private/gh/other.yml"))
 		}
 	})
+	t.Run("R19-1 a decoy beside the user's inner link", func(t *testing.T) {
+		// ~/.config -> dotfiles/config, the user's dotfiles/config/gh ->
+		// ../private/gh, and a decoy the command planted,
+		// dotfiles/config/aa -> ../private/gh, met first: the decoy's
+		// walk (as ~/.config/aa, nothing denied) spared the user's name
+		// (red team round 19, R19-1). Each decoy name readdir may give
+		// first or last. Control: no ~/.config link.
+		for _, decoy := range []string{"aa", ".x", "zz"} {
+			for _, linked := range []bool{false, true} {
+				home := newHome(t)
+				d := filepath.Join(home, "dotfiles")
+				write(t, filepath.Join(d, "private/gh/hosts.yml"), "GHSECRET")
+				write(t, filepath.Join(d, "private/gh/other.yml"), "")
+				require.NoError(t, os.MkdirAll(filepath.Join(d, "config"), 0o755))
+				require.NoError(t, os.Symlink("../private/gh", filepath.Join(d, "config/gh")))
+				require.NoError(t, os.Symlink("../private/gh", filepath.Join(d, "config", decoy)))
+				if linked {
+					require.NoError(t, os.Symlink("dotfiles/config", filepath.Join(home, ".config")))
+				}
+				denied, err := deny(t, d)
+				require.NoError(t, err)
+				if linked {
+					assert.Contains(t, denied, filepath.Join(d, "private/gh/hosts.yml"), decoy)
+				} else {
+					assert.NotContains(t, denied, filepath.Join(d, "private/gh/hosts.yml"), "control: no link names it")
+				}
+				assert.NotContains(t, denied, filepath.Join(d, "private/gh/other.yml"))
+			}
+		}
+	})
+	t.Run("R19-1 a decoy in another HOME link's target", func(t *testing.T) {
+		// GNU stow's layout: ~/.config/aaa -> ../dotfiles/aaa and
+		// ~/.config/gh -> ../dotfiles/gh, and the command's
+		// dotfiles/aaa/x -> ../gh: the walk of ~/.config/aaa/x spared
+		// ~/.config/gh (red team round 19, R19-1). Control: no
+		// ~/.config/gh link.
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "gh/hosts.yml"), "GHSECRET")
+			write(t, filepath.Join(d, "gh/other.yml"), "")
+			write(t, filepath.Join(d, "aaa/settings"), "")
+			require.NoError(t, os.Symlink("../gh", filepath.Join(d, "aaa/x")))
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".config"), 0o755))
+			require.NoError(t, os.Symlink("../dotfiles/aaa", filepath.Join(home, ".config/aaa")))
+			if linked {
+				require.NoError(t, os.Symlink("../dotfiles/gh", filepath.Join(home, ".config/gh")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "gh/hosts.yml"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "gh/hosts.yml"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "gh/other.yml"))
+		}
+	})
 	t.Run("R19-9 a HOME file link below a wildcard level", func(t *testing.T) {
 		// ~/.mozilla/firefox/abc.default/logins.json ->
 		// ../../../dotfiles/ff/logins.json, the workspace dotfiles: denied

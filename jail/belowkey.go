@@ -1,0 +1,117 @@
+package jail
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/landjail/landjail/internal/gitignore"
+)
+
+// BelowKey returns a key of the absolute path v for a walk of what is
+// below it by v's name (a directory link's target walked by the name
+// through the link): when BelowKey(v) == BelowKey(u), every path v/rest
+// gets the same Narrowing as u/rest (with byName, the same
+// NameNarrowing), so a walk made by one name need not be made by the
+// other. Keys are equal when the two paths have the same narrowing
+// themselves, lie in the same root, have begun the same matches of the
+// patterns that a path's last components decide ("**/.kube/config" after
+// .../.kube; "*.pem" after anything), and no other pattern (anchored "config/*/secret.txt", with a
+// "**" inside, an absolute one, a --read-only path below v) can still
+// match below either: then the key is v itself. An editor copy's
+// original spelling (.kube.bak of .kube) counts as the name it spells.
+// Strings only, no file access. For landlock's carve walk of directory
+// links (red team round 19, R19-1, R19-2: a decoy planted beside the
+// user's link to the same directory spared the user's name; round 10,
+// R10-3: a loop's names grow without end).
+func (w *Workspace) BelowKey(v string, byName bool) string {
+	v = filepath.Clean(v)
+	var n Narrowing
+	if byName {
+		n = w.NameNarrowing(v)
+	} else {
+		n = w.Narrowing(v)
+	}
+	bases := []string{"/"}
+	inner := "/"
+	for i := range w.roots {
+		if r := w.roots[i].Path; within(v, r) {
+			bases = append(bases, r)
+			if len(r) > len(inner) {
+				inner = r
+			}
+		}
+	}
+	for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
+		if d == nil {
+			continue
+		}
+		for _, m := range []*gitignore.Matcher{d.all, d.abs, d.spans} {
+			for _, b := range bases {
+				rel := strings.TrimPrefix(strings.TrimPrefix(v, b), "/")
+				var parts []string
+				if rel != "" {
+					parts = strings.Split(rel, "/")
+				}
+				if m.Open(parts, copySpellings) {
+					return fmt.Sprintf("%d\x00=%s", n, v)
+				}
+			}
+		}
+	}
+	for _, set := range [][]string{w.roPaths, w.agent} {
+		for _, p := range set {
+			if strings.HasPrefix(p, v+"/") || v == "/" {
+				return fmt.Sprintf("%d\x00=%s", n, v)
+			}
+		}
+	}
+	// The tail patterns by the matches v's last components have begun
+	// (gitignore.Matcher.TailState), from each base a pattern is
+	// matched from: l17 and l18, or a loop's names, begin none.
+	key := fmt.Appendf(nil, "%d\x00%s", n, inner)
+	for _, b := range bases {
+		parts := splitRel(v, b)
+		for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
+			if d == nil {
+				continue
+			}
+			key = append(key, 0)
+			key = d.all.TailState(key, parts, editorOriginals)
+			key = d.abs.TailState(key, parts, editorOriginals)
+			key = d.spans.TailState(key, parts, editorOriginals)
+		}
+	}
+	for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
+		if d == nil || inner == "/" {
+			continue
+		}
+		for _, a := range d.aliases[inner] {
+			// The spans are matched below a root's other spellings
+			// too (spansMatch).
+			key = append(key, 0)
+			key = d.spans.TailState(key, splitRel(a+v[len(inner):], "/"), editorOriginals)
+		}
+	}
+	return string(key)
+}
+
+// splitRel returns the components of v below base (nil for base itself).
+func splitRel(v, base string) []string {
+	rel := strings.TrimPrefix(strings.TrimPrefix(v, base), "/")
+	if rel == "" {
+		return nil
+	}
+	return strings.Split(rel, "/")
+}
+
+// copySpellings returns the names an editor's copy named c may be a copy
+// of (editorOriginals, twice: a copy of a copy).
+func copySpellings(c string) []string {
+	var out []string
+	for _, o := range editorOriginals(c) {
+		out = append(out, o)
+		out = append(out, editorOriginals(o)...)
+	}
+	return out
+}
