@@ -264,3 +264,40 @@ func TestRelativePathEntryRound18(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestXDGStateHomeSecretsRound19 (red team round 19, the XDG addendum of
+// R19-4): with XDG_STATE_HOME elsewhere, Neovim's swap and undo files
+// (Neovim 0.8 and later keeps them under $XDG_STATE_HOME/nvim) are
+// denied there as under ~/.local/state; controls: a file beside them,
+// and the variable unset. Red before: both read.
+func TestXDGStateHomeSecretsRound19(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	files := []string{"xdgstate/nvim/swap/%home%ws%app.yml.swp", "xdgstate/nvim/undo/%home%ws%app.yml"}
+	for _, f := range files {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte("API_KEY=SECRET"), 0o600))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(home, "xdgstate/nvim/beside.txt"), []byte("x"), 0o644))
+	for _, set := range []bool{false, true} {
+		state := ""
+		if set {
+			state = filepath.Join(home, "xdgstate")
+		}
+		t.Setenv("XDG_STATE_HOME", state)
+		w, err := New(home, WithDenySecrets())
+		require.NoError(t, err)
+		for _, f := range files {
+			_, err := w.ReadFile(f)
+			if set {
+				assert.ErrorIs(t, err, ErrDenied, f)
+			} else {
+				assert.NoError(t, err, "control: unset, %s", f)
+			}
+		}
+		_, err = w.ReadFile("xdgstate/nvim/beside.txt")
+		assert.NoError(t, err, "control: beside")
+		w.Close()
+	}
+}

@@ -594,8 +594,10 @@ func WithDenySecrets() Option {
 		// (New also gives an absolute pattern resolved, normalizePatterns:
 		// the patterns match real paths, red team round 16, R16-1.)
 		// So are the .local/share/ ones for $XDG_DATA_HOME (red team
-		// round 18, R18a-5: the GNOME keyring, OpenCode's and Amp's keys).
-		for _, xdg := range []struct{ env, dflt string }{{"XDG_CONFIG_HOME", ".config"}, {"XDG_DATA_HOME", ".local/share"}} {
+		// round 18, R18a-5: the GNOME keyring, OpenCode's and Amp's keys),
+		// and the .local/state/ ones for $XDG_STATE_HOME (red team round
+		// 19: Neovim's swap and undo files of a denied .env).
+		for _, xdg := range []struct{ env, dflt string }{{"XDG_CONFIG_HOME", ".config"}, {"XDG_DATA_HOME", ".local/share"}, {"XDG_STATE_HOME", ".local/state"}} {
 			x := os.Getenv(xdg.env)
 			if !filepath.IsAbs(x) {
 				continue
