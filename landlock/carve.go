@@ -841,7 +841,7 @@ func homeLinks(ws *jail.Workspace, multi leads) ([]string, error) {
 			return false
 		case level == 1:
 			return strings.HasPrefix(name, ".") // HOME's hidden directories
-		case level == 2:
+		case level == 2 && !inCache(p):
 			return true // and what is directly in them (~/.ssh/keys, ~/.config/gh)
 		}
 		return deeper(p)
@@ -903,14 +903,14 @@ func homeLinks(ws *jail.Workspace, multi leads) ([]string, error) {
 			switch {
 			case homeSkip[filepath.Base(p)]:
 				return false
-			case level+lv == 2:
+			case level+lv == 2 && !inCache(p):
 				return true
 			}
 			return deeper(p)
 		}, found)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: more than %d directories and links in HOME's configuration directories (stopped at %s); a symbolic link there could lead a denied name into the policy, so nothing is run (move that tree under ~/.cache, which is not read)", ErrHomeScanLimit, maxHomeLinkScan, linkscan.StoppedAt(err, home))
+		return nil, fmt.Errorf("%w: more than %d directories and links in HOME's configuration directories (stopped at %s); a symbolic link there could lead a denied name into the policy, so nothing is run (move that tree under ~/.cache, which is read only where a pattern leads)", ErrHomeScanLimit, maxHomeLinkScan, linkscan.StoppedAt(err, home))
 	}
 	return out, nil
 }
@@ -918,13 +918,21 @@ func homeLinks(ws *jail.Workspace, multi leads) ([]string, error) {
 // homeSkip are the directories of HOME homeLinks does not descend into:
 // caches, package stores and repositories, large and not configuration.
 var homeSkip = map[string]bool{
-	".cache": true, ".npm": true, "registry": true, ".rustup": true, "caches": true,
+	".npm": true, "registry": true, ".rustup": true, "caches": true,
 	"repository": true, "node_modules": true, ".git": true, "go": true, ".pyenv": true, ".nvm": true,
 	".vscode-server": true, "pkg": true, "mod": true,
 	// Not ~/.local/share or ~/.local/state: their own entries are read
 	// (a stowed ~/.local/share/keyrings -> dotfiles/keyrings, red team
 	// round 19, R19-5), below them only where a pattern leads (deeper).
+	// Nor ~/.cache: its own entries are read (~/.cache/huggingface ->
+	// /data/hf, a model cache moved to a data disk, R19-5's third
+	// shape), below them only where a pattern leads (inCache).
 }
+
+// inCache reports whether the directory p is directly in a directory
+// named .cache (~/.cache/pip): entered only where a pattern leads, not
+// as the second level of HOME's other hidden directories is.
+func inCache(p string) bool { return filepath.Base(filepath.Dir(p)) == ".cache" }
 
 // maxHomeLinkScan bounds the links and entered directories homeLinks
 // counts in all (linkscan: plain files and directories it does not enter

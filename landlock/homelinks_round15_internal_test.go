@@ -399,6 +399,42 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(d, "other/x"))
 		}
 	})
+	t.Run("R19-5 a HOME link directly in ~/.cache", func(t *testing.T) {
+		// ~/.cache/huggingface -> the workspace's hf (a model cache
+		// moved to a data disk): hf/token is denied by its name through
+		// the link, **/.cache/huggingface/token (red team round 19,
+		// R19-5's third shape: ~/.cache was never read). Control: no
+		// link; and ~/.cache's other directories are not entered (a link
+		// two levels down, under no pattern's name, is not found).
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			t.Setenv("XDG_CACHE_HOME", "")
+			t.Setenv("HF_HOME", "")
+			d := filepath.Join(home, "data")
+			write(t, filepath.Join(d, "hf/token"), "hf_SECRET")
+			write(t, filepath.Join(d, "hf/hub/x"), "")
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".cache/pip/http"), 0o755))
+			require.NoError(t, os.Symlink("../../../data/hf/hub", filepath.Join(home, ".cache/pip/http/lnk")))
+			if linked {
+				require.NoError(t, os.Symlink("../data/hf", filepath.Join(home, ".cache/huggingface")))
+			}
+			ws, err := jail.New(d, jail.WithDenySecrets())
+			require.NoError(t, err)
+			defer ws.Close()
+			links, err := HomeLinks(ws)
+			require.NoError(t, err)
+			denied, _, err := DeniedPaths(ws, 0)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "hf/token"))
+				assert.Contains(t, links, filepath.Join(home, ".cache/huggingface"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "hf/token"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "hf/hub/x"))
+			assert.NotContains(t, links, filepath.Join(home, ".cache/pip/http/lnk"), "below ~/.cache only where a pattern leads")
+		}
+	})
 	t.Run("R18a-10 a HOME link at a wildcard level of a pattern", func(t *testing.T) {
 		// ~/.mozilla/firefox/abc.default -> sync/profile, the workspace
 		// sync: profile/logins.json is denied by its name through the
