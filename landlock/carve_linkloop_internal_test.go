@@ -12,10 +12,11 @@ import (
 
 // TestWalkCarvesLinkLoops (red team round 10, R10-3): directory links
 // that lead back (sub/.kube -> ., four of them, and into each other) under a pattern whose
-// components they match walk each target once: a 200-entry limit is
-// enough for a 50-entry tree (before, every path through the loops was
-// walked: minutes for four links). Control: the secret behind the
-// pattern is still found through a link.
+// components they match walk each target once for each name the
+// patterns tell apart (BelowKey: s4/.kube/.kube is s4/.kube again): a
+// 200-entry limit is enough for a 50-entry tree (before, every path
+// through the loops was walked: minutes for four links). Control: the
+// secret behind the pattern is still found through a link.
 func TestWalkCarvesLinkLoops(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
