@@ -18,13 +18,15 @@ import (
 // patterns that a path's last components decide ("**/.kube/config" after
 // .../.kube; "*.pem" after anything), and no other pattern (anchored "config/*/secret.txt", with a
 // "**" inside, an absolute one, a --read-only path below v) can still
-// match below either: then the key is v itself. An editor copy's
+// match below either: then the key is v itself, and open is true (a
+// path below an open one may be closed; one below a closed one never is
+// open). An editor copy's
 // original spelling (.kube.bak of .kube) counts as the name it spells.
 // Strings only, no file access. For landlock's carve walk of directory
 // links (red team round 19, R19-1, R19-2: a decoy planted beside the
 // user's link to the same directory spared the user's name; round 10,
 // R10-3: a loop's names grow without end).
-func (w *Workspace) BelowKey(v string, byName bool) string {
+func (w *Workspace) BelowKey(v string, byName bool) (key string, open bool) {
 	v = filepath.Clean(v)
 	var n Narrowing
 	if byName {
@@ -54,7 +56,7 @@ func (w *Workspace) BelowKey(v string, byName bool) string {
 					parts = strings.Split(rel, "/")
 				}
 				if m.Open(parts, copySpellings) {
-					return fmt.Sprintf("%d\x00=%s", n, v)
+					return fmt.Sprintf("%d\x00=%s", n, v), true
 				}
 			}
 		}
@@ -62,24 +64,24 @@ func (w *Workspace) BelowKey(v string, byName bool) string {
 	for _, set := range [][]string{w.roPaths, w.agent} {
 		for _, p := range set {
 			if strings.HasPrefix(p, v+"/") || v == "/" {
-				return fmt.Sprintf("%d\x00=%s", n, v)
+				return fmt.Sprintf("%d\x00=%s", n, v), true
 			}
 		}
 	}
 	// The tail patterns by the matches v's last components have begun
 	// (gitignore.Matcher.TailState), from each base a pattern is
 	// matched from: l17 and l18, or a loop's names, begin none.
-	key := fmt.Appendf(nil, "%d\x00%s", n, inner)
+	k := fmt.Appendf(nil, "%d\x00%s", n, inner)
 	for _, b := range bases {
 		parts := splitRel(v, b)
 		for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
 			if d == nil {
 				continue
 			}
-			key = append(key, 0)
-			key = d.all.TailState(key, parts, editorOriginals)
-			key = d.abs.TailState(key, parts, editorOriginals)
-			key = d.spans.TailState(key, parts, editorOriginals)
+			k = append(k, 0)
+			k = d.all.TailState(k, parts, editorOriginals)
+			k = d.abs.TailState(k, parts, editorOriginals)
+			k = d.spans.TailState(k, parts, editorOriginals)
 		}
 	}
 	for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
@@ -89,11 +91,11 @@ func (w *Workspace) BelowKey(v string, byName bool) string {
 		for _, a := range d.aliases[inner] {
 			// The spans are matched below a root's other spellings
 			// too (spansMatch).
-			key = append(key, 0)
-			key = d.spans.TailState(key, splitRel(a+v[len(inner):], "/"), editorOriginals)
+			k = append(k, 0)
+			k = d.spans.TailState(k, splitRel(a+v[len(inner):], "/"), editorOriginals)
 		}
 	}
-	return string(key)
+	return string(k), false
 }
 
 // splitRel returns the components of v below base (nil for base itself).

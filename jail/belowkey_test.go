@@ -74,7 +74,15 @@ func TestBelowKeySound(t *testing.T) {
 					continue // the walk does not go below a verdict
 				}
 				for _, byName := range []bool{false, true} {
-					k := ws.BelowKey(v, byName)
+					k, open := ws.BelowKey(v, byName)
+					if !open {
+						// Nothing below a closed name is open: the walk
+						// cuts no loop below a key it shares.
+						for _, r := range rests {
+							_, o := ws.BelowKey(filepath.Join(v, r), byName)
+							require.False(t, o, "%s closed, %s below it open", v, r)
+						}
+					}
 					if byName {
 						k = "name\x00" + k
 					}
@@ -126,11 +134,17 @@ func TestBelowKeySound(t *testing.T) {
 		defer ws.Close()
 		short := filepath.Join(root, "config/loop/loop/loop/loop/loop/loop/loop/loop")
 		long := filepath.Join(short, "loop/loop")
-		assert.Equal(t, ws.BelowKey(short, false), ws.BelowKey(long, false))
+		k1, open1 := ws.BelowKey(short, false)
+		k2, open2 := ws.BelowKey(long, false)
+		assert.Equal(t, k1, k2)
+		assert.False(t, open1 || open2)
 		// An anchored pattern keeps names apart while it can match.
 		ws2, err := jail.New(root, jail.WithDeny("config/loop/loop/secret.txt"))
 		require.NoError(t, err)
 		defer ws2.Close()
-		assert.NotEqual(t, ws2.BelowKey(filepath.Join(root, "config/loop"), false), ws2.BelowKey(filepath.Join(root, "config/loop/loop"), false))
+		k1, open1 = ws2.BelowKey(filepath.Join(root, "config/loop"), false)
+		k2, _ = ws2.BelowKey(filepath.Join(root, "config/loop/loop"), false)
+		assert.NotEqual(t, k1, k2)
+		assert.True(t, open1)
 	})
 }

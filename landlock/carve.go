@@ -1235,19 +1235,28 @@ func (l *links) walkTree(real, virtual string, chain []string) error {
 // NameNarrowing) is to be made, and returns the chain below it: not when
 // t was walked by a name with the same jail.Workspace.BelowKey already
 // (every path below gets the same verdicts: a loop whose names no
-// pattern can tell apart is walked once), nor when t is on chain turns
-// times already (a loop an anchored pattern with "**" keeps open).
+// pattern can tell apart is walked once), nor, while the name is open
+// (an anchored pattern or one with "**" inside can still match below
+// it), when t is on chain turns times already.
 func (l *links) enter(kind, t, virtual string, chain []string) ([]string, bool) {
-	n := 0
-	for _, c := range chain {
-		if c == t {
-			n++
+	key, open := l.ws.BelowKey(virtual, kind == "home")
+	if open {
+		// The key is the name itself, which holds its chain: a cut here
+		// stands for no other name. Below a closed key nothing is cut
+		// (nothing below it is open), so a visit registered under it is
+		// whole (red team round 20, R20a-1: a decoy registered a key
+		// with its turns used up, and the user's name was skipped).
+		n := 0
+		for _, c := range chain {
+			if c == t {
+				n++
+			}
+		}
+		if n >= l.turns {
+			return nil, false
 		}
 	}
-	if n >= l.turns {
-		return nil, false
-	}
-	if _, done := l.visited.LoadOrStore(kind+"\x00"+t+"\x00"+l.ws.BelowKey(virtual, kind == "home"), true); done {
+	if _, done := l.visited.LoadOrStore(kind+"\x00"+t+"\x00"+key, true); done {
 		return nil, false
 	}
 	return append(chain[:len(chain):len(chain)], t), true

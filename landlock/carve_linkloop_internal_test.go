@@ -54,3 +54,29 @@ func TestWalkCarvesLinkLoops(t *testing.T) {
 	}
 	require.True(t, found, "%v", carves)
 }
+
+// TestEnterClosedKeyNotCut (red team round 20, R20a-1): a visit under a
+// closed key (BelowKey: no anchored pattern can match below the name)
+// stands for every name with that key, so it is never cut by the loop
+// bound: a decoy that reached .config's target after a planted loop's
+// turns registered the key with none left, and the user's .config was
+// skipped. An open key (the name itself) is still cut at the bound.
+// Red before: the closed row was refused.
+func TestEnterClosedKeyNotCut(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws, err := jail.New(root, jail.WithDenySecrets(), jail.WithDeny("config/*/secret.txt"))
+	require.NoError(t, err)
+	defer ws.Close()
+	l := &links{ws: ws, turns: 2}
+	tgt := filepath.Join(root, "private/gh")
+	full := []string{tgt, tgt}
+	_, ok := l.enter("tree", tgt, filepath.Join(root, ".m2/.kube/.gem/.config"), full)
+	require.True(t, ok, "closed key: entered whatever the chain")
+	_, ok = l.enter("tree", tgt, filepath.Join(root, ".config"), nil)
+	require.False(t, ok, "the same key: walked once")
+	_, ok = l.enter("tree", tgt, filepath.Join(root, "config/loop"), full)
+	require.False(t, ok, "open key: cut at the bound")
+	_, ok = l.enter("tree", tgt, filepath.Join(root, "config/loop"), nil)
+	require.True(t, ok, "open key, turns left")
+}
