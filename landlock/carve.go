@@ -847,21 +847,39 @@ func homeLinks(ws *jail.Workspace, multi leads) ([]string, error) {
 		return deeper(p)
 	}, found)
 	xdg := ""
-	if x := os.Getenv("XDG_CONFIG_HOME"); err == nil && filepath.IsAbs(x) {
-		if c, e := filepath.EvalSymlinks(x); e == nil && c != filepath.Join(home, ".config") && !isWritable(c) {
-			if fi, e := os.Stat(c); e == nil && fi.IsDir() {
-				xdg = c
-				err = linkscan.Walk(c, 4, &budget, func(p string, level int) bool {
-					switch {
-					case homeSkip[filepath.Base(p)] || isWritable(p):
-						return false
-					case level == 1:
-						return true // ~/.config/gh's place
-					}
-					return deeper(p)
-				}, found)
-			}
+	// $XDG_CONFIG_HOME wherever it is, as ~/.config; a moved
+	// $XDG_DATA_HOME and $XDG_STATE_HOME as ~/.local/share and
+	// ~/.local/state: their own entries, and below them where a pattern
+	// leads (the preset's names are denied there: red team round 20,
+	// R20a-2, a stowed keyrings/login.keyring link in a moved
+	// XDG_DATA_HOME was never seen).
+	for _, x := range []struct {
+		env, dflt string
+		config    bool
+	}{{"XDG_CONFIG_HOME", ".config", true}, {"XDG_DATA_HOME", ".local/share", false}, {"XDG_STATE_HOME", ".local/state", false}} {
+		v := os.Getenv(x.env)
+		if err != nil || !filepath.IsAbs(v) {
+			continue
 		}
+		c, e := filepath.EvalSymlinks(v)
+		if e != nil || c == filepath.Join(home, x.dflt) || isWritable(c) {
+			continue
+		}
+		if fi, e := os.Stat(c); e != nil || !fi.IsDir() {
+			continue
+		}
+		if x.config {
+			xdg = c
+		}
+		err = linkscan.Walk(c, 4, &budget, func(p string, level int) bool {
+			switch {
+			case homeSkip[filepath.Base(p)] || isWritable(p):
+				return false
+			case level == 1 && x.config:
+				return true // ~/.config/gh's place
+			}
+			return deeper(p)
+		}, found)
 	}
 	// A directory of HOME that is a link out of the policy (~/.config
 	// -> /data/config, moved to another disk; ~/.config -> ~/.xdgreal):

@@ -435,6 +435,42 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, links, filepath.Join(home, ".cache/pip/http/lnk"), "below ~/.cache only where a pattern leads")
 		}
 	})
+	t.Run("R20a-2 a file link in a moved XDG_DATA_HOME or XDG_STATE_HOME", func(t *testing.T) {
+		// XDG_DATA_HOME=/elsewhere/xdg with keyrings/login.keyring ->
+		// the dotfiles workspace's file (stow without folding), and the
+		// same for XDG_STATE_HOME's nvim/swap: the targets are denied by
+		// the names the links give them (red team round 20, R20a-2: the
+		// moved directories were never read). Control: the variables
+		// unset (the links are then in no directory HOME's scan reads).
+		for _, set := range []bool{false, true} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			x := filepath.Join(filepath.Dir(home), filepath.Base(home)+"-xdg")
+			t.Cleanup(func() { os.RemoveAll(x) })
+			files := map[string]string{"XDG_DATA_HOME": "keyrings/login.keyring", "XDG_STATE_HOME": "nvim/swap/x.swp"}
+			for env, f := range files {
+				write(t, filepath.Join(d, env, f), "SECRET")
+				require.NoError(t, os.MkdirAll(filepath.Join(x, env, filepath.Dir(f)), 0o755))
+				require.NoError(t, os.Symlink(filepath.Join(d, env, f), filepath.Join(x, env, f)))
+				if set {
+					t.Setenv(env, filepath.Join(x, env))
+				} else {
+					t.Setenv(env, "")
+				}
+			}
+			write(t, filepath.Join(d, "other"), "")
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			for env, f := range files {
+				if set {
+					assert.Contains(t, denied, filepath.Join(d, env, f))
+				} else {
+					assert.NotContains(t, denied, filepath.Join(d, env, f), "control: %s unset", env)
+				}
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "other"))
+		}
+	})
 	t.Run("R18a-10 a HOME link at a wildcard level of a pattern", func(t *testing.T) {
 		// ~/.mozilla/firefox/abc.default -> sync/profile, the workspace
 		// sync: profile/logins.json is denied by its name through the
