@@ -358,6 +358,13 @@ func decidePath(r Refusal) (Key, string, string) {
 		if err != nil {
 			return no(existWhy(err))
 		}
+		if fi.Mode()&fs.ModeDevice != 0 && !harmlessDevices[p] {
+			// A terminal's reads are what is typed there, /dev/kmsg's
+			// the kernel's log, a disk's every file (red team round 20,
+			// R20b-1: ro /dev/pts/0 learned, and the next run read
+			// another terminal's keystrokes).
+			return "", "", commentLine(byDesignPrefix, p, "a device shared with the host (a terminal's input, the kernel's log, a disk): never learned; add it by hand if that is meant")
+		}
 		if fi.IsDir() || r.Dir {
 			if r.Right == Read {
 				return no("listing a directory: a grant of it would cover everything below it; add it by hand if that is meant")
@@ -390,6 +397,13 @@ func decidePath(r Refusal) (Key, string, string) {
 		return KeyRW, dir, ""
 	}
 	return no("unknown right " + r.Right.String())
+}
+
+// harmlessDevices are the devices a grant may name: their reads and
+// writes reach nothing of the host's (the controlling terminal is the
+// command's own, already its standard input).
+var harmlessDevices = map[string]bool{
+	"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/random": true, "/dev/urandom": true, "/dev/tty": true,
 }
 
 func existWhy(err error) string {

@@ -340,3 +340,27 @@ func TestMergeCRLFNoFinalNewline(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(out), string(again), "the comment is not repeated")
 }
+
+// TestDevicesNotLearned (red team round 20, R20b-1): a refused read,
+// write or exec of a device shared with the host (another terminal, the
+// console, the kernel's log, a loop device) is listed as refused by
+// design, never learned; controls: /dev/null and /dev/tty are learned as
+// any file. Red before: ro /dev/kmsg, /dev/console learned.
+func TestDevicesNotLearned(t *testing.T) {
+	for _, p := range []string{"/dev/kmsg", "/dev/console", "/dev/tty1", "/dev/loop0", "/dev/ptmx"} {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		for _, r := range []Right{Read, Write, Exec} {
+			key, path, line := decidePath(Refusal{Path: p, Right: r})
+			assert.Empty(t, key, "%s %s", p, r)
+			assert.Empty(t, path)
+			assert.Contains(t, line, byDesignPrefix, "%s %s", p, r)
+		}
+	}
+	for _, p := range []string{"/dev/null", "/dev/tty"} {
+		key, path, _ := decidePath(Refusal{Path: p, Right: Read})
+		assert.Equal(t, KeyRO, key, p)
+		assert.Equal(t, p, path)
+	}
+}
