@@ -143,7 +143,9 @@ func TestStartupNamesRound17(t *testing.T) {
 		".gradle/gradle.properties", ".config/user-tmpfiles.d/x.conf", ".local/share/gnome-shell/extensions/x/extension.js",
 		".bazelrc", ".jupyter/jupyter_notebook_config.py", ".mozilla/native-messaging-hosts/x.json",
 		// Round 19 (R19-7).
-		".lessfilter", ".direnvrc", ".config/user-dirs.dirs", ".wgetrc", ".config/mc/ini"}
+		".lessfilter", ".direnvrc", ".config/user-dirs.dirs", ".wgetrc", ".config/mc/ini",
+		// Round 20 (R20b-2).
+		".lesskey", ".config/lesskey", ".selected_editor", ".Xresources", ".ripgreprc"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

@@ -464,6 +464,15 @@ var agentConfigHomeOnly = []string{
 	// conda's channels, Midnight Commander.
 	".lessfilter", ".config/lessfilter", ".direnvrc", ".config/user-dirs.dirs", ".guile", ".perldb",
 	".my.cnf", ".wgetrc", ".condarc", ".config/mc/",
+	// Red team round 20 (R20b-2): less 582 and later reads the lesskey
+	// source, whose #env section sets LESSOPEN (a command run for every
+	// file less opens); Debian's sensible-editor sources
+	// ~/.selected_editor; xterm's translations in X resources can
+	// exec-formatted a program; ripgrep's and Python's start-up files
+	// (RIPGREP_CONFIG_PATH's --pre, PYTHONSTARTUP) where a profile points
+	// at them; libedit's and RubyGems' files.
+	".lesskey", ".config/lesskey", ".selected_editor", ".Xresources", ".Xdefaults", ".ripgreprc", ".pythonrc",
+	".pythonrc.py", ".editrc", ".gemrc",
 }
 
 func nestedAgentPatterns() []string {
