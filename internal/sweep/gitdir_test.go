@@ -764,3 +764,54 @@ func TestSweepRoundFive(t *testing.T) {
 		assert.NotContains(t, got, "vendor/x/wt/w/free.txt", "control")
 	})
 }
+
+// TestSweepRestoresDeletedFiles (red team round 20, R20b-6): a nested
+// repository's protected hook the command removed, and a whole hooks
+// directory removed, are put back with their content and mode, reported
+// "deleted"; control: an unprotected file stays removed. Red before:
+// neither was put back, nothing was reported.
+func TestSweepRestoresDeletedFiles(t *testing.T) {
+	for _, op := range []string{"rm", "rmdir"} {
+		t.Run(op, func(t *testing.T) {
+			root := t.TempDir()
+			git := filepath.Join(root, "sub/.git")
+			for _, d := range []string{"objects", "refs", "hooks"} {
+				require.NoError(t, os.MkdirAll(filepath.Join(git, d), 0o755))
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(git, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+			hook := filepath.Join(git, "hooks/pre-commit")
+			require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nexec ./scan-secrets\n"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "notes.txt"), []byte("x"), 0o644))
+			ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+			require.NoError(t, err)
+			defer ws.Close()
+			snap, err := sweep.Take(ws, 0)
+			require.NoError(t, err)
+			defer snap.Close()
+			if op == "rm" {
+				require.NoError(t, os.Remove(hook))
+			} else {
+				require.NoError(t, os.RemoveAll(filepath.Dir(hook)))
+			}
+			require.NoError(t, os.Remove(filepath.Join(root, "notes.txt")))
+			q, err := snap.Sweep()
+			require.NoError(t, err)
+			got := map[string]sweep.Quarantined{}
+			for _, e := range q {
+				got[e.Path] = e
+			}
+			require.Contains(t, got, "sub/.git/hooks/pre-commit")
+			assert.Equal(t, "deleted", got["sub/.git/hooks/pre-commit"].Reason)
+			assert.True(t, got["sub/.git/hooks/pre-commit"].Restored)
+			b, err := os.ReadFile(hook)
+			require.NoError(t, err)
+			assert.Equal(t, "#!/bin/sh\nexec ./scan-secrets\n", string(b))
+			fi, err := os.Stat(hook)
+			require.NoError(t, err)
+			assert.Equal(t, fs.FileMode(0o755), fi.Mode().Perm())
+			_, err = os.Lstat(filepath.Join(root, "notes.txt"))
+			assert.ErrorIs(t, err, fs.ErrNotExist, "control: an unprotected file stays removed")
+			assert.NotContains(t, got, "notes.txt")
+		})
+	}
+}

@@ -116,7 +116,9 @@ type Quarantined struct {
 	// it: the owner's rwx bits were added so that the sweep could look),
 	// or "transient" (Watch saw it made, and it was gone before it could
 	// be neutralised), or "removed" (a protected symbolic link the command
-	// removed, put back with its target: nothing was moved).
+	// removed, put back with its target: nothing was moved), or "deleted"
+	// (a protected regular file the command removed, put back with the
+	// content and mode Take kept: files over 64 KiB are not kept).
 	Reason string `json:"reason"`
 	// Restored: the original content (or mode) was written back at Path.
 	Restored bool `json:"restored,omitempty"`
@@ -146,6 +148,9 @@ func (q Quarantined) String() string {
 	}
 	if q.Reason == "removed" {
 		return fmt.Sprintf("%s: a protected symbolic link removed by the command, put back", termsafe.Quote(q.Path))
+	}
+	if q.Reason == "deleted" {
+		return fmt.Sprintf("%s: a protected file removed by the command, put back with its content", termsafe.Quote(q.Path))
 	}
 	when := ""
 	if q.Live {
@@ -421,7 +426,12 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	var gone []string
 	blocked := map[string]bool{}
 	for rel, was := range s.known {
-		if was.mode&unix.S_IFMT == unix.S_IFLNK && was.link != "" && !slicesHasParent(moved, rel) {
+		// And protected files with their content kept (red team round
+		// 20, R20b-6: a nested repository's pre-commit hook, or its
+		// whole hooks directory, removed, and nothing said).
+		isLink := was.mode&unix.S_IFMT == unix.S_IFLNK && was.link != ""
+		isFile := was.mode&unix.S_IFMT == unix.S_IFREG && (was.content != nil || was.size == 0)
+		if (isLink || isFile) && !slicesHasParent(moved, rel) {
 			_, err := s.root.Lstat(rel)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
@@ -448,17 +458,24 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	}
 	sort.Strings(gone)
 	for _, rel := range gone {
+		was := s.known[rel]
 		q := Quarantined{Path: rel, Reason: "removed"}
-		err := s.root.Symlink(s.known[rel].link, rel)
+		put := func() error { return s.root.Symlink(was.link, rel) }
+		if was.mode&unix.S_IFMT == unix.S_IFREG {
+			q.Reason = "deleted"
+			put = func() error { return s.restore(rel, was) }
+		}
+		err := put()
 		if errors.Is(err, fs.ErrNotExist) {
 			// Its directory is gone too (moved away and replaced by a
-			// link, which was quarantined above): made again, with the
-			// mode it had, so the hook through the link runs again (red
-			// team round 17, R17a-7: the user's pre-commit hook silently
-			// stopped). MkdirAll below the root follows no link.
+			// link, which was quarantined above, or removed): made
+			// again, with the mode it had, so the hook through the link
+			// runs again (red team round 17, R17a-7: the user's
+			// pre-commit hook silently stopped). MkdirAll below the root
+			// follows no link.
 			err = s.root.MkdirAll(filepath.Dir(rel), s.dirMode(filepath.Dir(rel)))
 			if err == nil {
-				err = s.root.Symlink(s.known[rel].link, rel)
+				err = put()
 			}
 		}
 		if err != nil {
