@@ -144,8 +144,11 @@ func TestStartupNamesRound17(t *testing.T) {
 		".bazelrc", ".jupyter/jupyter_notebook_config.py", ".mozilla/native-messaging-hosts/x.json",
 		// Round 19 (R19-7).
 		".lessfilter", ".direnvrc", ".config/user-dirs.dirs", ".wgetrc", ".config/mc/ini",
-		// Round 20 (R20b-2).
-		".lesskey", ".config/lesskey", ".selected_editor", ".Xresources", ".ripgreprc"}
+		// Round 20 (R20b-2, R20b-8, R20b-4).
+		".lesskey", ".config/lesskey", ".selected_editor", ".Xresources", ".ripgreprc",
+		".cargo/env", ".git-prompt.sh", ".oh-my-zsh/oh-my-zsh.sh", ".oh-my-zsh/plugins/git/git.plugin.zsh", ".p10k.zsh",
+		"miniconda3/etc/profile.d/conda.sh", "google-cloud-sdk/path.bash.inc", ".vim/plugged/x/plugin/x.vim",
+		".local/share/pipx/venvs/black/lib/python3.12/site-packages/evil.pth", ".local/share/uv/tools/ruff/pyvenv.cfg"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {
@@ -300,6 +303,59 @@ func TestXDGStateHomeSecretsRound19(t *testing.T) {
 		}
 		_, err = w.ReadFile("xdgstate/nvim/beside.txt")
 		assert.NoError(t, err, "control: beside")
+		w.Close()
+	}
+}
+
+// TestPathChainAndPythonPathRound20 (red team round 20): with HOME as the
+// workspace under WithProtectedAgentConfig, the links on a PATH entry's
+// way to its directory (Nix's ~/.nix-profile -> .local/state/nix/
+// profiles/profile -> profile-1-link -> the store) are protected, not
+// only the entry and its end (R20b-3: profile re-pointed, the user's
+// next command ran the command's); and sitecustomize.py/usercustomize.py
+// in a PYTHONPATH directory of the workspace (R20b-10). Controls: the
+// same without the option; a plain module beside sitecustomize.py. Red
+// before: the link and both names writable.
+func TestPathChainAndPythonPathRound20(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	store, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	require.NoError(t, os.MkdirAll(filepath.Join(store, "env/bin"), 0o755))
+	prof := filepath.Join(home, ".local/state/nix/profiles")
+	require.NoError(t, os.MkdirAll(prof, 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(store, "env"), filepath.Join(prof, "profile-1-link")))
+	require.NoError(t, os.Symlink(filepath.Join(prof, "profile-1-link"), filepath.Join(prof, "profile")))
+	require.NoError(t, os.Symlink(filepath.Join(prof, "profile"), filepath.Join(home, ".nix-profile")))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "lib/py"), 0o755))
+	t.Setenv("PATH", filepath.Join(home, ".nix-profile/bin")+":/usr/bin:/bin")
+	t.Setenv("PYTHONPATH", filepath.Join(home, "lib/py"))
+	for _, protect := range []bool{false, true} {
+		var opts []Option
+		if protect {
+			opts = append(opts, WithProtectedAgentConfig())
+		}
+		w, err := New(home, opts...)
+		require.NoError(t, err)
+		for _, l := range []string{".local/state/nix/profiles/profile", ".local/state/nix/profiles/profile-1-link"} {
+			err := w.Remove(l)
+			if protect {
+				assert.ErrorIs(t, err, ErrReadOnly, l)
+			} else {
+				assert.NoError(t, err, "control: %s", l)
+				require.NoError(t, os.Symlink(map[string]string{
+					".local/state/nix/profiles/profile":        filepath.Join(prof, "profile-1-link"),
+					".local/state/nix/profiles/profile-1-link": filepath.Join(store, "env"),
+				}[l], filepath.Join(home, l)))
+			}
+		}
+		assertWrites(t, w, []string{"lib/py/sitecustomize.py", "lib/py/usercustomize.py"}, protect)
+		assertWrites(t, w, []string{"lib/py/module.py"}, false)
+		for _, n := range []string{"lib/py/sitecustomize.py", "lib/py/usercustomize.py", "lib/py/module.py"} {
+			os.Remove(filepath.Join(home, n))
+		}
 		w.Close()
 	}
 }

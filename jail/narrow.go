@@ -750,6 +750,28 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 					add(f)
 				}
 			}
+			// The links on the entry's way to its directory (Nix's
+			// ~/.nix-profile -> ~/.local/state/nix/profiles/profile ->
+			// profile-N-link -> /nix/store/...: re-pointed, the user's
+			// next command is the command's; red team round 20, R20b-3).
+			if filepath.IsAbs(d) {
+				w.addChain(filepath.Clean(d), add)
+			}
+		}
+		// Python imports sitecustomize and usercustomize from every
+		// PYTHONPATH directory at each start: those names are protected
+		// in a PYTHONPATH directory of the workspace (red team round 20,
+		// R20b-10). The directory's other modules are the project's code
+		// (README: PYTHONPATH, PERL5LIB, RUBYLIB, NODE_PATH).
+		for _, d := range filepath.SplitList(os.Getenv("PYTHONPATH")) {
+			for _, v := range envPaths(d, root) {
+				for _, f := range pathForms(v) {
+					if within(f, root) {
+						add(filepath.Join(f, "sitecustomize.py"))
+						add(filepath.Join(f, "usercustomize.py"))
+					}
+				}
+			}
 		}
 		for _, rel := range slices.Concat(agentConfigHomeOnly, agentConfigHomeDir) {
 			paths = append(paths, filepath.Join(home, strings.TrimSuffix(rel, "/")))
@@ -1169,6 +1191,14 @@ func resolveWalk(p string, onLink func(string)) (string, bool) {
 // each by its own path (its directory resolved): p itself when it is
 // one, and every link on the way to where it leads (.envrc -> env/a ->
 // real.sh gives .envrc and env/a). At most 40 hops, as evalLinks.
+// LinkChain returns linkChain(p): the symbolic links met on the way from
+// p to what it names, in the order the kernel follows them (p itself
+// first when it is one), each once. No file is opened; a loop or a
+// dangling link ends the chain. For internal/learn, which refuses a
+// grant that could re-point a PATH entry's way (red team round 20,
+// R20b-3: Nix's ~/.local/state/nix/profiles/profile).
+func LinkChain(p string) []string { return linkChain(p) }
+
 func linkChain(p string) []string {
 	var out []string
 	resolveWalk(p, func(l string) {

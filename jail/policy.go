@@ -473,6 +473,22 @@ var agentConfigHomeOnly = []string{
 	// at them; libedit's and RubyGems' files.
 	".lesskey", ".config/lesskey", ".selected_editor", ".Xresources", ".Xdefaults", ".ripgreprc", ".pythonrc",
 	".pythonrc.py", ".editrc", ".gemrc",
+	// Red team round 20 (R20b-8): what start-up files source by their
+	// installers' own lines (rustup's . "$HOME/.cargo/env", ghcup, fzf,
+	// deno, rye, git's prompt and completion scripts, bash-preexec,
+	// iTerm2's integration, oh-my-zsh and its plugins, powerlevel10k,
+	// zsh plugin managers, opam, conda's profile scripts, the Google
+	// Cloud SDK, pyenv's own program, vim-plug's plugins); and (R20b-4)
+	// the virtual environments pipx and uv install tools in: the link in
+	// ~/.local/bin is protected, and the interpreter's site-packages it
+	// runs must be too.
+	".cargo/env", ".cargo/env.fish", ".ghcup/env", ".fzf.bash", ".fzf.zsh", ".deno/env", ".rye/env",
+	".git-prompt.sh", ".git-completion.bash", ".git-completion.zsh", ".bash-preexec.sh",
+	".iterm2_shell_integration.bash", ".iterm2_shell_integration.zsh", ".oh-my-zsh/", ".p10k.zsh", ".dircolors",
+	".bash_functions", ".profile.d/", ".zsh_plugins.sh", ".zinit/", ".local/share/zinit/", ".antigen/", ".zplug/",
+	".opam/opam-init/", "google-cloud-sdk/", "miniconda3/etc/profile.d/", "anaconda3/etc/profile.d/",
+	"miniforge3/etc/profile.d/", ".pyenv/bin/", ".pyenv/libexec/", ".vim/plugged/",
+	".local/share/pipx/venvs/", ".local/share/uv/tools/",
 }
 
 func nestedAgentPatterns() []string {

@@ -221,6 +221,16 @@ func systemLocations() []sysLoc {
 	// run stall a host process's semaphore).
 	add("devices and kernel interfaces shared with the host", "/dev", "/proc", "/sys")
 	add("a directory on PATH", filepath.SplitList(os.Getenv("PATH"))...)
+	// The links on a PATH entry's way (Nix's and Guix's profile links,
+	// re-pointed by whoever may write their directory: red team round
+	// 20, R20b-3).
+	var chain []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if filepath.IsAbs(d) {
+			chain = append(chain, jail.LinkChain(filepath.Clean(d))...)
+		}
+	}
+	add("a symbolic link on the way to a directory on PATH", chain...)
 	add("a directory on LD_LIBRARY_PATH", filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
 	add("a directory of the loader's search (/etc/ld.so.conf)", ldSoConf("/etc/ld.so.conf", new(int))...)
 	slices.SortStableFunc(locs, func(a, b sysLoc) int { return strings.Compare(a.path, b.path) })

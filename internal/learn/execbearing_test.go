@@ -154,3 +154,42 @@ func TestExecBearingAgentConfigBelow(t *testing.T) {
 	assert.Contains(t, e.why(notes, true), "agent configuration")
 	assert.Contains(t, e.why(dot, true), filepath.Join(dot, "bash/.bashrc"))
 }
+
+// TestSystemLocationsPathChain (red team round 20, R20b-3): a grant
+// that holds a link on a PATH entry's way (Nix's
+// ~/.nix-profile -> per-user/profile -> profile-1-link -> the store) is
+// refused: its
+// directory, the link itself, a directory above; controls: a sibling
+// directory, and the same tree with the entry not on PATH. Red before:
+// rw per-user/ was learned and the next run re-pointed profile.
+func TestSystemLocationsPathChain(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", t.TempDir())
+	prof := filepath.Join(dir, "var/profiles/per-user")
+	require.NoError(t, os.MkdirAll(prof, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "store/env/bin"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "other"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "store/env"), filepath.Join(prof, "profile-1-link")))
+	require.NoError(t, os.Symlink("profile-1-link", filepath.Join(prof, "profile")))
+	home := filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(home, 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(prof, "profile"), filepath.Join(home, ".nix-profile")))
+	for _, onPath := range []bool{false, true} {
+		path := "/usr/bin"
+		if onPath {
+			path = filepath.Join(home, ".nix-profile/bin") + ":" + path
+		}
+		t.Setenv("PATH", path)
+		e := newExecRules()
+		for _, p := range []string{prof, filepath.Join(prof, "profile"), filepath.Join(dir, "var")} {
+			if onPath {
+				assert.NotEmpty(t, e.system(p), p)
+			} else {
+				assert.Empty(t, e.system(p), "control: not on PATH, %s", p)
+			}
+		}
+		assert.Empty(t, e.system(filepath.Join(dir, "other")), "control: a sibling")
+		e.close()
+	}
+}
