@@ -2,6 +2,7 @@ package jail
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"github.com/landjail/landjail/internal/linkscan"
@@ -160,6 +161,7 @@ var (
 )
 
 // keyText reports whether b holds a private key header:
+//
 //   - a PEM line "-----BEGIN <label>-----" whose label ends in "PRIVATE
 //     KEY" (RFC 7468 sections 10 and 11: "PRIVATE KEY", "ENCRYPTED
 //     PRIVATE KEY"; OpenSSL's legacy "RSA PRIVATE KEY", "EC PRIVATE
@@ -167,16 +169,54 @@ var (
 //     OpenPGP's armored "PGP PRIVATE KEY BLOCK" (RFC 4880 section 6.2),
 //     anywhere, not only at the start of a line: a service-account JSON
 //     file holds it inside a string ("private_key": "-----BEGIN ...");
+//
 //   - PuTTY's "PuTTY-User-Key-File-<version>:" at the start of b (after
 //     a UTF-8 byte order mark, if any) or of a line (PuTTY manual, appendix C, "PPK file format": versions 1 to
 //     3 so far);
+//
 //   - the SSH Communications Security (ssh.com) format's "---- BEGIN
 //     SSH2 ENCRYPTED PRIVATE KEY ----" line, which ssh-keygen -i reads.
+//
+//   - such a PEM header encoded in base64 from its first byte, as a
+//     Kubernetes Secret's tls.key or a Helm value holds a key file
+//     ("LS0tLS1CRUdJTi...": red team round 20, R20b-9).
 //
 // Prose that names a key ("put your PRIVATE KEY in ~/.ssh") has no header
 // and is not a key; a document that quotes a whole header line is.
 func keyText(b []byte) bool {
-	return pemPrivateKey(b) || puttyKey(b) || bytes.Contains(b, ssh2Begin)
+	return pemPrivateKey(b) || puttyKey(b) || bytes.Contains(b, ssh2Begin) || base64PEMKey(b)
+}
+
+// pemBegin64 is "-----BEGIN" in base64, from a three-byte boundary, and
+// the run of its alphabet decoded to find the label.
+var pemBegin64 = []byte("LS0tLS1CRUdJTi")
+
+// base64PEMKey reports whether b holds a PEM private key header encoded
+// in base64 from its first byte: each "LS0tLS1CRUdJTi" with the
+// base64 run that follows it (up to 256 characters) decoded and read by
+// pemPrivateKey.
+func base64PEMKey(b []byte) bool {
+	for {
+		i := bytes.Index(b, pemBegin64)
+		if i < 0 {
+			return false
+		}
+		b = b[i:]
+		n := 0
+		for n < len(b) && n < 256 && isBase64(b[n]) {
+			n++
+		}
+		n -= n % 4
+		dec := make([]byte, base64.StdEncoding.DecodedLen(n))
+		if m, err := base64.StdEncoding.Decode(dec, b[:n]); err == nil && pemPrivateKey(dec[:m]) {
+			return true
+		}
+		b = b[len(pemBegin64):]
+	}
+}
+
+func isBase64(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/'
 }
 
 // utf8BOM is the byte order mark a Windows editor may put first.
