@@ -112,7 +112,8 @@ func HoldsPrivateKey(fd int) bool {
 // KeyHeadScan bytes (a key pasted into the middle of a large file), a key
 // stored in a binary format (DER, PKCS#12, a Java keystore: their names,
 // *.key, *.p12, *.jks, are in SecretPatterns), and a key encoded again
-// (base64 of a PEM file, a compressed archive).
+// otherwise than base64 from its first byte (inside a larger base64
+// text, a compressed archive).
 func HeadHoldsPrivateKey(fd int) bool {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
