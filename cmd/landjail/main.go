@@ -39,6 +39,7 @@ import (
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/limits"
+	limitsearly "github.com/landjail/landjail/internal/limits/early"
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
@@ -136,7 +137,9 @@ func startLimitsEarly(args []string) earlyRun {
 		}
 	}
 	e.run = true
-	limits.StartEarly()
+	if !limitsearly.Started {
+		limits.StartEarly()
+	}
 	go func() {
 		runtime.LockOSThread()
 		runtime.UnlockOSThread()
