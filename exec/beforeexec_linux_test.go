@@ -31,7 +31,9 @@ func (waitingPlacement) BeforeExec() { os.Stdout.WriteString("before-exec\n") }
 // right before its execve: its output comes before the command's, on the
 // same standard output; control: a placement without the method, only
 // the command's. Shown able to fail: without the call in execConfined,
-// no "before-exec".
+// no "before-exec". Cmd.BeforeExec (package sandbox waits there for the
+// live marker) is called too, after the Cgroup's, once: "hook" mode.
+// Shown able to fail: without its call in execConfined, no "hook" (red).
 func TestExecBeforeExec(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
 	if mode := os.Getenv("LANDJAIL_EXEC_BEFORE"); mode != "" {
@@ -41,8 +43,11 @@ func TestExecBeforeExec(t *testing.T) {
 			if rs, err = landlock.Compile(ws, landlock.Options{System: true}); err == nil {
 				c := exec.CommandContext(context.Background(), ws, rs, "/bin/sh", "-c", "echo ran")
 				c.Cgroup = placement{}
-				if mode == "waiting" {
+				if mode == "waiting" || mode == "hook" {
 					c.Cgroup = waitingPlacement{}
+				}
+				if mode == "hook" {
+					c.BeforeExec = func() { os.Stdout.WriteString("hook\n") }
 				}
 				err = c.Exec()
 			}
@@ -50,7 +55,7 @@ func TestExecBeforeExec(t *testing.T) {
 		os.Stdout.WriteString("error: " + err.Error() + "\n")
 		os.Exit(3)
 	}
-	for mode, want := range map[string]string{"waiting": "before-exec\nran\n", "control": "ran\n"} {
+	for mode, want := range map[string]string{"waiting": "before-exec\nran\n", "control": "ran\n", "hook": "before-exec\nhook\nran\n"} {
 		c := osexec.Command(os.Args[0], "-test.run=^TestExecBeforeExec$")
 		c.Env = append(os.Environ(), "LANDJAIL_EXEC_BEFORE="+mode, "LANDJAIL_EXEC_BEFORE_DIR="+t.TempDir())
 		out, err := c.Output()

@@ -290,6 +290,13 @@ type Cmd struct {
 	// the execve (limits.Run waits there for a sweep of stale groups it
 	// left running).
 	Cgroup CgroupPlacement
+	// BeforeExec, when not nil, is called by Exec right before the
+	// execve that replaces this process, on the thread that execve's,
+	// after Cgroup's BeforeExec: work of the caller on other goroutines
+	// that the execve must not cut short waits there, as late as it can
+	// (package sandbox: the live marker of internal/privdirs, written
+	// while the command is prepared). Start does not call it.
+	BeforeExec func()
 	// Rlimits are set in the child (setrlimit(2), soft and hard) before
 	// its execve. Go's fork cannot run code in the child, so Start sets
 	// them on the whole calling process for the duration of the fork and

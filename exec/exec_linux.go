@@ -877,6 +877,9 @@ func (c *Cmd) execConfined(p *prepared) error {
 	if w, ok := c.Cgroup.(beforeExecer); ok {
 		w.BeforeExec()
 	}
+	if c.BeforeExec != nil {
+		c.BeforeExec()
+	}
 	err := unix.Exec(p.path, p.argv, p.env)
 	return &fs.PathError{Op: "execve", Path: p.path, Err: err}
 }

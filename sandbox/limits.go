@@ -49,6 +49,7 @@ func (p *Plan) StartLimits(c *exec.Cmd) (*limits.Run, error) {
 		fmt.Fprintf(p.set.Stderr, "landjail: warning: resource limits NOT enforced: %s (--strict refuses)\n", strings.Join(weak, "; "))
 	}
 	c.Cgroup = r
+	p.startRecord()
 	for _, rl := range r.Rlimits() {
 		c.Rlimits = append(c.Rlimits, exec.Rlimit(rl))
 	}

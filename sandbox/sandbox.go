@@ -115,6 +115,7 @@ type Plan struct {
 	lopts      landlock.Options
 	server     *callProxies
 	live       *privdirs.Run   // the record of the directories in use (landjail gc)
+	recordDirs []string        // the directories live records, until startRecord
 	early      *limits.Pending // StartLimitsEarly's limits.Start, until StartLimits takes it
 }
 
@@ -194,10 +195,12 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		}
 	}
 	p.Env = p.presetEnv(exec.DefaultEnv(p.WS, pass), pass)
+	// The marker is written later, on another goroutine (startRecord):
+	// the run holds privdirs' lock until it is written.
 	if o.Home == "" { // landjail's private HOME; never touch a --home DIR or the workspace
-		p.live.Record(p.tmp.path(), p.Home)
+		p.recordDirs = []string{p.tmp.path(), p.Home}
 	} else {
-		p.live.Record(p.tmp.path())
+		p.recordDirs = []string{p.tmp.path()}
 	}
 	if !p.set.PrintRules {
 		cliopts.WarnDNS(stderr, o)
@@ -327,6 +330,18 @@ func (p *Plan) Command(ctx context.Context, argv []string) *exec.Cmd {
 	c.SelfTest = o.Strict || o.SelfTest
 	c.NoPIDNamespace = o.NoPIDNamespace
 	c.FreshThread = true
+	if p.early == nil {
+		p.startRecord() // else StartLimits does, once it has the group
+	}
+	if p.live != nil {
+		// GC must not see the private directories unnamed: the lock
+		// that keeps it out until the marker is written ends with the
+		// execve (Start keeps it in this process).
+		c.BeforeExec = func() {
+			p.startRecord()
+			p.live.Wait()
+		}
+	}
 	p.Proxy.Wire(c)
 	if p.Proxy != nil {
 		p.wirePresetProxy(c, p.Proxy.Addr())
@@ -396,6 +411,21 @@ func (p *Plan) FinishSweep() ([]sweep.Quarantined, error) {
 	return sweep.Finish(p.snap, p.set.Stderr)
 }
 
+// startRecord starts writing the live marker of Prepare's private
+// directories (privdirs.Run.RecordAsync), once: Command does, or, when
+// StartLimitsEarly's group is pending, StartLimits once it has the group
+// (started earlier, the write takes a processor from the command's
+// preparation on a two-CPU machine, where the group's goroutine has the
+// other; it then runs once that goroutine is done). The command's
+// BeforeExec calls it too, then waits for the write (the execve ends
+// the lock that keeps GC out meanwhile); End waits for it.
+func (p *Plan) startRecord() {
+	if p.recordDirs != nil {
+		p.live.RecordAsync(p.recordDirs...)
+		p.recordDirs = nil
+	}
+}
+
 // undo removes what Prepare made.
 func (p *Plan) undo() {
 	if p.Ruleset != nil {
@@ -405,6 +435,7 @@ func (p *Plan) undo() {
 	p.Proxy.Close()
 	p.Proxy = nil
 	p.tmp.remove()
+	p.recordDirs = nil // never written: End only releases the lock
 	p.live.End()
 	p.live = nil
 	p.liveSweep.Stop()

@@ -39,14 +39,20 @@ import (
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/limits"
+	limitsearly "github.com/landjail/landjail/internal/limits/early"
+	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/landlock"
 )
 
 func main() {
+	// The limits goroutine first (startLimitsEarly): the two stage entry
+	// points below return at once in an ordinary process, but after ≈40
+	// µs of main's thread (exec.Init opens /proc/self/exe).
+	e := startLimitsEarly(os.Args)
 	denials.Main() // the audit watchdog of --explain (restores audit's enabled flag)
 	exec.Init()    // the user-namespace stage, for runs by a non-root user
-	startEarly(os.Args)
+	startEarly(e)
 	exitsAfterRun = true
 	code := runMain(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)
 	limits.WaitEarly() // a sweep startEarly began ends before the exit
@@ -63,36 +69,16 @@ func main() {
 // StartProbe again with the parsed options (only the first call of each
 // part does anything), Compile decides the layer from the probe as
 // always, and a network namespace made for nothing is dropped at exit.
-func startEarly(args []string) {
-	if len(args) < 2 || args[1] != "run" {
+//
+// startEarly is in two parts: startLimitsEarly glances at the command line
+// and starts the limits part, main calls it before the stage entry points
+// (denials.Main, exec.Init); startEarly starts the rest after them (the
+// user-namespace stage needs exec.Init's /proc/self/exe).
+func startEarly(e earlyRun) {
+	if !e.run || !e.namespaces {
 		return
 	}
-	privateNetwork, namespaces := true, true
-	for _, a := range args[2:] {
-		if a == "--" {
-			break
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch name {
-		case "help", "h", "print-rules":
-			return
-		case "no-namespaces":
-			namespaces = false
-		case "net", "connect-tcp", "bind-tcp", "config":
-			privateNetwork = false // maybe not; runAction knows
-		}
-	}
-	// Every mode: the probe and stale-group sweep of limits.Start, and
-	// the runtime's template thread, which the first LockOSThread (exec
-	// locks the spawning thread) starts with a clone otherwise.
-	limits.StartEarly()
-	go func() {
-		runtime.LockOSThread()
-		runtime.UnlockOSThread()
-	}()
-	if !namespaces {
-		return
-	}
+	privateNetwork := e.privateNetwork
 	// A non-root caller's view comes from the user-namespace stage: start
 	// it first, so that its start (the longest part of a run there)
 	// overlaps the CLI's (exec.PrestartUserStage; it does nothing for
@@ -112,6 +98,53 @@ func startEarly(args []string) {
 			p.Release()
 		}
 	}()
+}
+
+// earlyRun is what startLimitsEarly read from the command line.
+type earlyRun struct {
+	run                        bool // "landjail run", neither help nor --print-rules
+	namespaces, privateNetwork bool // guesses: see startEarly
+}
+
+// startLimitsEarly glances at args and, for a "landjail run", starts the
+// probe and stale-group sweep of limits.Start (limits.StartEarly) and
+// the runtime's template thread, which the first LockOSThread (exec locks
+// the spawning thread) starts with a clone otherwise: in every mode. A
+// stage process (exec.Init, denials.Main) has an argv of one word and
+// starts nothing here; neither does one that nsinit.EnvMarker marks as a
+// stage (exec.Init refuses it outside a PID namespace init and exits,
+// which would cut a sweep short).
+func startLimitsEarly(args []string) earlyRun {
+	e := earlyRun{namespaces: true, privateNetwork: true}
+	if len(args) < 2 || args[1] != "run" {
+		return e
+	}
+	if _, stage := os.LookupEnv(nsinit.EnvMarker); stage {
+		return e
+	}
+	for _, a := range args[2:] {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "help", "h", "print-rules":
+			return e
+		case "no-namespaces":
+			e.namespaces = false
+		case "net", "connect-tcp", "bind-tcp", "config":
+			e.privateNetwork = false // maybe not; runAction knows
+		}
+	}
+	e.run = true
+	if !limitsearly.Started {
+		limits.StartEarly()
+	}
+	go func() {
+		runtime.LockOSThread()
+		runtime.UnlockOSThread()
+	}()
+	return e
 }
 
 // exitsAfterRun is set by main: the process exits when runMain returns

@@ -1,6 +1,11 @@
 package limits
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
 // early is the sweep StartEarly started, for WaitEarly.
 var early sync.WaitGroup
@@ -27,11 +32,13 @@ var (
 // and thawing it (the next start would finish it, as after a SIGKILL).
 func StartEarly() {
 	early.Add(1)
+	earlyRunning.Add(1)
 	earlyMu.Lock()
 	earlyOpen = true
 	earlyMu.Unlock()
 	go func() {
 		defer early.Done()
+		defer earlyRunning.Add(-1) // before Done: WaitEarly's spin sees it first
 		// First: the caller reads this process's start time too
 		// (procstat.SelfStartTime, shared: privdirs' live marker), and
 		// the first /proc/self look-up of a process is the dearest
@@ -62,6 +69,7 @@ func serveEarly(last bool) {
 	earlyMu.Unlock()
 	if p != nil {
 		p.run, p.err = start(p.spec, p.opts)
+		p.ready.Store(true)
 		close(p.done)
 		earlyServed()
 	}
@@ -76,16 +84,28 @@ type Pending struct {
 	spec Spec
 	opts Options
 	done chan struct{} // closed once run and err are set
-	run  *Run
-	err  error
+	// ready is set right before done is closed: Wait spins on it first.
+	ready atomic.Bool
+	run   *Run
+	err   error
 }
 
 // Wait waits until the group is made and returns what Start returns.
 // Safe to call more than once.
+//
+// Wait first spins (yielding to other goroutines) for up to waitSpin
+// before it parks: the group is usually made within that, and a parked
+// goroutine readied by another thread that goes on running (the sweep)
+// resumes only once an idle thread is woken and steals it, ≈50 µs later
+// on this 2-vCPU VM (phase marks, round 7).
 func (p *Pending) Wait() (*Run, error) {
+	spin(p.ready.Load, true)
 	<-p.done
 	return p.run, p.err
 }
+
+// waitSpin bounds Pending.Wait's spin.
+const waitSpin = 50 * time.Microsecond
 
 // StartPending begins Start(spec, opts) on another goroutine and returns
 // at once; Wait gives its result. After StartEarly (opts.Parent ""), the
@@ -101,6 +121,7 @@ func StartPending(spec Spec, opts Options) *Pending {
 	p := &Pending{spec: spec, opts: opts, done: make(chan struct{})}
 	if err := spec.Validate(); err != nil {
 		p.err = err
+		p.ready.Store(true)
 		close(p.done)
 		return p
 	}
@@ -118,6 +139,7 @@ func StartPending(spec Spec, opts Options) *Pending {
 	go func() {
 		defer close(p.done)
 		p.run, p.err = Start(spec, opts)
+		p.ready.Store(true)
 	}()
 	return p
 }
@@ -128,7 +150,30 @@ func StartPending(spec Spec, opts Options) *Pending {
 var earlyLocked, earlySwept = func() {}, func() {}
 
 // WaitEarly waits until the goroutines StartEarly started have ended.
-func WaitEarly() { early.Wait() }
+// Like Pending.Wait it spins for up to waitSpin first, without yielding:
+// its caller (Run.BeforeExec) is a locked thread, for which
+// runtime.Gosched hands the processor to another thread and sleeps until
+// it is handed back.
+func WaitEarly() {
+	spin(func() bool { return earlyRunning.Load() == 0 }, false)
+	early.Wait()
+}
+
+// earlyRunning counts StartEarly's goroutines still running.
+var earlyRunning atomic.Int32
+
+// spin returns when done reports true or waitSpin has passed; yield lets
+// other goroutines run meanwhile (runtime.Gosched).
+func spin(done func() bool, yield bool) {
+	if done() {
+		return
+	}
+	for end := time.Now().Add(waitSpin); !done() && time.Now().Before(end); {
+		if yield {
+			runtime.Gosched()
+		}
+	}
+}
 
 // BeforeExec is called by exec.Cmd.Exec right before the execve that
 // replaces this process with the command (exec.Cmd.Cgroup): it waits for

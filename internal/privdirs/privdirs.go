@@ -49,6 +49,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -99,6 +100,11 @@ type Run struct {
 	lock   int           // live/.lock, flocked shared from Begin to Record; -1 after
 	marker string        // name in dir, "" before Record
 	pruned chan struct{} // closed when Record's prune has ended; nil before
+	// recorded is closed when RecordAsync's Record has returned (nil
+	// without RecordAsync), recordErr is its error.
+	recorded  chan struct{}
+	recordErr error
+	done      atomic.Bool // set right before recorded is closed
 }
 
 // openLiveFD makes (0700) and opens the live-marker directory, checked
@@ -191,6 +197,51 @@ func (r *Run) Record(dirs ...string) error {
 	return nil
 }
 
+// RecordAsync is Record on another goroutine, so that writing the marker
+// (a new file per run, ≈50 µs of the caller's thread here) overlaps the
+// caller's other work. Until Record has written the marker the run still
+// holds Begin's shared lock, so GC stays out as before; the lock's
+// descriptor is close-on-exec, so a process that replaces itself (execve)
+// must call Wait first, or GC could remove what the command uses before
+// the marker names it. End waits for it too. Call it at most once, instead
+// of Record. A nil *Run does nothing.
+func (r *Run) RecordAsync(dirs ...string) {
+	if r == nil {
+		return
+	}
+	r.recorded = make(chan struct{})
+	go func() {
+		defer close(r.recorded)
+		recordAsyncStarts()
+		r.recordErr = r.Record(dirs...)
+		r.done.Store(true)
+	}()
+}
+
+// recordAsyncStarts is called by RecordAsync's goroutine before Record (a
+// test hook).
+var recordAsyncStarts = func() {}
+
+// Wait waits until the Record that RecordAsync started has returned, and
+// returns its error (only for tests, as Record's). Nil at once without
+// RecordAsync, and on a nil *Run. Safe to call more than once, from one
+// goroutine at a time.
+func (r *Run) Wait() error {
+	if r == nil || r.recorded == nil {
+		return nil
+	}
+	// Spin for up to 50 µs before parking: a goroutine parked here and
+	// readied by the writer resumes only once its thread is woken (≈30
+	// µs on a 2-vCPU VM; BENCHMARKS.md round 7). No runtime.Gosched: the
+	// caller is the locked thread about to execve (exec.Cmd.BeforeExec),
+	// which Gosched would put to sleep until another thread hands the
+	// processor back.
+	for end := time.Now().Add(50 * time.Microsecond); !r.done.Load() && time.Now().Before(end); {
+	}
+	<-r.recorded
+	return r.recordErr
+}
+
 // writeAt creates or truncates name in dir (mode 0600, no symbolic link
 // followed) and writes s to it.
 func writeAt(dir int, name, s string) error {
@@ -269,6 +320,7 @@ func (r *Run) End() {
 	if r == nil || r.dir < 0 {
 		return
 	}
+	r.Wait() // RecordAsync's Record holds r.lock and sets r.marker
 	r.unlock()
 	if r.pruned != nil {
 		<-r.pruned
