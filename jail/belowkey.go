@@ -107,6 +107,15 @@ func splitRel(v, base string) []string {
 	return strings.Split(rel, "/")
 }
 
+// CopySpellings returns the names an editor's or a backup tool's copy
+// named c may be a copy of (.kube for .kube.bak, .kube~, #.kube#; a copy
+// of a copy once more: .env for .env.bak~), as the deny patterns match a
+// copy by its original's name (red team rounds 17 and 18, R17a-9,
+// R18a-3); none for another name. For landlock's carve walk, which leads
+// a pattern through a directory link by such a name too (red team round
+// 20, R20a-5: a .kube.bak -> dotfiles/kube-old link). Strings only.
+func CopySpellings(c string) []string { return copySpellings(c) }
+
 // copySpellings returns the names an editor's copy named c may be a copy
 // of (editorOriginals, twice: a copy of a copy).
 func copySpellings(c string) []string {

@@ -360,7 +360,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 	conf := fastwalk.Config{Follow: false}
 	multi := multiComponentPatterns(ws)
 	keys := &keyScan{}
-	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys, turns: turnsOf(ws)}
+	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys, turns: turnsOf(ws), multi: multi}
 	// HOME's links into the policy: ~/.aws -> dotfiles/aws with the
 	// dotfiles repository as the workspace gives dotfiles/aws the
 	// verdict of .aws/, as a link inside a root does (red team round 13,
@@ -447,8 +447,24 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 				// R9-3: .env -> settings/production, a denied secrets
 				// -> vault, a --read-only name that is a link).
 				_, roParent := roDirs.Load(filepath.Dir(p))
-				if v := verdictOf(n, roParent); v != 0 {
-					return lk.target(p, v)
+				v := verdictOf(n, roParent)
+				if v != 0 {
+					if err := lk.target(p, v); err != nil {
+						return err
+					}
+					if v&jail.NarrowDenied != 0 {
+						return nil
+					}
+					// A read-only or private-key verdict is the
+					// target's own rule; the deny patterns below it
+					// by this name are matched by the walk by name
+					// (red team round 20, R20a-4: --deny
+					// config/prod.key --read-only config/ with config
+					// -> conf.d read prod.key).
+					if linkLeads(p, root, multi) || v&jail.NarrowPrivateKey != 0 {
+						return lk.tree(p, p)
+					}
+					return nil
 				}
 				// A directory link whose name a pattern with several
 				// components goes through (config -> conf.d under
@@ -632,10 +648,13 @@ func multiComponentPatterns(ws *jail.Workspace) leads {
 // most l.top levels below root, or a directory between root and p is
 // named like one of l.under.
 func linkLeads(p, root string, l leads) bool {
-	name := filepath.Base(p)
-	for _, c := range l.names {
-		if ok, _ := filepath.Match(c, name); ok {
-			return true
+	// By the names an editor's copy spells too: a .kube.bak link is
+	// matched as .kube is (red team round 20, R20a-5).
+	for _, name := range append([]string{filepath.Base(p)}, jail.CopySpellings(filepath.Base(p))...) {
+		for _, c := range l.names {
+			if ok, _ := filepath.Match(c, name); ok {
+				return true
+			}
 		}
 	}
 	if root == "" {
@@ -832,7 +851,12 @@ func homeLinks(ws *jail.Workspace, multi leads) ([]string, error) {
 		// A directory at a pattern's wildcard level too (~/.mozilla/
 		// firefox/abc.default under **/.mozilla/firefox/*/logins.json:
 		// a file link inside it, red team round 19, R19-9).
-		return lead[filepath.Base(p)] || under[filepath.Base(filepath.Dir(p))] || ws.NameNarrowing(p)&jail.NarrowDenied != 0
+		for _, n := range append([]string{filepath.Base(p)}, jail.CopySpellings(filepath.Base(p))...) {
+			if lead[n] { // a copy's name too (.kube.bak, R20a-5)
+				return true
+			}
+		}
+		return under[filepath.Base(filepath.Dir(p))] || ws.NameNarrowing(p)&jail.NarrowDenied != 0
 	}
 	err = linkscan.Walk(home, 5, &budget, func(p string, level int) bool {
 		name := filepath.Base(p)
@@ -978,6 +1002,7 @@ type links struct {
 	limit   int
 	visited sync.Map // directories walked here, by kind and name (enter)
 	turns   int      // a loop's turns followed on one chain (turnsOf)
+	multi   leads    // what makes a link lead a pattern (linkLeads)
 	keys    *keyScan
 	// resolved memoises resolve: link path -> resolution (a chain of
 	// links is followed once, not once per member: red team round 17,
@@ -1070,6 +1095,18 @@ func (l *links) above(dir string) error {
 		}
 		if v := l.ws.NameNarrowing(p) & (jail.NarrowDenied | jail.NarrowPrivateKey); v != 0 {
 			if err := l.target(p, v); err != nil {
+				return err
+			}
+			if v&jail.NarrowDenied != 0 {
+				continue
+			}
+		}
+		// A directory link whose name leads a pattern (proj/.kube ->
+		// app/k8s above the workspace proj/app): what is below its
+		// target is matched by the names through it, as for HOME's
+		// links (red team round 20, R20a-6).
+		if linkLeads(p, "", l.multi) {
+			if err := l.homeTree(p); err != nil {
 				return err
 			}
 		}
@@ -1311,6 +1348,7 @@ func (l *links) walkTreeDir(t, virtual string, chain []string) error {
 	if !ok {
 		return nil
 	}
+	var roDirs sync.Map // read-only directories met (their entries are)
 	conf := fastwalk.Config{Follow: false}
 	return fastwalk.Walk(&conf, t, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -1328,13 +1366,26 @@ func (l *links) walkTreeDir(t, virtual string, chain []string) error {
 		v := virtual + p[len(t):]
 		n := l.ws.Narrowing(v)
 		typ := d.Type()
+		_, roParent := roDirs.Load(filepath.Dir(p))
 		if typ&fs.ModeSymlink != 0 {
-			if vd := verdictOf(n, false); vd != 0 {
-				return l.target(p, vd)
+			vd := verdictOf(n, roParent)
+			if vd != 0 {
+				if err := l.target(p, vd); err != nil {
+					return err
+				}
 			}
+			if vd&jail.NarrowDenied != 0 {
+				return nil
+			}
+			// A read-only or private-key verdict covers the target's
+			// own rule, not the deny patterns below it by this name
+			// (red team round 20, R20a-4).
 			return l.walkTree(p, v, chain)
 		}
 		isDir := typ.IsDir()
+		if isDir && (roParent || n&jail.NarrowReadOnly != 0) {
+			roDirs.Store(p, true)
+		}
 		switch {
 		case n&jail.NarrowDenied != 0:
 			l.add(carve{path: p, source: SourceDenyPattern, exists: true})
@@ -1342,26 +1393,24 @@ func (l *links) walkTreeDir(t, virtual string, chain []string) error {
 				if err := l.below(p, jail.NarrowDenied); err != nil {
 					return err
 				}
+				return fastwalk.SkipDir
 			}
 		case n&(jail.NarrowPrivateKey|jail.NarrowKeyHeaders) != 0 && !isDir && l.keys.holdsKey(p, typ, n):
 			l.add(carve{path: p, source: SourcePrivateKey, exists: true})
-			return nil
-		case n&jail.NarrowReadOnly != 0:
+		case n&jail.NarrowReadOnly != 0 && !roParent:
 			src := SourceReadOnly
 			if n&jail.NarrowAgentConfig != 0 {
 				src = SourceAgentConfig
 			}
 			l.add(carve{path: p, access: RightsReadExec, source: src, exists: true})
 			if isDir {
+				// Walked on below it: a name there may be denied
+				// (--deny config/prod.key with --read-only config/
+				// through config -> conf.d, red team round 20, R20a-4).
 				if err := l.below(p, jail.NarrowReadOnly|n&jail.NarrowAgentConfig); err != nil {
 					return err
 				}
 			}
-		default:
-			return nil
-		}
-		if isDir {
-			return fastwalk.SkipDir
 		}
 		return nil
 	})

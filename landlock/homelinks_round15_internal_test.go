@@ -471,6 +471,29 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(d, "other"))
 		}
 	})
+	t.Run("R20a-6 a leading directory link above the workspace", func(t *testing.T) {
+		// proj/.kube -> app/k8s with the workspace proj/app: k8s/config
+		// is denied by its name through the link, as the same link in
+		// HOME is (red team round 20, R20a-6). Control: no link.
+		for _, linked := range []bool{false, true} {
+			home := newHome(t)
+			proj := filepath.Join(home, "proj")
+			d := filepath.Join(proj, "app")
+			write(t, filepath.Join(d, "k8s/config"), "KUBE")
+			write(t, filepath.Join(d, "k8s/other"), "")
+			if linked {
+				require.NoError(t, os.Symlink("app/k8s", filepath.Join(proj, ".kube")))
+			}
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if linked {
+				assert.Contains(t, denied, filepath.Join(d, "k8s/config"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "k8s/config"), "control: no link names it")
+			}
+			assert.NotContains(t, denied, filepath.Join(d, "k8s/other"))
+		}
+	})
 	t.Run("R18a-10 a HOME link at a wildcard level of a pattern", func(t *testing.T) {
 		// ~/.mozilla/firefox/abc.default -> sync/profile, the workspace
 		// sync: profile/logins.json is denied by its name through the
