@@ -14,19 +14,22 @@ import (
 // gets the same Narrowing as u/rest (with byName, the same
 // NameNarrowing), so a walk made by one name need not be made by the
 // other. Keys are equal when the two paths have the same narrowing
-// themselves, lie in the same root, have begun the same matches of the
-// patterns that a path's last components decide ("**/.kube/config" after
-// .../.kube; "*.pem" after anything), and no other pattern (anchored "config/*/secret.txt", with a
-// "**" inside, an absolute one, a --read-only path below v) can still
-// match below either: then the key is v itself, and open is true (a
-// path below an open one may be closed; one below a closed one never is
-// open). An editor copy's
-// original spelling (.kube.bak of .kube) counts as the name it spells.
-// Strings only, no file access. For landlock's carve walk of directory
-// links (red team round 19, R19-1, R19-2: a decoy planted beside the
-// user's link to the same directory spared the user's name; round 10,
-// R10-3: a loop's names grow without end).
-func (w *Workspace) BelowKey(v string, byName bool) (key string, open bool) {
+// themselves, lie in the same root, and have begun the same matches of
+// every pattern from every place a pattern is matched from: for the
+// patterns a path's last components decide ("**/.kube/config" after
+// .../.kube; "*.pem" after anything) by those components, for the others
+// (anchored "config/*/secret.txt", with a "**" inside, absolute ones) by
+// the positions reached in them, and for a --read-only or protected path
+// below v by what is left of it. An editor copy's original spelling
+// (.kube.bak of .kube) counts as the name it spells, once on a path, as
+// the deny patterns match it. There are finitely many keys, so a walk
+// keyed by them ends on any loop. Strings only, no file access. For
+// landlock's carve walk of directory links (red team round 19, R19-1,
+// R19-2: a decoy planted beside the user's link to the same directory
+// spared the user's name; round 10, R10-3: a loop's names grow without
+// end; round 20, R20a-1, R20a-3: a bound on a loop's turns was cut by a
+// decoy, or let planted links grow names for forty minutes).
+func (w *Workspace) BelowKey(v string, byName bool) string {
 	v = filepath.Clean(v)
 	var n Narrowing
 	if byName {
@@ -44,33 +47,11 @@ func (w *Workspace) BelowKey(v string, byName bool) (key string, open bool) {
 			}
 		}
 	}
-	for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
-		if d == nil {
-			continue
-		}
-		for _, m := range []*gitignore.Matcher{d.all, d.abs, d.spans} {
-			for _, b := range bases {
-				rel := strings.TrimPrefix(strings.TrimPrefix(v, b), "/")
-				var parts []string
-				if rel != "" {
-					parts = strings.Split(rel, "/")
-				}
-				if m.Open(parts, copySpellings) {
-					return fmt.Sprintf("%d\x00=%s", n, v), true
-				}
-			}
-		}
-	}
-	for _, set := range [][]string{w.roPaths, w.agent} {
-		for _, p := range set {
-			if strings.HasPrefix(p, v+"/") || v == "/" {
-				return fmt.Sprintf("%d\x00=%s", n, v), true
-			}
-		}
-	}
-	// The tail patterns by the matches v's last components have begun
-	// (gitignore.Matcher.TailState), from each base a pattern is
-	// matched from: l17 and l18, or a loop's names, begin none.
+	// Every pattern by the match v has begun, from each base a pattern
+	// is matched from: the tail patterns by what v's last components
+	// begin (TailState: l17 and l18, or a loop's names, begin none), the
+	// others by the positions v reaches in them (State: after config/
+	// in config/**/secret.txt, however many names follow).
 	k := fmt.Appendf(nil, "%d\x00%s", n, inner)
 	for _, b := range bases {
 		parts := splitRel(v, b)
@@ -78,10 +59,11 @@ func (w *Workspace) BelowKey(v string, byName bool) (key string, open bool) {
 			if d == nil {
 				continue
 			}
-			k = append(k, 0)
-			k = d.all.TailState(k, parts, editorOriginals)
-			k = d.abs.TailState(k, parts, editorOriginals)
-			k = d.spans.TailState(k, parts, editorOriginals)
+			for _, m := range []*gitignore.Matcher{d.all, d.abs, d.spans} {
+				k = append(k, 0)
+				k = m.TailState(k, parts, editorOriginals)
+				k = m.State(k, parts, editorOriginals)
+			}
 		}
 	}
 	for _, d := range []*denyMatcher{w.deny, w.ro, w.agentPat, w.keys} {
@@ -95,7 +77,20 @@ func (w *Workspace) BelowKey(v string, byName bool) (key string, open bool) {
 			k = d.spans.TailState(k, splitRel(a+v[len(inner):], "/"), editorOriginals)
 		}
 	}
-	return string(k), false
+	// A --read-only path or protected path below v, by what is left of
+	// it.
+	for _, set := range [][]string{w.roPaths, w.agent} {
+		for _, p := range set {
+			if rest, ok := strings.CutPrefix(p, v+"/"); ok || v == "/" {
+				if v == "/" {
+					rest = p
+				}
+				k = append(k, 1)
+				k = append(k, rest...)
+			}
+		}
+	}
+	return string(k)
 }
 
 // splitRel returns the components of v below base (nil for base itself).

@@ -360,7 +360,7 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 	conf := fastwalk.Config{Follow: false}
 	multi := multiComponentPatterns(ws)
 	keys := &keyScan{}
-	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys, turns: turnsOf(ws), multi: multi}
+	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys, multi: multi}
 	// HOME's links into the policy: ~/.aws -> dotfiles/aws with the
 	// dotfiles repository as the workspace gives dotfiles/aws the
 	// verdict of .aws/, as a link inside a root does (red team round 13,
@@ -700,14 +700,14 @@ func (l *links) homeTree(link string) error {
 		return nil
 	}
 	if l.inPolicy(t) || slices.Contains(l.roots, t) {
-		return l.homeWalk(t, link, nil)
+		return l.homeWalk(t, link)
 	}
 	// Roots below the target (--ro ~/dotfiles/config/gh with ~/.config ->
 	// dotfiles/config), each by its name through the link (red team
 	// round 16, R16-6: gh/hosts.yml read in clear).
 	for _, r := range l.roots {
 		if strings.HasPrefix(r, t+"/") {
-			if err := l.homeWalk(r, link+r[len(t):], nil); err != nil {
+			if err := l.homeWalk(r, link+r[len(t):]); err != nil {
 				return err
 			}
 		}
@@ -721,9 +721,8 @@ func (l *links) homeTree(link string) error {
 // link the command planted beside the user's (dotfiles/config/aa ->
 // ../private/gh, or in another HOME link's target) must not spare the
 // user's name (red team round 19, R19-1).
-func (l *links) homeWalk(t, virtual string, chain []string) error {
-	chain, ok := l.enter("home", t, virtual, chain)
-	if !ok {
+func (l *links) homeWalk(t, virtual string) error {
+	if !l.enter("home", t, virtual) {
 		return nil
 	}
 	// t itself, when it is a root below the target, by its own name
@@ -756,7 +755,7 @@ func (l *links) homeWalk(t, virtual string, chain []string) error {
 			// (red team round 18, R18a-18: ~/.config/gh/hosts.yml read).
 			if tt, err := l.resolve(p); err == nil && (l.inPolicy(tt) || slices.Contains(l.roots, tt)) {
 				if fi, err := os.Stat(tt); err == nil && fi.IsDir() {
-					return l.homeWalk(tt, virtual+p[len(t):], chain)
+					return l.homeWalk(tt, virtual+p[len(t):])
 				}
 			}
 			return nil
@@ -992,8 +991,9 @@ var maxHomeLinkScan = 200_000
 // .aws/credentials -> ../dotfiles/aws/credentials); what a pattern with
 // several components names through a directory link is carved where it
 // is. Every directory it walks is walked once by each name it is reached
-// by (enter; a loop such as sub/.kube -> . is followed turnsOf times,
-// red team R10-3), and every entry counts toward the main walk's limit.
+// by that the patterns tell apart (enter; a loop such as sub/.kube -> .
+// ends when its names begin nothing new, red team R10-3), and every
+// entry counts toward the main walk's limit.
 type links struct {
 	ws      *jail.Workspace
 	roots   []string
@@ -1001,7 +1001,6 @@ type links struct {
 	seen    *atomic.Int64
 	limit   int
 	visited sync.Map // directories walked here, by kind and name (enter)
-	turns   int      // a loop's turns followed on one chain (turnsOf)
 	multi   leads    // what makes a link lead a pattern (linkLeads)
 	keys    *keyScan
 	// resolved memoises resolve: link path -> resolution (a chain of
@@ -1245,20 +1244,19 @@ func (l *links) below(dir string, v jail.Narrowing) error {
 // virtual through the links above it), matching each entry by its name
 // through the link (virtual + its path below the target) and carving it
 // where it is, as walkCarves does for the entries it meets. A target is
-// walked once for each name the walk reaches it by: a decoy link to the
-// same directory met first under a name no pattern matches (a .mozilla
-// -> conf.d at the top, red team round 18, R18a-1, R18a-14, or a
-// conf.d/aa -> ../deploy/prod beside the user's conf.d/prod, round 19,
-// R19-2) must not spare the user's name. A loop (sub/.kube -> ., a link
-// back to a directory above) is followed turns times at most on one
-// chain (turnsOf): its names grow without end.
+// walked once for each name the walk reaches it by that the patterns
+// tell apart (jail.Workspace.BelowKey): a decoy link to the same
+// directory met first under a name no pattern matches (a .mozilla ->
+// conf.d at the top, red team round 18, R18a-1, R18a-14, or a conf.d/aa
+// -> ../deploy/prod beside the user's conf.d/prod, round 19, R19-2) must
+// not spare the user's name. A loop (sub/.kube -> ., a link back to a
+// directory above) ends when its names reach no new key.
 func (l *links) tree(real, virtual string) error {
-	return l.walkTree(real, virtual, nil)
+	return l.walkTree(real, virtual)
 }
 
-// walkTree walks the target of real by the name virtual; chain holds the
-// targets walked above it on this chain of links (a loop's turns).
-func (l *links) walkTree(real, virtual string, chain []string) error {
+// walkTree walks the target of real by the name virtual.
+func (l *links) walkTree(real, virtual string) error {
 	t, err := filepath.EvalSymlinks(real)
 	if err != nil {
 		return nil
@@ -1267,7 +1265,7 @@ func (l *links) walkTree(real, virtual string, chain []string) error {
 		return nil
 	}
 	if l.inPolicy(t) || slices.Contains(l.roots, t) {
-		return l.walkTreeDir(t, virtual, chain)
+		return l.walkTreeDir(t, virtual)
 	}
 	// A target above roots: each root below it by its name through the
 	// link; a target that is a root is walked too (red team round 18,
@@ -1277,7 +1275,7 @@ func (l *links) walkTree(real, virtual string, chain []string) error {
 	// is carved: the root itself stays granted (R10-7).
 	for _, r := range l.roots {
 		if t != "/" && strings.HasPrefix(r, t+"/") {
-			if err := l.walkTreeDir(r, virtual+r[len(t):], chain); err != nil {
+			if err := l.walkTreeDir(r, virtual+r[len(t):]); err != nil {
 				return err
 			}
 		}
@@ -1287,65 +1285,18 @@ func (l *links) walkTree(real, virtual string, chain []string) error {
 
 // enter reports whether the walk of the canonical directory t by the
 // name virtual (kind: "tree", matched by Narrowing, or "home", by
-// NameNarrowing) is to be made, and returns the chain below it: not when
-// t was walked by a name with the same jail.Workspace.BelowKey already
-// (every path below gets the same verdicts: a loop whose names no
-// pattern can tell apart is walked once), nor, while the name is open
-// (an anchored pattern or one with "**" inside can still match below
-// it), when t is on chain turns times already.
-func (l *links) enter(kind, t, virtual string, chain []string) ([]string, bool) {
-	key, open := l.ws.BelowKey(virtual, kind == "home")
-	if open {
-		// The key is the name itself, which holds its chain: a cut here
-		// stands for no other name. Below a closed key nothing is cut
-		// (nothing below it is open), so a visit registered under it is
-		// whole (red team round 20, R20a-1: a decoy registered a key
-		// with its turns used up, and the user's name was skipped).
-		n := 0
-		for _, c := range chain {
-			if c == t {
-				n++
-			}
-		}
-		if n >= l.turns {
-			return nil, false
-		}
-	}
-	if _, done := l.visited.LoadOrStore(kind+"\x00"+t+"\x00"+key, true); done {
-		return nil, false
-	}
-	return append(chain[:len(chain):len(chain)], t), true
-}
-
-// turnsOf is how many times the carve walk follows a loop on one chain
-// of links: one more than the most components other than "**" of a
-// pattern of ws. A pattern that matches a name with more turns of a loop
-// than that matches one with a turn fewer (a turn that none of its other
-// components takes is taken by its "**" components whole, and can be
-// dropped), so the names walked hold every pattern's matches; README
-// says what a re-inclusion ("!") of several components may still differ
-// in.
-func turnsOf(ws *jail.Workspace) int {
-	most := 0
-	for _, set := range [][]string{ws.DenyPatterns(), ws.ReadOnlyPatterns(), ws.PrivateKeyPatterns(), jail.AgentConfigNestedPatterns} {
-		for _, p := range set {
-			n := 0
-			for _, c := range strings.Split(strings.Trim(strings.TrimPrefix(p, "!"), "/"), "/") {
-				if c != "**" && c != "" {
-					n++
-				}
-			}
-			most = max(most, n)
-		}
-	}
-	return most + 1
+// NameNarrowing) is to be made: not when t was walked by a name with the
+// same jail.Workspace.BelowKey already (every path below gets the same
+// verdicts; there are finitely many keys, so a loop ends).
+func (l *links) enter(kind, t, virtual string) bool {
+	_, done := l.visited.LoadOrStore(kind+"\x00"+t+"\x00"+l.ws.BelowKey(virtual, kind == "home"), true)
+	return !done
 }
 
 // walkTreeDir is walkTree's walk of the directory t (canonical), named
 // virtual through the links that lead to it, once by that name.
-func (l *links) walkTreeDir(t, virtual string, chain []string) error {
-	chain, ok := l.enter("tree", t, virtual, chain)
-	if !ok {
+func (l *links) walkTreeDir(t, virtual string) error {
+	if !l.enter("tree", t, virtual) {
 		return nil
 	}
 	var roDirs sync.Map // read-only directories met (their entries are)
@@ -1380,7 +1331,7 @@ func (l *links) walkTreeDir(t, virtual string, chain []string) error {
 			// A read-only or private-key verdict covers the target's
 			// own rule, not the deny patterns below it by this name
 			// (red team round 20, R20a-4).
-			return l.walkTree(p, v, chain)
+			return l.walkTree(p, v)
 		}
 		isDir := typ.IsDir()
 		if isDir && (roParent || n&jail.NarrowReadOnly != 0) {

@@ -1,38 +1,15 @@
 package gitignore
 
-// Open reports whether a rule of m that is not a tail rule can
-// match parts followed by one or more components (parts relative to the
-// top, as Match takes them): an anchored rule whose components parts
-// begin, or one with a "**" that parts reach. alts gives the other
-// spellings a component may be matched by (nil: none): a component
-// matches a rule's component when it or one of its alts does. A negation
-// counts as a match (it changes the verdict too).
-func (m *Matcher) Open(parts []string, alts func(string) []string) bool {
-	if m.Empty() {
-		return false
-	}
-	for i, c := range m.base {
-		if i == len(parts) {
-			return true // above the base: any rule may be below
-		}
-		if parts[i] != c {
-			return false
-		}
-	}
-	parts = parts[len(m.base):]
-	for i := range m.rules {
-		if r := &m.rules[i]; !r.tail() && openComps(r.comps, parts, alts) {
-			return true
-		}
-	}
-	return false
-}
+import (
+	"encoding/binary"
+	"strings"
+)
 
 // tail reports whether r is a tail rule: a name alone ("*.pem": no "/"
 // but a trailing one), or "**/" followed by components none of which is
 // "**" ("**/.config/gh/hosts.yml"). Whether a tail rule of n components
 // matches a path is decided by the path's last n components alone (and
-// whether it has that many); TailState is their state, Open the others'.
+// whether it has that many); TailState is their state, State the others'.
 func (r *rule) tail() bool {
 	if !r.anchored {
 		return true
@@ -46,38 +23,6 @@ func (r *rule) tail() bool {
 		}
 	}
 	return true
-}
-
-// openComps reports whether pat can match parts followed by at least one
-// more component.
-func openComps(pat []compPattern, parts []string, alts func(string) []string) bool {
-	if len(parts) == 0 {
-		return len(pat) > 0 // a non-empty rest matches some components
-	}
-	if len(pat) == 0 {
-		return false
-	}
-	if pat[0].kind == compDoubleStar {
-		if len(pat) == 1 {
-			return true
-		}
-		return openComps(pat[1:], parts, alts) || openComps(pat, parts[1:], alts)
-	}
-	if !pat[0].match(parts[0]) {
-		ok := false
-		if alts != nil {
-			for _, a := range alts(parts[0]) {
-				if pat[0].match(a) {
-					ok = true
-					break
-				}
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return openComps(pat[1:], parts[1:], alts)
 }
 
 // TailState appends to buf the state of the path parts for m's tail
@@ -147,4 +92,78 @@ func tailBegun(cs []compPattern, parts []string, alts func(string) []string) (ex
 		}
 	}
 	return misses == 0, true
+}
+
+// State appends to buf the state of the path parts for m's rules that
+// are not tail rules (anchored ones, and those with "**" inside), and
+// returns it: for each, the positions among its components that parts
+// can have reached, once with parts as they are and once with at most one
+// of them spelled as one of its alts (an editor copy's original). Two
+// paths with the same State and TailState are told apart by no rule of m
+// at any path below them with the same rest. A rule of more than 63
+// components is given by parts themselves.
+func (m *Matcher) State(buf []byte, parts []string, alts func(string) []string) []byte {
+	if m == nil {
+		return buf
+	}
+	for i, c := range m.base {
+		if i == len(parts) {
+			return append(buf, byte(i), 0xfe) // above the base, this deep
+		}
+		if parts[i] != c {
+			return append(buf, 0xff) // outside the base: no rule applies
+		}
+	}
+	parts = parts[len(m.base):]
+	for i := range m.rules {
+		r := &m.rules[i]
+		if r.tail() {
+			continue
+		}
+		if len(r.comps) > 63 {
+			buf = append(buf, strings.Join(parts, "/")...)
+			buf = append(buf, 0)
+			continue
+		}
+		s0, s1 := uint64(1), uint64(0)
+		for _, p := range parts {
+			n1 := advance(r.comps, s1, p)
+			if alts != nil {
+				for _, a := range alts(p) {
+					n1 |= advance(r.comps, s0, a)
+				}
+			}
+			s0, s1 = advance(r.comps, s0, p), n1
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, s0)
+		buf = binary.LittleEndian.AppendUint64(buf, s1)
+	}
+	return buf
+}
+
+// advance is one step of matchComps as an automaton: from the positions
+// s (bit i: the first i components matched), those after the component
+// name. "**" consumes it and stays or ends, or (not the last component)
+// consumes nothing.
+func advance(cs []compPattern, s uint64, name string) uint64 {
+	n := len(cs)
+	// "**" that is not the last may match no component.
+	for i := 0; i < n-1; i++ {
+		if s&(1<<i) != 0 && cs[i].kind == compDoubleStar {
+			s |= 1 << (i + 1)
+		}
+	}
+	var out uint64
+	for i := 0; i < n; i++ {
+		if s&(1<<i) == 0 {
+			continue
+		}
+		switch {
+		case cs[i].kind == compDoubleStar:
+			out |= 1<<i | 1<<(i+1)
+		case cs[i].match(name):
+			out |= 1 << (i + 1)
+		}
+	}
+	return out
 }

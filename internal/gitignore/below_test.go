@@ -8,34 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestOpen: which rules can still match below a path. Each row's
-// pattern is checked against the path; a false row is the control of
-// the true one above it (the same pattern, a path it cannot continue).
-func TestOpen(t *testing.T) {
-	for _, c := range []struct {
-		pattern, path string
-		want          bool
-	}{
-		{"config/*/secret.txt", "config/prod", true},
-		{"config/*/secret.txt", "config/prod/x", false},
-		{"config/*/secret.txt", "other", false},
-		{"config/**/secret.txt", "config/a/b/c", true},
-		{"config/**/secret.txt", "conf/a", false},
-		{"**/x/**/secret.txt", "anything/at/all", true},
-		{"**/.kube/config", "a/.kube", false}, // a tail rule: TailState's
-		{"*.pem", "a", false},
-		{"a/b", "", true},
-		{"config/prod/", "config.bak", true}, // with the copy's spelling
-	} {
-		m, err := New("", []string{c.pattern})
-		require.NoError(t, err)
-		var parts []string
-		if c.path != "" {
-			parts = strings.Split(c.path, "/")
-		}
-		alts := func(s string) []string { return []string{strings.TrimSuffix(s, ".bak")} }
-		assert.Equal(t, c.want, m.Open(parts, alts), "%s below %q", c.pattern, c.path)
-	}
+// TestState: paths that reached the same positions of the rules that are
+// not tail rules have the same state, others not; a copy's spelling
+// counts once; past an anchored rule's end nothing is left to tell.
+func TestState(t *testing.T) {
+	m, err := New("", []string{"config/*/secret.txt", "config/**/prod/x", "a/b"})
+	require.NoError(t, err)
+	alts := func(s string) []string { return []string{strings.TrimSuffix(s, ".bak")} }
+	state := func(p string) string { return string(m.State(nil, strings.Split(p, "/"), alts)) }
+	assert.Equal(t, state("config/l1/l2/l3"), state("config/l1/l2/l3/l4/l5"), "config/** reached, and past config/*/secret.txt")
+	assert.NotEqual(t, state("config/l1"), state("config/l1/l2"), "config/*/ then secret.txt still open")
+	assert.NotEqual(t, state("config/l1/prod"), state("config/l1/l2"), "prod begun")
+	assert.NotEqual(t, state("config.bak/l1"), state("other/l1"), "config.bak spells config")
+	assert.NotEqual(t, state("config.bak/l1"), state("config/l1"), "through a copy's spelling only")
+	assert.Equal(t, state("x/y"), state("x/y/z"), "no rule begun")
 }
 
 // TestTailState: paths that begin the same matches of a tail rule have
