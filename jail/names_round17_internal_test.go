@@ -148,7 +148,8 @@ func TestStartupNamesRound17(t *testing.T) {
 		".lesskey", ".config/lesskey", ".selected_editor", ".Xresources", ".ripgreprc",
 		".cargo/env", ".git-prompt.sh", ".oh-my-zsh/oh-my-zsh.sh", ".oh-my-zsh/plugins/git/git.plugin.zsh", ".p10k.zsh",
 		"miniconda3/etc/profile.d/conda.sh", "google-cloud-sdk/path.bash.inc", ".vim/plugged/x/plugin/x.vim",
-		".local/share/pipx/venvs/black/lib/python3.12/site-packages/evil.pth", ".local/share/uv/tools/ruff/pyvenv.cfg"}
+		".local/share/pipx/venvs/black/lib/python3.12/site-packages/evil.pth", ".local/share/uv/tools/ruff/pyvenv.cfg",
+		".wezterm.lua", ".config/irb/irbrc", ".pylintrc"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

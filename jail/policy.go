@@ -489,6 +489,10 @@ var agentConfigHomeOnly = []string{
 	".opam/opam-init/", "google-cloud-sdk/", "miniconda3/etc/profile.d/", "anaconda3/etc/profile.d/",
 	"miniforge3/etc/profile.d/", ".pyenv/bin/", ".pyenv/libexec/", ".vim/plugged/",
 	".local/share/pipx/venvs/", ".local/share/uv/tools/",
+	// WezTerm's HOME-level Lua configuration (its .config/wezterm/ is
+	// listed), irb's XDG rc, yarn's XDG configuration (yarnPath runs a
+	// file), pylint's init-hook (R20b-2).
+	".wezterm.lua", ".config/irb/", ".config/yarn/", ".pylintrc", ".config/pylintrc",
 }
 
 func nestedAgentPatterns() []string {
