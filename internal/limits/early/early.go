@@ -19,6 +19,7 @@ package early
 import (
 	"os"
 
+	"github.com/landjail/landjail/internal/argflags"
 	"github.com/landjail/landjail/internal/limits"
 )
 
@@ -42,27 +43,12 @@ func init() {
 // that will make its control group: "run", and neither --help nor
 // --print-rules before "--".
 func Glance(args []string) bool {
-	if len(args) < 2 || args[1] != "run" {
-		return false
-	}
-	for _, a := range args[2:] {
-		if a == "--" {
-			break
-		}
-		name := a
-		for len(name) > 0 && name[0] == '-' {
-			name = name[1:]
-		}
-		for i := 0; i < len(name); i++ {
-			if name[i] == '=' {
-				name = name[:i]
-				break
-			}
-		}
+	run := true
+	return argflags.Run(args, func(name string) bool {
 		switch name {
 		case "help", "h", "print-rules":
-			return false
+			run = false
 		}
-	}
-	return true
+		return run
+	}) && run
 }

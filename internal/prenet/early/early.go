@@ -22,6 +22,7 @@ package early
 import (
 	"syscall"
 
+	"github.com/landjail/landjail/internal/argflags"
 	"github.com/landjail/landjail/internal/prenet"
 )
 
@@ -38,27 +39,12 @@ func init() {
 // --print-rules, --no-namespaces, nor --net, --connect-tcp, --bind-tcp
 // or --config (which may open the network).
 func wanted(args []string) bool {
-	if len(args) < 2 || args[1] != "run" {
-		return false
-	}
-	for _, a := range args[2:] {
-		if a == "--" {
-			break
-		}
-		name := a
-		for len(name) > 0 && name[0] == '-' {
-			name = name[1:]
-		}
-		for i := 0; i < len(name); i++ {
-			if name[i] == '=' {
-				name = name[:i]
-				break
-			}
-		}
+	want := true
+	return argflags.Run(args, func(name string) bool {
 		switch name {
 		case "help", "h", "print-rules", "no-namespaces", "net", "connect-tcp", "bind-tcp", "config":
-			return false
+			want = false
 		}
-	}
-	return true
+		return want
+	}) && want
 }

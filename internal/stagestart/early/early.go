@@ -15,6 +15,7 @@ package early
 import (
 	"os"
 
+	"github.com/landjail/landjail/internal/argflags"
 	"github.com/landjail/landjail/internal/stagestart"
 )
 
@@ -33,30 +34,17 @@ func init() {
 // startEarly reads them (not --help, --print-rules, --no-namespaces; no
 // private network with --net, --connect-tcp, --bind-tcp or --config).
 func glance(args []string) (run, privateNetwork bool) {
-	if len(args) < 2 || args[1] != "run" {
-		return false, false
-	}
-	privateNetwork = true
-	for _, a := range args[2:] {
-		if a == "--" {
-			break
-		}
-		name := a
-		for len(name) > 0 && name[0] == '-' {
-			name = name[1:]
-		}
-		for i := 0; i < len(name); i++ {
-			if name[i] == '=' {
-				name = name[:i]
-				break
-			}
-		}
+	run, privateNetwork = true, true
+	if !argflags.Run(args, func(name string) bool {
 		switch name {
 		case "help", "h", "print-rules", "no-namespaces":
-			return false, false
+			run = false
 		case "net", "connect-tcp", "bind-tcp", "config":
 			privateNetwork = false
 		}
+		return run
+	}) || !run {
+		return false, false
 	}
 	return true, privateNetwork
 }
