@@ -25,14 +25,23 @@ func (p *Plan) commandHome() (string, bool, error) {
 		return home, grant, err
 	}
 	dir := filepath.Join(p.tmp.path(), "home")
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", false, fmt.Errorf("private HOME: %w", err)
-	}
 	r, err2 := os.OpenRoot(p.tmp.path())
 	if err2 != nil {
 		return "", false, fmt.Errorf("private HOME: %w", err2)
 	}
 	defer r.Close()
+	// The TMPDIR is kept between runs and the command's: a "home" that
+	// is not a directory (a link an earlier run planted) is removed, the
+	// link itself, not what it names, and made again (red team round 20,
+	// R20b-7: every later run stopped with "path escapes from parent").
+	if fi, err := r.Lstat("home"); err == nil && !fi.IsDir() {
+		if err := r.Remove("home"); err != nil {
+			return "", false, fmt.Errorf("private HOME: %w", err)
+		}
+	}
+	if err := r.Mkdir("home", 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", false, fmt.Errorf("private HOME: %w", err)
+	}
 	uid, gid := os.Geteuid(), os.Getegid()
 	if c := p.set.Credential; c != nil {
 		uid, gid = int(c.Uid), int(c.Gid)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -131,6 +134,28 @@ func TestRunUnwritableHome(t *testing.T) {
 	assert.Contains(t, string(out), "home-writable")
 	assert.Contains(t, string(out), "inside its private TMPDIR")
 	assert.Equal(t, 1, strings.Count("\n"+string(out), "\nlandjail: "), "one line: %s", out)
+
+	// The TMPDIR is kept: a run that replaces its HOME with a link to
+	// another directory does not stop the next runs, and nothing is
+	// made through the link (red team round 20, R20b-7: "path escapes
+	// from parent" at every later run). Red before: the third run failed.
+	other := shared(0o777)
+	sum := sha256.Sum256([]byte(ws))
+	t.Cleanup(func() { os.RemoveAll(filepath.Join(os.TempDir(), fmt.Sprintf("landjail-65534-%x", sum[:6]))) })
+	run := func(script string) ([]byte, error) {
+		// No --timeout: an execve'd run keeps the workspace's TMPDIR.
+		cmd := osexec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "run", "--no-namespaces", "--workspace", ws, "--rw", other, "--", "sh", "-c", script)
+		cmd.Env = env
+		return cmd.CombinedOutput()
+	}
+	out, err = run(`rm -rf "$TMPDIR/home"; ln -s ` + other + ` "$TMPDIR/home" && ls -la "$TMPDIR" && echo planted`)
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "planted")
+	out, err = run(`echo "HOME=$HOME"; touch "$HOME/y" && echo home-writable`)
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "home-writable")
+	_, err = os.Lstat(filepath.Join(other, "y"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "nothing made through the planted link")
 }
 
 // TestRunPrivateTmpWritable: the namespace layer's "private /tmp" was
