@@ -350,6 +350,30 @@ func (w *Workspace) NameNarrowing(p string) Narrowing {
 	return n
 }
 
+// NameEntryNarrowing is NameNarrowing for a walk by name that never
+// descends into a denied directory: p is matched as an entry of its
+// already-matched parent (EntryNarrowing's rule), not with every parent
+// again, so a name many components deep costs one match, not one per
+// component (red team round 21, R21-1). NarrowReadOnly is reported when
+// p itself matches. Strings only; 0 for a relative p.
+func (w *Workspace) NameEntryNarrowing(p string) Narrowing {
+	if !filepath.IsAbs(p) || p == "/" {
+		return 0
+	}
+	p = filepath.Clean(p)
+	var n Narrowing
+	if w.deny.entryExcluded(p, "/") {
+		n |= NarrowDenied
+	}
+	if w.ro.entryExcluded(p, "/") {
+		n |= NarrowReadOnly
+	}
+	if w.keys.matchesEntry(p, "/") {
+		n |= NarrowPrivateKey
+	}
+	return n
+}
+
 // entryExcluded is excluded for the last component only, tried as a
 // directory and as a file.
 func (d *denyMatcher) entryExcluded(canon, root string) bool {

@@ -700,14 +700,15 @@ func (l *links) homeTree(link string) error {
 		return nil
 	}
 	if l.inPolicy(t) || slices.Contains(l.roots, t) {
-		return l.homeWalk(t, link)
+		return l.homeWalk(t, link, l.ws.NameNarrowing(link))
 	}
 	// Roots below the target (--ro ~/dotfiles/config/gh with ~/.config ->
 	// dotfiles/config), each by its name through the link (red team
 	// round 16, R16-6: gh/hosts.yml read in clear).
 	for _, r := range l.roots {
 		if strings.HasPrefix(r, t+"/") {
-			if err := l.homeWalk(r, link+r[len(t):]); err != nil {
+			v := link + r[len(t):]
+			if err := l.homeWalk(r, v, l.ws.NameNarrowing(v)); err != nil {
 				return err
 			}
 		}
@@ -721,15 +722,24 @@ func (l *links) homeTree(link string) error {
 // link the command planted beside the user's (dotfiles/config/aa ->
 // ../private/gh, or in another HOME link's target) must not spare the
 // user's name (red team round 19, R19-1).
-func (l *links) homeWalk(t, virtual string) error {
-	if !l.enter("home", t, virtual) {
+func (l *links) homeWalk(t, virtual string, top jail.Narrowing) error {
+	if carried != nil {
+		carried(l.ws, virtual, top, true)
+	}
+	if !l.enter("home", t, virtual, top) {
 		return nil
 	}
 	// t itself, when it is a root below the target, by its own name
 	// (~/.config/gcloud/ granted as --ro dotfiles/config/gcloud).
-	if n := l.ws.NameNarrowing(virtual); n&jail.NarrowDenied != 0 && slices.Contains(l.roots, t) && !within(l.ws.Root(), t) {
+	if top&jail.NarrowDenied != 0 && slices.Contains(l.roots, t) && !within(l.ws.Root(), t) {
 		l.add(carve{path: t, source: SourceDenyPattern, exists: true})
 		return nil
+	}
+	// Each entry by its name at its own level, as walkTreeDir's (red
+	// team round 21, R21-1), but whole below a denied name.
+	narrow := l.ws.NameEntryNarrowing
+	if top&jail.NarrowDenied != 0 {
+		narrow = l.ws.NameNarrowing
 	}
 	conf := fastwalk.Config{Follow: false}
 	return fastwalk.Walk(&conf, t, func(p string, d fs.DirEntry, err error) error {
@@ -739,7 +749,7 @@ func (l *links) homeWalk(t, virtual string) error {
 		if err := l.count(virtual); err != nil {
 			return err
 		}
-		n := l.ws.NameNarrowing(virtual + p[len(t):])
+		n := narrow(virtual + p[len(t):])
 		typ := d.Type()
 		if typ&fs.ModeSymlink != 0 {
 			// No rule names a link; what it leads to gets the name's
@@ -755,7 +765,7 @@ func (l *links) homeWalk(t, virtual string) error {
 			// (red team round 18, R18a-18: ~/.config/gh/hosts.yml read).
 			if tt, err := l.resolve(p); err == nil && (l.inPolicy(tt) || slices.Contains(l.roots, tt)) {
 				if fi, err := os.Stat(tt); err == nil && fi.IsDir() {
-					return l.homeWalk(tt, virtual+p[len(t):])
+					return l.homeWalk(tt, virtual+p[len(t):], n)
 				}
 			}
 			return nil
@@ -1252,11 +1262,13 @@ func (l *links) below(dir string, v jail.Narrowing) error {
 // not spare the user's name. A loop (sub/.kube -> ., a link back to a
 // directory above) ends when its names reach no new key.
 func (l *links) tree(real, virtual string) error {
-	return l.walkTree(real, virtual)
+	return l.walkTree(real, virtual, l.ws.Narrowing(virtual))
 }
 
-// walkTree walks the target of real by the name virtual.
-func (l *links) walkTree(real, virtual string) error {
+// walkTree walks the target of real by the name virtual, whose
+// narrowing is top (jail.Workspace.Narrowing, or as walkTreeDir carries
+// it from the entry's own level and its read-only parent).
+func (l *links) walkTree(real, virtual string, top jail.Narrowing) error {
 	t, err := filepath.EvalSymlinks(real)
 	if err != nil {
 		return nil
@@ -1265,7 +1277,7 @@ func (l *links) walkTree(real, virtual string) error {
 		return nil
 	}
 	if l.inPolicy(t) || slices.Contains(l.roots, t) {
-		return l.walkTreeDir(t, virtual)
+		return l.walkTreeDir(t, virtual, top)
 	}
 	// A target above roots: each root below it by its name through the
 	// link; a target that is a root is walked too (red team round 18,
@@ -1275,7 +1287,8 @@ func (l *links) walkTree(real, virtual string) error {
 	// is carved: the root itself stays granted (R10-7).
 	for _, r := range l.roots {
 		if t != "/" && strings.HasPrefix(r, t+"/") {
-			if err := l.walkTreeDir(r, virtual+r[len(t):]); err != nil {
+			v := virtual + r[len(t):]
+			if err := l.walkTreeDir(r, v, l.ws.Narrowing(v)); err != nil {
 				return err
 			}
 		}
@@ -1283,20 +1296,29 @@ func (l *links) walkTree(real, virtual string) error {
 	return nil
 }
 
+// carried, when a test sets it, is shown each name a link walk starts
+// with and the narrowing the walk carried to it (byName: a walk by
+// NameNarrowing), to check it against the name's whole match.
+var carried func(ws *jail.Workspace, virtual string, n jail.Narrowing, byName bool)
+
 // enter reports whether the walk of the canonical directory t by the
-// name virtual (kind: "tree", matched by Narrowing, or "home", by
-// NameNarrowing) is to be made: not when t was walked by a name with the
-// same jail.Workspace.BelowKey already (every path below gets the same
-// verdicts; there are finitely many keys, so a loop ends).
-func (l *links) enter(kind, t, virtual string) bool {
-	_, done := l.visited.LoadOrStore(kind+"\x00"+t+"\x00"+l.ws.BelowKey(virtual, kind == "home"), true)
+// name virtual, whose narrowing is n (kind: "tree", by Narrowing, or
+// "home", by NameNarrowing), is to be made: not when t was walked by a
+// name with the same jail.Workspace.BelowKeyOf already (every path below
+// gets the same verdicts; there are finitely many keys, so a loop ends).
+func (l *links) enter(kind, t, virtual string, n jail.Narrowing) bool {
+	_, done := l.visited.LoadOrStore(kind+"\x00"+t+"\x00"+l.ws.BelowKeyOf(virtual, n), true)
 	return !done
 }
 
 // walkTreeDir is walkTree's walk of the directory t (canonical), named
-// virtual through the links that lead to it, once by that name.
-func (l *links) walkTreeDir(t, virtual string) error {
-	if !l.enter("tree", t, virtual) {
+// virtual (narrowing top) through the links that lead to it, once by
+// that name.
+func (l *links) walkTreeDir(t, virtual string, top jail.Narrowing) error {
+	if carried != nil {
+		carried(l.ws, virtual, top, false)
+	}
+	if !l.enter("tree", t, virtual, top) {
 		return nil
 	}
 	var roDirs sync.Map // read-only directories met (their entries are)
@@ -1305,8 +1327,10 @@ func (l *links) walkTreeDir(t, virtual string) error {
 	// and is not denied, and the walk does not go below a denied
 	// directory. A deep name costs its level's match, not its every
 	// parent's again (red team round 21, R21-1: 4 ms an entry of a name
-	// 90 components deep).
-	top := l.ws.Narrowing(virtual)
+	// 90 components deep). A link met is walked with the narrowing so
+	// computed, its read-only parent's added: its whole Narrowing in
+	// what decides the walk below it (the walk enters no denied
+	// directory), without matching each of its parents again.
 	if top&jail.NarrowReadOnly != 0 {
 		roDirs.Store(t, true)
 	}
@@ -1349,7 +1373,10 @@ func (l *links) walkTreeDir(t, virtual string) error {
 			// A read-only or private-key verdict covers the target's
 			// own rule, not the deny patterns below it by this name
 			// (red team round 20, R20a-4).
-			return l.walkTree(p, v)
+			if roParent {
+				n |= jail.NarrowReadOnly
+			}
+			return l.walkTree(p, v, n)
 		}
 		isDir := typ.IsDir()
 		if isDir && (roParent || n&jail.NarrowReadOnly != 0) {
