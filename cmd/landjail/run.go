@@ -408,8 +408,6 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		rep.Hygiene.Session = "own session on a pseudo-terminal relayed by landjail (the caller's terminal is never passed to the command)"
 	}
 
-	sigs := fwd.signals() // caught before the command starts
-
 	var ex *explainer
 	if o.Explain {
 		ex = startExplainer(context.Background(), o.ExplainAll)
@@ -431,6 +429,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}); err != nil {
 		return fail(fmt.Errorf("run: %w", err))
 	}
+	// Caught since before Prepare; from here on forwarded to the command
+	// (before, they end landjail: sigForward.watch).
+	sigs := fwd.signals()
 	start := time.Now()
 	if err := c.Start(); err != nil {
 		if ex != nil { // the path-check fallback's refusal explained (issue 23); --learn sets Explain

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/jail"
+)
+
+// TestRunSignalDuringPlanning: a signal that reaches a supervised run
+// before its command starts ends landjail (status 128 + the signal), as
+// it ends a run that execve's; it was caught for the command and held
+// until the planning ended (red team round 21, R21-1: timeout's SIGTERM
+// at 60 s, landjail gone after 3 min 26 s, the command started all the
+// same). The planning is made long by R21-1's plant (a self-link for each
+// directory component of the secrets preset, and 400 files, under
+// --deny-secrets: seconds of walk); the signal is sent once landjail has
+// spent 0.2 s of CPU time. The command ignores SIGTERM from its start, so
+// a run that forwarded the signal would still write ran. Control: the
+// same run without the signal writes ran. Red with sigForward.watch
+// keeping the signal: ran was written, status 0.
+func TestRunSignalDuringPlanning(t *testing.T) {
+	t.Parallel()
+	bin := landjailBin(t)
+	plant := func(t *testing.T) string {
+		ws := wsDir(t)
+		p := filepath.Join(ws, "p")
+		require.NoError(t, os.Mkdir(p, 0o755))
+		var comps []string
+		for _, pat := range jail.SecretPatterns {
+			rest, ok := strings.CutPrefix(pat, "**/")
+			if !ok {
+				continue
+			}
+			parts := strings.Split(rest, "/")
+			for _, c := range parts[:len(parts)-1] {
+				if c != "" && !strings.ContainsAny(c, "*?[ ") && !slices.Contains(comps, c) {
+					comps = append(comps, c)
+				}
+			}
+		}
+		for _, c := range comps {
+			require.NoError(t, os.Symlink(".", filepath.Join(p, c)))
+		}
+		for i := range 400 {
+			require.NoError(t, os.WriteFile(filepath.Join(p, fmt.Sprint("f", i)), nil, 0o644))
+		}
+		return ws
+	}
+	cpuTicks := func(pid int) int {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		u, _ := strconv.Atoi(f[11])
+		s, _ := strconv.Atoi(f[12])
+		return u + s
+	}
+	for _, signal := range []bool{false, true} {
+		t.Run(fmt.Sprint("signal ", signal), func(t *testing.T) {
+			t.Parallel()
+			ws := plant(t)
+			c := osexec.Command(bin, "run", "--deny-secrets", "--workspace", ws, "--",
+				"env", "--ignore-signal=TERM", "sh", "-c", "echo x > ran")
+			c.Dir = ws
+			require.NoError(t, c.Start())
+			if signal {
+				for cpuTicks(c.Process.Pid) < 20 {
+					_, err := os.Stat(filepath.Join(ws, "ran"))
+					require.True(t, errors.Is(err, os.ErrNotExist), "the planning ended before landjail had spent 0.2 s: the plant is too small here")
+					time.Sleep(5 * time.Millisecond)
+				}
+				require.NoError(t, c.Process.Signal(unix.SIGTERM))
+			}
+			err := c.Wait()
+			_, ran := os.Stat(filepath.Join(ws, "ran"))
+			if !signal {
+				require.NoError(t, err, "control: the planted run starts its command")
+				assert.NoError(t, ran, "control: the command ran")
+				return
+			}
+			assert.Equal(t, 128+int(unix.SIGTERM), c.ProcessState.ExitCode(), "ended by the signal before the command started")
+			assert.ErrorIs(t, ran, os.ErrNotExist, "the command never started")
+		})
+	}
+}
