@@ -332,23 +332,7 @@ func (w *Workspace) narrowing(canon string, entryOnly bool) Narrowing {
 // dotfiles/aws with the dotfiles repository as the workspace: red team
 // round 13, R13-5): landlock gives the target the verdict of the name
 // that leads to it. Strings only, no file access; 0 for a relative p.
-func (w *Workspace) NameNarrowing(p string) Narrowing {
-	if !filepath.IsAbs(p) || p == "/" {
-		return 0
-	}
-	p = filepath.Clean(p)
-	var n Narrowing
-	if w.deny.denied(p, "/") {
-		n |= NarrowDenied
-	}
-	if w.ro.denied(p, "/") {
-		n |= NarrowReadOnly
-	}
-	if w.keys.matchesEntry(p, "/") {
-		n |= NarrowPrivateKey
-	}
-	return n
-}
+func (w *Workspace) NameNarrowing(p string) Narrowing { return w.nameNarrowing(p, false) }
 
 // NameEntryNarrowing is NameNarrowing for a walk by name that never
 // descends into a denied directory: p is matched as an entry of its
@@ -356,16 +340,25 @@ func (w *Workspace) NameNarrowing(p string) Narrowing {
 // again, so a name many components deep costs one match, not one per
 // component (red team round 21, R21-1). NarrowReadOnly is reported when
 // p itself matches. Strings only; 0 for a relative p.
-func (w *Workspace) NameEntryNarrowing(p string) Narrowing {
+func (w *Workspace) NameEntryNarrowing(p string) Narrowing { return w.nameNarrowing(p, true) }
+
+// nameNarrowing is NameNarrowing, or with entryOnly NameEntryNarrowing.
+func (w *Workspace) nameNarrowing(p string, entryOnly bool) Narrowing {
 	if !filepath.IsAbs(p) || p == "/" {
 		return 0
 	}
 	p = filepath.Clean(p)
+	matches := func(d *denyMatcher) bool {
+		if entryOnly {
+			return d.entryExcluded(p, "/")
+		}
+		return d.denied(p, "/")
+	}
 	var n Narrowing
-	if w.deny.entryExcluded(p, "/") {
+	if matches(w.deny) {
 		n |= NarrowDenied
 	}
-	if w.ro.entryExcluded(p, "/") {
+	if matches(w.ro) {
 		n |= NarrowReadOnly
 	}
 	if w.keys.matchesEntry(p, "/") {
