@@ -258,6 +258,10 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		}
 	}
 	p.Proxy.Warn(stderr)
+	// --cpus bounds the command's group; the supervisor answering its
+	// brokered calls works for it outside the group (red team round 22,
+	// R22b-2).
+	p.Seccomp.LimitSupervisorCPU(p.spec.CPUs)
 	return p.checkAllowUnix(stderr)
 }
 

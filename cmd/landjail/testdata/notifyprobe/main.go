@@ -3,8 +3,11 @@
 // cmd/landjail's tests.
 //
 //	notifyprobe inotify|fanotify DIR NAME
+//	notifyprobe burn DIR SECONDS
 //
-// It prints "watching" once the watch is set (or "MODE: ERROR" and exits
+// burn adds a watch of DIR again and again for SECONDS (each call a
+// notification landjail's supervisor answers) and prints the count.
+// Otherwise it prints "watching" once the watch is set (or "MODE: ERROR" and exits
 // 0 when it cannot set it), then "event NAME" when an event naming NAME
 // arrives, or "no event" after 10 s.
 package main
@@ -24,6 +27,10 @@ func main() {
 		os.Exit(2)
 	}
 	mode, dir, name := os.Args[1], os.Args[2], os.Args[3]
+	if mode == "burn" {
+		burn(dir, name)
+		return
+	}
 	var fd int
 	switch mode {
 	case "inotify":
@@ -72,4 +79,26 @@ func main() {
 		}
 	}
 	fmt.Println("no event")
+}
+
+// burn is the burn mode: inotify_add_watch on dir in a loop for secs.
+func burn(dir, secs string) {
+	d, err := time.ParseDuration(secs + "s")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		fmt.Println("inotify_init1:", err)
+		return
+	}
+	n := 0
+	for end := time.Now().Add(d); time.Now().Before(end); n++ {
+		if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_ALL_EVENTS); err != nil {
+			fmt.Println("inotify_add_watch:", err)
+			return
+		}
+	}
+	fmt.Println("calls", n)
 }
