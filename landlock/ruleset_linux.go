@@ -150,8 +150,13 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 		}
 		if keep {
 			rs.kept.paths = append(rs.kept.paths, keptRule{rfd, uint64(r.Access)})
-		} else {
-			done = append(done, rfd)
+		} else if done = append(done, rfd); len(done) == maxPathFDs {
+			// A batch at a time: a planted tree's carve-outs are
+			// thousands of rules, past RLIMIT_NOFILE (red team round
+			// 22, R22b-1: 300 .env files 80 directories deep, 24,000
+			// rules, and every later run failed with EMFILE).
+			closeKept(done)
+			done = done[:0]
 		}
 	}
 	closeKept(done)
