@@ -9,27 +9,24 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/jail"
 )
 
-// BenchmarkWalkPresetSelfLinks is red team round 21's R21-1: one
-// directory of the workspace holding 50 files and a self-link (name ->
-// .) for every directory component of the secrets preset's multi-level
-// patterns (.config, gh, .mozilla, firefox, .var, app, ...) and four
-// editor-copy spellings, under --deny-secrets. Every path through the
-// links is a name of the same directory, walked once for each key the
-// names reach (BelowKeyOf): ~30,000 link walks. Each entry was
-// matched whole with each of its parents (a name 90 components deep):
-// 81 s a walk here, 256 s for the reviewer's run to start. Now each at
-// its own level: ~3 s. Reports the link walks begun (walks/op;
-// carried_internal_test.go's check, a whole match each, is off here).
-func BenchmarkWalkPresetSelfLinks(b *testing.B) {
-	root, err := filepath.EvalSymlinks(b.TempDir())
-	require.NoError(b, err)
+// presetSelfLinks makes red team round 21's R21-1 plant below a new
+// workspace: one directory p holding files plain files and a self-link
+// (name -> .) for each of the first n directory components of the
+// secrets preset's multi-level patterns (.config, gh, .mozilla, firefox,
+// .var, app, ...; n < 0: all 83) and, with copies, each one's editor
+// copy NAME.bak too (round 22, R22a-1). It returns the workspace root and
+// the number of links.
+func presetSelfLinks(t testing.TB, n, files int, copies bool) (string, int) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
 	p := filepath.Join(root, "p")
-	require.NoError(b, os.Mkdir(p, 0o755))
+	require.NoError(t, os.Mkdir(p, 0o755))
 	var comps []string
 	for _, pat := range jail.SecretPatterns {
 		rest, ok := strings.CutPrefix(pat, "**/")
@@ -43,25 +40,90 @@ func BenchmarkWalkPresetSelfLinks(b *testing.B) {
 			}
 		}
 	}
-	comps = append(comps, ".config.bak", "gh~", "#.kube#", ".ssh.swp")
+	if n >= 0 {
+		comps = comps[:n]
+	}
+	if copies {
+		for _, c := range slices.Clone(comps) {
+			comps = append(comps, c+".bak")
+		}
+	}
 	for _, c := range comps {
-		require.NoError(b, os.Symlink(".", filepath.Join(p, c)))
+		require.NoError(t, os.Symlink(".", filepath.Join(p, c)))
 	}
-	for i := range 50 {
-		require.NoError(b, os.WriteFile(filepath.Join(p, fmt.Sprint("f", i)), nil, 0o644))
+	for i := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(p, fmt.Sprint("f", i)), nil, 0o644))
 	}
-	ws, err := jail.New(root, jail.WithDenySecrets())
-	require.NoError(b, err)
-	defer ws.Close()
-	var walks atomic.Int64
-	old := carried
-	carried = func(*jail.Workspace, string, jail.Narrowing, bool) { walks.Add(1) }
-	defer func() { carried = old }()
-	b.ReportAllocs()
-	for b.Loop() {
-		_, err := walkCarves(ws, []string{root}, 10_000_000)
-		require.NoError(b, err)
+	return root, len(comps)
+}
+
+// TestWalkCarvesLinkNamesLimit: a directory reached through planted
+// self-links by more than MaxLinkNames names the patterns tell apart
+// fails the walk with ErrLinkNames naming it (R21-1's plant: 347 keys;
+// with editor copies, R22a-1: 938, 48 s before), at once and before its
+// walk limit; control: the same plant with 8 components stays under it
+// and the walk ends.
+func TestWalkCarvesLinkNamesLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n      int
+		copies bool
+		fails  bool
+	}{{8, false, false}, {-1, false, true}, {-1, true, true}} {
+		t.Run(fmt.Sprint(tc.n, tc.copies), func(t *testing.T) {
+			t.Parallel()
+			root, _ := presetSelfLinks(t, tc.n, 50, tc.copies)
+			ws, err := jail.New(root, jail.WithDenySecrets())
+			require.NoError(t, err)
+			defer ws.Close()
+			_, err = walkCarves(ws, []string{root}, DefaultWalkLimit)
+			if !tc.fails {
+				assert.NoError(t, err, "control: a few names")
+				return
+			}
+			assert.ErrorIs(t, err, ErrLinkNames)
+			assert.NotErrorIs(t, err, ErrWalkLimit)
+			assert.ErrorContains(t, err, filepath.Join(root, "p"))
+		})
 	}
-	b.ReportMetric(float64(len(comps)), "links")
-	b.ReportMetric(float64(walks.Load())/float64(b.N), "walks/op")
+}
+
+// BenchmarkWalkPresetSelfLinks is R21-1's and R22a-1's plant (files: 50)
+// under --deny-secrets, with n components: every path through the links
+// is a name of the same directory, walked once for each key the names
+// reach (BelowKeyOf). Each entry was matched whole with each of its
+// parents, in names hundreds of components deep: 81 s for all 83 here,
+// 256 s for the reviewer's run to start; with the copies 48 s (938 keys)
+// once entries were matched at their own level. Walks are now queued,
+// shortest names first, and fail with ErrLinkNames past MaxLinkNames
+// keys. Reports the link walks begun (walks/op; carried_internal_test.go's
+// check, a whole match each, is off here) and whether the walk failed
+// closed (failed/op).
+func BenchmarkWalkPresetSelfLinks(b *testing.B) {
+	for _, tc := range []struct {
+		n      int
+		copies bool
+	}{{8, false}, {16, false}, {-1, false}, {-1, true}} {
+		root, links := presetSelfLinks(b, tc.n, 50, tc.copies)
+		b.Run(fmt.Sprintf("links=%d", links), func(b *testing.B) {
+			ws, err := jail.New(root, jail.WithDenySecrets())
+			require.NoError(b, err)
+			defer ws.Close()
+			var walks atomic.Int64
+			old := carried
+			carried = func(*jail.Workspace, string, jail.Narrowing, bool) { walks.Add(1) }
+			defer func() { carried = old }()
+			failed := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				_, err := walkCarves(ws, []string{root}, 10_000_000)
+				if err != nil {
+					require.ErrorIs(b, err, ErrLinkNames)
+					failed++
+				}
+			}
+			b.ReportMetric(float64(walks.Load())/float64(b.N), "walks/op")
+			b.ReportMetric(float64(failed)/float64(b.N), "failed/op")
+		})
+	}
 }

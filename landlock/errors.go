@@ -38,6 +38,15 @@ var (
 	// fails closed. The error names the directory where it stopped; not
 	// raised by --walk-limit (red team rounds 15 and 16, R15a-1, R16-3).
 	ErrHomeScanLimit = errors.New("landlock: too many entries in HOME's configuration directories to look for links")
+	// ErrLinkNames: a directory is reached through symbolic links by
+	// more than MaxLinkNames names that the policy's patterns tell apart
+	// (jail.Workspace.BelowKeyOf), each of which the carve walk would
+	// walk it by: planted links back to the directory, named like the
+	// patterns' components (red team rounds 21 and 22, R21-1, R22a-1:
+	// 938 such names, 48 s before the command started). Compile fails
+	// closed at once; the error, a *fs.PathError, names the directory.
+	// Not raised by --walk-limit: remove the links.
+	ErrLinkNames = errors.New("landlock: a directory is reached through symbolic links by too many names the patterns tell apart")
 
 	// ErrMountLimit: the namespace layer would need more mounts than the
 	// kernel allows in one mount namespace (fs.mount-max,
