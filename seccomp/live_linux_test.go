@@ -55,6 +55,11 @@ var probes = []struct {
 	{"ioctl(TIOCSTI)", func() error { return ioctlDevNull(unix.TIOCSTI) }},
 	{"ioctl(TIOCSTI|1<<32)", func() error { return ioctlDevNull(1<<32 | unix.TIOCSTI) }},
 	{"ioctl(TIOCLINUX)", func() error { return ioctlDevNull(unix.TIOCLINUX) }},
+	// Of the test process's parent (another process: the host's, without
+	// a PID namespace), at the size of Linux 6.13 and one larger (the
+	// request is extensible): granted natively.
+	{"ioctl(PIDFD_GET_INFO)", func() error { return pidfdGetInfo(0xc050ff0b) }},
+	{"ioctl(PIDFD_GET_INFO, 96 bytes)", func() error { return pidfdGetInfo(0xc060ff0b) }},
 	// entries 0 is invalid: EINVAL natively, never a ring.
 	{"io_uring_setup", func() error {
 		var params [120]byte
@@ -358,6 +363,8 @@ func TestInstallLive(t *testing.T) {
 		"ioctl(TIOCSTI)":                              "EPERM",
 		"ioctl(TIOCSTI|1<<32)":                        "EPERM",
 		"ioctl(TIOCLINUX)":                            "EPERM",
+		"ioctl(PIDFD_GET_INFO)":                       "EPERM",
+		"ioctl(PIDFD_GET_INFO, 96 bytes)":             "EPERM",
 		"io_uring_setup":                              "EPERM",
 		"io_setup":                                    "ENOSYS",
 		"fcntl(F_SETLEASE)":                           "EPERM",
@@ -718,4 +725,20 @@ func TestSupervisorSwapRace(t *testing.T) {
 	assert.Equal(t, 0, acc, "the never-bound socket must not be listening")
 	assert.Positive(t, results["EACCES"], "the unbound socket was seen and refused")
 	assert.Positive(t, results["ok"], "the bound socket was allowed")
+}
+
+// pidfdGetInfo asks PIDFD_GET_INFO (request req) of a pidfd of the
+// parent process.
+func pidfdGetInfo(req uintptr) error {
+	fd, err := unix.PidfdOpen(os.Getppid(), 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var info [128]byte
+	info[0] = 1 // PIDFD_INFO_PID
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), req, uintptr(unsafe.Pointer(&info))); e != 0 {
+		return e
+	}
+	return nil
 }

@@ -174,6 +174,10 @@ var modeSyscalls = []modeSyscall{
 	{"mknodat", unix.SYS_MKNODAT, 2, -1},
 }
 
+// pidfdGetInfoNr is PIDFD_GET_INFO's type and number (_IOWR(0xFF, 11,
+// struct pidfd_info), include/uapi/linux/pidfd.h), its size left out.
+const pidfdGetInfoNr = 0xff0b
+
 // in is the condition "argument arg, ANDed with mask (0: none), is one of
 // vals".
 func in(arg int, mask uint32, vals ...uint32) bpfprog.Cond {
@@ -279,6 +283,11 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		deny("tioclinux", "ioctl", "request == TIOCLINUX", unix.EPERM,
 			"TIOCLINUX can paste the console selection as input into the terminal (terminal injection)",
 			in(1, 0, unix.TIOCLINUX)),
+		// PIDFD_GET_INFO is extensible: its size is part of the request,
+		// so the rule matches its type and number alone.
+		deny("pidfd-info", "ioctl", "request & 0xffff == 0xff0b (PIDFD_GET_INFO, any size)", unix.EPERM,
+			"PIDFD_GET_INFO (Linux 6.13) reads another process's credentials, parent and control group through a pidfd, which no ptrace or /proc check guards: without a PID namespace, the host's processes (red team round 22, R22b-4)",
+			in(1, 0xffff, pidfdGetInfoNr)),
 	)
 
 	for _, sc := range []string{"io_uring_setup", "io_uring_enter", "io_uring_register"} {

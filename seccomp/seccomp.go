@@ -112,6 +112,10 @@
 //     (CVE-2017-5226 class; TIOCLINUX can paste the console selection). The
 //     request is compared on its low 32 bits, as the kernel reads it
 //     (unsigned int), so garbage in the high half cannot evade the rule.
+//   - pidfd-info: ioctl(pidfd, PIDFD_GET_INFO) (Linux 6.13) fails with
+//     EPERM, matched on the request's type and number (0xff0b) whatever
+//     its size: it reads a process's credentials, parent and control group,
+//     which no ptrace or /proc check guards (red team round 22, R22b-4).
 //   - io_uring: io_uring_setup, io_uring_enter and io_uring_register fail with
 //     EPERM: operations queued through io_uring are not seen by seccomp.
 //   - setid-*: a mode with S_ISUID or S_ISGID fails with EPERM in chmod,
