@@ -149,7 +149,13 @@ func TestStartupNamesRound17(t *testing.T) {
 		".cargo/env", ".git-prompt.sh", ".oh-my-zsh/oh-my-zsh.sh", ".oh-my-zsh/plugins/git/git.plugin.zsh", ".p10k.zsh",
 		"miniconda3/etc/profile.d/conda.sh", "google-cloud-sdk/path.bash.inc", ".vim/plugged/x/plugin/x.vim",
 		".local/share/pipx/venvs/black/lib/python3.12/site-packages/evil.pth", ".local/share/uv/tools/ruff/pyvenv.cfg",
-		".wezterm.lua", ".config/irb/irbrc", ".pylintrc"}
+		".wezterm.lua", ".config/irb/irbrc", ".pylintrc",
+		// Round 22 (R22b-3): Continue's workspace rc files, Codebuff's
+		// startupProcesses.
+		"proj/.continuerc.json", "proj/x.continuerc.json", "proj/codebuff.json",
+		// A glob's last name, nested: mise.*.toml, .lintstagedrc.*
+		// (agentNested took every last name for a literal one).
+		"proj/mise.local.toml", "proj/.lintstagedrc.json", "proj/lint-staged.config.js"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

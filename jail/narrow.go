@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -444,9 +445,12 @@ func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {
 }
 
 // agentNested reports whether AgentConfigNestedPatterns match canon or a
-// parent. Every pattern ends in a literal name, so the matcher is asked
-// only when a component of canon below root is one of them (the write
-// path's hot spot: BenchmarkCheckWriteAgentConfig).
+// parent. The matcher is asked only when a component of canon below root
+// is one of the patterns' last names, or matches one that is a glob (the
+// write path's hot spot: BenchmarkCheckWriteAgentConfig). The globs were
+// left out once, as if every last name were literal: a nested
+// mise.local.toml or x.continuerc.json was not protected (red team round
+// 22, R22b-3).
 func (w *Workspace) agentNested(canon, root string) bool {
 	if w.agentPat.empty() {
 		return false
@@ -454,7 +458,7 @@ func (w *Workspace) agentNested(canon, root string) bool {
 	rel := strings.TrimPrefix(strings.TrimPrefix(canon, root), "/")
 	for rel != "" {
 		name, rest, _ := strings.Cut(rel, "/")
-		if w.agentNames[name] {
+		if w.agentNames[name] || slices.ContainsFunc(w.agentGlobs, func(g string) bool { ok, _ := path.Match(g, name); return ok }) {
 			return w.agentPat.denied(canon, root)
 		}
 		rel = rest

@@ -282,6 +282,10 @@ var agentConfigProject = []string{
 	".windsurf/", ".amazonq/", ".aider.conf.yml", "opencode.json", ".opencode/",
 	"opencode.jsonc", ".kilocode/", ".kilo/", "kilo.json", ".crush.json", "crush.json", ".qwen/", // round 5, N3
 	".factory/", ".junie/", // Factory Droid (hooks, mcp.json), JetBrains Junie (mcp/mcp.json): round 6, R6-4
+	// Continue merges every workspace entry named *.continuerc.json into
+	// its configuration (its MCP servers run at load); Codebuff starts
+	// codebuff.json's startupProcesses (red team round 22, R22b-3).
+	"*.continuerc.json", "codebuff.json",
 	// Agents whose project hooks run shell commands at the user's next
 	// session (red team round 11, R11a-2): GitHub Copilot's
 	// .github/hooks/*.json, Cline's hook scripts (.clinerules/hooks/,

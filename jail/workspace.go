@@ -39,8 +39,11 @@ type Workspace struct {
 	gitEntry string       // WithProtectedAgentConfig: <root>/.git, protected itself
 	agentPat *denyMatcher // WithProtectedAgentConfig: AgentConfigNestedPatterns (not in ro: not carved)
 	// agentNames are the last components of AgentConfigNestedPatterns
-	// (all literal): a path none of whose components is one cannot match.
+	// that are literal, agentGlobs the others (mise.*.toml,
+	// *.continuerc.json): a path none of whose components is or matches
+	// one cannot match.
 	agentNames map[string]bool
+	agentGlobs []string
 	gitAny     bool         // WithProtectedAgentConfig: every entry named .git is protected itself
 	keys       *denyMatcher // WithDenyPrivateKeys patterns
 	// keyHeaders: WithDenyPrivateKeyHeaders, every other regular file
@@ -167,7 +170,11 @@ func New(root string, opts ...Option) (*Workspace, error) {
 		w.gitAny = true
 		w.agentNames = map[string]bool{}
 		for _, p := range AgentConfigNestedPatterns {
-			w.agentNames[path.Base(strings.TrimSuffix(p, "/"))] = true
+			if b := path.Base(strings.TrimSuffix(p, "/")); strings.ContainsAny(b, `*?[\`) {
+				w.agentGlobs = append(w.agentGlobs, b)
+			} else {
+				w.agentNames[b] = true
+			}
 		}
 		// Each submodule's gitfile ("gitdir: ../.git/modules/sub"): git
 		// follows it to a config and hooks, so rewriting it to point at
