@@ -649,12 +649,25 @@ func scanLimit(dir string) error {
 func (w *Workspace) linkTargets(paths []string, budget *int) ([]string, error) {
 	out := slices.Clone(paths)
 	for _, p := range paths {
+		dir := p
 		fi, err := os.Lstat(p)
+		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			// A protected name that is a link out of the policy: the
+			// links in its target lead back in by names below it
+			// (.claude -> ../out/claude, out/claude/settings.json ->
+			// ../../w/cfg/claude-settings.json: red team round 22,
+			// R22a-7). A target in a writable root is in paths itself.
+			if t := evalLinks(p); t != "" && !w.writableRootOf(t) {
+				if st, serr := os.Stat(t); serr == nil {
+					dir, fi = t, st
+				}
+			}
+		}
 		if err != nil || !fi.IsDir() {
 			continue
 		}
 		var over error
-		_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(dir, func(q string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}

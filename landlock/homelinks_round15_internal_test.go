@@ -518,4 +518,98 @@ func TestHomeLinksRound15(t *testing.T) {
 			assert.NotContains(t, denied, filepath.Join(d, "profile/prefs.js"))
 		}
 	})
+
+	// Red team round 22: a directory out of the policy, reached by a name
+	// a pattern leads or denies, holding a link back into the workspace
+	// (each red before: the secret was granted). Controls: the same link
+	// under a name no pattern matches.
+	t.Run("R22a-2 two directory links out of the policy", func(t *testing.T) {
+		for _, name := range []string{"notes.yml", "hosts.yml"} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "private/gh-hosts.yml"), "GHSECRET")
+			require.NoError(t, os.MkdirAll(filepath.Join(home, "sync/config"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(home, "sync2/gh"), 0o755))
+			require.NoError(t, os.Symlink("sync/config", filepath.Join(home, ".config")))
+			require.NoError(t, os.Symlink("../../sync2/gh", filepath.Join(home, "sync/config/gh")))
+			require.NoError(t, os.Symlink("../../dotfiles/private/gh-hosts.yml", filepath.Join(home, "sync2/gh", name)))
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if name == "hosts.yml" {
+				assert.Contains(t, denied, filepath.Join(d, "private/gh-hosts.yml"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "private/gh-hosts.yml"), "control: gh/notes.yml is no secret's name")
+			}
+		}
+	})
+
+	t.Run("R22a-3 a HOME directory link at the third level out of the policy", func(t *testing.T) {
+		for _, name := range []string{"notes.txt", "login.keyring"} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "private/kr"), "KEYRING")
+			write(t, filepath.Join(d, "private/logins"), "LOGINS")
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".local/share"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".mozilla/firefox"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(home, "sync/kr"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(home, "sync/profile"), 0o755))
+			require.NoError(t, os.Symlink("../../sync/kr", filepath.Join(home, ".local/share/keyrings")))
+			require.NoError(t, os.Symlink("../../sync/profile", filepath.Join(home, ".mozilla/firefox/abc.default")))
+			require.NoError(t, os.Symlink("../../dotfiles/private/kr", filepath.Join(home, "sync/kr", name)))
+			logins := "logins.json"
+			if name == "notes.txt" {
+				logins = "notes.json"
+			}
+			require.NoError(t, os.Symlink("../../dotfiles/private/logins", filepath.Join(home, "sync/profile", logins)))
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if name == "login.keyring" {
+				assert.Contains(t, denied, filepath.Join(d, "private/kr"), "below the denied .local/share/keyrings")
+				assert.Contains(t, denied, filepath.Join(d, "private/logins"), "at a wildcard level of .mozilla/firefox/*/logins.json")
+			} else {
+				assert.Contains(t, denied, filepath.Join(d, "private/kr"), "everything below a denied keyrings/ is denied")
+				assert.NotContains(t, denied, filepath.Join(d, "private/logins"), "control: notes.json is no secret's name")
+			}
+		}
+	})
+
+	t.Run("R22a-6 a relocated credential directory holding a link into the workspace", func(t *testing.T) {
+		for _, name := range []string{"notes.txt", "pubring.kbx"} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "private/sec.kbx"), "GPG")
+			gpg := filepath.Join(filepath.Dir(home), "gpg")
+			require.NoError(t, os.MkdirAll(gpg, 0o700))
+			t.Cleanup(func() { os.RemoveAll(gpg) })
+			t.Setenv("GNUPGHOME", gpg)
+			require.NoError(t, os.Symlink(filepath.Join(d, "private/sec.kbx"), filepath.Join(gpg, name)))
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			// Everything in GNUPGHOME is denied: the name does not matter;
+			// the control is the same link with GNUPGHOME unset.
+			assert.Contains(t, denied, filepath.Join(d, "private/sec.kbx"))
+			t.Setenv("GNUPGHOME", "")
+			denied, err = deny(t, d)
+			require.NoError(t, err)
+			assert.NotContains(t, denied, filepath.Join(d, "private/sec.kbx"), "control: no GNUPGHOME")
+		}
+	})
+
+	t.Run("R22a-8 a Flatpak's credential file seven levels below HOME", func(t *testing.T) {
+		for _, name := range []string{"notes.json", "logins.json"} {
+			home := newHome(t)
+			d := filepath.Join(home, "dotfiles")
+			write(t, filepath.Join(d, "private/logins"), "LOGINS")
+			p := filepath.Join(home, ".var/app/org.mozilla.firefox/.mozilla/firefox/x.default", name)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.Symlink(filepath.Join(d, "private/logins"), p))
+			denied, err := deny(t, d)
+			require.NoError(t, err)
+			if name == "logins.json" {
+				assert.Contains(t, denied, filepath.Join(d, "private/logins"))
+			} else {
+				assert.NotContains(t, denied, filepath.Join(d, "private/logins"), "control: notes.json is no secret's name")
+			}
+		}
+	})
 }
