@@ -28,7 +28,7 @@ func init() {
 	if syscall.Geteuid() == 0 || !landlockAvailable() {
 		return
 	}
-	if _, emulated := syscall.Getenv("LANDJAIL_EMULATE"); emulated {
+	if v, _ := syscall.Getenv("LANDJAIL_EMULATE"); v != "" {
 		return
 	}
 	if _, stage := syscall.Getenv(sysclone.EnvMarker); stage {
