@@ -1,10 +1,16 @@
 package exec
 
 import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
 	"os"
+	osexec "os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,4 +110,84 @@ func TestEarlyStageSameClone(t *testing.T) {
 	assert.Equal(t, uintptr(nsview.UserNSFlags), stagestart.SysProcAttr().Cloneflags&uintptr(nsview.UserNSFlags))
 	assert.Equal(t, []string{nsinit.Argv0}, stagestart.Args())
 	assert.True(t, strings.HasPrefix(stagestart.Env("x")[0], nsinit.EnvMarker+"="))
+}
+
+// TestEarlyStageCanceled: a stage stagestart cloned with package syscall
+// (sysclone: os/exec did not start it, its Cmd is built around the
+// process) is canceled as one os/exec started: the context's end sends
+// SIGTERM to the command (the trap runs, the command exits 0) and Wait
+// reports context.Canceled as os/exec's Wait does for a command it
+// interrupted that exited 0; a command that ignores SIGTERM is killed
+// with its stage WaitDelay later (SIGKILL). Each row runs the early stage, the one
+// PrestartUserStage starts with os/exec and the one Start clones, which
+// must agree (the controls). Shown able to fail: without
+// stagestart.Stage.WaitErr the early row of "trapped" returned nil;
+// without its WaitDelay kill the early row of "ignored" waited for its
+// sleep 100 (the deadline row failed).
+func TestEarlyStageCanceled(t *testing.T) {
+	if os.Getenv(envPrestage) == "" {
+		asNobody(t, "TestEarlyStageCanceled")
+		return
+	}
+	ws, rs := prestageRuleset(t)
+	for _, tc := range []struct {
+		name, script string
+		out          string
+		canceled     error  // Wait's error
+		status       string // the stage's wait status
+	}{
+		{"trapped", `trap 'echo term; exit 0' TERM; echo ready; while :; do sleep 0.05; done`, "term\n", context.Canceled, "exit status 0"},
+		{"ignored", `trap '' TERM; echo ready; exec sleep 100`, "", nil, "signal: killed"},
+	} {
+		for _, how := range []string{"early", "prestart", "start"} {
+			t.Run(tc.name+"/"+how, func(t *testing.T) {
+				adopted := prestageAdopted.Load()
+				switch how {
+				case "early":
+					stagestart.ResetForTest()
+					stagestart.StartEarly("/proc/self/exe", true)
+					PrestartUserStage(true)
+				case "prestart":
+					PrestartUserStage(true)
+				}
+				deadline, stop := context.WithTimeout(context.Background(), 20*time.Second)
+				defer stop()
+				ctx, cancel := context.WithCancel(deadline)
+				defer cancel()
+				outR, outW, err := os.Pipe()
+				require.NoError(t, err)
+				defer outR.Close()
+				c := CommandContext(ctx, ws, rs, "/bin/sh", "-c", tc.script)
+				c.Stdout = outW
+				c.WaitDelay = 300 * time.Millisecond
+				err = c.Start()
+				outW.Close()
+				require.NoError(t, err)
+				br := bufio.NewReader(outR)
+				line, err := br.ReadString('\n')
+				require.NoError(t, err)
+				require.Equal(t, "ready\n", line)
+				cancel()
+				rest, _ := io.ReadAll(br)
+				err = c.Wait()
+				assert.Equal(t, tc.out, string(rest))
+				assert.True(t, c.Canceled)
+				if tc.canceled != nil {
+					assert.ErrorIs(t, err, tc.canceled)
+				} else {
+					var ee *osexec.ExitError
+					assert.True(t, errors.As(err, &ee), "%v", err)
+				}
+				require.NotNil(t, c.ProcessState)
+				assert.Equal(t, tc.status, c.ProcessState.String())
+				assert.NoError(t, deadline.Err(), "the command outlived the cancellation")
+				want := int64(0)
+				if how == "early" {
+					want = 1
+				}
+				assert.Equal(t, want, prestageAdopted.Load()-adopted, "early stages adopted")
+				waitNoChildren(t)
+			})
+		}
+	}
 }

@@ -48,6 +48,9 @@ type runState struct {
 	// took the command's status from it instead of reaping the stage.
 	stageExit *stageExit
 	lingered  bool
+	// waitErr, when set, turns inner.Wait's error into os/exec's for a
+	// stage os/exec did not start (prestage.waitErr).
+	waitErr func(error) error
 }
 
 // lingeringStages holds the keep-alive pipes of the user-namespace
@@ -617,6 +620,9 @@ func (c *Cmd) wait() error {
 		}
 	}
 	err := st.inner.Wait()
+	if st.waitErr != nil {
+		err = st.waitErr(err)
+	}
 	if st.stageKeep != nil {
 		st.stageKeep.Close()
 	}

@@ -44,6 +44,10 @@ type prestage struct {
 	// rs is the Ruleset whose view was sent (its view is fixed when
 	// it is compiled): a Cmd with the same Ruleset needs no comparison.
 	rs *landlock.Ruleset
+	// waitErr, for a stage adopted from stagestart (whose Cmd os/exec
+	// did not start), turns cmd.Wait's error into the one os/exec would
+	// have returned (stagestart.Stage.WaitErr); nil otherwise.
+	waitErr func(error) error
 }
 
 // prestaged holds the one prestarted stage until a Start takes it.
@@ -93,6 +97,7 @@ func (ps *prestage) adopt(es *stagestart.Stage) {
 		return
 	}
 	ps.cmd, ps.sock, ps.keepW, ps.cancel, ps.cancelHook = es.Cmd, es.Sock, es.KeepW, es.Stop, &es.Hook
+	ps.waitErr = es.WaitErr
 	prestageAdopted.Add(1)
 }
 
@@ -402,6 +407,7 @@ func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, 
 		return nil, nil, nil, err
 	}
 	prestageTaken.Add(1)
+	c.state.waitErr = ps.waitErr
 	return cmd, ps.keepW, st.exit, nil
 }
 

@@ -2,34 +2,15 @@ package stagestart
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
-	"runtime"
-	"strconv"
-	"sync"
 	"syscall"
-)
+	"time"
 
-// These are nsinit's EnvMarker and Argv0, nsview's UserNSFlags and
-// unix.CAP_SYS_ADMIN and CAP_NET_ADMIN (exec's tests check that they are
-// equal), written out: this package imports neither nsinit, nsview nor
-// golang.org/x/sys/unix, whose initialization comes late (the package
-// initialization order is by import path among the packages ready).
-const (
-	envMarker   = "LANDJAIL_NSINIT"
-	argv0       = "landjail-init"
-	userNSFlags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
-	capSysAdmin = 21
-	capNetAdmin = 12
+	"github.com/landjail/landjail/internal/stagestart/sysclone"
 )
-
-var early struct {
-	mu      sync.Mutex
-	st      *Stage // started, not taken
-	started *Stage // started, taken or not
-	taken   bool
-}
 
 // StartEarly clones the stage for a run whose view makes its own network
 // namespace or not (privateNetwork) from the executable exe (a path of
@@ -39,116 +20,120 @@ var early struct {
 // {landjail-init}, the marker "3,3[,net],ids=UID:GID" and GOMAXPROCS;
 // new user, mount, PID and IPC namespaces, CAP_SYS_ADMIN and
 // CAP_NET_ADMIN ambient, a new session, CLONE_VM|CLONE_VFORK. A second
-// call does nothing.
-func StartEarly(exe string, privateNetwork bool) {
-	early.mu.Lock()
-	defer early.mu.Unlock()
-	if early.st != nil || early.taken {
-		return
-	}
-	st := &Stage{Net: privateNetwork, Done: make(chan struct{})}
-	early.st, early.started = st, st
-	go st.start(exe)
-}
+// call does nothing. It is sysclone.Start, which package early calls
+// directly (its initialization then needs only package syscall's).
+func StartEarly(exe string, privateNetwork bool) { sysclone.Start(exe, privateNetwork) }
 
-func (st *Stage) start(exe string) {
-	defer close(st.Done)
-	f, err := os.OpenFile(exe, os.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		st.Err = err
-		return
-	}
-	defer f.Close() // the stage has its own copy (fd 4)
-	sv, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		st.Err = fmt.Errorf("stagestart: socketpair: %w", err)
-		return
-	}
-	st.Sock = os.NewFile(uintptr(sv[0]), "stage")
-	theirs := os.NewFile(uintptr(sv[1]), "stage")
-	defer theirs.Close()
-	keepR, keepW, err := os.Pipe()
-	if err != nil {
-		st.Sock.Close()
-		st.Err = err
-		return
-	}
-	defer keepR.Close()
-	st.KeepW = keepW
-	st.Ctx, st.Stop = context.WithCancel(context.Background())
-	cmd := osexec.CommandContext(st.Ctx, "/proc/self/fd/4")
-	cmd.Args = Args()
-	cmd.Env = Env(Marker(3, 3, st.Net))
-	cmd.ExtraFiles = []*os.File{theirs, f, keepR}
-	cmd.SysProcAttr = SysProcAttr()
-	cmd.Cancel = func() error {
-		if h := st.Hook.Load(); h != nil {
-			return (*h)()
-		}
+// take adopts the stage sysclone cloned: its os/exec.Cmd is built around
+// the process (os.FindProcess: a pidfd) on another goroutine, and Done is
+// closed when it is ready.
+func take() *Stage {
+	rs := sysclone.Take()
+	if rs == nil {
 		return nil
 	}
-	st.Cmd = cmd
-	if err := cmd.Start(); err != nil {
-		st.Sock.Close()
-		keepW.Close()
-		st.Stop()
-		st.Err = fmt.Errorf("stagestart: %w", err)
-	}
-}
-
-func take() *Stage {
-	early.mu.Lock()
-	defer early.mu.Unlock()
-	st := early.st
-	early.st, early.taken = nil, true
+	st := &Stage{Net: rs.Net, Done: make(chan struct{})}
+	go st.adopt(rs)
 	return st
 }
 
-func waitEarly() {
-	early.mu.Lock()
-	st := early.started
-	early.mu.Unlock()
-	if st != nil {
-		<-st.Done
+func (st *Stage) adopt(rs *sysclone.Stage) {
+	defer close(st.Done)
+	<-rs.Done
+	if rs.Err != nil {
+		st.Err = rs.Err
+		return
+	}
+	// The stage is this process's child and nothing reaps it but its
+	// Cmd's Wait: its pid cannot name another process meanwhile, and
+	// the handle FindProcess returns (a pidfd) is the stage's.
+	proc, err := os.FindProcess(rs.Pid)
+	if err != nil { // not on Linux; kept for the error's sake
+		syscall.Kill(rs.Pid, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		syscall.Wait4(rs.Pid, &ws, 0, nil)
+		syscall.Close(rs.Sock)
+		syscall.Close(rs.KeepW)
+		st.Err = fmt.Errorf("stagestart: %w", err)
+		return
+	}
+	st.Sock = os.NewFile(uintptr(rs.Sock), "stage")
+	st.KeepW = os.NewFile(uintptr(rs.KeepW), "|1")
+	st.Cmd = &osexec.Cmd{
+		Path:        "/proc/self/fd/4",
+		Args:        Args(),
+		Env:         Env(Marker(3, 3, st.Net)),
+		SysProcAttr: SysProcAttr(),
+		Process:     proc,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st.Ctx = ctx
+	st.Stop = func() {
+		cancel()
+		st.canceled()
 	}
 }
 
+// canceled is what os/exec's context watch does for a Cmd it started,
+// once, when Stop is called before the stage was waited for: it calls
+// Hook (Cmd.Cancel's body), keeps the error Wait would return for a
+// stage that then exits 0 (WaitErr), and kills the stage Cmd.WaitDelay
+// later unless it was waited for by then.
+func (st *Stage) canceled() {
+	st.once.Do(func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		proc := st.Cmd.Process
+		if errors.Is(proc.Signal(syscall.Signal(0)), os.ErrProcessDone) {
+			return // waited for: os/exec's watch has ended by then
+		}
+		if h := st.Hook.Load(); h != nil {
+			if err := (*h)(); err == nil {
+				st.cancelErr = context.Canceled
+			} else if !errors.Is(err, os.ErrProcessDone) {
+				st.cancelErr = fmt.Errorf("exec: canceling Cmd: %w", err)
+			}
+		}
+		if d := st.Cmd.WaitDelay; d > 0 {
+			time.AfterFunc(d, func() { proc.Kill() }) // ErrProcessDone once waited for
+		}
+	})
+}
+
+// WaitErr is the error Cmd.Wait's caller reports for a stage this
+// package adopted, given err, Wait's own: err, or when it is nil the
+// error of a cancellation before the stage's exit (as os/exec's Wait
+// reports its context's error for a command it interrupted that then
+// exited 0).
+func (st *Stage) WaitErr(err error) error {
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.cancelErr
+}
+
+func waitEarly() { sysclone.Wait() }
+
 // Args is the stage's argv: {nsinit.Argv0}.
-func Args() []string { return []string{argv0} }
+func Args() []string { return sysclone.Args() }
 
 // ResetForTest forgets a stage StartEarly started and that it was taken,
 // so that a test can start another (exec's tests).
-func ResetForTest() {
-	early.mu.Lock()
-	defer early.mu.Unlock()
-	early.st, early.taken = nil, false
-}
+func ResetForTest() { sysclone.ResetForTest() }
 
 // Env is the stage's environment: the marker, then GOMAXPROCS set to
 // this process's (nsinit.Env; the stage's runtime then takes it as it
 // is).
-func Env(marker string) []string {
-	return []string{envMarker + "=" + marker, "GOMAXPROCS=" + strconv.Itoa(runtime.GOMAXPROCS(0))}
-}
+func Env(marker string) []string { return sysclone.Env(marker) }
 
 // Marker is nsinit.EnvMarker's value for a stage reading its spec on
 // descriptor spec and writing its status on status (one socket when
 // equal), making its network namespace ahead with net, and mapping this
 // process's uid and gid.
-func Marker(spec, status int, net bool) string {
-	m := strconv.Itoa(spec) + "," + strconv.Itoa(status)
-	if net {
-		m += ",net"
-	}
-	return m + ",ids=" + strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
-}
+func Marker(spec, status int, net bool) string { return sysclone.Marker(spec, status, net) }
 
 // SysProcAttr is how the stage is cloned (see exec's stageSysProcAttr,
 // which returns this).
-func SysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{
-		Setsid:      true,
-		Cloneflags:  userNSFlags | syscall.CLONE_VM | syscall.CLONE_VFORK,
-		AmbientCaps: []uintptr{capSysAdmin, capNetAdmin},
-	}
-}
+func SysProcAttr() *syscall.SysProcAttr { return sysclone.SysProcAttr() }

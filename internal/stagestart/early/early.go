@@ -1,9 +1,9 @@
 // Package early clones the user-namespace stage of a non-root "landjail
 // run" from a package initializer (stagestart.StartEarly): imported for
 // that effect alone, by cmd/landjail only. Its initialization needs only
-// os/exec's and the runtime's, so it runs before most of landjail's
-// packages are initialized and before main, where the stage was cloned
-// before (exec.PrestartUserStage from cmd/landjail's startEarly, which
+// package syscall's and the runtime's (the clone is sysclone's), so it
+// runs before most of landjail's packages are initialized and before
+// main, where the stage was cloned before (exec.PrestartUserStage from cmd/landjail's startEarly, which
 // now adopts this one). The command line is only glanced at, as
 // startEarly does: a wrong guess costs a stage cloned for nothing
 // (discarded by exec, or ended when landjail exits), never behaviour.
@@ -13,18 +13,29 @@
 package early
 
 import (
-	"os"
+	"syscall"
 
 	"github.com/landjail/landjail/internal/argflags"
-	"github.com/landjail/landjail/internal/stagestart"
+	"github.com/landjail/landjail/internal/stagestart/sysclone"
 )
 
+// init needs package syscall only (and argflags and sysclone, which need
+// no more), not os: it runs as soon as syscall is initialized, about 0.7
+// ms of landjail's start-up before os/exec would be (BENCHMARKS.md,
+// round 8). The command line comes from /proc/self/cmdline, as os.Args
+// is not set yet.
 func init() {
-	if os.Geteuid() == 0 || os.Getenv("LANDJAIL_EMULATE") != "" || !landlockAvailable() {
+	if syscall.Geteuid() == 0 || !landlockAvailable() {
 		return
 	}
-	if run, net := glance(os.Args); run {
-		stagestart.StartEarly("/proc/self/exe", net)
+	if v, _ := syscall.Getenv("LANDJAIL_EMULATE"); v != "" {
+		return
+	}
+	if _, stage := syscall.Getenv(sysclone.EnvMarker); stage {
+		return // the stage itself (argv {landjail-init}): spare it the read below
+	}
+	if run, net := glance(argflags.Cmdline()); run {
+		sysclone.Start("/proc/self/exe", net)
 	}
 }
 

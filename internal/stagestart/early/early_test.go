@@ -1,9 +1,11 @@
-package early
+package early_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/landjail/landjail/internal/stagestart/early"
 )
 
 // TestGlance: the command lines that get a stage cloned early, and with
@@ -32,7 +34,7 @@ func TestGlance(t *testing.T) {
 		{[]string{"landjail-init"}, false, false},
 		{nil, false, false},
 	} {
-		run, net := glance(tc.args)
+		run, net := early.Glance(tc.args)
 		assert.Equal(t, tc.run, run, "%q", tc.args)
 		assert.Equal(t, tc.net, net, "%q", tc.args)
 	}
