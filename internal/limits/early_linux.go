@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"github.com/landjail/landjail/internal/selfproc"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,7 @@ func StartEarly() {
 	earlyMu.Lock()
 	earlyOpen = true
 	earlyMu.Unlock()
-	go func() {
+	body := func() {
 		defer early.Done()
 		defer earlyRunning.Add(-1) // before Done: WaitEarly's spin sees it first
 		// First: the caller reads this process's start time too
@@ -53,7 +54,13 @@ func StartEarly() {
 		staleMu.Unlock()
 		earlySwept()
 		serveEarly(true)
-	}()
+	}
+	// On the goroutine internal/prenet/early started before most
+	// packages initialized, which has read what selfStart, selfPIDNS and
+	// probe read first (internal/selfproc), when there is one.
+	if !selfproc.Go(body) {
+		go body()
+	}
 }
 
 // serveEarly makes the group of the StartPending request StartEarly's
