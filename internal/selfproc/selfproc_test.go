@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/presetpaths"
 )
 
 // envChild makes the test binary run childStarted and exit: Start is
@@ -70,6 +72,66 @@ func childStarted() error {
 	if Go(func() {}) {
 		return fmt.Errorf("Go a second time: true (the goroutine runs one function)")
 	}
+	return checkPaths()
+}
+
+// checkPaths checks TakePath and ReleasePaths in a started process.
+func checkPaths() error {
+	fd, isDir, err, ok := TakePath("/usr")
+	if !ok || err != nil || !isDir {
+		return fmt.Errorf("TakePath(/usr): %d %v %v %v", fd, isDir, err, ok)
+	}
+	var a, b syscall.Stat_t
+	if err := syscall.Fstat(fd, &a); err != nil {
+		return err
+	}
+	if err := syscall.Stat("/usr", &b); err != nil {
+		return err
+	}
+	if a.Ino != b.Ino || a.Dev != b.Dev {
+		return fmt.Errorf("TakePath(/usr) is another inode")
+	}
+	syscall.Close(fd)
+	if _, _, _, ok := TakePath("/usr"); ok {
+		return fmt.Errorf("TakePath(/usr) twice: ok")
+	}
+	if _, _, _, ok := TakePath("/not/in/the/preset"); ok {
+		return fmt.Errorf("TakePath of a path outside the preset: ok")
+	}
+	for _, p := range presetpaths.All() {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == syscall.ENOENT {
+			if _, _, err, ok := TakePath(p); !ok || err != syscall.ENOENT {
+				return fmt.Errorf("TakePath(%s), missing: %v %v", p, err, ok)
+			}
+			break
+		}
+	}
+	// What is left is closed by ReleasePaths: as many descriptors fewer
+	// as the preset's paths that exist and were not taken.
+	left := 0
+	pathsMu.Lock()
+	for _, f := range paths {
+		if f.fd >= 0 {
+			left++
+		}
+	}
+	pathsMu.Unlock()
+	before, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	ReleasePaths()
+	after, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	if left == 0 || len(before)-len(after) != left {
+		return fmt.Errorf("ReleasePaths closed %d descriptors, %d were left", len(before)-len(after), left)
+	}
+	if _, _, _, ok := TakePath("/dev/null"); ok {
+		return fmt.Errorf("TakePath after ReleasePaths: ok")
+	}
 	return nil
 }
 
@@ -105,6 +167,9 @@ func TestNotStarted(t *testing.T) {
 	assert.Zero(t, PIDNamespace())
 	assert.Nil(t, MountInfo())
 	assert.False(t, Go(func() { t.Error("ran without Start") }))
+	_, _, _, ok := TakePath("/usr")
+	assert.False(t, ok)
+	ReleasePaths() // nothing to do
 }
 
 // TestIsRun: a run is seen whatever its flags, up to "--"; help and

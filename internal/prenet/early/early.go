@@ -38,8 +38,9 @@ func init() {
 	}
 	// A run without the view's network namespace (--no-namespaces, a
 	// host network): nothing else uses the other CPU this early, so the
-	// facts the control-group work reads first are read now, and its
-	// goroutine is this one (internal/selfproc). Not in a process marked
+	// facts the control-group work reads first are read now, the system
+	// preset's paths opened for the Landlock rules, and the control-group
+	// work's goroutine is this one (internal/selfproc). Not in a process marked
 	// as landjail's init stage (internal/limits/early starts nothing
 	// there either).
 	if _, stage := syscall.Getenv(envNsinit); !stage && selfproc.IsRun(args) {
