@@ -28,6 +28,7 @@
 package selfproc
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -68,6 +69,11 @@ func Start() {
 	}
 	read.Add(1)
 	go func() {
+		// The runtime's template thread, which the first LockOSThread
+		// starts (package exec locks the thread that execve's): made
+		// here, off that thread.
+		runtime.LockOSThread()
+		runtime.UnlockOSThread()
 		readFacts()
 		read.Done()
 		(<-work)()
@@ -156,6 +162,9 @@ func ReleasePaths() {
 		delete(paths, p)
 	}
 }
+
+// Started reports whether Start was called.
+func Started() bool { return started.Load() }
 
 // Go hands f to the goroutine Start started, which runs it once it has
 // read the facts, and reports true; false when Start was not called or

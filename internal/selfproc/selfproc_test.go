@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -198,4 +199,21 @@ func TestReadFileGrows(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, want, 0o600))
 	assert.Equal(t, want, readFile(p, 16))
 	assert.Nil(t, readFile(t.TempDir()+"/missing", 16))
+}
+
+// TestStartMakesTemplateThread: Start's goroutine makes the runtime's
+// template thread (the clone the first LockOSThread makes), so that the
+// thread that locks itself later (package exec's, about to execve) does
+// not: after Start, LockOSThread adds no thread; the control, without
+// Start, adds one (testdata/templateprobe, a program of its own). Red
+// with Start's LockOSThread removed.
+func TestStartMakesTemplateThread(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "templateprobe")
+	out, err := osexec.Command("go", "build", "-o", bin, "./testdata/templateprobe").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for args, want := range map[string]string{"start": "0", "": "1"} {
+		out, err := osexec.Command(bin, args).CombinedOutput()
+		require.NoError(t, err, "%q: %s", args, out)
+		assert.Equal(t, want, string(out), "%q", args)
+	}
 }
