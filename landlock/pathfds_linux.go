@@ -4,6 +4,8 @@ import (
 	"io/fs"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/selfproc"
 )
 
 // pathFDs opens each path plan stats once, O_PATH|O_CLOEXEC following
@@ -32,15 +34,30 @@ func (p *pathFDs) stat(path string) (bool, error) {
 	if len(p.fds) >= maxPathFDs {
 		return statPath(path) // bounded: the rule opens it again
 	}
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
 	if p.fds == nil {
 		p.fds = map[string]int{}
 	}
+	// A path of the system preset that internal/selfproc opened before
+	// most of the program initialized (a root run without the view):
+	// the same open and fstat, made earlier on the other CPU.
+	if fd, isDir, err, ok := selfproc.TakePath(path); ok {
+		if err != nil {
+			return false, &fs.PathError{Op: "stat", Path: path, Err: err}
+		}
+		p.fds[path] = fd
+		return isDir, nil
+	}
+	fd, err := openPathFD(path)
+	if err != nil {
+		return false, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
 	p.fds[path] = fd
 	return fdIsDir(fd, path)
+}
+
+// openPathFD is pathFDs' open of a path (a variable for tests).
+var openPathFD = func(path string) (int, error) {
+	return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 }
 
 func fdIsDir(fd int, path string) (bool, error) {
@@ -62,10 +79,12 @@ func (p *pathFDs) take(path string) int {
 	return fd
 }
 
-// close closes every descriptor not taken.
+// close closes every descriptor not taken, and those internal/selfproc
+// opened that stat did not ask for.
 func (p *pathFDs) close() {
 	for _, fd := range p.fds {
 		unix.Close(fd)
 	}
 	p.fds = nil
+	selfproc.ReleasePaths()
 }

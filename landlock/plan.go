@@ -12,6 +12,7 @@ import (
 
 	"github.com/landjail/landjail/internal/gitignore"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/presetpaths"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -159,26 +160,12 @@ func SystemRules(noNet bool) []Rule {
 			rules = append(rules, Rule{Path: p, Access: a, Optional: true, Source: "system"})
 		}
 	}
-	add(RightsReadExec, "/usr", "/bin", "/sbin")
-	// /lib, /lib32, /lib64, /libx32 and the dynamic loader below them;
-	// on merged-/usr systems these are symlinks into /usr. A fixed list
-	// (missing ones are skipped) rather than a glob of "/": reading the
-	// root directory cost every `landjail run` a directory open and the
-	// runtime's poller set-up.
-	add(RightsReadExec, "/lib", "/lib32", "/lib64", "/libx32")
-	add(RightsRead,
-		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-		"/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
-		"/etc/localtime", "/etc/timezone",
-		"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates",
-		"/etc/alternatives", "/etc/gitconfig", "/etc/mime.types",
-		"/etc/os-release", "/etc/lsb-release", "/etc/debian_version", "/etc/locale.alias", "/etc/pip.conf",
-		"/dev/urandom", "/dev/random",
-	)
+	add(RightsReadExec, presetpaths.ReadExec...)
+	add(RightsRead, presetpaths.Read...)
 	if !noNet {
-		add(RightsRead, "/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols")
+		add(RightsRead, presetpaths.ReadNet...)
 	}
-	add(RightsReadWriteFile, "/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+	add(RightsReadWriteFile, presetpaths.ReadWriteFile...)
 	return rules
 }
 

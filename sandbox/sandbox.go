@@ -195,12 +195,18 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		}
 	}
 	p.Env = p.presetEnv(exec.DefaultEnv(p.WS, pass), pass)
-	// The marker is written later, on another goroutine (startRecord):
-	// the run holds privdirs' lock until it is written.
+	// The marker is written later, on another goroutine: the run holds
+	// privdirs' lock until it is written. By the limits goroutine once
+	// its sweep and the group are done, when it still takes work
+	// (limits.Then: no goroutine started from this thread, and that CPU
+	// is free by then); else by startRecord's.
 	if o.Home == "" { // landjail's private HOME; never touch a --home DIR or the workspace
 		p.recordDirs = []string{p.tmp.path(), p.Home}
 	} else {
 		p.recordDirs = []string{p.tmp.path()}
+	}
+	if !p.set.PrintRules && p.live.RecordOn(limits.Then, p.recordDirs...) {
+		p.recordDirs = nil
 	}
 	if !p.set.PrintRules {
 		cliopts.WarnDNS(stderr, o)

@@ -17,8 +17,8 @@ import (
 // TestGCSparesLiveRun: landjail gc never removes the private HOME and
 // TMPDIR of a run still going, however old they look: one that execve'd
 // the command (the marker names the PID the command kept) and one that
-// supervises it. Control: once the runs are gone, the same gc removes
-// both.
+// supervises it, without the namespace layer too. Control: once the
+// runs are gone, the same gc removes both.
 func TestGCSparesLiveRun(t *testing.T) {
 	bin := landjailBin(t)
 	base := wsDir(t)
@@ -32,6 +32,9 @@ func TestGCSparesLiveRun(t *testing.T) {
 		args []string
 	}{
 		{"execve", []string{"--no-pid-namespace"}},
+		// The marker written by the limits goroutine (limits.Then), the
+		// process started as a root run without the view (selfproc).
+		{"execve, no namespaces", []string{"--no-namespaces"}},
 		{"supervised", []string{"--timeout", "1m"}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {

@@ -42,6 +42,7 @@ import (
 	limitsearly "github.com/landjail/landjail/internal/limits/early"
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/selfproc"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -140,10 +141,12 @@ func startLimitsEarly(args []string) earlyRun {
 	if !limitsearly.Started {
 		limits.StartEarly()
 	}
-	go func() {
-		runtime.LockOSThread()
-		runtime.UnlockOSThread()
-	}()
+	if !selfproc.Started() { // its goroutine made it already
+		go func() {
+			runtime.LockOSThread()
+			runtime.UnlockOSThread()
+		}()
+	}
 	return e
 }
 

@@ -262,6 +262,7 @@ func runLoaded(ctx context.Context, o *cliopts.Options, argv []string, printRule
 		}
 		// Only returns on error. The calling thread may be confined by
 		// now; runMain prints the error and main exits.
+		c.BeforeExec = leftTerminal(c.BeforeExec)
 		return &startError{c.Exec(), envPath(c.Env)}
 	}
 	defer lim.Close() // after a failure; FinishLimits ends it otherwise
@@ -338,7 +339,19 @@ func needsSupervisor(o *options, supervisedFilter bool, stdio stdioSet, leave fu
 // group (a job started by an interactive shell): then it reports whether
 // landjail has no controlling terminal anyway (open("/dev/tty") fails with
 // ENXIO, tty(4)).
+//
+// When landjail does not lead a process group, setsid cannot fail
+// (EPERM is its only error, for a group leader): it is then handed to
+// the limits goroutine (limits.Then), which is sweeping on the other CPU
+// meanwhile, and leaveTerminal reports true at once; setsid(2) costs
+// 30-50 µs here (a new scheduler autogroup). leftTerminal, which Exec
+// calls right before the execve, waits for it (limits.WaitEarly) and
+// fails closed if it failed after all.
 func leaveTerminal() bool {
+	if unix.Getpgrp() != unix.Getpid() && limits.Then(setsidLater) {
+		setsidPending = true
+		return true
+	}
 	if _, err := unix.Setsid(); err == nil {
 		return true
 	}
@@ -348,6 +361,36 @@ func leaveTerminal() bool {
 	}
 	unix.Close(fd)
 	return false
+}
+
+// setsidPending is set when leaveTerminal handed setsid to the limits
+// goroutine; setsidErr is that setsid's error.
+var (
+	setsidPending bool
+	setsidErr     error
+)
+
+func setsidLater() { _, setsidErr = unix.Setsid() }
+
+// leftTerminal returns the BeforeExec of an execve'd run: next, then,
+// when leaveTerminal handed setsid to the limits goroutine, the wait for
+// it; a setsid that failed (it cannot: see leaveTerminal) ends landjail
+// with exit 125 before the execve, the command not run (fail closed: it
+// would hold the caller's session).
+func leftTerminal(next func()) func() {
+	if !setsidPending {
+		return next
+	}
+	return func() {
+		if next != nil {
+			next()
+		}
+		limits.WaitEarly()
+		if setsidErr != nil {
+			fmt.Fprintf(os.Stderr, "landjail: setsid: %v (the command was not run)\n", setsidErr)
+			os.Exit(125)
+		}
+	}
 }
 
 // drainTime bounds how long the pseudo-terminal's output is read after

@@ -175,3 +175,31 @@ func TestStartPendingAfterSweep(t *testing.T) {
 		assert.NoError(t, err)
 	}
 }
+
+// TestThen: work handed to StartEarly's goroutine while it is at work
+// runs there, after its sweep and in order, and WaitEarly returns only
+// once it has run; once that goroutine has ended, Then refuses (the
+// caller runs the work itself), as it does before any StartEarly.
+// Shown able to fail: with runThen removed from the goroutine, the work
+// had not run when WaitEarly returned.
+func TestThen(t *testing.T) {
+	WaitEarly() // no goroutine of an earlier test is left
+	assert.False(t, Then(func() { t.Error("ran without StartEarly") }), "control: no goroutine to hand work to")
+	hold := make(chan struct{})
+	earlyLocked = func() { <-hold } // keep the goroutine at work until both are handed
+	t.Cleanup(func() { earlyLocked = func() {} })
+	staleMu.Lock()
+	staleDone = map[string]bool{} // as in a fresh process
+	staleMu.Unlock()
+	StartEarly()
+	var got []int
+	swept := false
+	earlySwept = func() { swept = true }
+	t.Cleanup(func() { earlySwept = func() {} })
+	require.True(t, Then(func() { got = append(got, 1); assert.True(t, swept, "after the sweep") }))
+	require.True(t, Then(func() { got = append(got, 2) }))
+	close(hold)
+	WaitEarly()
+	assert.Equal(t, []int{1, 2}, got)
+	assert.False(t, Then(func() { t.Error("ran after the goroutine ended") }), "the goroutine has ended")
+}

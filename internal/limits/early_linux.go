@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"github.com/landjail/landjail/internal/selfproc"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -34,9 +35,9 @@ func StartEarly() {
 	early.Add(1)
 	earlyRunning.Add(1)
 	earlyMu.Lock()
-	earlyOpen = true
+	earlyOpen, thenOpen = true, true
 	earlyMu.Unlock()
-	go func() {
+	body := func() {
 		defer early.Done()
 		defer earlyRunning.Add(-1) // before Done: WaitEarly's spin sees it first
 		// First: the caller reads this process's start time too
@@ -53,7 +54,14 @@ func StartEarly() {
 		staleMu.Unlock()
 		earlySwept()
 		serveEarly(true)
-	}()
+		runThen()
+	}
+	// On the goroutine internal/prenet/early started before most
+	// packages initialized, which has read what selfStart, selfPIDNS and
+	// probe read first (internal/selfproc), when there is one.
+	if !selfproc.Go(body) {
+		go body()
+	}
 }
 
 // serveEarly makes the group of the StartPending request StartEarly's
@@ -72,6 +80,51 @@ func serveEarly(last bool) {
 		p.ready.Store(true)
 		close(p.done)
 		earlyServed()
+	}
+}
+
+// thenOpen and thenWork (guarded by earlyMu) are Then's: whether
+// StartEarly's goroutine still takes work, and the work it has taken.
+var (
+	thenOpen bool
+	thenWork []func()
+)
+
+// Then hands f to the goroutine StartEarly started, which runs it after
+// its own work (the sweep and the group of a StartPending made
+// meanwhile), and reports true; false when that goroutine was not started
+// or no longer takes work (the caller runs f itself). WaitEarly waits
+// for f too. f must not wait for anything that waits for WaitEarly.
+// Work handed to a goroutine that is otherwise done spares the caller's
+// thread the start of a goroutine of its own, and runs once the sweep has
+// freed the other CPU (BENCHMARKS.md, round 8).
+func Then(f func()) bool {
+	earlyMu.Lock()
+	defer earlyMu.Unlock()
+	if !thenOpen {
+		return false
+	}
+	thenWork = append(thenWork, f)
+	return true
+}
+
+// runThen runs what Then handed StartEarly's goroutine, in order, until
+// nothing more is there, and then closes Then.
+func runThen() {
+	for {
+		earlyMu.Lock()
+		work := thenWork
+		thenWork = nil
+		if len(work) == 0 {
+			thenOpen = false
+		}
+		earlyMu.Unlock()
+		if len(work) == 0 {
+			return
+		}
+		for _, f := range work {
+			f()
+		}
 	}
 }
 

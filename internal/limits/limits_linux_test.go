@@ -21,6 +21,7 @@ import (
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/osthread"
+	"github.com/landjail/landjail/internal/selfproc"
 )
 
 // envHelper selects a helper mode of the test binary (TestMain).
@@ -41,6 +42,17 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Println(r.Path())
 		select {}
+	case "selfproc", "selfproc-control":
+		// StartEarly's goroutine is internal/selfproc's when that was
+		// started (the control does not call StartEarly): Go then has
+		// nothing left to lend.
+		selfproc.Start()
+		if os.Getenv(envHelper) == "selfproc" {
+			limits.StartEarly()
+			limits.WaitEarly()
+		}
+		fmt.Print(selfproc.Go(func() {}))
+		os.Exit(0)
 	case "nobody":
 		// Runs as uid 65534: what does Start make of the default spec?
 		r, err := limits.Start(limits.DefaultSpec(), limits.Options{})
@@ -474,4 +486,19 @@ func TestKillAndStats(t *testing.T) {
 	again, err := r.Close()
 	require.NoError(t, err)
 	assert.Same(t, res, again)
+}
+
+// TestStartEarlyOnSelfproc: limits.StartEarly runs on the goroutine
+// internal/selfproc started (which read the facts it needs first)
+// instead of one of its own: afterwards selfproc.Go has nothing left to
+// lend; the control, selfproc started without StartEarly, still lends
+// it. Red before StartEarly used selfproc.Go (both true).
+func TestStartEarlyOnSelfproc(t *testing.T) {
+	for mode, want := range map[string]string{"selfproc": "false", "selfproc-control": "true"} {
+		c := osexec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(os.Environ(), envHelper+"="+mode)
+		out, err := c.CombinedOutput()
+		require.NoError(t, err, "%s: %s", mode, out)
+		assert.Equal(t, want, string(out), mode)
+	}
 }

@@ -79,3 +79,6 @@ func (p *Pending) Wait() (*Run, error) { return p.run, p.err }
 
 // BeforeExec does nothing here.
 func (r *Run) BeforeExec() {}
+
+// Then reports false outside Linux (no goroutine to hand work to).
+func Then(f func()) bool { return false }

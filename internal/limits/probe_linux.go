@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"github.com/landjail/landjail/internal/selfproc"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,7 +93,10 @@ var probe = sync.OnceValue(func() Probe {
 	p := Probe{v1: map[string]string{}}
 	var v2mnt string
 	var roV1, roV2 bool
-	mi, err := procstat.ReadFileSize("/proc/self/mountinfo", 8192)
+	mi, err := selfproc.MountInfo(), error(nil) // read by internal/prenet/early's goroutine
+	if mi == nil {
+		mi, err = procstat.ReadFileSize("/proc/self/mountinfo", 8192)
+	}
 	if err != nil {
 		p.Reason = "cannot read /proc/self/mountinfo: " + err.Error()
 		return p

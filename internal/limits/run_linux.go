@@ -3,6 +3,7 @@ package limits
 import (
 	"errors"
 	"fmt"
+	"github.com/landjail/landjail/internal/selfproc"
 	"io/fs"
 	"os"
 	osexec "os/exec"
@@ -93,6 +94,9 @@ func startTime(pid int) uint64 {
 // selfPIDNS is the inode number of this process's PID namespace: pids
 // in group names are only meaningful there.
 var selfPIDNS = sync.OnceValue(func() uint64 {
+	if ino := selfproc.PIDNamespace(); ino != 0 {
+		return ino // read by internal/prenet/early's goroutine
+	}
 	var st unix.Stat_t
 	if unix.Stat("/proc/self/ns/pid", &st) != nil {
 		return 0

@@ -17,7 +17,52 @@ import (
 
 func TestMain(m *testing.M) {
 	Main()
+	if mode, ok := os.LookupEnv(envPollerProbe); ok {
+		os.Exit(pollerProbe(mode))
+	}
 	kerneltest.Main(m)
+}
+
+// envPollerProbe makes the test binary, right after Main, report whether
+// the runtime's network poller holds an epoll descriptor (exit 3) or not
+// (exit 0); "open" first opens a file with os.Open, the control.
+const envPollerProbe = "NSINIT_TEST_POLLER_PROBE"
+
+func pollerProbe(mode string) int {
+	if mode == "open" {
+		if f, err := os.Open("/proc/self/exe"); err == nil {
+			defer f.Close()
+		}
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 2
+	}
+	for _, e := range ents {
+		if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == "anon_inode:[eventpoll]" {
+			return 3
+		}
+	}
+	return 0
+}
+
+// TestMainNoPoller: Main opens the binary without the runtime's network
+// poller (no epoll instance made at every start: BENCHMARKS.md round 8);
+// the control, an os.Open of the same file, makes one, so the probe can
+// see it.
+func TestMainNoPoller(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		code int
+	}{
+		{"", 0},
+		{"open", 3}, // the control
+	} {
+		c := osexec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(os.Environ(), envPollerProbe+"="+tc.mode)
+		out, err := c.CombinedOutput()
+		assert.Equal(t, tc.code, c.ProcessState.ExitCode(), "mode %q: %s %v", tc.mode, out, err)
+	}
 }
 
 // TestMainRegisters: in an ordinary process Main returns, opens the

@@ -209,13 +209,29 @@ func (r *Run) RecordAsync(dirs ...string) {
 	if r == nil {
 		return
 	}
-	r.recorded = make(chan struct{})
-	go func() {
-		defer close(r.recorded)
+	r.RecordOn(func(f func()) bool { go f(); return true }, dirs...)
+}
+
+// RecordOn is RecordAsync on what run runs f on (a goroutine that is
+// there already: internal/limits.Then), when run takes f and RecordOn
+// reports true; when run refuses, nothing is started and it reports
+// false (RecordAsync or Record may follow). Wait and End wait for it as
+// for RecordAsync. A nil *Run does nothing and reports true.
+func (r *Run) RecordOn(run func(f func()) bool, dirs ...string) bool {
+	if r == nil {
+		return true
+	}
+	recorded := make(chan struct{})
+	ok := run(func() {
+		defer close(recorded)
 		recordAsyncStarts()
 		r.recordErr = r.Record(dirs...)
 		r.done.Store(true)
-	}()
+	})
+	if ok {
+		r.recorded = recorded
+	}
+	return ok
 }
 
 // recordAsyncStarts is called by RecordAsync's goroutine before Record (a

@@ -116,3 +116,33 @@ func TestEndWaitsForRecordAsync(t *testing.T) {
 	assert.NoError(t, none.Wait())
 	none.RecordAsync(home)
 }
+
+// TestRecordOn: RecordOn hands Record to the runner: nothing is written
+// until the runner runs it (GC still kept out, as with RecordAsync), then
+// the marker names the directories and Wait returns; a runner that
+// refuses starts nothing and RecordOn reports false (the control: no
+// marker, Wait returns at once, and RecordAsync may follow).
+func TestRecordOn(t *testing.T) {
+	homes, _ := env(t)
+	home := filepath.Join(homes, hashA)
+	mkdirOld(t, home)
+
+	r := Begin()
+	require.NotNil(t, r)
+	assert.False(t, r.RecordOn(func(func()) bool { return false }, home), "a refusing runner")
+	require.NoError(t, r.Wait(), "nothing started")
+	assert.Empty(t, r.marker, "control: no marker without the runner")
+
+	var handed func()
+	require.True(t, r.RecordOn(func(f func()) bool { handed = f; return true }, home))
+	require.NotNil(t, handed)
+	assert.False(t, r.done.Load(), "nothing written before the runner runs it")
+	go handed()
+	require.NoError(t, r.Wait())
+	live, err := liveDir()
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(live, r.marker))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), home)
+	r.End()
+}

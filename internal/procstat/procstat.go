@@ -6,6 +6,7 @@ package procstat
 import (
 	"errors"
 	"fmt"
+	"github.com/landjail/landjail/internal/selfproc"
 	"io/fs"
 	"os"
 	"strconv"
@@ -68,6 +69,11 @@ func StartTime(pid int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return parseStartTime(path, b)
+}
+
+// parseStartTime is StartTime's parse of the stat line b read from path.
+func parseStartTime(path string, b []byte) (uint64, error) {
 	// comm may hold spaces and parentheses: the fields start after the
 	// last ')'.
 	s := string(b)
@@ -84,4 +90,9 @@ func StartTime(pid int) (uint64, error) {
 
 // SelfStartTime is StartTime of this process, read once: it never
 // changes.
-var SelfStartTime = sync.OnceValues(func() (uint64, error) { return StartTime(os.Getpid()) })
+var SelfStartTime = sync.OnceValues(func() (uint64, error) {
+	if b := selfproc.Stat(); b != nil {
+		return parseStartTime("/proc/self/stat", b) // read by internal/prenet/early's goroutine
+	}
+	return StartTime(os.Getpid())
+})

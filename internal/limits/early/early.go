@@ -19,8 +19,8 @@ package early
 import (
 	"os"
 
-	"github.com/landjail/landjail/internal/argflags"
 	"github.com/landjail/landjail/internal/limits"
+	"github.com/landjail/landjail/internal/selfproc"
 )
 
 // Started reports whether this package's initializer called
@@ -42,13 +42,4 @@ func init() {
 // Glance reports whether args (args[0] the program) is a "landjail run"
 // that will make its control group: "run", and neither --help nor
 // --print-rules before "--".
-func Glance(args []string) bool {
-	run := true
-	return argflags.Run(args, func(name string) bool {
-		switch name {
-		case "help", "h", "print-rules":
-			run = false
-		}
-		return run
-	}) && run
-}
+func Glance(args []string) bool { return selfproc.IsRun(args) }

@@ -24,14 +24,33 @@ import (
 
 	"github.com/landjail/landjail/internal/argflags"
 	"github.com/landjail/landjail/internal/prenet"
+	"github.com/landjail/landjail/internal/selfproc"
 )
 
 func init() {
-	if syscall.Geteuid() != 0 || !wanted(cmdline()) {
+	if syscall.Geteuid() != 0 {
 		return
 	}
-	prenet.StartWithMount()
+	args := cmdline()
+	if wanted(args) {
+		prenet.StartWithMount()
+		return
+	}
+	// A run without the view's network namespace (--no-namespaces, a
+	// host network): nothing else uses the other CPU this early, so the
+	// facts the control-group work reads first are read now, the system
+	// preset's paths opened for the Landlock rules, and the control-group
+	// work's goroutine is this one (internal/selfproc). Not in a process marked
+	// as landjail's init stage (internal/limits/early starts nothing
+	// there either).
+	if _, stage := syscall.Getenv(envNsinit); !stage && selfproc.IsRun(args) {
+		selfproc.Start()
+	}
 }
+
+// envNsinit is nsinit.EnvMarker (package nsinit is not imported: its
+// dependencies would initialize first).
+const envNsinit = "LANDJAIL_NSINIT"
 
 // wanted reports whether args (args[0] the program) is a "landjail run"
 // that needs a private network namespace as far as its flags show

@@ -13,6 +13,7 @@ import (
 
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/prenet"
+	"github.com/landjail/landjail/internal/selfproc"
 )
 
 // envChild makes the test binary report what this package's initializer
@@ -21,8 +22,12 @@ import (
 const envChild = "PRENET_EARLY_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envChild) == "1" {
+	switch os.Getenv(envChild) {
+	case "1":
 		fmt.Print(childReport())
+		os.Exit(0)
+	case "facts":
+		fmt.Print(selfproc.Stat() != nil)
 		os.Exit(0)
 	}
 	kerneltest.Main(m)
@@ -131,5 +136,45 @@ func TestInitializer(t *testing.T) {
 	}
 	if !root {
 		kerneltest.Missing(t, "not root: the initializer makes nothing")
+	}
+}
+
+// TestInitializerFacts: as root, a "landjail run" that does not want the
+// early namespaces (--no-namespaces, a host network, ...) gets the facts
+// the control-group work reads first read by the initializer's goroutine
+// (internal/selfproc); one that wants them, any other command line and a
+// run marked as landjail's init stage (LANDJAIL_NSINIT) do not; not
+// root, none. Red with the initializer's selfproc.Start removed (every
+// row false); the marked row's control is the same run unmarked.
+func TestInitializerFacts(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	root := os.Geteuid() == 0
+	type row struct {
+		args  []string
+		stage bool
+		want  bool
+	}
+	var rows []row
+	for _, r := range wantedRows {
+		if len(r.args) > 0 {
+			rows = append(rows, row{r.args, false, root && !r.want && selfproc.IsRun(r.args)})
+		}
+	}
+	noNS := []string{"landjail", "run", "--no-namespaces", "--", "true"}
+	rows = append(rows, row{noNS, false, root}, row{noNS, true, false})
+	for _, r := range rows {
+		cmd := osexec.Command(exe)
+		cmd.Args = r.args
+		cmd.Env = append(os.Environ(), envChild+"=facts")
+		if r.stage {
+			cmd.Env = append(cmd.Env, envNsinit+"=x")
+		}
+		out, err := cmd.Output()
+		require.NoError(t, err, "%q", r.args)
+		assert.Equal(t, fmt.Sprint(r.want), string(out), "%q stage %v", r.args, r.stage)
+	}
+	if !root {
+		kerneltest.Missing(t, "not root: the initializer starts nothing")
 	}
 }
