@@ -5,7 +5,8 @@ import "syscall"
 // Cmdline returns this process's argv, read from /proc/self/cmdline with
 // plain system calls, for a package initializer that runs before package
 // os (which holds os.Args) is initialized; nil when unreadable or longer
-// than 64 KiB. It is internal/prenet/early's reading.
+// than 64 KiB. internal/prenet/early and internal/stagestart/early read
+// the command line with it.
 func Cmdline() []string {
 	fd, err := syscall.Open("/proc/self/cmdline", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {

@@ -31,7 +31,7 @@ func init() {
 	if syscall.Geteuid() != 0 {
 		return
 	}
-	args := cmdline()
+	args := argflags.Cmdline()
 	if wanted(args) {
 		prenet.StartWithMount()
 		return

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package early
-
-func cmdline() []string { return nil }
