@@ -28,6 +28,7 @@ import (
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/reaper"
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/mcpserver"
 	"github.com/landjail/landjail/sandbox"
@@ -70,7 +71,7 @@ func main() {
 	err := newApp(os.Stdin, os.Stdout, os.Stderr).Run(ctx, os.Args)
 	stop()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "landjail mcp: %v\n", err)
+		fmt.Fprintf(os.Stderr, "landjail mcp: %s\n", termsafe.Escape(err.Error())) // R22c-6
 		os.Exit(125)
 	}
 }
@@ -148,7 +149,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// Registered last, so it runs first: before the TMPDIR is removed.
 	defer func() {
 		if _, err := reaper.KillDescendants(); err != nil {
-			fmt.Fprintf(cmd.Root().ErrWriter, "landjail mcp: %v\n", err)
+			fmt.Fprintf(cmd.Root().ErrWriter, "landjail mcp: %s\n", termsafe.Escape(err.Error()))
 		}
 	}()
 	k := &tools.Toolkit{WS: plan.WS, Ruleset: plan.Ruleset, Tracker: tracker, Env: plan.Env, Seccomp: plan.Seccomp, NoPIDNamespace: o.NoPIDNamespace}

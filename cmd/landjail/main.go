@@ -43,6 +43,7 @@ import (
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/internal/selfproc"
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/landlock"
 )
 
@@ -176,7 +177,9 @@ func runTree(ctx context.Context, only string, args []string, stdin io.Reader, s
 	}
 	code, silent := exitCode(err)
 	if !silent {
-		fmt.Fprintf(stderr, "landjail: %v\n", err)
+		// The text may name what the command planted (red team round 22,
+		// R22c-6): no escape sequence reaches the caller's terminal.
+		fmt.Fprintf(stderr, "landjail: %s\n", termsafe.Escape(err.Error()))
 	}
 	return code
 }

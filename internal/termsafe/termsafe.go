@@ -19,3 +19,34 @@ func Quote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// Escape returns the message s with every character that is not printable
+// (escape sequences' ESC and CSI, other controls, newlines too) and every
+// byte of invalid UTF-8 written as a Go escape (\x1b, \n, \u200b), the
+// rest as it is: for a whole message, such as an error's text, that
+// embeds names a confined command chose, when printed to the caller's
+// terminal (red team round 22, R22c-6: a planted directory's name in
+// landlock.ErrLinkNames' text cleared the screen and set the clipboard).
+// A tab is kept.
+func Escape(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return r != '\t' && !unicode.IsPrint(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteString(`\x`)
+			b.WriteString(strconv.FormatUint(uint64(s[i])>>4, 16))
+			b.WriteString(strconv.FormatUint(uint64(s[i])&15, 16))
+		case r != '\t' && !unicode.IsPrint(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestErrorTextEscaped: landjail's own error line carries no terminal
+// escape sequence from a name the command could have chosen (red team
+// round 22, R22c-6: a planted directory's name in ErrLinkNames' text
+// cleared the caller's screen and wrote its clipboard). A workspace
+// named with an OSC 52 and a screen clear, missing: the error names it
+// escaped. Control: the same name unconfined (ls) prints the ESC bytes.
+// Red with main's printer writing err as it is.
+func TestErrorTextEscaped(t *testing.T) {
+	t.Parallel()
+	bin := landjailBin(t)
+	name := filepath.Join(t.TempDir(), "p\x1b]52;c;ZXZpbA==\a\x1b[2Jall good")
+	require.NoError(t, os.Mkdir(name, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(name, "f"), nil, 0o644))
+	out, err := osexec.Command("ls", "-d", name).CombinedOutput()
+	require.NoError(t, err)
+	require.Contains(t, string(out), "\x1b[2J", "control: the name carries its escapes")
+	missing := filepath.Join(name, "missing")
+	out, err = osexec.Command(bin, "run", "--workspace", missing, "--", "true").CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.NotContains(t, string(out), "\x1b", "no ESC byte on landjail's stderr")
+	assert.True(t, strings.Contains(string(out), `p\x1b]52;c;ZXZpbA==\a\x1b[2Jall good`), "the name, escaped: %q", out)
+}
