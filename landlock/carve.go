@@ -1137,8 +1137,9 @@ type links struct {
 	// links is followed once, not once per member: red team round 17,
 	// R17b-5, 1 ms a link of a planted chain at every start).
 	resolved sync.Map
-	dirs     sync.Map // isDir's answers
-	names    sync.Map // directory -> *atomic.Int32, the keys it was entered by
+	dirs     sync.Map     // isDir's answers
+	names    sync.Map     // directory -> *atomic.Int32, the keys it was entered by
+	walks    atomic.Int64 // walks entered in all (enter; maxLinkWalks)
 }
 
 // resolution is one memoised resolve.
@@ -1500,12 +1501,26 @@ var carried func(ws *jail.Workspace, virtual string, n jail.Narrowing, byName bo
 // one package name it alike); planted loops reached hundreds.
 const MaxLinkNames = 256
 
+// maxLinkWalks bounds the walks by link names in all, over every
+// directory (enter): directories cross-linked by links named like the
+// patterns' components, each under MaxLinkNames, made the next run
+// start after 45 s (red team round 22, R22c-5: 100 directories, 48 links
+// and 400 files each). A variable for the tests.
+var maxLinkWalks = 16 * MaxLinkNames
+
+// dirCount is the number of directories enter was asked about.
+func (l *links) dirCount() int {
+	n := 0
+	l.names.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
 // enter reports whether the walk of the canonical directory t by a name
 // whose key is id (keyMemo; kind: "tree", by Narrowing, or "home", by
 // NameNarrowing) is to be made: not when t was walked by a name with the
 // same key already (every path below gets the same verdicts; there are
 // finitely many keys, so a loop ends). More than MaxLinkNames keys for
-// one t fail with ErrLinkNames.
+// one t, or more than maxLinkWalks in all, fail with ErrLinkNames.
 func (l *links) enter(kind, t string, id int) (bool, error) {
 	if _, done := l.visited.LoadOrStore(fmt.Sprintf("%s\x00%s\x00%d", kind, t, id), true); done {
 		return false, nil
@@ -1513,6 +1528,9 @@ func (l *links) enter(kind, t string, id int) (bool, error) {
 	c, _ := l.names.LoadOrStore(t, new(atomic.Int32))
 	if c.(*atomic.Int32).Add(1) > MaxLinkNames {
 		return false, &fs.PathError{Op: "walk", Path: t, Err: fmt.Errorf("%w: more than %d; nothing is run (links planted back to it? find -L %s -samefile %s)", ErrLinkNames, MaxLinkNames, l.ws.Root(), t)}
+	}
+	if l.walks.Add(1) > int64(maxLinkWalks) {
+		return false, &fs.PathError{Op: "walk", Path: t, Err: fmt.Errorf("%w: more than %d walks by link names in all, %d directories; nothing is run (links planted across directories? find -L %s -type l)", ErrLinkNames, maxLinkWalks, l.dirCount(), l.ws.Root())}
 	}
 	return true, nil
 }

@@ -127,3 +127,45 @@ func BenchmarkWalkPresetSelfLinks(b *testing.B) {
 		})
 	}
 }
+
+// TestWalkCarvesLinkWalksInAll: the walks by link names are bounded in
+// all, not only per directory (red team round 22, R22c-5: 100
+// directories cross-linked by links named like 48 of the preset's
+// components, each directory under MaxLinkNames, 45 s before the run
+// started). Twenty such directories, each linking to the next by the
+// first 8 components, under maxLinkWalks lowered to 64: ErrLinkNames;
+// control: the default bound, and 2 directories under 64.
+func TestWalkCarvesLinkWalksInAll(t *testing.T) {
+	root, _ := presetSelfLinks(t, 0, 0, false)
+	comps := []string{".config", "gh", ".kube", ".aws", ".docker", ".ssh", ".gnupg", ".mozilla"}
+	build := func(n int) string {
+		dir := filepath.Join(root, fmt.Sprint("x", n))
+		for i := range n {
+			d := filepath.Join(dir, fmt.Sprint("d", i))
+			require.NoError(t, os.MkdirAll(d, 0o755))
+			for _, c := range comps {
+				require.NoError(t, os.Symlink(fmt.Sprint("../d", (i+1)%n), filepath.Join(d, c)))
+			}
+			for j := range 20 {
+				require.NoError(t, os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), nil, 0o644))
+			}
+		}
+		return dir
+	}
+	walk := func(dir string, limit int) error {
+		old := maxLinkWalks
+		maxLinkWalks = limit
+		defer func() { maxLinkWalks = old }()
+		ws, err := jail.New(dir, jail.WithDenySecrets())
+		require.NoError(t, err)
+		defer ws.Close()
+		_, err = walkCarves(ws, []string{dir}, DefaultWalkLimit)
+		return err
+	}
+	many := build(20)
+	err := walk(many, 64)
+	assert.ErrorIs(t, err, ErrLinkNames)
+	assert.ErrorContains(t, err, "walks by link names in all")
+	assert.NoError(t, walk(many, 16*MaxLinkNames), "control: the default bound")
+	assert.NoError(t, walk(build(2), 64), "control: two directories")
+}

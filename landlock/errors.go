@@ -43,9 +43,11 @@ var (
 	// (jail.Workspace.BelowKeyOf), each of which the carve walk would
 	// walk it by: planted links back to the directory, named like the
 	// patterns' components (red team rounds 21 and 22, R21-1, R22a-1:
-	// 938 such names, 48 s before the command started). Compile fails
-	// closed at once; the error, a *fs.PathError, names the directory.
-	// Not raised by --walk-limit: remove the links.
+	// 938 such names, 48 s before the command started), or the walks
+	// by link names number more than 4,096 in all (16 × MaxLinkNames:
+	// directories cross-linked that way, R22c-5). Compile fails closed
+	// at once; the error, a *fs.PathError, names the directory (in all:
+	// the workspace). Not raised by --walk-limit: remove the links.
 	ErrLinkNames = errors.New("landlock: a directory is reached through symbolic links by too many names the patterns tell apart")
 
 	// ErrMountLimit: the namespace layer would need more mounts than the
