@@ -23,7 +23,7 @@ func TestEscape(t *testing.T) {
 		"walk /w/p: too many names":           "walk /w/p: too many names",
 		"a\tb":                                "a\tb",
 		"walk /w/\x1b]52;c;ZXZpbA==\x07x: no": `walk /w/\x1b]52;c;ZXZpbA==\ax: no`,
-		"/w/\x1b[2J\nlandjail: ok":           `/w/\x1b[2J\nlandjail: ok`,
+		"/w/\x1b[2J\nlandjail: ok":            `/w/\x1b[2J\nlandjail: ok`,
 		"bad \xff byte, zero\u200bwidth":      `bad \xff byte, zero\u200bwidth`,
 	} {
 		assert.Equal(t, want, Escape(in), "%q", in)
