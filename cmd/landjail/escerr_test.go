@@ -33,3 +33,19 @@ func TestErrorTextEscaped(t *testing.T) {
 	assert.NotContains(t, string(out), "\x1b", "no ESC byte on landjail's stderr")
 	assert.True(t, strings.Contains(string(out), `p\x1b]52;c;ZXZpbA==\a\x1b[2Jall good`), "the name, escaped: %q", out)
 }
+
+// TestPrintRulesEscaped: --print-rules lists the rules' paths with their
+// controls escaped (R22c-6: a planted name in a rule or a frozen
+// directory printed as it is). A workspace named with a screen clear:
+// its rule line shows the name escaped. Red with the listing written as
+// it is.
+func TestPrintRulesEscaped(t *testing.T) {
+	t.Parallel()
+	bin := landjailBin(t)
+	ws := filepath.Join(t.TempDir(), "w\x1b[2Jall good")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	out, err := osexec.Command(bin, "run", "--print-rules", "--workspace", ws, "--", "true").CombinedOutput()
+	require.NoError(t, err, "%q", out)
+	assert.NotContains(t, string(out), "\x1b", "no ESC byte in the listing")
+	assert.Contains(t, string(out), `w\x1b[2Jall good`, "the workspace's rule, escaped")
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/internal/refusal"
 	"github.com/landjail/landjail/internal/sweep"
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/sandbox"
 	"github.com/landjail/landjail/seccomp"
@@ -231,7 +232,11 @@ func runLoaded(ctx context.Context, o *cliopts.Options, argv []string, printRule
 		return fmt.Errorf("run: %w", err)
 	}
 	if printRules {
-		w := rio.stdout
+		// Paths a command may have named (R22c-6): no escape sequence
+		// reaches the caller's terminal.
+		lw := termsafe.Lines(rio.stdout)
+		defer lw.Flush()
+		w := io.Writer(lw)
 		for _, r := range plan.Ruleset.Rules() {
 			fmt.Fprintln(w, r)
 		}

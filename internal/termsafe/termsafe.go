@@ -4,6 +4,7 @@
 package termsafe
 
 import (
+	"io"
 	"strconv"
 	"strings"
 	"unicode"
@@ -49,4 +50,43 @@ func Escape(s string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// Lines returns a writer that writes to w what it is given with each
+// line's text passed through Escape, line ends kept: for a listing made
+// of many lines that name paths (landjail run --print-rules: its rules
+// and frozen directories, red team round 22, R22c-6). A line is written
+// once it ends; Flush writes an unfinished one.
+func Lines(w io.Writer) *LineWriter { return &LineWriter{w: w} }
+
+// LineWriter is Lines' writer.
+type LineWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+// Write buffers p and writes every line it completes, escaped. It
+// reports len(p) unless w fails.
+func (l *LineWriter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if _, err := io.WriteString(l.w, Escape(string(l.buf[:i]))+"\n"); err != nil {
+			return 0, err
+		}
+		l.buf = l.buf[i+1:]
+	}
+}
+
+// Flush writes what is left of an unfinished line, escaped.
+func (l *LineWriter) Flush() error {
+	if len(l.buf) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(l.w, Escape(string(l.buf)))
+	l.buf = nil
+	return err
 }
