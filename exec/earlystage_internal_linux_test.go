@@ -135,9 +135,13 @@ func TestEarlyStageCanceled(t *testing.T) {
 		out          string
 		canceled     error  // Wait's error
 		status       string // the stage's wait status
+		// waitDelay: the trapped command's exit must come before it
+		// under the race detector on a loaded runner (300 ms did not:
+		// SIGKILL first); the ignored one is killed after it.
+		waitDelay time.Duration
 	}{
-		{"trapped", `trap 'echo term; exit 0' TERM; echo ready; while :; do sleep 0.05; done`, "term\n", context.Canceled, "exit status 0"},
-		{"ignored", `trap '' TERM; echo ready; exec sleep 100`, "", nil, "signal: killed"},
+		{"trapped", `trap 'echo term; exit 0' TERM; echo ready; while :; do sleep 0.05; done`, "term\n", context.Canceled, "exit status 0", 10 * time.Second},
+		{"ignored", `trap '' TERM; echo ready; exec sleep 100`, "", nil, "signal: killed", 300 * time.Millisecond},
 	} {
 		for _, how := range []string{"early", "prestart", "start"} {
 			t.Run(tc.name+"/"+how, func(t *testing.T) {
@@ -159,7 +163,7 @@ func TestEarlyStageCanceled(t *testing.T) {
 				defer outR.Close()
 				c := CommandContext(ctx, ws, rs, "/bin/sh", "-c", tc.script)
 				c.Stdout = outW
-				c.WaitDelay = 300 * time.Millisecond
+				c.WaitDelay = tc.waitDelay
 				err = c.Start()
 				outW.Close()
 				require.NoError(t, err)
