@@ -647,6 +647,25 @@ func multiComponentPatterns(ws *jail.Workspace) leads {
 	return out
 }
 
+// outsideLeads is linkLeads for a directory out of the policy (outside,
+// above): its name, or an editor copy's original, is a literal component
+// of a pattern (.kube, gh), or its parent's name is one followed by a
+// wildcard-only component (firefox of .mozilla/firefox/*/logins.json).
+// A component with a wildcard in it ("[!a]*" of cfg/[!a]*/secret.txt)
+// matches nearly every name: out of the policy it would send the walk
+// through /tmp and HOME (CI on a fresh runner: 4,096 directories of /tmp
+// walked, ErrLinkNames).
+func outsideLeads(p string, l leads) bool {
+	base := filepath.Base(p)
+	for _, name := range append([]string{base}, jail.CopySpellings(base)...) {
+		if slices.Contains(l.names, name) {
+			return true
+		}
+	}
+	parent := filepath.Base(filepath.Dir(p))
+	return slices.ContainsFunc(l.under, func(u string) bool { ok, _ := filepath.Match(u, parent); return ok })
+}
+
 // linkLeads reports whether the link p leads a pattern through it: its
 // name matches one of l.names, or (root given: p is below it) it lies at
 // most l.top levels below root, or a directory between root and p is
@@ -791,7 +810,7 @@ func (l *links) outsideDepth(t, virtual string, byName bool, depth int) error {
 				}
 			}
 			tt, err := l.resolve(p)
-			if err != nil || !l.isDir(tt) || !linkLeads(v, "", l.multi) {
+			if err != nil || !l.isDir(tt) || !outsideLeads(v, l.multi) {
 				continue
 			}
 			l.later(func() error {
@@ -811,7 +830,7 @@ func (l *links) outsideDepth(t, virtual string, byName bool, depth int) error {
 				}
 				continue
 			}
-			if linkLeads(v, "", l.multi) {
+			if outsideLeads(v, l.multi) {
 				l.later(func() error { return l.outsideDepth(p, v, byName, depth+1) })
 			}
 		}
@@ -1242,7 +1261,7 @@ func (l *links) above(dir string) error {
 			switch {
 			case l.ws.NameNarrowing(p)&jail.NarrowDenied != 0:
 				err = l.below(p, jail.NarrowDenied)
-			case linkLeads(p, "", l.multi):
+			case outsideLeads(p, l.multi):
 				err = l.drain(l.outside(p, p, true))
 			}
 			if err != nil {

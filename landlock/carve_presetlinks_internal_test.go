@@ -169,3 +169,36 @@ func TestWalkCarvesLinkWalksInAll(t *testing.T) {
 	assert.NoError(t, walk(many, 16*MaxLinkNames), "control: the default bound")
 	assert.NoError(t, walk(build(2), 64), "control: two directories")
 }
+
+// TestOutsideLiteralLeads: the directories above a workspace, and those
+// out of the policy, are read for links only below names a pattern
+// spells literally: "cfg/[!a]*/secret.txt"'s "[!a]*" matches nearly
+// every name, and CI's fresh runner failed the R18a-12 carveouts row
+// with ErrLinkNames after walking 4,096 directories of /tmp. 5,000
+// directories beside the workspace, each holding one: the walk ends;
+// control: .kube beside it, with a config link into the workspace under
+// --deny-secrets, is still read (R22a-5).
+func TestOutsideLiteralLeads(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(base, "ws")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "private"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "private/kc"), []byte("KC"), 0o600))
+	for i := range 5000 {
+		require.NoError(t, os.MkdirAll(filepath.Join(base, fmt.Sprint("d", i), "x"), 0o755))
+	}
+	w, err := jail.New(ws, jail.WithDeny("cfg/[!a]*/secret.txt"))
+	require.NoError(t, err)
+	defer w.Close()
+	_, err = walkCarves(w, []string{ws}, DefaultWalkLimit)
+	assert.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(base, ".kube"), 0o755))
+	require.NoError(t, os.Symlink("../ws/private/kc", filepath.Join(base, ".kube/config")))
+	s, err := jail.New(ws, jail.WithDenySecrets())
+	require.NoError(t, err)
+	defer s.Close()
+	carves, err := walkCarves(s, []string{ws}, DefaultWalkLimit)
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(carves, func(c carve) bool { return c.path == filepath.Join(ws, "private/kc") }), "control: .kube/config above the workspace")
+}
