@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/limits"
@@ -49,6 +51,7 @@ func (p *Plan) StartLimits(c *exec.Cmd) (*limits.Run, error) {
 		fmt.Fprintf(p.set.Stderr, "landjail: warning: resource limits NOT enforced: %s (--strict refuses)\n", strings.Join(weak, "; "))
 	}
 	c.Cgroup = r
+	p.held.add(r)
 	p.startRecord()
 	for _, rl := range r.Rlimits() {
 		c.Rlimits = append(c.Rlimits, exec.Rlimit(rl))
@@ -149,4 +152,78 @@ func sizeText(b float64) string {
 		}
 	}
 	return fmt.Sprintf("%d", int64(b))
+}
+
+// heldRuns are the control groups of a plan's commands, for the live
+// watch (WatchSweep): its Throttle freezes every group still open while
+// it holds the command, and the last holder out thaws them (the watch's
+// reader and its re-examinations hold on two goroutines). A server's
+// calls each have a group; the groups of calls that ended are dropped
+// on the way.
+type heldRuns struct {
+	mu      sync.Mutex
+	runs    []*limits.Run
+	holders int
+	frozen  []*limits.Run
+}
+
+func (h *heldRuns) add(r *limits.Run) {
+	h.mu.Lock()
+	h.runs = append(h.runs, r)
+	h.mu.Unlock()
+}
+
+// freeze holds the commands until the returned function is called: the
+// groups Freeze accepts are frozen by the first holder, thawed when the
+// last is done. ok is false where none is (no group, no freezer): the
+// caller cannot hold the commands (and the function does nothing).
+func (h *heldRuns) freeze() (thaw func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.holders == 0 {
+		kept := h.runs[:0]
+		for _, r := range h.runs {
+			err := r.Freeze()
+			if errors.Is(err, limits.ErrClosed) {
+				continue
+			}
+			kept = append(kept, r)
+			if err == nil {
+				h.frozen = append(h.frozen, r)
+			}
+		}
+		clear(h.runs[len(kept):])
+		h.runs = kept
+		if len(h.frozen) == 0 {
+			return func() {}, false
+		}
+	}
+	h.holders++
+	var once sync.Once
+	return func() { once.Do(h.release) }, true
+}
+
+// release ends one holder's freeze.
+func (h *heldRuns) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.holders--; h.holders == 0 {
+		for _, r := range h.frozen {
+			r.Thaw()
+		}
+		clear(h.frozen)
+		h.frozen = h.frozen[:0]
+	}
+}
+
+// hold holds the commands for d (freeze, sleep, thaw). Where they cannot
+// be held, hold returns at once: a wait without freezing would not bound
+// the work, only let inotify's queue overflow and stop the command.
+func (h *heldRuns) hold(d time.Duration) {
+	thaw, ok := h.freeze()
+	if !ok {
+		return
+	}
+	time.Sleep(d)
+	thaw()
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/cpushare"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/privdirs"
 	"github.com/landjail/landjail/internal/sweep"
@@ -117,6 +118,7 @@ type Plan struct {
 	live       *privdirs.Run   // the record of the directories in use (landjail gc)
 	recordDirs []string        // the directories live records, until startRecord
 	early      *limits.Pending // StartLimitsEarly's limits.Start, until StartLimits takes it
+	held       heldRuns        // the groups WatchSweep's Throttle freezes
 }
 
 // New builds the policy and the first seccomp filter from o. It starts
@@ -401,7 +403,16 @@ func (p *Plan) WatchSweep(abort func(reason string)) error {
 		return nil
 	}
 	var err error
-	p.liveSweep, err = p.snap.Watch(p.set.Stderr, abort)
+	// --cpus bounds the watch's work for the command as it bounds the
+	// supervisor's (red team round 22, R22c-2): over its share, the
+	// command's groups are frozen for the periods it owes.
+	// Without --cpus too, the command is held while the watch has a
+	// backlog of events, so that inotify's queue does not overflow.
+	cpu := sweep.Throttle{Freeze: p.held.freeze}
+	if s := cpushare.New(p.spec.CPUs); s != nil {
+		cpu.Share, cpu.Hold = s, p.held.hold
+	}
+	p.liveSweep, err = p.snap.Watch(p.set.Stderr, abort, cpu)
 	if err != nil && !p.Options.Strict {
 		// fs.inotify.max_user_instances (128 by default) reached: the
 		// sweep after the command still runs.

@@ -340,21 +340,20 @@ type devIno struct{ dev, ino uint64 }
 
 // LimitSupervisorCPU bounds the CPU time each supervisor of f spends
 // answering the filter's notifications (the brokered inotify_add_watch,
-// listen and connect) to cpus CPUs (0.5: half of one), over periods of
-// 100 ms, as the cgroup CPU quota bounds the command. What is counted is
-// the process's CPU time (CLOCK_PROCESS_CPUTIME_ID, user and system)
-// from a period's first answer on, so the wake-ups that bring each
-// answer count too, and so does other work of the process between two
-// answers of one period (in landjail-mcp, other calls'): once a
-// period's share is spent, the next answer waits for the next period,
-// and the command's calls with it. A share spent beyond one period is
-// owed to the next. For a run under a CPU limit (landjail --cpus): the
-// limit bounds the command's control group, while the supervisor works
-// for it outside the group, in landjail (red team round 22, R22b-2: a
-// loop of inotify_add_watch under --cpus 0.1 made landjail use 0.95 CPU).
-// The work a connect does after its answer (the proxy's relay) is not
-// counted. cpus <= 0, or a nil f: no bound. Call it before Install, not
-// while an Install of f may run.
+// listen and connect) to cpus CPUs (0.5: half of one), at the cgroup CPU
+// quota's rate with at most one 100 ms period of unused time kept
+// (internal/cpushare). What is counted is the process's CPU time
+// (CLOCK_PROCESS_CPUTIME_ID, user and system) from the supervisor's
+// first answer on: the wake-ups that bring each answer, and other work
+// of the process between two answers (the proxy's relay after a
+// connect; in landjail-mcp, other calls'). Once the share is spent, the
+// next answer waits until it is paid back, and the command's calls with
+// it. For a run under a CPU limit (landjail --cpus): the limit bounds
+// the command's control group, while the supervisor works for it
+// outside the group, in landjail (red team round 22, R22b-2: a loop of
+// inotify_add_watch under --cpus 0.1 made landjail use 0.95 CPU). cpus
+// <= 0, or a nil f: no bound. Call it before Install, not while an
+// Install of f may run.
 func (f *Filter) LimitSupervisorCPU(cpus float64) {
 	if f == nil || cpus <= 0 {
 		return

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/cpushare"
 )
 
 // The supervisor answers the listen(2) calls that a Supervised filter hands
@@ -88,7 +90,7 @@ func startSupervisor(fd int, f *Filter, b Broker) error {
 		// the descriptor ready; returning true ends the supervisor. If
 		// the descriptor cannot be polled, Read fails at once and the
 		// descriptor is closed: listen then fails with ENOSYS.
-		th := &throttle{quota: time.Duration(f.supervisorCPU * float64(supervisorPeriod))}
+		th := cpushare.New(f.supervisorCPU)
 		rc.Read(func(fd uintptr) bool { return serve(int(fd), f, b, th) })
 	}()
 	return nil
@@ -97,7 +99,7 @@ func startSupervisor(fd int, f *Filter, b Broker) error {
 // serve answers every pending notification on listener fd and reports
 // whether the supervisor is done (no task uses the filter any more, or the
 // listener failed).
-func serve(fd int, f *Filter, b Broker, th *throttle) bool {
+func serve(fd int, f *Filter, b Broker, th *cpushare.Share) bool {
 	for {
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(pfd, 0)
@@ -109,65 +111,14 @@ func serve(fd int, f *Filter, b Broker, th *throttle) bool {
 		case n == 0:
 			return false // wait for the netpoller
 		case pfd[0].Revents&unix.POLLIN != 0:
-			th.answer(func() { answer(fd, f, b) })
+			// Filter.LimitSupervisorCPU: the next answer waits.
+			th.Do(func() { answer(fd, f, b) }, time.Sleep)
 		case pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0:
 			return true
 		default:
 			return false
 		}
 	}
-}
-
-// supervisorPeriod is the period of Filter.LimitSupervisorCPU's bound,
-// the cgroup CPU quota's (limits.Spec.CPUs).
-const supervisorPeriod = 100 * time.Millisecond
-
-// throttle is one supervisor's Filter.LimitSupervisorCPU: quota of the
-// process's CPU time per supervisorPeriod (0: none), used of it in the
-// period that began at start, counted from the process CPU time last.
-type throttle struct {
-	quota time.Duration
-	start time.Time
-	used  time.Duration
-	last  time.Duration
-}
-
-// answer runs do (one notification's answer) and charges the process's
-// CPU time since the period's first answer or the last charge: the
-// answer's own, and the wake-ups that brought it (the netpoller, the
-// scheduler: as much again as the answer, measured). When the period's
-// quota is spent it waits for the period the excess is owed to; the
-// time others use meanwhile is not charged.
-func (t *throttle) answer(do func()) {
-	if t.quota == 0 {
-		do()
-		return
-	}
-	if now := time.Now(); now.Sub(t.start) >= supervisorPeriod {
-		t.start, t.used, t.last = now, 0, processCPU()
-	}
-	do()
-	c := processCPU()
-	t.used += max(c-t.last, 0)
-	t.last = c
-	if t.used < t.quota {
-		return
-	}
-	for t.used >= t.quota {
-		time.Sleep(time.Until(t.start.Add(supervisorPeriod)))
-		t.start = t.start.Add(supervisorPeriod)
-		t.used -= t.quota
-	}
-	t.last = processCPU()
-}
-
-// processCPU is the process's CPU time (user and system, every thread).
-func processCPU() time.Duration {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }
 
 // answer receives one notification and sends its answer. A notification

@@ -450,6 +450,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 			return fail(fmt.Errorf("run: pseudo-terminal: %w", err))
 		}
 		defer relay.Finish(0)
+		relay.LimitCPU(plan.LimitSpec().CPUs) // --cpus: the relay works for the command (R22c-3)
 		in, out, errf := relay.Stdio()
 		c.Stdin, c.Stdout, c.Stderr = in, out, errf
 		c.Setctty, c.Ctty = true, relay.Ctty()

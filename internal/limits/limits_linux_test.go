@@ -8,6 +8,8 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -501,4 +503,66 @@ func TestStartEarlyOnSelfproc(t *testing.T) {
 		require.NoError(t, err, "%s: %s", mode, out)
 		assert.Equal(t, want, string(out), mode)
 	}
+}
+
+// procCPU is a process's CPU time from /proc/PID/stat (utime + stime,
+// in USER_HZ ticks of 10 ms).
+func procCPU(t *testing.T, pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	u, _ := strconv.Atoi(f[11])
+	s, _ := strconv.Atoi(f[12])
+	return time.Duration(u+s) * 10 * time.Millisecond
+}
+
+// TestFreezeThaw: Freeze stops a busy loop in the group (its CPU time
+// does not move in 300 ms; control: it moves by more than 100 ms in the
+// 300 ms before, and again after Thaw); Freeze refuses a group this
+// process is in (ErrNotEnforced: a spawning thread's, frozen, could stop
+// the whole program), and after Close returns ErrClosed while Thaw does
+// nothing.
+func TestFreezeThaw(t *testing.T) {
+	p := requireCgroups(t)
+	if p.Mechanism == limits.CgroupV1 && !slices.Contains(p.Controllers, "freezer") {
+		kerneltest.Missing(t, "no freezer hierarchy")
+	}
+	r, err := limits.Start(limits.DefaultSpec(), limits.Options{})
+	require.NoError(t, err)
+	defer r.Close()
+	c := osexec.Command("/bin/sh", "-c", "while :; do :; done")
+	require.NoError(t, r.Start(c))
+	defer c.Wait()
+	pid := c.Process.Pid
+	moved := func() time.Duration {
+		before := procCPU(t, pid)
+		time.Sleep(300 * time.Millisecond)
+		return procCPU(t, pid) - before
+	}
+	assert.Greater(t, moved(), 100*time.Millisecond, "control: the loop runs")
+	require.NoError(t, r.Freeze())
+	time.Sleep(50 * time.Millisecond) // the transition (FREEZING on v1)
+	assert.LessOrEqual(t, moved(), 10*time.Millisecond, "frozen")
+	require.NoError(t, r.Thaw())
+	assert.Greater(t, moved(), 100*time.Millisecond, "thawed")
+
+	self, err := limits.Start(limits.DefaultSpec(), limits.Options{})
+	require.NoError(t, err)
+	defer self.Close()
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // this thread ends with the goroutine
+		if err := self.JoinThread(); err != nil {
+			done <- fmt.Errorf("join: %w", err)
+			return
+		}
+		done <- self.Freeze()
+	}()
+	assert.ErrorIs(t, <-done, limits.ErrNotEnforced, "a group holding this process is never frozen")
+	assert.NoError(t, self.Thaw())
+
+	_, err = r.Close()
+	require.NoError(t, err)
+	assert.ErrorIs(t, r.Freeze(), limits.ErrClosed)
+	assert.NoError(t, r.Thaw())
 }

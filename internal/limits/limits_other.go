@@ -55,6 +55,8 @@ func (r *Run) Start(c *osexec.Cmd) error { return errors.ErrUnsupported }
 func (r *Run) Kill() (int, error)        { return 0, errors.ErrUnsupported }
 func (r *Run) Close() (*Result, error)   { return &Result{}, nil }
 func (r *Run) Stats() Result             { return Result{} }
+func (r *Run) Freeze() error             { return ErrNotEnforced }
+func (r *Run) Thaw() error               { return nil }
 
 // StartEarly does nothing outside Linux.
 func StartEarly() {}

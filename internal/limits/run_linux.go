@@ -69,6 +69,12 @@ type group interface {
 	// kill kills every process in the group and waits until it is empty;
 	// it returns how many it killed.
 	kill() (int, error)
+	// freeze freezes (true) or thaws (false) the group, without waiting
+	// for the transition.
+	freeze(on bool) error
+	// procs is the group's cgroup.procs file (v1: in the freezer
+	// hierarchy), "" when it cannot be frozen.
+	procs() string
 	// remove removes the group's directories and closes descriptors.
 	remove() error
 }
@@ -364,6 +370,49 @@ func (r *Run) Kill() (int, error) {
 		return 0, nil
 	}
 	return r.g.kill()
+}
+
+// Freeze freezes every process of the run's group until Thaw: the
+// command is held while landjail works off what it owes its CPU share
+// (cpushare; red team round 22, R22c-2). It uses cgroup v2's
+// cgroup.freeze (Linux 5.2) or the cgroup v1 freezer hierarchy's
+// freezer.state (Documentation/admin-guide/cgroup-v1/freezer-subsystem.rst)
+// and does not wait for the group to be frozen. A Close meanwhile kills
+// the group frozen (Close thaws on v1; cgroup.kill reaches frozen tasks
+// on v2). It never freezes a group that holds one of this process's own
+// threads (a spawning thread that joined it alone and leaves it as it
+// exits): a frozen thread of a Go program can stop all of it at the next
+// garbage collection. Errors: ErrClosed; ErrNotEnforced without a group,
+// without a freezer (v1 without the freezer hierarchy), or with this
+// process in the group; the file system's.
+func (r *Run) Freeze() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	if r.g == nil || r.g.procs() == "" {
+		return ErrNotEnforced
+	}
+	pids, err := readPids(r.g.procs())
+	if err != nil {
+		return err
+	}
+	if slices.Contains(pids, os.Getpid()) {
+		return ErrNotEnforced
+	}
+	return r.g.freeze(true)
+}
+
+// Thaw ends a Freeze. Errors: the file system's; none once the run is
+// closed (Close killed it) or without a group.
+func (r *Run) Thaw() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.g == nil || r.g.procs() == "" {
+		return nil
+	}
+	return r.g.freeze(false)
 }
 
 // Close reads the statistics, kills what is left of the run (as Kill),

@@ -201,6 +201,21 @@ func killV1(dir, fz string) (int, error) {
 	return len(killed), err
 }
 
+func (g *v1Group) procs() string {
+	if fz := g.ctrl["freezer"]; fz != "" {
+		return filepath.Join(fz, "cgroup.procs")
+	}
+	return ""
+}
+
+func (g *v1Group) freeze(on bool) error {
+	state := "THAWED"
+	if on {
+		state = "FROZEN"
+	}
+	return writeFile(filepath.Join(g.ctrl["freezer"], "freezer.state"), state)
+}
+
 // waitFrozen waits (up to 1 s) for freezer.state to read FROZEN: a task
 // in an uninterruptible sleep freezes only when it wakes.
 func waitFrozen(fz string) {

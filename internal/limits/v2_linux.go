@@ -159,6 +159,16 @@ func killV2(dir string) (int, error) {
 	return len(pids), waitEmpty(procs, 5*time.Second, kill, 0)
 }
 
+func (g *v2Group) procs() string { return filepath.Join(g.dir, "cgroup.procs") }
+
+func (g *v2Group) freeze(on bool) error {
+	v := "0"
+	if on {
+		v = "1"
+	}
+	return writeFile(filepath.Join(g.dir, "cgroup.freeze"), v)
+}
+
 func (g *v2Group) remove() error {
 	if g.fd != nil {
 		g.fd.Close()

@@ -31,6 +31,8 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/landjail/landjail/internal/cpushare"
 )
 
 // IsTerminal reports whether f is a terminal (isatty(3): the TCGETS ioctl
@@ -56,7 +58,20 @@ type Relay struct {
 	inDone   chan struct{}
 	outDone  chan struct{}
 	finished bool
+
+	cpu *cpushare.Share // LimitCPU's
 }
+
+// LimitCPU bounds the CPU time the output relay spends to cpus CPUs
+// (internal/cpushare: the process's CPU time, charged after each chunk
+// relayed; once the share is spent the relay stops reading for the time
+// it owes, and the command blocks writing to its terminal when the
+// pseudo-terminal's buffer is full). For a run under --cpus: the relay
+// works for the command outside its control group (red team round 22,
+// R22c-3: a command writing to its terminal as fast as it could cost
+// landjail 1.75 times its own share). cpus <= 0: no bound. Call it
+// before Start.
+func (r *Relay) LimitCPU(cpus float64) { r.cpu = cpushare.New(cpus) }
 
 // Open opens a pseudo-terminal pair (posix_openpt(3) through creack/pty) for
 // stdin, stdout, stderr, the caller's standard files, at least one of which
@@ -155,7 +170,21 @@ func (r *Relay) Start() {
 		// Copies until the read fails: EIO once no slave is open any
 		// more (pty(7)), i.e. the child and everything it started are
 		// gone.
-		io.Copy(r.out, r.master)
+		if r.cpu == nil {
+			io.Copy(r.out, r.master)
+			return
+		}
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.master.Read(buf)
+			var werr error
+			if n > 0 {
+				r.cpu.Do(func() { _, werr = r.out.Write(buf[:n]) }, time.Sleep)
+			}
+			if err != nil || werr != nil {
+				return
+			}
+		}
 	}()
 	if relayInput {
 		r.inDone = make(chan struct{})

@@ -76,7 +76,7 @@ func BenchmarkWatch100k(b *testing.B) {
 	require.NoError(b, err)
 	defer snap.Close()
 	for b.Loop() {
-		l, err := snap.Watch(io.Discard, nil)
+		l, err := snap.Watch(io.Discard, nil, sweep.Throttle{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -69,6 +69,8 @@ type Live struct {
 	rq       chan string
 	rpending map[string]bool
 	rdone    chan struct{}
+
+	cpu Throttle // the run's CPU share (Watch)
 }
 
 // node is a watched directory or file: its parent's watch descriptor
@@ -107,8 +109,9 @@ type node struct {
 // closed). Stop ends the watch. Race: an entry is live for the time the
 // watch takes to see it (tens of microseconds, longer on a loaded host);
 // a reader that opens it exactly then reads it. A nil Snapshot returns a
-// nil Live (Stop on it does nothing). Errors: inotify_init1's.
-func (s *Snapshot) Watch(w io.Writer, abort func(reason string)) (*Live, error) {
+// nil Live (Stop on it does nothing). cpu bounds the watch's work (a
+// zero Throttle: no bound). Errors: inotify_init1's.
+func (s *Snapshot) Watch(w io.Writer, abort func(reason string), cpu Throttle) (*Live, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -116,7 +119,7 @@ func (s *Snapshot) Watch(w io.Writer, abort func(reason string)) (*Live, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sweep: inotify_init1: %w", err)
 	}
-	l := &Live{s: s, f: os.NewFile(uintptr(fd), "inotify"), fd: fd, w: w, abort: abort,
+	l := &Live{s: s, f: os.NewFile(uintptr(fd), "inotify"), fd: fd, w: w, abort: abort, cpu: cpu,
 		wds: map[int32]*node{}, done: make(chan struct{}),
 		rq: make(chan string, 256), rpending: map[string]bool{}, rdone: make(chan struct{})}
 	root := s.ws.Root()
@@ -180,7 +183,7 @@ func (l *Live) reexamineLoop() {
 		l.mu.Lock()
 		delete(l.rpending, rel)
 		l.mu.Unlock()
-		l.reexamine(rel)
+		l.cpu.do(func() { l.reexamine(rel) })
 	}
 }
 
@@ -222,15 +225,41 @@ func (l *Live) Stop() {
 
 // read handles events until Stop, then what is still queued.
 func (l *Live) read() {
+	var thaw func() // Throttle.Freeze's while a backlog is handled
 	defer func() {
+		if thaw != nil {
+			thaw()
+		}
 		close(l.rq)
 		<-l.rdone // what was queued is examined before Stop returns
 		close(l.done)
 	}()
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := l.f.Read(buf)
+		var n int
+		var err error
+		if thaw != nil {
+			// Held: the queue is read without blocking (the raw
+			// descriptor is non-blocking) until it is empty, and the
+			// command thawed before any blocking read, which would
+			// wait for events only the command can make.
+			n, err = unix.Read(l.fd, buf)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN || (err == nil && n <= 0):
+				thaw()
+				thaw = nil
+				continue
+			}
+		} else {
+			n, err = l.f.Read(buf)
+		}
 		if err != nil {
+			if thaw != nil {
+				thaw()
+				thaw = nil
+			}
 			if l.stopping.Load() {
 				// Drain: f's deadline refuses further Reads; the raw
 				// descriptor is non-blocking (EAGAIN when empty).
@@ -239,7 +268,7 @@ func (l *Live) read() {
 					if err != nil || n <= 0 {
 						return
 					}
-					l.events(buf[:n])
+					l.cpu.do(func() { l.events(buf[:n]) })
 				}
 			}
 			if errors.Is(err, os.ErrClosed) || errors.Is(err, io.EOF) {
@@ -248,7 +277,17 @@ func (l *Live) read() {
 			l.fail("reading inotify events: " + err.Error())
 			return
 		}
-		l.events(buf[:n])
+		l.cpu.do(func() { l.events(buf[:n]) })
+		// A backlog (more than half a buffer read, or queued once
+		// these were handled: FIONREAD, TIOCINQ) holds the command until the
+		// queue is empty (Throttle.Freeze).
+		if thaw == nil && l.cpu.Freeze != nil {
+			if q, err := unix.IoctlGetInt(l.fd, unix.TIOCINQ); n > len(buf)/2 || (err == nil && q > len(buf)/2) {
+				if t, ok := l.cpu.Freeze(); ok {
+					thaw = t
+				}
+			}
+		}
 	}
 }
 
@@ -355,7 +394,8 @@ func (l *Live) handle(wd int32, mask uint32, name string) {
 		// deferred (R11a-3: mv p q; edit q/vendor/.git/config; mv q p).
 		switch {
 		case ok && (!known || l.s.pathCandidate(rel)):
-			l.tree(rel, cwd)
+			n := 0
+			l.tree(rel, cwd, &n)
 		case ok && l.s.dirs[rel]:
 			l.queueReexamine(rel)
 		}
@@ -368,20 +408,22 @@ func (l *Live) handle(wd int32, mask uint32, name string) {
 }
 
 // tree examines what the directory rel (watched as wd) holds, adding a
-// watch to each directory below it first.
-func (l *Live) tree(rel string, wd int32) {
+// watch to each directory below it first; n counts the entries for the
+// Throttle's charges.
+func (l *Live) tree(rel string, wd int32, n *int) {
 	ents, err := l.s.root.ReadDir(rel)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
+		l.cpu.charge(n)
 		sub := join(rel, e.Name())
 		l.check(sub, false)
 		if !e.IsDir() {
 			continue
 		}
 		if cwd, known, ok := l.addDir(sub, wd, e.Name()); ok && (!known || l.s.pathCandidate(sub)) {
-			l.tree(sub, cwd)
+			l.tree(sub, cwd, n)
 		}
 	}
 }
@@ -425,7 +467,9 @@ func (l *Live) reexamine(rel string) {
 		}
 	}
 	s.mu.Unlock()
+	n := 0
 	for _, k := range entries {
+		l.cpu.charge(&n)
 		l.check(k, false)
 		// What is new in a protected directory Take knew (a hook added to
 		// .git/hooks while its parent was away: R14-7).
@@ -439,6 +483,7 @@ func (l *Live) reexamine(rel string) {
 		if d != rel && !strings.HasPrefix(d, prefix) {
 			continue
 		}
+		l.cpu.charge(&n)
 		// A repository directory laid out at d itself (HEAD, config,
 		// objects/, refs/: R14-4).
 		if _, err := s.root.Lstat(join(d, "HEAD")); err == nil {

@@ -12,7 +12,9 @@ type Live struct{}
 
 // Watch does nothing outside Linux: the sweep after the command alone
 // neutralises agent configuration.
-func (s *Snapshot) Watch(w io.Writer, abort func(reason string)) (*Live, error) { return nil, nil }
+func (s *Snapshot) Watch(w io.Writer, abort func(reason string), cpu Throttle) (*Live, error) {
+	return nil, nil
+}
 
 // Stop does nothing.
 func (l *Live) Stop() {}

@@ -65,7 +65,7 @@ func watchedAt(t *testing.T, root string, abort func(string)) (string, *sweep.Sn
 	require.NoError(t, err)
 	t.Cleanup(func() { snap.Close() })
 	var out syncBuffer
-	live, err := snap.Watch(&out, abort)
+	live, err := snap.Watch(&out, abort, sweep.Throttle{})
 	require.NoError(t, err)
 	t.Cleanup(live.Stop)
 	return root, snap, live, &out
@@ -317,7 +317,7 @@ func TestSweepAncestorLink(t *testing.T) {
 	t.Run("while it runs", func(t *testing.T) {
 		root, snap := setup(t)
 		var out syncBuffer
-		live, err := snap.Watch(&out, nil)
+		live, err := snap.Watch(&out, nil, sweep.Throttle{})
 		require.NoError(t, err)
 		defer live.Stop()
 		attack(t, root)
@@ -438,7 +438,7 @@ func TestWatchLinkDenied(t *testing.T) {
 		snap, err := sweep.Take(ws, 0)
 		require.NoError(t, err)
 		var out syncBuffer
-		live, err := snap.Watch(&out, nil)
+		live, err := snap.Watch(&out, nil, sweep.Throttle{})
 		require.NoError(t, err)
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 		require.NoError(t, err)

@@ -4,9 +4,13 @@
 //
 //	notifyprobe inotify|fanotify DIR NAME
 //	notifyprobe burn DIR SECONDS
+//	notifyprobe rename DIR SECONDS
 //
 // burn adds a watch of DIR again and again for SECONDS (each call a
 // notification landjail's supervisor answers) and prints the count.
+// rename renames DIR/a (a directory the caller made) to DIR/b and back
+// for SECONDS (each move events landjail's live watch of
+// --protect-agent-config handles) and prints the count.
 // Otherwise it prints "watching" once the watch is set (or "MODE: ERROR" and exits
 // 0 when it cannot set it), then "event NAME" when an event naming NAME
 // arrives, or "no event" after 10 s.
@@ -27,8 +31,12 @@ func main() {
 		os.Exit(2)
 	}
 	mode, dir, name := os.Args[1], os.Args[2], os.Args[3]
-	if mode == "burn" {
+	switch mode {
+	case "burn":
 		burn(dir, name)
+		return
+	case "rename":
+		renames(dir, name)
 		return
 	}
 	var fd int
@@ -101,4 +109,23 @@ func burn(dir, secs string) {
 		}
 	}
 	fmt.Println("calls", n)
+}
+
+// renames is the rename mode.
+func renames(dir, seconds string) {
+	d, err := time.ParseDuration(seconds + "s")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	a, b := dir+"/a", dir+"/b"
+	n := 0
+	for end := time.Now().Add(d); time.Now().Before(end); n++ {
+		if err := unix.Rename(a, b); err != nil {
+			fmt.Println("rename:", err)
+			return
+		}
+		a, b = b, a
+	}
+	fmt.Println("renames", n)
 }
