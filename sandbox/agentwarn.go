@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/landjail/landjail/internal/termsafe"
@@ -15,13 +16,23 @@ import (
 // R8-3): a writable root that is the user's home directory (or above
 // it), or that is or lies in a git repository, keeps its shell start-up
 // files, hooks and git configuration writable for the command, and
-// nothing there is swept. rw are the --rw paths, home the caller's HOME,
-// root the workspace's (what lies in it is the workspace's to protect).
-func warnUnprotectedRoots(w io.Writer, rw []string, home, root string) {
+// nothing there is swept. rw are the --rw paths, homeDir the --home DIR
+// that is a root of the policy ("" none: cliopts.Options.HomeRoot), home
+// the caller's HOME, root the workspace's (what lies in it is the
+// workspace's to protect).
+func warnUnprotectedRoots(w io.Writer, rw []string, homeDir, home, root string) {
 	if h, err := filepath.EvalSymlinks(home); err == nil {
 		home = h
 	}
-	for _, given := range rw {
+	flags := make([]string, len(rw), len(rw)+1)
+	for i := range rw {
+		flags[i] = "--rw"
+	}
+	if homeDir != "" { // --home DIR: a read-write root too (R23a-3)
+		rw = append(slices.Clone(rw), homeDir)
+		flags = append(flags, "--home")
+	}
+	for i, given := range rw {
 		p := given
 		if t, err := filepath.EvalSymlinks(p); err == nil {
 			p = t // a link to HOME is HOME (round 9, R9-5)
@@ -42,7 +53,7 @@ func warnUnprotectedRoots(w io.Writer, rw []string, home, root string) {
 		default:
 			continue
 		}
-		fmt.Fprintf(w, "landjail: warning: --protect-agent-config protects the workspace only: --rw %s holds %s, writable for the command and not swept\n", termsafe.Quote(given), what)
+		fmt.Fprintf(w, "landjail: warning: --protect-agent-config protects the workspace only: %s %s holds %s, writable for the command and not swept\n", flags[i], termsafe.Quote(given), what)
 	}
 }
 

@@ -32,7 +32,7 @@ func TestWarnUnprotectedRoots(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(bare, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
 	require.NoError(t, os.Symlink(home, homeLink))
 	var b bytes.Buffer
-	warnUnprotectedRoots(&b, []string{home, repo, filepath.Join(repo, "sub"), plain, filepath.Join(ws, "build"), file, checkouts, bare, homeLink}, home, ws)
+	warnUnprotectedRoots(&b, []string{home, repo, filepath.Join(repo, "sub"), plain, filepath.Join(ws, "build"), file, checkouts, bare, homeLink}, "", home, ws)
 	out := b.String()
 	assert.Contains(t, out, "--rw "+checkouts+" holds a git repository")
 	assert.Contains(t, out, "--rw "+bare+" holds a git repository")
@@ -43,4 +43,9 @@ func TestWarnUnprotectedRoots(t *testing.T) {
 	assert.NotContains(t, out, plain)
 	assert.NotContains(t, out, filepath.Join(ws, "build"))
 	assert.Equal(t, 6, bytes.Count(b.Bytes(), []byte("\n")))
+
+	// Red team round 23, R23a-3: a --home DIR is a read-write root too.
+	b.Reset()
+	warnUnprotectedRoots(&b, nil, home, home, ws)
+	assert.Equal(t, "landjail: warning: --protect-agent-config protects the workspace only: --home "+home+" holds your home directory (shell start-up files, ~/.config/git, ~/.local/bin), writable for the command and not swept\n", b.String())
 }

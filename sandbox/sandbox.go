@@ -192,7 +192,7 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		}
 		p.Home = home
 		pass = append([]string{"HOME=" + home}, pass...)
-		if grant {
+		if grant && o.HomeRoot() == "" { // a --home DIR there already is the policy's (cliopts.Options.Policy)
 			p.homeGrant = home
 		}
 	}
@@ -214,7 +214,7 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		cliopts.WarnDNS(stderr, o)
 		if o.ProtectAgentConfig {
 			home, _ := os.UserHomeDir()
-			warnUnprotectedRoots(stderr, o.RW, home, p.WS.Root())
+			warnUnprotectedRoots(stderr, o.RW, o.HomeRoot(), home, p.WS.Root())
 		}
 		if p.Proxy, err = o.NewAllowProxy(stderr); err != nil {
 			return err

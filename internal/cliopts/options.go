@@ -731,6 +731,16 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 			opts = append(opts, jail.WithAllowed(absOrSelf(p), r.mode))
 		}
 	}
+	// A --home DIR the user chose is a read-write root of the policy,
+	// as --rw DIR: its deny patterns, private keys and agent
+	// configuration are carved out for the command, and resolve answers
+	// for it (red team round 23, R23a-3: --deny-secrets --home ~ read
+	// ~/.aws/credentials and wrote ~/.bashrc). One that does not exist
+	// yet is made empty before the command runs (CommandHome) and
+	// granted whole (LandlockOptions' home).
+	if h := o.HomeRoot(); h != "" {
+		opts = append(opts, jail.WithAllowed(h, jail.ReadWrite))
+	}
 	if len(o.Deny) > 0 {
 		opts = append(opts, jail.WithDeny(o.Deny...))
 	}
@@ -943,6 +953,21 @@ func (o *Options) fileRules() []landlock.Rule {
 		}
 	}
 	return rules
+}
+
+// HomeRoot returns the --home DIR the user chose when it is a directory
+// now (symbolic links followed, as for --rw), "" otherwise: Policy
+// makes it a read-write root of the policy, and the command's HOME is
+// then granted through the policy, not as a rule of its own.
+func (o *Options) HomeRoot() string {
+	if o.Home == "" || o.Home == HomeWorkspace {
+		return ""
+	}
+	h := absOrSelf(o.Home)
+	if fi, err := os.Stat(h); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return h
 }
 
 // LandlockOptions is the Landlock side of the options; tmp is the private
