@@ -134,6 +134,7 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 	if ws.Unrestricted() {
 		req.rules = append(req.rules, Rule{Path: "/", Access: RightsAll, Source: "unrestricted"})
 	}
+	outside := len(req.rules)
 	if opt.System {
 		req.rules = append(req.rules, SystemRules(!opt.NetHost && len(opt.ConnectTCP) == 0)...)
 	}
@@ -146,7 +147,53 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 		}
 		req.rules = append(req.rules, r)
 	}
+	carves, drop := literalDenied(ws, req.rules[outside:])
+	req.carves = append(req.carves, carves...)
+	if len(drop) > 0 {
+		req.rules = slices.DeleteFunc(req.rules, func(r Rule) bool { return drop[r.Path] && r.Source != "workspace" })
+	}
 	return req, nil
+}
+
+// literalDenied carves the policy's literal absolute deny patterns
+// (--deny /etc/pip.conf: no wildcard) out of the rules granted outside
+// the policy's roots (the system preset, toolchain presets, the private
+// TMPDIR and HOME, Extra), marking each rule that holds one CarveBelow:
+// the walk of collectCarves reads the policy's roots only, so a --deny
+// of a path the system preset grants was dropped for the command while
+// resolve and the file tools refused it (red team round 23, R23a-2).
+// Each path is taken with its symbolic links resolved (what Landlock
+// checks), and only when it exists; a rule on the path itself (the
+// preset's /etc/pip.conf) is dropped (drop). Patterns with a wildcard
+// are not expanded there (that would walk /usr): README's threat model
+// says so.
+func literalDenied(ws *jail.Workspace, rules []Rule) (out []carve, drop map[string]bool) {
+	for _, p := range ws.DenyPatterns() {
+		p = strings.TrimSuffix(p, "/")
+		if !filepath.IsAbs(p) || strings.ContainsAny(p, `*?[\{`) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		held := false
+		for i := range rules {
+			switch {
+			case within(real, rules[i].Path):
+				rules[i].CarveBelow, held = true, true
+			case real == rules[i].Path:
+				if drop == nil {
+					drop = map[string]bool{}
+				}
+				drop[real] = true
+			}
+		}
+		if held {
+			out = append(out, carve{path: real, source: SourceDenyPattern, exists: true})
+		}
+	}
+	return out, drop
 }
 
 // SystemRules returns the system preset: what ordinary tools need to run.

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+)
+
+// TestDenyInSystemPreset: --deny of a literal absolute path that the
+// system preset grants is denied to the command, in the namespace layer
+// and with --no-namespaces, as resolve and the file tools deny it (red
+// team round 23, R23a-2: the carve walk read the policy's roots only, so
+// `--deny /usr/local/share/x/creds.txt` and `--deny /etc/pip.conf` were
+// dropped for the command). A file below a preset directory is carved
+// out of it; a preset rule on the path itself (/etc/pip.conf, when this
+// host has one) is dropped. Control: the same runs without --deny read
+// both. Red without literalDenied in landlock's plan.
+func TestDenyInSystemPreset(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("writes below /usr/local/share")
+	}
+	t.Parallel()
+	bin := landjailBin(t)
+	ws := wsDir(t)
+	dir, err := os.MkdirTemp("/usr/local/share", "landjail-r23a2-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	creds := filepath.Join(dir, "creds.txt")
+	require.NoError(t, os.WriteFile(creds, []byte("USR_SECRET\n"), 0o644))
+	files := []string{creds}
+	if b, err := os.ReadFile("/etc/pip.conf"); err == nil && len(b) > 0 {
+		files = append(files, "/etc/pip.conf")
+	}
+	for _, mode := range [][]string{nil, {"--no-namespaces"}} {
+		for _, f := range files {
+			want, err := os.ReadFile(f)
+			require.NoError(t, err)
+			args := append([]string{"run", "--workspace", ws}, mode...)
+			code, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "cat", f)...)
+			assert.Equal(t, 0, code, "control: %s %v read: %s", f, mode, out)
+			assert.Contains(t, out, string(want), "control: %s %v", f, mode)
+			args = append([]string{"run", "--workspace", ws, "--deny", f}, mode...)
+			code, out = runBinCtx(t, 60*time.Second, bin, append(args, "--", "cat", f)...)
+			assert.NotEqual(t, 0, code, "%s %v: %s", f, mode, out)
+			assert.NotContains(t, out, string(want), "%s %v: read", f, mode)
+			assert.Contains(t, out, "Permission denied", "%s %v", f, mode)
+		}
+	}
+	code, out := runBinCtx(t, 30*time.Second, bin, "resolve", "--workspace", ws, "--deny", creds, creds)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "denied")
+}
