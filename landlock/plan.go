@@ -685,6 +685,10 @@ func viewLists(req request, rep *Report) {
 			rep.ReadOnlyMounts = append(rep.ReadOnlyMounts, cv.path)
 		}
 	}
+	// The same files through other mounts of their file system
+	// (R23a-9). Read-only carves need none: outside the writable roots
+	// the view is read-only already.
+	rep.Masks = append(rep.Masks, maskAliases(rep.Masks)...)
 	rep.PrivateTmp = privateTmpOK(req)
 	rep.WritableTmp = rep.PrivateTmp && tmpRuleSafe(req)
 	for _, r := range req.rules {

@@ -1,0 +1,32 @@
+package landlock
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestMountinfoUnescape: mountinfo's octal escapes (proc(5)) are undone,
+// a backslash without three octal digits is kept.
+func TestMountinfoUnescape(t *testing.T) {
+	assert.Equal(t, "/a b\tc\nd\\e", unescapeOctal(`/a\040b\011c\012d\134e`))
+	assert.Equal(t, `/x\0`, unescapeOctal(`/x\0`))
+	assert.Equal(t, "/plain", unescapeOctal("/plain"))
+}
+
+// TestUnder: whole components only; "/" holds every absolute path.
+func TestUnder(t *testing.T) {
+	for _, c := range []struct {
+		p, dir, rest string
+		ok           bool
+	}{
+		{"/w/ws/.env", "/w/ws", ".env", true},
+		{"/w/ws", "/w/ws", "", true},
+		{"/w/wsx/.env", "/w/ws", "", false},
+		{"/w/ws/.env", "/", "w/ws/.env", true},
+	} {
+		rest, ok := under(c.p, c.dir)
+		assert.Equal(t, c.ok, ok, "%s in %s", c.p, c.dir)
+		assert.Equal(t, c.rest, rest, "%s in %s", c.p, c.dir)
+	}
+}
