@@ -44,6 +44,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/landjail/landjail/internal/wire"
 )
 
 // View describes a namespace view. It is a value: every method returns a
@@ -493,6 +495,39 @@ func (v *View) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*v = View{writable: j.Writable, readOnly: j.ReadOnly, masks: j.Masks, privateTmp: j.PrivateTmp, shm: j.SharedMemory, noNetwork: j.NoNetwork}
+	return nil
+}
+
+// viewTag opens View's binary form (AppendBinary).
+const viewTag = 'V'
+
+// AppendBinary appends v's binary form (internal/wire), the fields of
+// its JSON form in the same order, to b: what the parent sends a
+// re-executed stage that builds the same view (internal/nsinit), without
+// encoding/json's reflection on either side.
+func (v View) AppendBinary(b []byte) ([]byte, error) {
+	b = append(b, viewTag)
+	b = wire.AppendStrings(b, v.writable)
+	b = wire.AppendStrings(b, v.readOnly)
+	b = wire.AppendStrings(b, v.masks)
+	b = wire.AppendBool(b, v.privateTmp)
+	b = wire.AppendString(b, v.shm)
+	b = wire.AppendBool(b, v.noNetwork)
+	return b, nil
+}
+
+// UnmarshalBinary decodes what AppendBinary appended, exactly (anything
+// else, trailing bytes included, fails with wire.ErrMalformed), into v.
+func (v *View) UnmarshalBinary(b []byte) error {
+	if len(b) == 0 || b[0] != viewTag {
+		return wire.ErrMalformed
+	}
+	r := wire.NewReader(b[1:])
+	d := View{writable: r.Strings(), readOnly: r.Strings(), masks: r.Strings(), privateTmp: r.Bool(), shm: r.String(), noNetwork: r.Bool()}
+	if err := r.Done(); err != nil {
+		return err
+	}
+	*v = d
 	return nil
 }
 
