@@ -546,6 +546,9 @@ func (v *View) UnmarshalBinary(b []byte) error {
 // process's memory and runs a few instructions of assembly (no fork of
 // the address space, no execve: ≈0.1 ms); elsewhere it is a forked child
 // that fails an execve, which cannot try the mount. Probed once per
-// process. Linux 3.8 (unprivileged user namespaces); the stage needs
-// 5.12 (mount_setattr).
+// process. A process that cloned the stage itself from its initializer
+// (internal/stagestart/sysclone) has the clone proven: its probe child
+// gets only the user and mount namespaces the two other steps need.
+// Linux 3.8 (unprivileged user namespaces); the stage needs 5.12
+// (mount_setattr).
 func ProbeUserNS() error { return probeUserNS() }
