@@ -28,24 +28,22 @@ func probe() error { return probeOnce() }
 // when the error's text is asked for (notRoot).
 func probeNow() error {
 	if !hasCapSysAdmin() {
-		return notRoot{}
+		return notRoot()
 	}
 	return osthread.Run(probeThread)
 }
 
 // notRoot is Probe's error for a caller without CAP_SYS_ADMIN: it wraps
 // ErrNotPrivileged; its text ends with userNSNote, read when asked.
-type notRoot struct{}
+func notRoot() error { return &wrapped{err: ErrNotPrivileged, text: notRootText} }
 
-func (notRoot) Error() string {
+func notRootText() string {
 	return ErrNotPrivileged.Error() + ": not root; the user-namespace stage builds the view instead where it can (ProbeUserNS)" + userNSNote()
 }
 
-func (notRoot) Unwrap() error { return ErrNotPrivileged }
-
 func probeThread() error {
 	if !hasCapSysAdmin() {
-		return notRoot{}
+		return notRoot()
 	}
 	if mnt, ipc, ok := earlyMount(); ok {
 		if err := checkMountAPI(); err != nil {
