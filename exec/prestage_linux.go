@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -196,18 +195,18 @@ func (ps *prestage) sendView(v nsview.View) {
 		ps.viewErr = ps.err
 		return
 	}
-	b, err := json.Marshal(v)
-	var ahead []byte
+	b, err := v.AppendBinary(nil)
+	var frame []byte
 	if err == nil {
 		mounts, max := nsview.LastMountTable()
-		ahead, err = json.Marshal(nsinit.Ahead{View: b, Mounts: mounts, MountMax: max})
+		frame, err = (&nsinit.Ahead{View: b, Mounts: mounts, MountMax: max}).AppendBinary(make([]byte, 4))
 	}
 	if err != nil {
 		ps.viewErr = err
 		return
 	}
-	frame := binary.LittleEndian.AppendUint32(nil, uint32(len(ahead)))
-	if _, err := ps.sock.Write(append(frame, ahead...)); err != nil {
+	binary.LittleEndian.PutUint32(frame, uint32(len(frame)-4))
+	if _, err := ps.sock.Write(frame); err != nil {
 		ps.viewErr = err
 		return
 	}
@@ -220,7 +219,7 @@ func (ps *prestage) sendView(v nsview.View) {
 // own (reservePrestage) or, when c has none, the waiting one, which gets
 // the view now. A stage that was sent a view other than c's Ruleset's
 // (the Ruleset was replaced after CommandContext) is not used: the view
-// sent is compared with c's (as JSON) unless it came from c's Ruleset
+// sent is compared with c's (binary form) unless it came from c's Ruleset
 // itself (a Ruleset's view is fixed by Compile), which saves a second
 // encoding on the way to the spec.
 func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
@@ -245,7 +244,7 @@ func (c *Cmd) takePrestage(inner *osexec.Cmd) *prestage {
 	<-ps.viewDone
 	same := ps.viewErr == nil && ps.rs == c.Ruleset
 	if !same && ps.viewErr == nil {
-		b, err := json.Marshal(view)
+		b, err := view.AppendBinary(nil)
 		same = err == nil && bytes.Equal(b, ps.view)
 	}
 	if !same || !c.mayTakePrestage(inner) {
@@ -415,7 +414,7 @@ func (c *Cmd) usePrestage(ps *prestage, ctx context.Context, inner *osexec.Cmd, 
 // (SCM_RIGHTS on the first byte), then shuts the socket down for
 // writing: the stage reads until end of file.
 func sendSpec(sock *os.File, spec *nsinit.Spec, files []*os.File) error {
-	b, err := json.Marshal(spec)
+	b, err := spec.AppendBinary(nil)
 	if err != nil {
 		return err
 	}

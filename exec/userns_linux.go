@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,8 +49,11 @@ type stageExit struct {
 func (e *stageExit) read() (code int, ok bool) {
 	line, err := e.rd.ReadBytes('\n')
 	e.f.Close()
-	var x nsinit.Exit
-	if err != nil || json.Unmarshal(line, &x) != nil || x.Code < 0 || x.Code > 255 {
+	if err != nil {
+		return 0, false
+	}
+	x, err := nsinit.ParseExit(line)
+	if err != nil || x.Code < 0 || x.Code > 255 {
 		return 0, false
 	}
 	return x.Code, true
@@ -164,7 +166,7 @@ func (st *userStage) finish(c *Cmd, startErr error, inner *osexec.Cmd, p *prepar
 		st.specW.Close()
 		return fmt.Errorf("exec: user-namespace stage: %w", startErr)
 	}
-	b, err := json.Marshal(&st.spec)
+	b, err := st.spec.AppendBinary(nil)
 	if err == nil {
 		_, err = st.specW.Write(b)
 	}
@@ -197,7 +199,7 @@ func (st *userStage) readStatus(c *Cmd, inner *osexec.Cmd, p *prepared) error {
 	}
 	var status nsinit.Status
 	if err == nil {
-		err = json.Unmarshal(out, &status)
+		status, err = nsinit.ParseStatus(out)
 		if err != nil {
 			err = fmt.Errorf("exec: user-namespace stage died before the target ran (status %q): %w", out, unix.EIO)
 		}

@@ -147,9 +147,8 @@ func runInit(marker string) int {
 	// The target is forked from a thread of its own, locked for good
 	// (the main thread stays locked above, so this goroutine gets
 	// another), which nsview requires; it is confined and dies with the
-	// stage. Made now, while the spec is read, as is the first use of
-	// encoding/json (warmJSON): both were on the path from the spec to
-	// the target. On the socket that thread reads the view sent ahead
+	// stage. Made now, while the spec is read: it was on the path from
+	// the spec to the target. On the socket that thread reads the view sent ahead
 	// (woken by the kernel when it comes) and builds it at once.
 	type job struct {
 		sp    *Spec
@@ -178,8 +177,8 @@ func runInit(marker string) int {
 			var ah Ahead
 			if vb, a.err = readFrame(sfd); a.err == nil {
 				a.op, v = "decode view", new(nsview.View)
-				if a.err = json.Unmarshal(vb, &ah); a.err == nil {
-					if a.err = json.Unmarshal(ah.View, v); a.err == nil {
+				if a.err = ah.UnmarshalBinary(vb); a.err == nil {
+					if a.err = v.UnmarshalBinary(ah.View); a.err == nil {
 						a.view = v
 					}
 				}
@@ -209,7 +208,6 @@ func runInit(marker string) int {
 	var passed []int       // descriptors that came with the spec (socket)
 	var ahead *nsview.View // the view sent ahead of the spec (socket)
 	if sfd == tfd {
-		warmJSON()
 		a := <-aheads
 		if a.err != nil {
 			return fail(a.op, a.err)
@@ -221,7 +219,6 @@ func runInit(marker string) int {
 			return fail("read spec", err)
 		}
 	} else {
-		warmJSON()
 		specFile := os.NewFile(uintptr(sfd), "spec")
 		var err error
 		b, err = io.ReadAll(specFile)
@@ -231,7 +228,7 @@ func runInit(marker string) int {
 		}
 	}
 	var sp Spec
-	if err := json.Unmarshal(b, &sp); err != nil {
+	if err := sp.UnmarshalBinary(b); err != nil {
 		return fail("decode spec", err)
 	}
 	if ahead != nil {
@@ -280,7 +277,7 @@ func runInit(marker string) int {
 		return fail(r.op, r.err)
 	}
 	pid := r.pid
-	json.NewEncoder(status).Encode(Status{Listener: r.listener})
+	status.Write(statusLine(r.listener))
 	if !sp.Linger {
 		status.Close()
 		status = nil
@@ -317,8 +314,10 @@ func runInit(marker string) int {
 		// Linger: with nothing left in the namespace, report the
 		// status and stay until the parent has gone (its exit closes
 		// the keep-alive pipe; the goroutine above then exits too).
-		if empty && sp.KeepFD >= 3 && json.NewEncoder(status).Encode(Exit{Code: code}) == nil {
-			waitEOF(sp.KeepFD)
+		if empty && sp.KeepFD >= 3 {
+			if _, err := status.Write(exitLine(code)); err == nil {
+				waitEOF(sp.KeepFD)
+			}
 		}
 		status.Close()
 	}
@@ -350,15 +349,18 @@ type marker struct {
 func parseMarker(v string) (marker, error) {
 	var m marker
 	f := strings.Split(v, ",")
-	bad := fmt.Errorf("marker %q: %w", v, unix.EINVAL)
+	// bad's error is made only for a bad marker: fmt's first use (its
+	// printer state, %q) was ≈20 µs of every stage's CPU (round 9 of
+	// issue 25).
+	bad := func() error { return fmt.Errorf("marker %q: %w", v, unix.EINVAL) }
 	if len(f) < 2 {
-		return m, bad
+		return m, bad()
 	}
 	var err1, err2 error
 	m.spec, err1 = strconv.Atoi(f[0])
 	m.status, err2 = strconv.Atoi(f[1])
 	if err1 != nil || err2 != nil || m.spec < 3 || m.status < 3 {
-		return m, bad
+		return m, bad()
 	}
 	f = f[2:]
 	if len(f) > 0 && f[0] == "net" {
@@ -371,12 +373,12 @@ func parseMarker(v string) (marker, error) {
 		m.uid, err1 = strconv.Atoi(u)
 		m.gid, err2 = strconv.Atoi(g)
 		if !ok || !ok2 || err1 != nil || err2 != nil || m.uid < 0 || m.gid < 0 {
-			return m, bad
+			return m, bad()
 		}
 		m.ids, f = true, f[1:]
 	}
 	if len(f) > 0 {
-		return m, bad
+		return m, bad()
 	}
 	return m, nil
 }
@@ -405,18 +407,6 @@ func writeIDMaps(uid, gid int) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-// warmJSON encodes and decodes a spec and a status of no consequence:
-// the first use of encoding/json on a type (its reflection caches, its
-// code paged in) costs ≈0.15 ms here, which the stage pays while the
-// parent is still planning instead of between the spec and the target.
-func warmJSON() {
-	view := nsview.New().Writable("/w").ReadOnly("/r").Mask("/m").PrivateTmp().SharedMemory("/s").NoNetwork()
-	b, _ := json.Marshal(&Spec{Argv: []string{""}, Env: []string{""}, Seccomp: []byte{0}, View: &view})
-	var sp Spec
-	json.Unmarshal(b, &sp)
-	json.NewEncoder(io.Discard).Encode(Status{Op: "-"})
 }
 
 // maxFrame bounds the view frame (the view's JSON): its paths are the

@@ -44,6 +44,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/landjail/landjail/internal/wire"
 )
 
 // View describes a namespace view. It is a value: every method returns a
@@ -496,6 +498,39 @@ func (v *View) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// viewTag opens View's binary form (AppendBinary).
+const viewTag = 'V'
+
+// AppendBinary appends v's binary form (internal/wire), the fields of
+// its JSON form in the same order, to b: what the parent sends a
+// re-executed stage that builds the same view (internal/nsinit), without
+// encoding/json's reflection on either side.
+func (v View) AppendBinary(b []byte) ([]byte, error) {
+	b = append(b, viewTag)
+	b = wire.AppendStrings(b, v.writable)
+	b = wire.AppendStrings(b, v.readOnly)
+	b = wire.AppendStrings(b, v.masks)
+	b = wire.AppendBool(b, v.privateTmp)
+	b = wire.AppendString(b, v.shm)
+	b = wire.AppendBool(b, v.noNetwork)
+	return b, nil
+}
+
+// UnmarshalBinary decodes what AppendBinary appended, exactly (anything
+// else, trailing bytes included, fails with wire.ErrMalformed), into v.
+func (v *View) UnmarshalBinary(b []byte) error {
+	if len(b) == 0 || b[0] != viewTag {
+		return wire.ErrMalformed
+	}
+	r := wire.NewReader(b[1:])
+	d := View{writable: r.Strings(), readOnly: r.Strings(), masks: r.Strings(), privateTmp: r.Bool(), shm: r.String(), noNetwork: r.Bool()}
+	if err := r.Done(); err != nil {
+		return err
+	}
+	*v = d
+	return nil
+}
+
 // ProbeUserNS reports, for a caller without CAP_SYS_ADMIN, whether a
 // re-executed stage can build the view instead (internal/nsinit): nil
 // when this process may clone a child into the new user, mount and PID
@@ -511,6 +546,9 @@ func (v *View) UnmarshalJSON(b []byte) error {
 // process's memory and runs a few instructions of assembly (no fork of
 // the address space, no execve: ≈0.1 ms); elsewhere it is a forked child
 // that fails an execve, which cannot try the mount. Probed once per
-// process. Linux 3.8 (unprivileged user namespaces); the stage needs
-// 5.12 (mount_setattr).
+// process. A process that cloned the stage itself from its initializer
+// (internal/stagestart/sysclone) has the clone proven: its probe child
+// gets only the user and mount namespaces the two other steps need.
+// Linux 3.8 (unprivileged user namespaces); the stage needs 5.12
+// (mount_setattr).
 func ProbeUserNS() error { return probeUserNS() }

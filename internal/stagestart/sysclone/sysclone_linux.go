@@ -111,6 +111,22 @@ func Take() *Stage {
 	return st
 }
 
+// Cloned waits until a clone Start began has returned and reports
+// whether it cloned the stage: this process may make a child in new user,
+// mount, PID and IPC namespaces (nsview.UserNSFlags), which the
+// user-namespace probe then need not make again (nsview.ProbeUserNS).
+// False when Start was not called.
+func Cloned() bool {
+	early.mu.Lock()
+	st := early.started
+	early.mu.Unlock()
+	if st == nil {
+		return false
+	}
+	<-st.Done
+	return st.Err == nil && st.Pid > 0
+}
+
 // Wait waits until a clone Start began has returned.
 func Wait() {
 	early.mu.Lock()
