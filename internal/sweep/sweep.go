@@ -797,6 +797,23 @@ func globName(globs []string, name string) bool {
 	return false
 }
 
+// SweepLimitFactor is how many times the walk limit the sweeps after a
+// command walk (Sweep, AfterEach's): the command made what is there, and
+// past the limit what it made unseen stays (a nested repository with
+// core.fsmonitor among 10 million hard links: red team round 23,
+// R23a-10), so the sweep goes on ten times as far as Take's walk, which
+// bounds the planning of a run, and fails (ErrWalkLimit) only past that.
+const SweepLimitFactor = 10
+
+// sweepLimit is the entries walk may meet: the limit for Take's walks,
+// SweepLimitFactor times it for the sweeps after the command.
+func (s *Snapshot) sweepLimit() int {
+	if s.collecting {
+		return s.limit
+	}
+	return s.limit * SweepLimitFactor
+}
+
 // walk returns the protected entries below the root, relative, sorted
 // (a directory before what is below it).
 func (s *Snapshot) walk() ([]string, error) {
@@ -811,8 +828,9 @@ func (s *Snapshot) walk() ([]string, error) {
 		seen    atomic.Int64
 		inside  sync.Map // protected directories: everything below is protected
 		gitDirs sync.Map // looksGitDir's answers by directory
+		limit   = s.sweepLimit()
 		limitFn = func() error {
-			return fmt.Errorf("%w: more than %d entries below %s; agent configuration created there may not have been found (raise --walk-limit N)", ErrWalkLimit, s.limit, root)
+			return fmt.Errorf("%w: more than %d entries below %s; agent configuration created there may not have been found (raise --walk-limit N)", ErrWalkLimit, limit, root)
 		}
 	)
 	conf := fastwalk.Config{Follow: false}
@@ -839,7 +857,7 @@ func (s *Snapshot) walk() ([]string, error) {
 		if p == root {
 			return nil
 		}
-		if seen.Add(1) > int64(s.limit) {
+		if seen.Add(1) > int64(limit) {
 			return limitFn()
 		}
 		rel := p[len(root)+1:]

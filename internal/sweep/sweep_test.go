@@ -256,16 +256,36 @@ func TestSweepWalkLimit(t *testing.T) {
 	_, err = sweep.Take(ws, 3)
 	assert.ErrorIs(t, err, sweep.ErrWalkLimit)
 
-	// The command grows the tree past the limit: the sweep fails, and
-	// still renames what it met before the limit.
+	// The command grows the tree past the limit, and makes a nested
+	// repository among its entries: the sweep after it walks
+	// SweepLimitFactor times as far, and renames it (red team round 23,
+	// R23a-10: the sweep stopped at the limit and the repository's
+	// core.fsmonitor stayed for the user's git status; red with the
+	// factor 1).
 	snap, err := sweep.Take(ws, 20)
 	require.NoError(t, err)
 	defer snap.Close()
-	require.NoError(t, os.WriteFile(filepath.Join(root, ".envrc"), []byte("x"), 0o644))
 	for i := range 30 {
 		require.NoError(t, os.WriteFile(filepath.Join(root, "x", strconv.Itoa(i)), nil, 0o644))
 	}
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "x/zz/.git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "x/zz/.git/config"), []byte(evilConfig), 0o644))
 	q, err := snap.Sweep()
+	require.NoError(t, err)
+	var swept []string
+	for _, e := range q {
+		swept = append(swept, e.Path)
+	}
+	assert.Contains(t, swept, "x/zz/.git/config", "the nested repository past the limit renamed")
+	assert.NoFileExists(t, filepath.Join(root, "x/zz/.git/config"))
+
+	// Past SweepLimitFactor times the limit the sweep fails, and still
+	// renames what it met before.
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".envrc"), []byte("x"), 0o644))
+	for i := range 20 * sweep.SweepLimitFactor {
+		require.NoError(t, os.WriteFile(filepath.Join(root, "x", "m"+strconv.Itoa(i)), nil, 0o644))
+	}
+	q, err = snap.Sweep()
 	assert.ErrorIs(t, err, sweep.ErrWalkLimit)
 	t.Log(q)
 }
