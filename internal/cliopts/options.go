@@ -71,6 +71,8 @@ type Options struct {
 	// configFile is the --config file, canonical ("" for none): read-only
 	// for the command when a writable root holds it.
 	configFile string
+
+	homeRoot *string // HomeRoot's, once decided
 	// learn is the --learn FILE (absolute), learnFile its canonical path
 	// when it exists: read-only for the command like configFile
 	// (learn.go). A flag only, never a config key.
@@ -959,15 +961,22 @@ func (o *Options) fileRules() []landlock.Rule {
 // now (symbolic links followed, as for --rw), "" otherwise: Policy
 // makes it a read-write root of the policy, and the command's HOME is
 // then granted through the policy, not as a rule of its own.
+//
+// It is decided at the first call and kept (the directory CommandHome
+// makes later must not turn into a root the policy built before lacks);
+// call it first before the Options are shared between goroutines.
 func (o *Options) HomeRoot() string {
-	if o.Home == "" || o.Home == HomeWorkspace {
-		return ""
+	if o.homeRoot == nil {
+		var root string
+		if o.Home != "" && o.Home != HomeWorkspace {
+			h := absOrSelf(o.Home)
+			if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+				root = h
+			}
+		}
+		o.homeRoot = &root
 	}
-	h := absOrSelf(o.Home)
-	if fi, err := os.Stat(h); err != nil || !fi.IsDir() {
-		return ""
-	}
-	return h
+	return *o.homeRoot
 }
 
 // LandlockOptions is the Landlock side of the options; tmp is the private
