@@ -66,13 +66,46 @@ Exit codes: 0 when the session ended, 125 on landjail's own error.`
 func main() {
 	exec.Init() // the user-namespace stage, for bash calls of a non-root server
 	// SIGTERM, SIGINT and SIGHUP end the session like EOF does, so that
-	// serve's deferred cleanup (killing every descendant) runs.
-	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	// serve's deferred cleanup (killing every descendant, the sweep)
+	// runs.
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go endOnSignal(stop, done)
 	err := newApp(os.Stdin, os.Stdout, os.Stderr).Run(ctx, os.Args)
+	close(done)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "landjail mcp: %s\n", termsafe.Escape(err.Error())) // R22c-6
 		os.Exit(125)
+	}
+}
+
+// endOnSignal cancels the session (stop) at the first SIGTERM, SIGINT or
+// SIGHUP, then kills the commands of the bash calls still running, again
+// every 100 ms until done is closed: the session ends only once every
+// call has returned, and a call's command could otherwise keep it
+// waiting up to its timeout, until a client's SIGKILL skipped the sweep
+// of agent configuration (red team round 23, R23b-1: a command planted
+// core.fsmonitor, then slept). Processes Spare'd (the audit watchdog)
+// are left; what the calls leave behind is killed by serve's deferred
+// reaper.KillDescendants.
+func endOnSignal(stop func(), done <-chan struct{}) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	defer signal.Stop(sigs)
+	select {
+	case <-sigs:
+	case <-done:
+		return
+	}
+	stop()
+	for {
+		reaper.KillChildren()
+		select {
+		case <-done:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
