@@ -59,6 +59,35 @@ func (p *Plan) StartLimits(c *exec.Cmd) (*limits.Run, error) {
 	return r, nil
 }
 
+// CheckSoftRlimits says on stderr, for a command landjail starts and
+// supervises (not one that replaces landjail by execve, which sets its
+// own hard limits), that --max-file-size and --nofile are soft limits
+// the command can raise when landjail lacks CAP_SYS_RESOURCE (it could
+// not restore its own hard limits after the fork: exec.Cmd.Rlimits);
+// the --report note said so alone (red team round 23, R23b-2: a 3 MB
+// file written under --max-file-size 1M after ulimit -f unlimited).
+// Under --strict it refuses instead (an error wrapping
+// limits.ErrNotEnforced). A nil r: nothing.
+func (p *Plan) CheckSoftRlimits(r *limits.Run) error {
+	if r == nil {
+		return nil
+	}
+	var soft []string
+	for _, l := range r.Limits() {
+		if l.Mechanism == limits.Rlimit && l.Note != "" {
+			soft = append(soft, map[string]string{"file_size": "the file-size limit", "nofile": "the open-files limit"}[l.Name])
+		}
+	}
+	if len(soft) == 0 {
+		return nil
+	}
+	if p.Options.Strict {
+		return fmt.Errorf("--strict: %s: %w: soft limits only (landjail has no CAP_SYS_RESOURCE to restore its hard limits), the command could raise them; --no-namespaces sets hard ones", strings.Join(soft, " and "), limits.ErrNotEnforced)
+	}
+	fmt.Fprintf(p.set.Stderr, "landjail: warning: %s: soft limits only (landjail has no CAP_SYS_RESOURCE to restore its hard limits): the command can raise them; --no-namespaces sets hard ones, --strict refuses\n", strings.Join(soft, " and "))
+	return nil
+}
+
 // limitsOptions are limits.Start's options for the plan's commands.
 func (p *Plan) limitsOptions() limits.Options {
 	o := p.Options

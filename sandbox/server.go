@@ -81,6 +81,10 @@ func (p *Plan) callLimits(rs *landlock.Ruleset, c *exec.Cmd) (func() error, func
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := p.CheckSoftRlimits(lim); err != nil {
+		lim.Close()
+		return nil, nil, err
+	}
 	explained, err := p.callExplain(rs, c) // issue 23: before callNetwork, which wires the proxy into c
 	if err != nil {
 		lim.Close()

@@ -271,6 +271,9 @@ func runLoaded(ctx context.Context, o *cliopts.Options, argv []string, printRule
 		return &startError{c.Exec(), envPath(c.Env)}
 	}
 	defer lim.Close() // after a failure; FinishLimits ends it otherwise
+	if err := plan.CheckSoftRlimits(lim); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
 	return supervised(c, plan, argv, stdio, report, stderr, lim, lrn, fwd)
 }
 
