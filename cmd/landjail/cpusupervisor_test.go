@@ -204,8 +204,10 @@ func TestRunCPUsBoundsLiveWatch(t *testing.T) {
 	data, err := os.ReadFile(probe)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "notifyprobe"), data, 0o755))
+	// In a subdirectory: the Landlock-only layer (ns=EPERM) freezes the
+	// workspace's root, where protected names are carved out.
 	for i := range 5000 {
-		require.NoError(t, os.MkdirAll(filepath.Join(ws, "a", "d"+strconv.Itoa(i)), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub/a", "d"+strconv.Itoa(i)), 0o755))
 	}
 	run := func(cmd string, cpus ...string) (used, wall time.Duration, out string) {
 		args := append([]string{"run", "--protect-agent-config", "--workspace", ws}, cpus...)
@@ -213,14 +215,14 @@ func TestRunCPUsBoundsLiveWatch(t *testing.T) {
 		if len(cpus) > 0 || !strings.Contains(out, "overflowed") {
 			require.NoError(t, err, "%s", out)
 		}
-		if _, err := os.Stat(filepath.Join(ws, "a")); err != nil {
-			require.NoError(t, os.Rename(filepath.Join(ws, "b"), filepath.Join(ws, "a")))
+		if _, err := os.Stat(filepath.Join(ws, "sub/a")); err != nil {
+			require.NoError(t, os.Rename(filepath.Join(ws, "sub/b"), filepath.Join(ws, "sub/a")))
 		}
 		return used, wall, out
 	}
 	idle, _, _ := run("sleep 3", "--cpus", "0.1")
-	free, freeWall, _ := run("./notifyprobe rename . 3") // may overflow: stopped
-	used, wall, out := run("./notifyprobe rename . 3", "--cpus", "0.1")
+	free, freeWall, _ := run("./notifyprobe rename sub 3") // may overflow: stopped
+	used, wall, out := run("./notifyprobe rename sub 3", "--cpus", "0.1")
 	require.Contains(t, out, "renames")
 	require.NotContains(t, out, "overflowed", "the command held, its events not lost")
 	bound := idle + time.Duration(0.1*1.3*float64(wall)) + 300*time.Millisecond
