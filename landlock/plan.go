@@ -179,14 +179,23 @@ func literalDenied(ws *jail.Workspace, rules []Rule) (out []carve, drop map[stri
 		}
 		held := false
 		for i := range rules {
+			// A rule's path may be a link (merged /usr: the preset's
+			// /lib -> usr/lib), which Landlock follows: compared, and
+			// carved, as what it leads to (red team round 23, R23c-2:
+			// /lib/x/creds.txt read through the /lib rule).
+			rp := rules[i].Path
+			if r, err := filepath.EvalSymlinks(rp); err == nil {
+				rp = r
+			}
 			switch {
-			case within(real, rules[i].Path):
+			case within(real, rp):
+				rules[i].Path = rp
 				rules[i].CarveBelow, held = true, true
-			case real == rules[i].Path:
+			case real == rp:
 				if drop == nil {
 					drop = map[string]bool{}
 				}
-				drop[real] = true
+				drop[rules[i].Path] = true
 			}
 		}
 		if held {

@@ -53,6 +53,25 @@ func TestDenyInSystemPreset(t *testing.T) {
 			assert.Contains(t, out, "Permission denied", "%s %v", f, mode)
 		}
 	}
+	// Red team round 23, R23c-2: on a merged /usr the preset's /lib rule
+	// is the link /lib -> usr/lib, which Landlock follows: a file denied
+	// below /usr/lib was read through it under Landlock alone.
+	if t2, err := os.Readlink("/lib"); err == nil && t2 == "usr/lib" {
+		dir, err := os.MkdirTemp("/usr/lib", "landjail-r23c2-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		f := filepath.Join(dir, "creds.txt")
+		require.NoError(t, os.WriteFile(f, []byte("LIB_SECRET\n"), 0o644))
+		viaLib := filepath.Join("/lib", filepath.Base(dir), "creds.txt")
+		for _, mode := range [][]string{nil, {"--no-namespaces"}} {
+			args := append([]string{"run", "--workspace", ws}, mode...)
+			_, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "cat", viaLib)...)
+			assert.Contains(t, out, "LIB_SECRET", "control: %v", mode)
+			args = append([]string{"run", "--workspace", ws, "--deny", f}, mode...)
+			_, out = runBinCtx(t, 60*time.Second, bin, append(args, "--", "sh", "-c", "cat "+f+"; cat "+viaLib)...)
+			assert.NotContains(t, out, "LIB_SECRET", "%v: read through /lib", mode)
+		}
+	}
 	code, out := runBinCtx(t, 30*time.Second, bin, "resolve", "--workspace", ws, "--deny", creds, creds)
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "denied")
