@@ -72,6 +72,26 @@ func TestDenyInSystemPreset(t *testing.T) {
 			assert.NotContains(t, out, "LIB_SECRET", "%v: read through /lib", mode)
 		}
 	}
+	// R23c-3: a preset file that is a link (here /etc/lsb-release, made
+	// for the test where this host has none) to a file out of every
+	// rule: its rule granted the target under --deny.
+	if _, err := os.Lstat("/etc/lsb-release"); os.IsNotExist(err) {
+		dir, err := os.MkdirTemp("/opt", "landjail-r23c3-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		target := filepath.Join(dir, "pip.conf")
+		require.NoError(t, os.WriteFile(target, []byte("OPT_SECRET\n"), 0o644))
+		require.NoError(t, os.Symlink(target, "/etc/lsb-release"))
+		t.Cleanup(func() { os.Remove("/etc/lsb-release") })
+		for _, mode := range [][]string{nil, {"--no-namespaces"}} {
+			args := append([]string{"run", "--workspace", ws}, mode...)
+			_, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "cat", "/etc/lsb-release")...)
+			assert.Contains(t, out, "OPT_SECRET", "control: %v", mode)
+			args = append([]string{"run", "--workspace", ws, "--deny", "/etc/lsb-release"}, mode...)
+			_, out = runBinCtx(t, 60*time.Second, bin, append(args, "--", "cat", "/etc/lsb-release")...)
+			assert.NotContains(t, out, "OPT_SECRET", "%v: read through the preset's link", mode)
+		}
+	}
 	code, out := runBinCtx(t, 30*time.Second, bin, "resolve", "--workspace", ws, "--deny", creds, creds)
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "denied")
