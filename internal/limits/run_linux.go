@@ -72,8 +72,9 @@ type group interface {
 	// freeze freezes (true) or thaws (false) the group, without waiting
 	// for the transition.
 	freeze(on bool) error
-	// procs is the group's cgroup.procs file (v1: in the freezer
-	// hierarchy), "" when it cannot be frozen.
+	// procs is the file listing the group's members for Freeze's check
+	// (v2 cgroup.procs; v1 the freezer hierarchy's tasks, every thread),
+	// "" when it cannot be frozen.
 	procs() string
 	// remove removes the group's directories and closes descriptors.
 	remove() error
@@ -394,12 +395,17 @@ func (r *Run) Freeze() error {
 	if r.g == nil || r.g.procs() == "" {
 		return ErrNotEnforced
 	}
-	pids, err := readPids(r.g.procs())
+	ids, err := readPids(r.g.procs())
 	if err != nil {
 		return err
 	}
-	if slices.Contains(pids, os.Getpid()) {
-		return ErrNotEnforced
+	for _, id := range ids {
+		// One of this process's threads (v1's tasks file lists each
+		// thread: a spawning thread joins alone, and cgroup.procs would
+		// list only its thread group's leader: red team round 23).
+		if id == os.Getpid() || unix.Access(fmt.Sprintf("/proc/self/task/%d", id), unix.F_OK) == nil {
+			return ErrNotEnforced
+		}
 	}
 	return r.g.freeze(true)
 }

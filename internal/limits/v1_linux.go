@@ -203,7 +203,7 @@ func killV1(dir, fz string) (int, error) {
 
 func (g *v1Group) procs() string {
 	if fz := g.ctrl["freezer"]; fz != "" {
-		return filepath.Join(fz, "cgroup.procs")
+		return filepath.Join(fz, "tasks")
 	}
 	return ""
 }
