@@ -34,17 +34,7 @@ import (
 // Filter.LimitSupervisorCPU's call in sandbox: 2.5 s of landjail's CPU
 // in 3.3 s.
 func TestRunCPUsBoundsSupervisor(t *testing.T) {
-	kerneltest.RequireLandlockABI(t, 1)
-	requireCgroup(t)
-	if !slices.Contains(limits.Available().Controllers, "cpu") {
-		kerneltest.Missing(t, "no cpu controller")
-	}
-	bin := landjailBin(t)
-	probe := buildCLI(t, "./testdata/notifyprobe", "CGO_ENABLED=0")
-	ws := wsDir(t)
-	data, err := os.ReadFile(probe)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "notifyprobe"), data, 0o755))
+	bin, ws := cpuProbeRun(t)
 	measure := func(cpus ...string) (used, wall time.Duration, out string) {
 		// --timeout: supervised in every layer (the Landlock-only
 		// fallback execve's the command otherwise, and refuses inotify).
@@ -193,17 +183,7 @@ func TestRunCPUsBoundsTerminalRelay(t *testing.T) {
 // backlog), the --cpus run's queue overflowed in 3 of 8 runs on a
 // loaded host.
 func TestRunCPUsBoundsLiveWatch(t *testing.T) {
-	kerneltest.RequireLandlockABI(t, 1)
-	requireCgroup(t)
-	if !slices.Contains(limits.Available().Controllers, "cpu") {
-		kerneltest.Missing(t, "no cpu controller")
-	}
-	bin := landjailBin(t)
-	probe := buildCLI(t, "./testdata/notifyprobe", "CGO_ENABLED=0")
-	ws := wsDir(t)
-	data, err := os.ReadFile(probe)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "notifyprobe"), data, 0o755))
+	bin, ws := cpuProbeRun(t)
 	// In a subdirectory: the Landlock-only layer (ns=EPERM) freezes the
 	// workspace's root, where protected names are carved out.
 	for i := range 5000 {
@@ -231,4 +211,23 @@ func TestRunCPUsBoundsLiveWatch(t *testing.T) {
 	if rate := float64(free-idle) / float64(freeWall); rate <= 0.3 {
 		t.Logf("inconclusive control: without --cpus landjail spent only %.2f CPU over its idle run here", rate)
 	}
+}
+
+// cpuProbeRun skips (or fails, LANDJAIL_REQUIRE_KERNEL) without Landlock,
+// a control group or its cpu controller, and returns landjail's binary
+// and a workspace holding testdata/notifyprobe.
+func cpuProbeRun(t *testing.T) (bin, ws string) {
+	t.Helper()
+	kerneltest.RequireLandlockABI(t, 1)
+	requireCgroup(t)
+	if !slices.Contains(limits.Available().Controllers, "cpu") {
+		kerneltest.Missing(t, "no cpu controller")
+	}
+	bin = landjailBin(t)
+	probe := buildCLI(t, "./testdata/notifyprobe", "CGO_ENABLED=0")
+	ws = wsDir(t)
+	data, err := os.ReadFile(probe)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "notifyprobe"), data, 0o755))
+	return bin, ws
 }
