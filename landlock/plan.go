@@ -169,8 +169,8 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 // says so.
 func literalDenied(ws *jail.Workspace, rules []Rule) (out []carve, drop map[string]bool) {
 	for _, p := range ws.DenyPatterns() {
-		p = strings.TrimSuffix(p, "/")
-		if !filepath.IsAbs(p) || strings.ContainsAny(p, `*?[\{`) {
+		p, ok := literalPattern(strings.TrimSuffix(p, "/"))
+		if !ok || !filepath.IsAbs(p) {
 			continue
 		}
 		real, err := filepath.EvalSymlinks(p)
@@ -191,7 +191,10 @@ func literalDenied(ws *jail.Workspace, rules []Rule) (out []carve, drop map[stri
 			case within(real, rp):
 				rules[i].Path = rp
 				rules[i].CarveBelow, held = true, true
-			case real == rp:
+			case real == rp || within(rp, real):
+				// The rule is the denied path, or lies below it
+				// (--deny /usr and the preset's /lib -> usr/lib:
+				// R23c-2's addendum).
 				if drop == nil {
 					drop = map[string]bool{}
 				}
@@ -825,4 +828,35 @@ func maskCounts(req request) string {
 		parts = append(parts, fmt.Sprintf("%s: %d", c.what, c.n))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// literalPattern returns the path a deny pattern names when it names one
+// literal path (gitignore's syntax, as jail matches it: a backslash
+// escapes the next character; '*', '?' and '[' unescaped are wildcards;
+// a leading '!' re-includes), and whether it does. '{' is no wildcard
+// there: --deny '/opt/app/{prod}.json' names that file (red team round
+// 23, R23c-6: escaped and braced names were skipped, and read).
+func literalPattern(p string) (string, bool) {
+	if strings.HasPrefix(p, "!") {
+		return "", false
+	}
+	if !strings.ContainsAny(p, `*?[\`) {
+		return p, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '\\':
+			if i+1 == len(p) {
+				return "", false
+			}
+			i++
+			b.WriteByte(p[i])
+		case '*', '?', '[':
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
 }

@@ -34,19 +34,25 @@ func TestDenyInSystemPreset(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	creds := filepath.Join(dir, "creds.txt")
 	require.NoError(t, os.WriteFile(creds, []byte("USR_SECRET\n"), 0o644))
-	files := []string{creds}
+	// R23c-6: names only an escaped pattern spells, and a brace, which
+	// gitignore does not expand.
+	bracket, brace := filepath.Join(dir, "creds[prod].txt"), filepath.Join(dir, "{prod}.json")
+	require.NoError(t, os.WriteFile(bracket, []byte("BRACKET_SECRET\n"), 0o644))
+	require.NoError(t, os.WriteFile(brace, []byte("BRACE_SECRET\n"), 0o644))
+	files := [][2]string{{creds, creds}, {bracket, filepath.Join(dir, `creds\[prod\].txt`)}, {brace, brace}}
 	if b, err := os.ReadFile("/etc/pip.conf"); err == nil && len(b) > 0 {
-		files = append(files, "/etc/pip.conf")
+		files = append(files, [2]string{"/etc/pip.conf", "/etc/pip.conf"})
 	}
 	for _, mode := range [][]string{nil, {"--no-namespaces"}} {
-		for _, f := range files {
+		for _, fp := range files {
+			f, pattern := fp[0], fp[1]
 			want, err := os.ReadFile(f)
 			require.NoError(t, err)
 			args := append([]string{"run", "--workspace", ws}, mode...)
 			code, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "cat", f)...)
 			assert.Equal(t, 0, code, "control: %s %v read: %s", f, mode, out)
 			assert.Contains(t, out, string(want), "control: %s %v", f, mode)
-			args = append([]string{"run", "--workspace", ws, "--deny", f}, mode...)
+			args = append([]string{"run", "--workspace", ws, "--deny", pattern}, mode...)
 			code, out = runBinCtx(t, 60*time.Second, bin, append(args, "--", "cat", f)...)
 			assert.NotEqual(t, 0, code, "%s %v: %s", f, mode, out)
 			assert.NotContains(t, out, string(want), "%s %v: read", f, mode)
