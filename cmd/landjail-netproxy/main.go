@@ -36,6 +36,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -80,7 +81,10 @@ func main() {
 var errToldLandjail = errors.New("sent to landjail")
 
 func run(allow []string, ctl *net.UnixConn, stdout io.Writer) error {
-	p, err := netproxy.New(netproxy.Config{Allow: allow})
+	// The run's --cpus (cliopts.NetproxyCPUsEnv): this process works
+	// for the command outside its control group (R23c-4).
+	cpus, _ := strconv.ParseFloat(os.Getenv("LANDJAIL_NETPROXY_CPUS"), 64)
+	p, err := netproxy.New(netproxy.Config{Allow: allow, CPUs: cpus})
 	if ctl != nil {
 		// landjail waits for this before it starts the command.
 		msg := []byte("R")

@@ -22,6 +22,7 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/egressns"
+	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/internal/selfbin"
 	"github.com/landjail/landjail/landlock"
@@ -167,6 +168,7 @@ func pinNetproxy() (*selfbin.Binary, error) {
 // nothing in every method.
 type AllowProxy struct {
 	allow  []string
+	cpus   float64         // the run's --cpus, for the proxy's own share (NetproxyCPUsEnv)
 	bin    *selfbin.Binary // landjail-netproxy, pinned
 	stderr io.Writer
 	port   uint16
@@ -217,6 +219,9 @@ func (o *Options) NewAllowProxy(stderr io.Writer) (*AllowProxy, error) {
 		return nil, fmt.Errorf("--%s: proxy listener: %w", flagAllowDomain, err)
 	}
 	a := &AllowProxy{allow: o.AllowDomain, bin: bin, stderr: stderr, port: uint16(l.Addr().(*net.TCPAddr).Port), host: l}
+	if spec, err := limits.ParseFlags(o.LimitFlags()); err == nil {
+		a.cpus = spec.CPUs
+	}
 	// Started now, before the command exists (nothing confined can have
 	// written to the binary; once it runs the kernel refuses writes to
 	// it, ETXTBSY), so that its start-up overlaps the Ruleset's.
@@ -440,6 +445,12 @@ func (a *AllowProxy) start() error {
 		cmd.Stderr = struct{ io.Writer }{a.stderr}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// --cpus bounds the proxy's own work for the command too (a process
+	// of its own, outside the command's group: red team round 23,
+	// R23c-4); netproxy.Config.CPUs.
+	if a.cpus > 0 {
+		cmd.Env = append(os.Environ(), NetproxyCPUsEnv+"="+strconv.FormatFloat(a.cpus, 'g', -1, 64))
+	}
 	if err := cmd.Start(); err != nil {
 		c.Close()
 		return fmt.Errorf("--%s: %s: %w", flagAllowDomain, NetproxyBinary, err)
@@ -447,6 +458,10 @@ func (a *AllowProxy) start() error {
 	a.helper, a.ctl = cmd, c.(*net.UnixConn)
 	return nil
 }
+
+// NetproxyCPUsEnv names the variable that gives landjail-netproxy the
+// run's --cpus (a decimal number of CPUs): netproxy.Config.CPUs.
+const NetproxyCPUsEnv = "LANDJAIL_NETPROXY_CPUS"
 
 // readyTimeout bounds how long Decide waits for landjail-netproxy to
 // check its list and say it is ready.

@@ -59,7 +59,7 @@ func (p *Proxy) ServeTransparent(l net.Listener) error {
 		return ErrClosed
 	}
 	defer p.untrack(l)
-	ll := netutil.LimitListener(l, p.maxConns)
+	ll := netutil.LimitListener(throttled(l, p.cpu), p.maxConns)
 	for {
 		c, err := ll.Accept()
 		if err != nil {
