@@ -57,6 +57,7 @@ func (r *Run) Close() (*Result, error)   { return &Result{}, nil }
 func (r *Run) Stats() Result             { return Result{} }
 func (r *Run) Freeze() error             { return ErrNotEnforced }
 func (r *Run) Thaw() error               { return nil }
+func (r *Run) Closed() bool              { return false }
 
 // StartEarly does nothing outside Linux.
 func StartEarly() {}

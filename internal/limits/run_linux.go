@@ -410,6 +410,13 @@ func (r *Run) Freeze() error {
 	return r.g.freeze(true)
 }
 
+// Closed reports whether Close was called.
+func (r *Run) Closed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
 // Thaw ends a Freeze. Errors: the file system's; none once the run is
 // closed (Close killed it) or without a group.
 func (r *Run) Thaw() error {
