@@ -36,6 +36,9 @@ func TestSIGTERMEndsRunningCalls(t *testing.T) {
 	bin := buildBinary(t)
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
+	// In a subdirectory: the Landlock-only layer (ns=EPERM) freezes the
+	// workspace's root, where protected names are carved out.
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
 	srv := osexec.Command(bin, "--workspace", ws, "--protect-agent-config", "--timeout", "5m")
 	srv.Stderr = os.Stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
@@ -44,10 +47,10 @@ func TestSIGTERMEndsRunningCalls(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Process.Kill() })
 	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-		"command": "git init -q newdir && git -C newdir config core.fsmonitor 'echo PWNED' && sleep 100",
+		"command": "git init -q sub/newdir && git -C sub/newdir config core.fsmonitor 'echo PWNED' && sleep 100",
 		"timeout": 300,
 	}})
-	config := filepath.Join(ws, "newdir/.git/config")
+	config := filepath.Join(ws, "sub/newdir/.git/config")
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(config)
 		return err == nil && containsFsmonitor(b)
