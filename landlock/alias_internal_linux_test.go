@@ -6,14 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestMountinfoUnescape: mountinfo's octal escapes (proc(5)) are undone,
-// a backslash without three octal digits is kept.
-func TestMountinfoUnescape(t *testing.T) {
-	assert.Equal(t, "/a b\tc\nd\\e", unescapeOctal(`/a\040b\011c\012d\134e`))
-	assert.Equal(t, `/x\0`, unescapeOctal(`/x\0`))
-	assert.Equal(t, "/plain", unescapeOctal("/plain"))
-}
-
 // TestUnder: whole components only; "/" holds every absolute path.
 func TestUnder(t *testing.T) {
 	for _, c := range []struct {

@@ -5,10 +5,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/mountinfo"
 )
 
 // mountEntry is one line of /proc/self/mountinfo (proc(5)): the device
@@ -34,29 +35,9 @@ func readMountinfo() ([]mountEntry, error) {
 		if len(f) < 5 {
 			continue
 		}
-		out = append(out, mountEntry{dev: f[2], root: unescapeOctal(f[3]), path: unescapeOctal(f[4])})
+		out = append(out, mountEntry{dev: f[2], root: mountinfo.Unescape(f[3]), path: mountinfo.Unescape(f[4])})
 	}
 	return out, sc.Err()
-}
-
-// unescapeOctal undoes mountinfo's \NNN escapes (space, tab, newline,
-// backslash).
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // under returns p's path below dir ("" for dir itself) and whether p is

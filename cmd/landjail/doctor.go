@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/kernel"
 	"github.com/landjail/landjail/internal/limits"
+	"github.com/landjail/landjail/internal/mountinfo"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/internal/privdirs"
 	"github.com/landjail/landjail/jail"
@@ -355,27 +355,12 @@ func mountsBelow(dir string) []string {
 		if len(f) < 5 {
 			continue
 		}
-		mp := unescapeMountinfo(f[4])
+		mp := mountinfo.Unescape(f[4])
 		if strings.HasPrefix(mp, dir+"/") {
 			out = append(out, mp)
 		}
 	}
 	return out
-}
-
-func unescapeMountinfo(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // limitsLine is doctor's line on resource limits: the mechanism and its

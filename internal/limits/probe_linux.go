@@ -1,7 +1,6 @@
 package limits
 
 import (
-	"github.com/landjail/landjail/internal/selfproc"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/mountinfo"
 	"github.com/landjail/landjail/internal/procstat"
+	"github.com/landjail/landjail/internal/selfproc"
 )
 
 // Probe is what Available found: which mechanism Start uses for the
@@ -111,7 +112,7 @@ var probe = sync.OnceValue(func() Probe {
 		if len(lf) < 6 || len(rf) < 3 {
 			continue
 		}
-		mnt, ro := unescape(lf[4]), slices.Contains(strings.Split(lf[5], ","), "ro")
+		mnt, ro := mountinfo.Unescape(lf[4]), slices.Contains(strings.Split(lf[5], ","), "ro")
 		switch rf[0] {
 		case "cgroup2":
 			if mnt == "/sys/fs/cgroup" {
@@ -172,22 +173,3 @@ var probe = sync.OnceValue(func() Probe {
 	}
 	return p
 })
-
-// unescape undoes mountinfo's octal escapes (\040 for a space).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v := (int(s[i+1]-'0')<<6 | int(s[i+2]-'0')<<3 | int(s[i+3]-'0')); v < 256 {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}

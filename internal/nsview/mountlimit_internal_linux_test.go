@@ -90,20 +90,6 @@ func TestEnterMountLimit(t *testing.T) {
 	assert.Empty(t, r.data, "masked")
 }
 
-// TestUnescapeMountinfo: mount points with a space, tab, newline or
-// backslash are octal-escaped in mountinfo (proc(5)).
-func TestUnescapeMountinfo(t *testing.T) {
-	for in, want := range map[string]string{
-		"/plain":              "/plain",
-		`/a\040b`:             "/a b",
-		`/t\011ab\012nl\134x`: "/t\tab\nnl\\x",
-		`/trailing\04`:        `/trailing\04`,
-		`/not\999octal`:       `/not\999octal`,
-	} {
-		assert.Equal(t, want, unescapeMountinfo(in), in)
-	}
-}
-
 // TestEnterMountLimitKernel: against the kernel's own limit. A thread
 // fills a private mount namespace with bind mounts up to 10 below
 // fs.mount-max, then enters a view of 30 masks from it: Enter refuses

@@ -15,6 +15,8 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/mountinfo"
 )
 
 // Mount attributes of the private tmpfs mounts and of the masks.
@@ -357,27 +359,9 @@ func mountPoints() ([]string, error) {
 		if len(f) < 5 {
 			continue
 		}
-		out = append(out, unescapeMountinfo(f[4]))
+		out = append(out, mountinfo.Unescape(f[4]))
 	}
 	return out, nil
-}
-
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 func mountBudget() (int, error) {
