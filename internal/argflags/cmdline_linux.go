@@ -1,6 +1,6 @@
 package argflags
 
-import "syscall"
+import "github.com/landjail/landjail/internal/rawread"
 
 // Cmdline returns this process's argv, read from /proc/self/cmdline with
 // plain system calls, for a package initializer that runs before package
@@ -8,32 +8,11 @@ import "syscall"
 // than 64 KiB. internal/prenet/early and internal/stagestart/early read
 // the command line with it.
 func Cmdline() []string {
-	fd, err := syscall.Open("/proc/self/cmdline", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
+	buf := rawread.File("/proc/self/cmdline", 4096, 64<<10)
+	if buf == nil {
 		return nil
 	}
-	defer syscall.Close(fd)
-	buf := make([]byte, 4096)
-	n := 0
-	for {
-		if n == len(buf) {
-			if len(buf) >= 64<<10 {
-				return nil
-			}
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-		m, err := syscall.Read(fd, buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
+	n := len(buf)
 	var args []string
 	start := 0
 	for i := 0; i < n; i++ {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/landjail/landjail/internal/argflags"
 	"github.com/landjail/landjail/internal/presetpaths"
+	"github.com/landjail/landjail/internal/rawread"
 )
 
 var (
@@ -211,34 +212,7 @@ func MountInfo() []byte {
 
 // readFile reads path whole, starting with a buffer of size bytes, or
 // returns nil (an error, or more than 1 MiB).
-func readFile(path string, size int) []byte {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	defer syscall.Close(fd)
-	buf := make([]byte, size)
-	n := 0
-	for {
-		if n == len(buf) {
-			if len(buf) >= 1<<20 {
-				return nil
-			}
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-		m, err := syscall.Read(fd, buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil
-		}
-		if m == 0 {
-			return buf[:n]
-		}
-		n += m
-	}
-}
+func readFile(path string, size int) []byte { return rawread.File(path, size, 1<<20) }
 
 // IsRun reports whether args (args[0] the program) is a "landjail run"
 // as far as a glance at its flags shows: neither help nor --print-rules
