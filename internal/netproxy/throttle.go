@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"errors"
 	"net"
 	"time"
 
@@ -45,4 +46,21 @@ func (c *throttleConn) Read(b []byte) (n int, err error) {
 func (c *throttleConn) Write(b []byte) (n int, err error) {
 	c.s.Do(func() { n, err = c.Conn.Write(b) }, time.Sleep)
 	return n, err
+}
+
+// CloseWrite and CloseRead keep TCP half-close working through the
+// wrapper (a CONNECT tunnel's or a transparent connection's end in one
+// direction: transparent.go's closeWrite, goproxy's half-closable conn).
+func (c *throttleConn) CloseWrite() error {
+	if hc, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
+func (c *throttleConn) CloseRead() error {
+	if hc, ok := c.Conn.(interface{ CloseRead() error }); ok {
+		return hc.CloseRead()
+	}
+	return errors.ErrUnsupported
 }
