@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
 
@@ -32,7 +33,15 @@ func (p *Proxy) ServeDNS(pc net.PacketConn) error {
 	defer p.untrack(pc)
 	buf := make([]byte, 65535)
 	for {
-		n, from, err := pc.ReadFrom(buf)
+		// Config.CPUs: charged at each query, as a client connection's
+		// reads are (R23c-4); while owed, queries wait in the socket's
+		// buffer, and past it are dropped, as UDP is.
+		var (
+			n    int
+			from net.Addr
+			err  error
+		)
+		p.cpu.Do(func() { n, from, err = pc.ReadFrom(buf) }, time.Sleep)
 		if err != nil {
 			if p.isClosed() {
 				return ErrClosed
