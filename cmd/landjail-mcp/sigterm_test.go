@@ -41,11 +41,23 @@ func TestSIGTERMEndsRunningCalls(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
 	srv := osexec.Command(bin, "--workspace", ws, "--protect-agent-config", "--timeout", "5m")
 	srv.Stderr = os.Stderr
+	// The test owns the process and is the only one to Wait for it:
+	// mcp.CommandTransport's Close waits too, and the two Waits raced
+	// (the race pass of CI, 12e31a6).
+	// Pipes of its own, which Wait does not close under the SDK's reader.
+	inR, stdin, err := os.Pipe()
+	require.NoError(t, err)
+	stdout, outW, err := os.Pipe()
+	require.NoError(t, err)
+	srv.Stdin, srv.Stdout = inR, outW
+	require.NoError(t, srv.Start())
+	inR.Close()
+	outW.Close()
+	t.Cleanup(func() { srv.Process.Kill(); stdin.Close(); stdout.Close() })
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	ctx := context.Background()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: srv, TerminateDuration: time.Minute}, nil)
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { srv.Process.Kill() })
 	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
 		"command": "git init -q sub/newdir && git -C sub/newdir config core.fsmonitor 'echo PWNED' && sleep 100",
 		"timeout": 300,
