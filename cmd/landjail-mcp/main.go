@@ -151,8 +151,8 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// explain is the server's too (each bash call's filter, README);
 	// refusing it here left the documented feature unreachable (red team
 	// round 15, R15b-3's note).
-	if o.User != "" || o.Report != "" || o.Home != "" || o.GitIdentity {
-		return errors.New("the user, report, home and git_identity settings apply to run only")
+	if o.User != "" || o.Report != "" || o.Home != "" || o.GitIdentity || o.KillAfter != nil {
+		return errors.New("the user, report, home, git_identity and kill_after settings apply to run only (landjail-mcp kills its bash calls' commands at once on SIGTERM)")
 	}
 	if err := o.CheckImplicitWorkspace(cmd.Root().ErrWriter); err != nil {
 		return err

@@ -511,8 +511,16 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	if liveAbort.Load() {
 		unix.Kill(-pid, unix.SIGKILL)
 	}
-	done := make(chan struct{})
+	done, forwarded := make(chan struct{}), make(chan struct{})
+	var killedAfter atomic.Bool
 	go func() {
+		defer close(forwarded)
+		var kill *time.Timer
+		defer func() {
+			if kill != nil {
+				kill.Stop()
+			}
+		}()
 		for {
 			select {
 			case s := <-sigs:
@@ -521,6 +529,18 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 				// it is continued: continue it, as timeout(1) and
 				// systemd do after their SIGTERM (red team R11b-7).
 				unix.Kill(-pid, unix.SIGCONT)
+				// A command that outlives a SIGTERM by --kill-after is
+				// killed, so that the sweep below runs before the
+				// supervisor's own SIGKILL of landjail would skip it
+				// (red team round 23, R23b-1). Only SIGTERM: an
+				// interactive program carries on after SIGINT, and a
+				// daemon reloads on SIGHUP.
+				if grace := o.KillAfterOr(); s == unix.SIGTERM && grace > 0 && kill == nil {
+					kill = time.AfterFunc(grace, func() {
+						killedAfter.Store(true)
+						unix.Kill(-pid, unix.SIGKILL)
+					})
+				}
 			case <-done:
 				return
 			}
@@ -528,6 +548,11 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	}()
 	waitErr := c.Wait()
 	close(done)
+	<-forwarded
+	if killedAfter.Load() {
+		rep.KilledAfterSIGTERM = true
+		fmt.Fprintf(stderr, "landjail: %s still ran %s after SIGTERM: killed (--kill-after)\n", termsafe.Escape(argv[0]), o.KillAfterOr())
+	}
 	elapsed := time.Since(start)
 	// Before the descendants are killed: the proxy's process is one.
 	rep.ProxyRefused, rep.ProxyError = reportRefusals(proxy, stderr)
@@ -656,6 +681,9 @@ type runReport struct {
 	ExitCode           int            `json:"exit_code"`
 	Signal             string         `json:"signal,omitempty"`
 	TimedOut           bool           `json:"timed_out,omitempty"`
+	// KilledAfterSIGTERM: the command still ran --kill-after after a
+	// forwarded SIGTERM and was killed with SIGKILL.
+	KilledAfterSIGTERM bool `json:"killed_after_sigterm,omitempty"`
 	// Limits are the resource limits, how each was enforced, and what
 	// the command used (peak memory, processes, CPU time, OOM kills).
 	Limits *limits.Result `json:"limits,omitempty"`

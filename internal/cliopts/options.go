@@ -54,14 +54,18 @@ type Options struct {
 	Env         []string `toml:"env"`
 	User        string   `toml:"user"`
 	Timeout     Duration `toml:"timeout"`
-	Strict      bool     `toml:"strict"`
-	BestEffort  bool     `toml:"best_effort"`
-	NoSystem    bool     `toml:"no_system"`
-	Report      string   `toml:"report"`
-	Home        string   `toml:"home"`
-	GitIdentity bool     `toml:"git_identity"`
-	Explain     bool     `toml:"explain"`
-	ExplainAll  bool     `toml:"explain_all"` // --explain-all: noise listed too (issue 23)
+	// KillAfter: the grace between a SIGTERM forwarded to a supervised
+	// command and its process group's SIGKILL; nil for
+	// DefaultKillAfter, 0 to wait for the command.
+	KillAfter   *Duration `toml:"kill_after"`
+	Strict      bool      `toml:"strict"`
+	BestEffort  bool      `toml:"best_effort"`
+	NoSystem    bool      `toml:"no_system"`
+	Report      string    `toml:"report"`
+	Home        string    `toml:"home"`
+	GitIdentity bool      `toml:"git_identity"`
+	Explain     bool      `toml:"explain"`
+	ExplainAll  bool      `toml:"explain_all"` // --explain-all: noise listed too (issue 23)
 
 	ReadOnly           []string `toml:"read_only"`
 	ProtectAgentConfig bool     `toml:"protect_agent_config"`
@@ -159,6 +163,21 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// DefaultKillAfter is --kill-after's default: the grace after a
+// forwarded SIGTERM before landjail run SIGKILLs the command's process
+// group (docker stop's is 10 s: landjail's must end first, so that the
+// sweep after the command runs before a supervisor SIGKILLs landjail;
+// red team round 23, R23b-1).
+const DefaultKillAfter = 5 * time.Second
+
+// KillAfterOr returns the grace --kill-after set, or DefaultKillAfter.
+func (o *Options) KillAfterOr() time.Duration {
+	if o.KillAfter == nil {
+		return DefaultKillAfter
+	}
+	return time.Duration(*o.KillAfter)
+}
+
 // Flag names, shared by the flag constructors and applyFlags.
 const (
 	flagConfig      = "config"
@@ -176,6 +195,7 @@ const (
 	flagEnv         = "env"
 	flagUser        = "user"
 	flagTimeout     = "timeout"
+	flagKillAfter   = "kill-after"
 	flagStrict      = "strict"
 	flagBestEffort  = "best-effort"
 	flagNoSystem    = "no-system"
@@ -269,6 +289,7 @@ func RunFlags() []cli.Flag {
 		&cli.StringFlag{Name: flagHome, Usage: "HOME of the command: `DIR` (created 0700 if missing, read-write for the command), or \"workspace\" for the workspace root (default: a private directory per workspace, kept between runs, in your cache directory: $XDG_CACHE_HOME/landjail/home/HASH)"},
 		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (git config user.name and user.email) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
 		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
+		&cli.DurationFlag{Name: flagKillAfter, HideDefault: true, Usage: "SIGKILL the command's process group when it still runs `DURATION` after a SIGTERM landjail forwarded to it, so that what landjail does after the command (the sweep of --protect-agent-config, --report, the control group's removal) comes before a supervisor's SIGKILL of landjail (default " + DefaultKillAfter.String() + "; 0: wait for the command)"},
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},
 		&cli.BoolFlag{Name: flagExplain, Usage: "after the command exits, print each access refused (Landlock, the namespace view, seccomp, the proxy), why, and the flag that would allow it (Landlock's own denials need root and Landlock ABI 7; implies supervision)"},
 		&cli.BoolFlag{Name: flagExplainAll, Usage: "--explain, listing also the probes the Go runtime, glibc and the loader make and handle when refused"},
@@ -372,6 +393,7 @@ func loadFrom(cmd flagValues, isSet map[string]bool) (*Options, error) {
 	set(flagEnv, func() { o.Env = cmd.StringSlice(flagEnv) })
 	set(flagUser, func() { o.User = cmd.String(flagUser) })
 	set(flagTimeout, func() { o.Timeout = Duration(cmd.Duration(flagTimeout)) })
+	set(flagKillAfter, func() { d := Duration(cmd.Duration(flagKillAfter)); o.KillAfter = &d })
 	set(flagNoSystem, func() { o.NoSystem = cmd.Bool(flagNoSystem) })
 	set(flagReport, func() { o.Report = absOrSelf(cmd.String(flagReport)) })
 	set(flagReadOnly, func() { o.ReadOnly = append(slices.Clone(o.ReadOnly), cmd.StringSlice(flagReadOnly)...) })
@@ -515,6 +537,9 @@ func (o *Options) validate() error {
 	}
 	if o.Timeout < 0 {
 		return fmt.Errorf("invalid --timeout %s", time.Duration(o.Timeout))
+	}
+	if o.KillAfter != nil && *o.KillAfter < 0 {
+		return fmt.Errorf("invalid --kill-after %s (want a duration, 0 to wait for the command)", time.Duration(*o.KillAfter))
 	}
 	if _, err := o.Credential(); err != nil {
 		return err

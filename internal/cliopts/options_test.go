@@ -119,10 +119,11 @@ func TestConfigKeysMatchFlags(t *testing.T) {
 	keys := tomlKeys(t)
 	assert.Equal(t, keys, ConfigKeys(RunFlags()), "run's flags and Options' keys")
 	// mcp: every child flag applies to its bash tool; only run's own
-	// flags (user, report, home, git_identity, explain_all) are missing.
+	// flags (user, report, home, git_identity, explain_all, kill_after)
+	// are missing.
 	mcp := ConfigKeys(MCPFlags())
 	for _, k := range keys {
-		if k == "user" || k == "report" || k == "home" || k == "git_identity" || k == "explain_all" {
+		if k == "user" || k == "report" || k == "home" || k == "git_identity" || k == "explain_all" || k == "kill_after" {
 			continue
 		}
 		assert.Contains(t, mcp, k, "mcp lacks the flag of key %s", k)
@@ -140,7 +141,7 @@ func TestConfigKeysMatchFlags(t *testing.T) {
 			continue
 		}
 		v := map[reflect.Kind]string{reflect.String: `""`, reflect.Bool: "false", reflect.Slice: "[]", reflect.Int: "0"}[f.Type.Kind()]
-		if f.Type == reflect.TypeOf(Duration(0)) {
+		if f.Type == reflect.TypeOf(Duration(0)) || f.Type == reflect.TypeOf((*Duration)(nil)) {
 			v = `"1s"`
 		}
 		require.NotEmpty(t, v, "no test value for %s", f.Name)
