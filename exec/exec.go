@@ -304,7 +304,10 @@ type Cmd struct {
 	// of the caller see them too (a file write past RLIMIT_FSIZE fails
 	// with EFBIG, an open with a descriptor number past RLIMIT_NOFILE with
 	// EMFILE). Restoring a lowered hard limit needs CAP_SYS_RESOURCE:
-	// without it only the soft limits are set (see HardRlimits). A limit
+	// without it only the soft limits are set (see HardRlimits), except
+	// through the user-namespace stage (Ruleset.UserNamespace), which
+	// sets them, hard ones included, on itself right before it forks the
+	// command. A limit
 	// above the caller's hard limit is lowered to it. An RLIMIT_NOFILE
 	// below the number of descriptors the caller has open makes the spawn
 	// fail with EMFILE (os/exec makes its pipes inside the window). Exec
@@ -386,7 +389,9 @@ type Rlimit struct {
 // process has CAP_SYS_RESOURCE (needed to raise its own hard limit back
 // after the fork). Without it only the soft limits are set, which the
 // command may raise again up to the caller's hard limit: a bound on a
-// runaway command, not on a hostile one. Always false outside Linux.
+// runaway command, not on a hostile one. A Cmd whose Ruleset has the
+// user-namespace view gets hard limits whatever this says (the stage
+// sets them on itself before its fork). Always false outside Linux.
 func HardRlimits() bool { return hardRlimits() }
 
 // CommandContext returns a Cmd that runs name with args, confined by ws and

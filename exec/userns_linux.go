@@ -150,8 +150,21 @@ func (c *Cmd) stageSpec(p *prepared, nfiles int) (*userStage, error) {
 			View:            &view,
 			TmpAccess:       tmpAccess(c.Ruleset, view),
 			Linger:          c.DeferNamespaceEnd,
+			Rlimits:         stageRlimits(c.Rlimits),
 		},
 	}, nil
+}
+
+// stageRlimits are rs for the stage to set on itself, hard ones
+// included, right before it forks the target (nsinit.Spec.Rlimits):
+// setRlimits could set only the soft ones for the stage's clone without
+// CAP_SYS_RESOURCE.
+func stageRlimits(rs []Rlimit) []nsinit.Rlimit {
+	var out []nsinit.Rlimit
+	for _, r := range rs {
+		out = append(out, nsinit.Rlimit{Resource: r.Resource, Cur: r.Cur, Max: r.Max})
+	}
+	return out
 }
 
 // finish completes the stage after inner.Start returned startErr: it

@@ -57,6 +57,9 @@ func (p *Plan) StartLimits(c *exec.Cmd) (*limits.Run, error) {
 	for _, rl := range r.Rlimits() {
 		c.Rlimits = append(c.Rlimits, exec.Rlimit(rl))
 	}
+	if c.Ruleset != nil && c.Ruleset.UserNamespace() {
+		r.RlimitsHard() // the stage sets them on itself, hard ones included (R23b-2)
+	}
 	return r, nil
 }
 

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/kerneltest"
@@ -58,4 +64,50 @@ func capSysResource() bool {
 		return false
 	}
 	return data[unix.CAP_SYS_RESOURCE/32].Effective&(1<<(unix.CAP_SYS_RESOURCE%32)) != 0
+}
+
+// TestStageHardRlimits: as uid 65534 (no CAP_SYS_RESOURCE), a default
+// run through the user-namespace stage gets hard --max-file-size and
+// --nofile limits: the stage sets them on itself, hard ones included,
+// right before it forks the command (nsinit.Spec.Rlimits), and nothing
+// is said (red team round 23, R23b-2: they were soft, and `ulimit -f
+// unlimited` wrote past them). Red without the stage's setrlimit: both
+// raised, the warning said. Where the run does not go through the stage
+// (the report's user_namespace false: an emulation mode), the invariant
+// of TestSoftRlimitsSaid holds instead: told exactly when raisable.
+func TestStageHardRlimits(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch to uid 65534") // not a kernel feature
+	}
+	t.Parallel()
+	ws := nobodyDir(t)
+	b, err := os.ReadFile(landjailBin(t))
+	require.NoError(t, err)
+	bin := filepath.Join(nobodyDir(t), "landjail")
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	report := filepath.Join(ws, "report.json")
+	c := osexec.Command(bin, "run", "--workspace", ws, "--max-file-size", "1M", "--nofile", "64", "--report", report,
+		"--", "sh", "-c", "ulimit -f unlimited && echo raised-f; ulimit -n 1000 && echo raised-n; true")
+	c.Dir = ws
+	c.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + ws}
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var rep struct {
+		Report struct {
+			UserNamespace bool `json:"user_namespace"`
+		} `json:"report"`
+	}
+	rb, err := os.ReadFile(report)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(rb, &rep))
+	raisedF, raisedN := strings.Contains(string(out), "raised-f"), strings.Contains(string(out), "raised-n")
+	if rep.Report.UserNamespace {
+		assert.False(t, raisedF, "the file-size limit raised through the stage: %s", out)
+		assert.False(t, raisedN, "the open-files limit raised through the stage: %s", out)
+		assert.NotContains(t, string(out), "soft limits only")
+		return
+	}
+	assert.Equal(t, raisedF || raisedN, strings.Contains(string(out), "soft limits only"), "told iff raisable: %s", out)
 }

@@ -51,6 +51,7 @@ func (r *Run) Path() string              { return "" }
 func (r *Run) CgroupFD() int             { return -1 }
 func (r *Run) JoinThread() error         { return errors.ErrUnsupported }
 func (r *Run) Rlimits() []ChildRlimit    { return nil }
+func (r *Run) RlimitsHard()              {}
 func (r *Run) Start(c *osexec.Cmd) error { return errors.ErrUnsupported }
 func (r *Run) Kill() (int, error)        { return 0, errors.ErrUnsupported }
 func (r *Run) Close() (*Result, error)   { return &Result{}, nil }

@@ -254,6 +254,18 @@ type noter interface {
 	note(ctrl string, m Mechanism) (Mechanism, string)
 }
 
+// RlimitsHard records that the process forking the command sets Rlimits
+// soft and hard whatever landjail's own capabilities (the user-namespace
+// stage: nsinit.Spec.Rlimits): the notes that the file-size and
+// open-files limits are soft only are dropped from Limits.
+func (r *Run) RlimitsHard() {
+	for i := range r.limits {
+		if r.limits[i].Mechanism == Rlimit {
+			r.limits[i].Note = ""
+		}
+	}
+}
+
 // Limits returns the Spec's limits and how each is enforced.
 func (r *Run) Limits() []Limit { return append([]Limit(nil), r.limits...) }
 

@@ -20,6 +20,7 @@ func fullSpec() *Spec {
 		LandlockFD: -1, LandlockFlags: 1 << 31, ExeFD: 9, KeepFD: 10,
 		Seccomp: []byte{1, 2, 3, 4, 5, 6, 7, 8}, SeccompListener: true,
 		View: &view, TmpAccess: 1<<63 | 5, Linger: true,
+		Rlimits: []Rlimit{{Resource: 1, Cur: 1 << 20, Max: 1 << 20}, {Resource: 7, Cur: 64, Max: 1<<64 - 1}},
 	}
 }
 

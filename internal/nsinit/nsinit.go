@@ -131,7 +131,26 @@ type Spec struct {
 	// closes the status channel and exits as without Linger (the kernel
 	// kills the rest of the namespace), and the parent reaps it.
 	Linger bool `json:"linger,omitempty"`
+	// Rlimits are set, soft and hard, on the stage itself right before
+	// it forks the target, which inherits them: after the fork the stage
+	// only waits and reaps, so it never needs a lowered hard limit back,
+	// and the target cannot raise them even where the parent, lacking
+	// CAP_SYS_RESOURCE, could set only soft ones on itself for the
+	// stage's clone (exec.Cmd.Rlimits; red team round 23, R23b-2). A
+	// limit above the stage's hard limit is lowered to it, a soft one
+	// above the hard one to the hard one. At most MaxRlimits.
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
 }
+
+// Rlimit is one resource limit of Spec.Rlimits: setrlimit(2)'s
+// Resource (unix.RLIMIT_*) and its soft (Cur) and hard (Max) values.
+type Rlimit struct {
+	Resource int
+	Cur, Max uint64
+}
+
+// MaxRlimits bounds Spec.Rlimits on the wire (RLIM_NLIMITS is 16).
+const MaxRlimits = 16
 
 // Ahead is the frame that comes first on a stage's socket (EnvMarker):
 // the view (nsview.View.AppendBinary) and the mount table the parent read
@@ -205,7 +224,17 @@ func (sp *Spec) AppendBinary(b []byte) ([]byte, error) {
 		b = wire.AppendBytes(b, v)
 	}
 	b = wire.AppendUint(b, sp.TmpAccess)
-	return wire.AppendBool(b, sp.Linger), nil
+	b = wire.AppendBool(b, sp.Linger)
+	if len(sp.Rlimits) > MaxRlimits {
+		return nil, wire.ErrMalformed
+	}
+	b = wire.AppendUint(b, uint64(len(sp.Rlimits)))
+	for _, l := range sp.Rlimits {
+		b = wire.AppendInt(b, l.Resource)
+		b = wire.AppendUint(b, l.Cur)
+		b = wire.AppendUint(b, l.Max)
+	}
+	return b, nil
 }
 
 // UnmarshalBinary decodes what AppendBinary appended, exactly (anything
@@ -229,6 +258,13 @@ func (sp *Spec) UnmarshalBinary(b []byte) error {
 		d.View = &v
 	}
 	d.TmpAccess, d.Linger = r.Uint(), r.Bool()
+	n := r.Uint()
+	if n > MaxRlimits {
+		return wire.ErrMalformed
+	}
+	for range n {
+		d.Rlimits = append(d.Rlimits, Rlimit{Resource: r.Int(), Cur: r.Uint(), Max: r.Uint()})
+	}
 	if err := r.Done(); err != nil {
 		return err
 	}

@@ -604,12 +604,33 @@ func forkTarget(sp *Spec, files []uintptr, built bool, viewErr error, notified <
 		return 0, 0, "confine", err
 	}
 	<-notified // the stage's signals are caught before the target exists
+	if err := setRlimits(sp.Rlimits); err != nil {
+		return 0, 0, "setrlimit", err
+	}
 	sys := &syscall.SysProcAttr{Setsid: true, Setctty: sp.Setctty, Ctty: sp.Ctty}
 	pid, err = syscall.ForkExec(sp.Path, sp.Argv, &syscall.ProcAttr{Dir: sp.Dir, Env: sp.Env, Files: files, Sys: sys})
 	if err != nil {
 		return 0, 0, "fork/exec", err
 	}
 	return pid, listener, "", nil
+}
+
+// setRlimits sets ls on the stage's process, soft and hard (see
+// Spec.Rlimits), each clamped to the hard limit in force. Through
+// unix.Prlimit, which tells package syscall not to restore the
+// RLIMIT_NOFILE the runtime found at start in the child it forks.
+func setRlimits(ls []Rlimit) error {
+	for _, l := range ls {
+		var old unix.Rlimit
+		if err := unix.Prlimit(0, l.Resource, nil, &old); err != nil {
+			return fmt.Errorf("getrlimit(%d): %w", l.Resource, err)
+		}
+		hard := min(l.Max, old.Max)
+		if err := unix.Prlimit(0, l.Resource, &unix.Rlimit{Cur: min(l.Cur, hard), Max: hard}, nil); err != nil {
+			return fmt.Errorf("setrlimit(%d): %w", l.Resource, err)
+		}
+	}
+	return nil
 }
 
 // grantProc adds read access (LANDLOCK_ACCESS_FS_READ_FILE|READ_DIR) on
