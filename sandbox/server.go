@@ -2,10 +2,14 @@ package sandbox
 
 import (
 	"errors"
+	"io"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cliopts"
+	"github.com/landjail/landjail/internal/cpushare"
 	"github.com/landjail/landjail/internal/reaper"
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/landlock"
@@ -85,6 +89,7 @@ func (p *Plan) callLimits(rs *landlock.Ruleset, c *exec.Cmd) (func() error, func
 		lim.Close()
 		return nil, nil, err
 	}
+	p.chargeOutput(c)
 	explained, err := p.callExplain(rs, c) // issue 23: before callNetwork, which wires the proxy into c
 	if err != nil {
 		lim.Close()
@@ -102,6 +107,47 @@ func (p *Plan) callLimits(rs *landlock.Ruleset, c *exec.Cmd) (func() error, func
 		}
 		return lines
 	}, nil
+}
+
+// chargeOutput makes the copy of a call's output (os/exec's goroutine
+// reading the command's pipe into c.Stdout and c.Stderr) take its turn
+// in the call's --cpus share: each write is charged, and the copy
+// sleeps while the share is owed, so the pipe fills and the command
+// waits in its write (red team round 24, R24b-1: a command writing with
+// vmsplice(2) made landjail-mcp copy at 0.27 CPU under --cpus 0.1). The
+// same writer wraps both when they were one (os/exec then keeps a single
+// pipe). Without --cpus, or a Stdout that is not a copy (nil, an
+// *os.File), nothing changes.
+func (p *Plan) chargeOutput(c *exec.Cmd) {
+	s := cpushare.New(p.spec.CPUs)
+	if s == nil {
+		return
+	}
+	wrap := func(w io.Writer) io.Writer {
+		if _, file := w.(*os.File); w == nil || file {
+			return w
+		}
+		return &chargedWriter{w: w, share: s}
+	}
+	same := c.Stdout == c.Stderr
+	c.Stdout = wrap(c.Stdout)
+	if same {
+		c.Stderr = c.Stdout
+	} else {
+		c.Stderr = wrap(c.Stderr)
+	}
+}
+
+// chargedWriter writes to w, then charges share, sleeping while it is
+// owed (cpushare.Share.Do).
+type chargedWriter struct {
+	w     io.Writer
+	share *cpushare.Share
+}
+
+func (cw *chargedWriter) Write(b []byte) (n int, err error) {
+	cw.share.Do(func() { n, err = cw.w.Write(b) }, time.Sleep)
+	return n, err
 }
 
 func (p *Plan) callNetwork(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error) {
