@@ -1,7 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,4 +42,65 @@ func TestHeldRunsPruned(t *testing.T) {
 	defer last.Close()
 	h.add(last)
 	assert.Equal(t, []*limits.Run{open, last}, h.runs)
+}
+
+// TestHeldRunsEnd: end (Plan.EndHolds) makes a hold in progress return
+// at once and thaws its group, and later holds do nothing, so that a
+// session's commands can be killed when it ends (red team round 24,
+// R24c-1: a hold of 65 s kept a v1-frozen command, which takes no
+// SIGKILL, and the session past its client's grace). A loop in the
+// group is frozen by a 30 s hold (control: it stops running), then runs
+// again within a second of end. Red without the end: the hold goes on.
+func TestHeldRunsEnd(t *testing.T) {
+	p := limits.Available()
+	if p.Mechanism == limits.NotEnforced || (p.Mechanism == limits.CgroupV1 && !slices.Contains(p.Controllers, "freezer")) {
+		kerneltest.Missing(t, "no usable cgroup freezer")
+	}
+	t.Parallel()
+	r, err := limits.Start(limits.DefaultSpec(), limits.Options{})
+	require.NoError(t, err)
+	defer r.Close()
+	c := osexec.Command("/bin/sh", "-c", "while :; do :; done")
+	require.NoError(t, r.Start(c))
+	defer c.Wait()
+	defer c.Process.Kill()
+	var h heldRuns
+	h.add(r)
+	held := make(chan struct{})
+	go func() { h.hold(30 * time.Second); close(held) }()
+	running := func() bool {
+		before := procCPU(t, c.Process.Pid)
+		time.Sleep(300 * time.Millisecond)
+		return procCPU(t, c.Process.Pid)-before > 50*time.Millisecond
+	}
+	time.Sleep(100 * time.Millisecond)
+	require.False(t, running(), "control: the hold froze the loop")
+	h.end()
+	select {
+	case <-held:
+	case <-time.After(time.Second):
+		t.Fatal("the hold went on after end")
+	}
+	assert.True(t, running(), "thawed at end")
+	done := make(chan struct{})
+	go func() { h.hold(30 * time.Second); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("a hold after end held")
+	}
+	assert.True(t, running(), "not frozen after end")
+}
+
+// procCPU is the user and system CPU time of process pid (/proc/PID/stat,
+// clock ticks of 10 ms).
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	var u, s int64
+	_, err = fmt.Sscan(f[11]+" "+f[12], &u, &s)
+	require.NoError(t, err)
+	return time.Duration(u+s) * 10 * time.Millisecond
 }

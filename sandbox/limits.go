@@ -198,6 +198,46 @@ type heldRuns struct {
 	runs    []*limits.Run
 	holders int
 	frozen  []*limits.Run
+	ended   chan struct{} // closed by end (made on first use)
+}
+
+// endedChan returns h.ended, made if need be (h.mu held).
+func (h *heldRuns) endedChan() chan struct{} {
+	if h.ended == nil {
+		h.ended = make(chan struct{})
+	}
+	return h.ended
+}
+
+// isEnded reports whether end was called (h.mu held).
+func (h *heldRuns) isEnded() bool {
+	select {
+	case <-h.endedChan():
+		return true
+	default:
+		return false
+	}
+}
+
+// end thaws every group a holder froze, makes every hold in progress
+// return and every later freeze a no-op (ok false): for a session that
+// ends, whose commands are killed next (landjail-mcp on SIGTERM, a run's
+// --kill-after). A task frozen by the cgroup v1 freezer takes no SIGKILL
+// until it is thawed, and a hold could keep it frozen for the whole time
+// owed: the session outlived its client's grace and the sweep after it
+// was skipped (red team round 24, R24c-1).
+func (h *heldRuns) end() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.isEnded() {
+		return
+	}
+	close(h.endedChan())
+	for _, r := range h.frozen {
+		r.Thaw()
+	}
+	clear(h.frozen)
+	h.frozen = h.frozen[:0]
 }
 
 // add adds r and drops the runs closed since (a server's ended calls:
@@ -217,6 +257,9 @@ func (h *heldRuns) add(r *limits.Run) {
 func (h *heldRuns) freeze() (thaw func(), ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.isEnded() {
+		return func() {}, false
+	}
 	if h.holders == 0 {
 		kept := h.runs[:0]
 		for _, r := range h.runs {
@@ -261,6 +304,21 @@ func (h *heldRuns) hold(d time.Duration) {
 	if !ok {
 		return
 	}
-	time.Sleep(d)
+	h.mu.Lock()
+	ended := h.endedChan()
+	h.mu.Unlock()
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ended:
+		t.Stop()
+	}
 	thaw()
 }
+
+// EndHolds thaws the commands the live watch of --protect-agent-config
+// holds (WatchSweep: over the --cpus share, or while its events wait)
+// and holds none from then on. Call it when the session ends, before its
+// commands are killed: a task frozen by the cgroup v1 freezer takes no
+// SIGKILL until it is thawed (red team round 24, R24c-1).
+func (p *Plan) EndHolds() { p.held.end() }

@@ -185,6 +185,14 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintf(cmd.Root().ErrWriter, "landjail mcp: %s\n", termsafe.Escape(err.Error()))
 		}
 	}()
+	// Before the kill (registered after it, so it runs first), and at
+	// once on SIGTERM (ctx canceled; endOnSignal kills the calls'
+	// commands): what the live watch holds frozen is thawed, since a task
+	// frozen by the cgroup v1 freezer takes no SIGKILL (red team round
+	// 24, R24c-1: a hold of 65 s kept the session past its client's
+	// grace, and the sweep was skipped).
+	defer plan.EndHolds()
+	defer context.AfterFunc(ctx, plan.EndHolds)()
 	k := &tools.Toolkit{WS: plan.WS, Ruleset: plan.Ruleset, Tracker: tracker, Env: plan.Env, Seccomp: plan.Seccomp, NoPIDNamespace: o.NoPIDNamespace}
 	// Carve-outs follow the tree as it is at each bash call, not as it
 	// was when the server started (a .env created mid-session is denied);

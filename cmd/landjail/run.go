@@ -538,6 +538,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 				if grace := o.KillAfterOr(); s == unix.SIGTERM && grace > 0 && kill == nil {
 					kill = time.AfterFunc(grace, func() {
 						killedAfter.Store(true)
+						plan.EndHolds() // a v1-frozen task takes no SIGKILL (R24c-1)
 						unix.Kill(-pid, unix.SIGKILL)
 					})
 				}

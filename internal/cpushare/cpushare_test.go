@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // spin burns the calling thread's CPU for d.
@@ -73,4 +74,50 @@ func TestNilShare(t *testing.T) {
 	assert.Nil(t, New(0))
 	assert.Zero(t, s.Quota())
 	assert.Equal(t, 10*time.Millisecond, New(0.1).Quota())
+}
+
+// TestShareMaxHold: a charge that takes a lump of CPU spent on something
+// else (landjail-mcp's file tools: red team round 24, R24c-1) holds the
+// command at most MaxHold; the excess is forgiven, so the next charge
+// holds for no more than what it adds. At 0.01 CPU, 200 ms of work owes
+// 20 s: held 2 s. Red without the floor: 20 s.
+func TestShareMaxHold(t *testing.T) {
+	s := New(0.01)
+	var held []time.Duration
+	hold := func(d time.Duration) { held = append(held, d) }
+	s.Do(func() { spin(200 * time.Millisecond) }, hold)
+	require.Len(t, held, 1)
+	assert.LessOrEqual(t, held[0], MaxHold+Period, "one hold")
+	assert.GreaterOrEqual(t, held[0], MaxHold-Period, "held for the most it may")
+	held = nil
+	s.Charge(hold)
+	require.Len(t, held, 1, "still owed: the floor, not a reset")
+	assert.LessOrEqual(t, held[0], MaxHold+Period, "the excess was forgiven")
+}
+
+// TestExempt: CPU spent inside Exempt (landjail-mcp's file tools) is not
+// charged (red team round 24, R24c-1), and a charge that came while it
+// ran is given back by the next one. Control: the same work outside
+// Exempt is charged. At 0.1 CPU, 150 ms of exempt work holds nothing;
+// outside it, ≈1.4 s.
+func TestExempt(t *testing.T) {
+	s := New(0.1)
+	var held time.Duration
+	hold := func(d time.Duration) { held += d }
+	s.Do(func() { Exempt(func() { spin(150 * time.Millisecond) }) }, hold)
+	assert.Less(t, held, 200*time.Millisecond, "exempt work held the command")
+
+	s, held = New(0.1), 0
+	done := make(chan struct{})
+	go func() { Exempt(func() { spin(150 * time.Millisecond) }); close(done) }()
+	time.Sleep(50 * time.Millisecond)
+	s.Charge(hold) // while the exempt work runs: takes its first part
+	<-done
+	held = 0
+	s.Charge(hold) // after: gives it back
+	assert.Less(t, held, 200*time.Millisecond, "a charge during exempt work not given back")
+
+	s, held = New(0.1), 0
+	s.Do(func() { spin(150 * time.Millisecond) }, hold)
+	assert.Greater(t, held, time.Second, "control: the same work outside Exempt is charged")
 }
