@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -54,6 +55,11 @@ func TestMain(m *testing.M) {
 			limits.WaitEarly()
 		}
 		fmt.Print(selfproc.Go(func() {}))
+		os.Exit(0)
+	case "tcpqueue":
+		// Queues up to 128 MiB on loopback TCP connections nobody reads
+		// (non-blocking writes until EAGAIN), then prints how much.
+		fmt.Println(queueTCP(128 << 20))
 		os.Exit(0)
 	case "nobody":
 		// Runs as uid 65534: what does Start make of the default spec?
@@ -534,9 +540,9 @@ func TestFreezeThaw(t *testing.T) {
 	require.NoError(t, r.Start(c))
 	defer c.Wait()
 	pid := c.Process.Pid
-	moved := func() time.Duration {
+	moved := func() time.Duration { // over 1 s: a loaded host's loop gets 60 ms in 300
 		before := procCPU(t, pid)
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(time.Second)
 		return procCPU(t, pid) - before
 	}
 	assert.Greater(t, moved(), 100*time.Millisecond, "control: the loop runs")
@@ -565,4 +571,83 @@ func TestFreezeThaw(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorIs(t, r.Freeze(), limits.ErrClosed)
 	assert.NoError(t, r.Thaw())
+}
+
+// queueTCP writes up to max bytes into loopback TCP connections whose
+// other end never reads, 4 MiB of socket buffer a side, and returns how
+// many the kernel took (the writes stop at EAGAIN on every connection).
+func queueTCP(max int) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return -1
+	}
+	var keep []net.Conn
+	buf := make([]byte, 1<<20)
+	total := 0
+	for total < max && len(keep) < 256 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			break
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		keep = append(keep, c, s)
+		s.(*net.TCPConn).SetReadBuffer(4 << 20)
+		c.(*net.TCPConn).SetWriteBuffer(4 << 20)
+		raw, _ := c.(*net.TCPConn).SyscallConn()
+		full := false
+		for !full && total < max {
+			raw.Write(func(fd uintptr) bool {
+				n, err := unix.Write(int(fd), buf)
+				if n > 0 {
+					total += n
+				}
+				full = err != nil || n <= 0
+				return true
+			})
+		}
+	}
+	return total
+}
+
+// TestV1SocketBuffersCharged: on cgroup v1, --memory bounds the socket
+// buffers the command fills (memory.kmem.tcp.limit_in_bytes, which
+// turns their accounting on; red team round 24, R24b-4: 524 MiB of TCP
+// buffers at --memory 64M, without an OOM kill). A helper in a group of
+// 16 MiB queues at most 128 MiB on loopback connections nobody reads:
+// the kernel takes well under 64 MiB. Control: the same helper outside
+// the group queues more than 64 MiB. Red without the write: 128 MiB.
+func TestV1SocketBuffersCharged(t *testing.T) {
+	p := requireCgroups(t)
+	if p.Mechanism != limits.CgroupV1 || !slices.Contains(p.Controllers, "memory") {
+		t.Skip("cgroup v1 memory only (v2 charges socket buffers to memory.max)")
+	}
+	t.Parallel()
+	queued := func(r *limits.Run) int {
+		c := osexec.Command(os.Args[0], "-test.run=^$")
+		c.Env = append(os.Environ(), envHelper+"=tcpqueue")
+		var out bytes.Buffer
+		c.Stdout = &out
+		if r != nil {
+			require.NoError(t, r.Start(c))
+		} else {
+			require.NoError(t, c.Start())
+		}
+		require.NoError(t, c.Wait())
+		n, err := strconv.Atoi(strings.TrimSpace(out.String()))
+		require.NoError(t, err, "%q", out.String())
+		return n
+	}
+	free := queued(nil)
+	require.Greater(t, free, 64<<20, "control: unconfined, the kernel took only %d bytes", free)
+	spec := limits.DefaultSpec()
+	spec.Memory = 16 << 20
+	r, err := limits.Start(spec, limits.Options{})
+	require.NoError(t, err)
+	defer r.Close()
+	in := queued(r)
+	t.Logf("queued %d MiB unconfined, %d MiB in a group of 16 MiB", free>>20, in>>20)
+	assert.Less(t, in, 64<<20, "socket buffers outside --memory")
 }

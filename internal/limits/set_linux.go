@@ -20,10 +20,12 @@ type controlWrite struct {
 // swap is accounted (swap: memory.memsw exists), memory.memsw.limit_in_bytes
 // equal to it (no swap beyond the limit; a new group's limits are
 // unlimited, and the kernel keeps memory+swap at least memory, hence the
-// order); cpu.cfs_period_us, then cpu.cfs_quota_us. The same files and
-// values as runc's cgroup library (opencontainers/cgroups fs) writes for
-// those Resources on a new group, which this package used before:
-// TestSetWritesLikeRunc compares them.
+// order), then memory.kmem.tcp.limit_in_bytes equal to it where it
+// exists (socket buffers); cpu.cfs_period_us, then cpu.cfs_quota_us. The
+// same files and values as runc's cgroup library (opencontainers/cgroups
+// fs) writes for those Resources on a new group, which this package used
+// before (TestSetWritesLikeRunc compares them), and the socket buffers'
+// limit, which the library no longer sets.
 func v1Writes(spec Spec, swap bool) []controlWrite {
 	var w []controlWrite
 	if spec.Pids > 0 {
@@ -35,6 +37,12 @@ func v1Writes(spec Spec, swap bool) []controlWrite {
 		if swap {
 			w = append(w, controlWrite{ctrl: "memory", file: "memory.memsw.limit_in_bytes", value: m})
 		}
+		// v1 charges socket buffers (TCP's and UDP's) to a group only
+		// once its TCP limit is set (tcpmem_active): without it a command
+		// held 524 MiB of TCP and 1,856 MiB of UDP buffers at --memory
+		// 64M, bounded only by the host-wide tcp_mem and udp_mem (red
+		// team round 24, R24b-4). v2 charges them to memory.max.
+		w = append(w, controlWrite{ctrl: "memory", file: "memory.kmem.tcp.limit_in_bytes", value: m, missingOK: true})
 	}
 	if spec.CPUs > 0 {
 		w = append(w, controlWrite{ctrl: "cpu", file: "cpu.cfs_period_us", value: strconv.Itoa(cpuPeriodUs)},
