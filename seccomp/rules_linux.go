@@ -12,10 +12,11 @@ import (
 
 // Actions as reported in Rule.Action.
 const (
-	actEPERM  = "errno EPERM"
-	actENOSYS = "errno ENOSYS"
-	actKill   = "kill process"
-	actAllow  = "allow"
+	actEPERM   = "errno EPERM"
+	actENOSYS  = "errno ENOSYS"
+	actENOTSUP = "errno ENOTSUP"
+	actKill    = "kill process"
+	actAllow   = "allow"
 	// actNotify: the syscall waits for the supervisor goroutine started by
 	// Filter.Install, which answers it (see supervise_linux.go).
 	actNotify = "user notif (supervisor)"
@@ -112,6 +113,12 @@ var syscallNumbers = sync.OnceValue(func() map[string]uint32 {
 		"semop":             unix.SYS_SEMOP,
 		"semtimedop":        unix.SYS_SEMTIMEDOP,
 		"semctl":            unix.SYS_SEMCTL,
+		"getxattr":          unix.SYS_GETXATTR,
+		"lgetxattr":         unix.SYS_LGETXATTR,
+		"listxattr":         unix.SYS_LISTXATTR,
+		"llistxattr":        unix.SYS_LLISTXATTR,
+		"getxattrat":        unix.SYS_GETXATTRAT,
+		"listxattrat":       unix.SYS_LISTXATTRAT,
 	}
 	for _, sc := range allModeSyscalls {
 		m[sc.name] = sc.nr
@@ -128,6 +135,9 @@ var syscallNumbers = sync.OnceValue(func() map[string]uint32 {
 // shows only where the policy grants /proc: under Landlock alone, the
 // host's whole table (red team round 15, R15b-2); nothing a build needs.
 const mountTableReason = "the mount table (every mount point and source) without /proc, which the policy does not grant"
+
+// xattrReads are the syscalls that read extended attributes by path.
+var xattrReads = []string{"getxattr", "lgetxattr", "listxattr", "llistxattr", "getxattrat", "listxattrat"}
 
 // sysVIPC are the System V IPC syscalls (Options.DenySysVIPC).
 var sysVIPC = []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"}
@@ -316,6 +326,17 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	// without AIO; POSIX aio_write in glibc uses threads, not these.
 	for _, sc := range []string{"io_setup", "io_submit"} {
 		rs = append(rs, deny("aio-"+sc, sc, "", unix.ENOSYS, "kernel AIO writes raise no inotify event (landjail's watch of agent configuration would not see them); libaio falls back to synchronous I/O"))
+	}
+	// Extended attributes read by path: Landlock has no hook on getxattr
+	// or listxattr (nor on Linux 6.13's getxattrat and listxattrat), so a
+	// command refused a file's content read its user.* attributes, a
+	// download's origin URL with its presigned credentials among them
+	// (red team round 24, R24b-2). EOPNOTSUPP is what a file system
+	// without extended attributes answers: ls, cp, tar and Python's
+	// shutil carry on without them. The descriptor forms (fgetxattr,
+	// flistxattr) stay: the descriptor was opened under Landlock.
+	for _, sc := range xattrReads {
+		rs = append(rs, deny("xattr-"+sc, sc, "", unix.EOPNOTSUPP, "Landlock does not check reading a file's extended attributes by path: those of a file the policy refuses (user.xdg.origin.url of a download) would be read"))
 	}
 	rs = append(rs, setIDModeRules()...)
 	if opt.DenySysVIPC {

@@ -290,7 +290,7 @@ type Rule struct {
 	// Args is the condition on the arguments, empty when there is none.
 	Args string `json:"args,omitempty"`
 	// Action is what the filter does on a match: "errno EPERM",
-	// "errno ENOSYS", "kill process", or "allow" for a rule reported as
+	// "errno ENOSYS", "errno ENOTSUP", "kill process", or "allow" for a rule reported as
 	// deliberately unconfined.
 	Action string `json:"action"`
 	// Reason says why the rule exists, or why it allows.

@@ -286,7 +286,7 @@ func TestRules(t *testing.T) {
 		assert.NotEmpty(t, r.Name)
 		assert.NotEmpty(t, r.Syscall, r.Name)
 		assert.NotEmpty(t, r.Reason, r.Name)
-		assert.Contains(t, []string{actEPERM, actENOSYS, actKill, actAllow, actNotify}, r.Action, r.Name)
+		assert.Contains(t, []string{actEPERM, actENOSYS, actENOTSUP, actKill, actAllow, actNotify}, r.Action, r.Name)
 		assert.False(t, seen[r.Name], "rule name %q is unique", r.Name)
 		seen[r.Name] = true
 	}

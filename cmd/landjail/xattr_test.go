@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/kerneltest"
+)
+
+// TestXattrReadsRefused: a confined command cannot read by path the
+// extended attributes of a file the policy refuses (a denied .env, a
+// file outside the policy): Landlock has no hook on getxattr or
+// listxattr, and the seccomp filter answers them EOPNOTSUPP (red team
+// round 24, R24b-2: a download's user.xdg.origin.url, a presigned URL,
+// was read from a .env whose content was refused). A workspace file's
+// attribute stays readable through a descriptor (fgetxattr: the open
+// was Landlock's). Control: the probe unconfined reads every value. In
+// every layer the default run reaches here.
+func TestXattrReadsRefused(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	probe := buildCLI(t, "./testdata/xattrprobe", "CGO_ENABLED=0")
+	ws, out := wsDir(t), wsDir(t)
+	files := map[string]string{
+		filepath.Join(ws, ".env"):      "https://bucket.s3.amazonaws.com/prod.env?X-Amz-Signature=SECRET1",
+		filepath.Join(out, "id_rsa"):   "SECRET2",
+		filepath.Join(ws, "notes.txt"): "fine",
+	}
+	for p, v := range files {
+		require.NoError(t, os.WriteFile(p, []byte("x\n"), 0o644))
+		if err := unix.Setxattr(p, "user.probe", []byte(v), 0); errors.Is(err, unix.ENOTSUP) {
+			t.Skip("no user.* extended attributes on this file system")
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	data, err := os.ReadFile(probe)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "xattrprobe"), data, 0o755))
+	paths := []string{".env", filepath.Join(out, "id_rsa"), "notes.txt"}
+
+	ctrl, err := osexec.Command(filepath.Join(ws, "xattrprobe"), append([]string{}, filepath.Join(ws, ".env"), filepath.Join(out, "id_rsa"))...).CombinedOutput()
+	require.NoError(t, err, "%s", ctrl)
+	require.Contains(t, string(ctrl), "SECRET1", "control: unconfined, the attribute is read")
+	require.Contains(t, string(ctrl), "SECRET2", "control: unconfined, the attribute is read")
+
+	for _, mode := range [][]string{nil, {"--no-namespaces"}, {"--no-pid-namespace"}} {
+		args := append([]string{"run", "--workspace", ws, "--deny-secrets", "--timeout", "1m"}, mode...)
+		_, got := runBinCtx(t, 60*time.Second, bin, append(append(args, "--", "./xattrprobe"), paths...)...)
+		assert.NotContains(t, got, "SECRET", "%v: an attribute of a refused file read: %s", mode, got)
+		assert.Contains(t, got, "get=ENOTSUP", "%v: %s", mode, got)
+		for _, l := range strings.Split(got, "\n") {
+			if strings.HasPrefix(l, "notes.txt ") {
+				assert.Contains(t, l, "fget=fine", "%v: the descriptor form stays", mode)
+			}
+		}
+	}
+}
