@@ -46,7 +46,9 @@ TMPDIR, TCP denied but for --connect-tcp/--bind-tcp).
 Every tool call is checked before it is dispatched (path arguments must pass the
 policy); refusals come back as tool errors the model can read. Writing over an
 existing file needs a read_file of its current version first. The client's
-roots, if it lists any, can only narrow the policy (--ignore-roots: not asked).
+roots, if it lists any, can only narrow the policy, and only for the file
+tools: bash starts in the first root under the operator's policy
+(--ignore-roots: not asked).
 Nothing but MCP messages is written to stdout; warnings go to stderr. A line on
 stdin that is not a JSON-RPC message (not JSON, nested deeper than 128, longer
 than 16 MiB) is answered with a JSON-RPC error and the session goes on.
