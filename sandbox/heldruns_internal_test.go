@@ -1,12 +1,8 @@
 package sandbox
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	osexec "os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +11,7 @@ import (
 
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/limits"
+	"github.com/landjail/landjail/internal/proctest"
 )
 
 // TestHeldRunsPruned: the runs a server's ended calls closed are dropped
@@ -69,9 +66,9 @@ func TestHeldRunsEnd(t *testing.T) {
 	held := make(chan struct{})
 	go func() { h.hold(30 * time.Second); close(held) }()
 	running := func() bool {
-		before := procCPU(t, c.Process.Pid)
+		before := proctest.CPU(t, c.Process.Pid)
 		time.Sleep(300 * time.Millisecond)
-		return procCPU(t, c.Process.Pid)-before > 50*time.Millisecond
+		return proctest.CPU(t, c.Process.Pid)-before > 50*time.Millisecond
 	}
 	time.Sleep(100 * time.Millisecond)
 	require.False(t, running(), "control: the hold froze the loop")
@@ -90,17 +87,4 @@ func TestHeldRunsEnd(t *testing.T) {
 		t.Fatal("a hold after end held")
 	}
 	assert.True(t, running(), "not frozen after end")
-}
-
-// procCPU is the user and system CPU time of process pid (/proc/PID/stat,
-// clock ticks of 10 ms).
-func procCPU(t *testing.T, pid int) time.Duration {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	require.NoError(t, err)
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	var u, s int64
-	_, err = fmt.Sscan(f[11]+" "+f[12], &u, &s)
-	require.NoError(t, err)
-	return time.Duration(u+s) * 10 * time.Millisecond
 }

@@ -8,7 +8,6 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/proctest"
 )
 
 // TestBashOutputWithinCPUs: under --cpus the copy of a bash call's
@@ -63,11 +63,11 @@ func TestBashOutputWithinCPUs(t *testing.T) {
 		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: srv}, nil)
 		require.NoError(t, err)
 		defer cs.Close()
-		before := procCPU(t, srv.Process.Pid)
+		before := proctest.CPU(t, srv.Process.Pid)
 		start := time.Now()
 		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "./vmsplice 4"}})
 		wall = time.Since(start)
-		used = procCPU(t, srv.Process.Pid) - before
+		used = proctest.CPU(t, srv.Process.Pid) - before
 		require.NoError(t, err)
 		require.False(t, r.IsError, "%v", r.Content)
 		return used, wall
@@ -80,19 +80,6 @@ func TestBashOutputWithinCPUs(t *testing.T) {
 	if free <= 2*bound {
 		t.Logf("inconclusive control: without --cpus landjail-mcp spent only %v here", free)
 	}
-}
-
-// procCPU is the user and system CPU time of process pid, every thread
-// (/proc/PID/stat's utime and stime, in clock ticks of 10 ms).
-func procCPU(t *testing.T, pid int) time.Duration {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	require.NoError(t, err)
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	var u, s int64
-	_, err = fmt.Sscan(f[11]+" "+f[12], &u, &s)
-	require.NoError(t, err)
-	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 // TestFileToolsNotChargedToCalls: the CPU of the file tools the agent
@@ -140,21 +127,8 @@ func TestFileToolsNotChargedToCalls(t *testing.T) {
 	for i := range 9 {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, "data", fmt.Sprintf("f%d.txt", i)), chunk, 0o644))
 	}
-	srv := osexec.Command(bin, "--workspace", ws, "--protect-agent-config", "--cpus", "0.02", "--timeout", "5m")
-	srv.Stderr = os.Stderr
-	inR, stdin, err := os.Pipe()
-	require.NoError(t, err)
-	stdout, outW, err := os.Pipe()
-	require.NoError(t, err)
-	srv.Stdin, srv.Stdout = inR, outW
-	require.NoError(t, srv.Start())
-	inR.Close()
-	outW.Close()
-	t.Cleanup(func() { srv.Process.Kill(); stdin.Close(); stdout.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	srv, cs := startOwned(t, bin, "--workspace", ws, "--protect-agent-config", "--cpus", "0.02", "--timeout", "5m")
 	ctx := context.Background()
-	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
-	require.NoError(t, err)
 	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
 		"command": "git init -q newdir && git -C newdir config core.fsmonitor 'echo PWNED' && i=0; while :; do i=$((i+1)); date +%s.%N > tick; mkdir d$i; rmdir d$i; sleep 0.3; done",
 		"timeout": 300,

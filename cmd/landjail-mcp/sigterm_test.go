@@ -39,25 +39,8 @@ func TestSIGTERMEndsRunningCalls(t *testing.T) {
 	// In a subdirectory: the Landlock-only layer (ns=EPERM) freezes the
 	// workspace's root, where protected names are carved out.
 	require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
-	srv := osexec.Command(bin, "--workspace", ws, "--protect-agent-config", "--timeout", "5m")
-	srv.Stderr = os.Stderr
-	// The test owns the process and is the only one to Wait for it:
-	// mcp.CommandTransport's Close waits too, and the two Waits raced
-	// (the race pass of CI, 12e31a6).
-	// Pipes of its own, which Wait does not close under the SDK's reader.
-	inR, stdin, err := os.Pipe()
-	require.NoError(t, err)
-	stdout, outW, err := os.Pipe()
-	require.NoError(t, err)
-	srv.Stdin, srv.Stdout = inR, outW
-	require.NoError(t, srv.Start())
-	inR.Close()
-	outW.Close()
-	t.Cleanup(func() { srv.Process.Kill(); stdin.Close(); stdout.Close() })
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	srv, cs := startOwned(t, bin, "--workspace", ws, "--protect-agent-config", "--timeout", "5m")
 	ctx := context.Background()
-	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
-	require.NoError(t, err)
 	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
 		"command": "git init -q sub/newdir && git -C sub/newdir config core.fsmonitor 'echo PWNED' && sleep 100",
 		"timeout": 300,
@@ -80,3 +63,27 @@ func TestSIGTERMEndsRunningCalls(t *testing.T) {
 }
 
 func containsFsmonitor(b []byte) bool { return bytes.Contains(b, []byte("fsmonitor")) }
+
+// startOwned starts the server bin with args on pipes of the test's own
+// and connects a client: the test is the only one to Wait for the
+// process (mcp.CommandTransport's Close waits too, and two Waits raced:
+// the race pass of CI, 12e31a6), and Wait does not close the pipes under
+// the SDK's reader. The process is killed at the test's end.
+func startOwned(t *testing.T, bin string, args ...string) (*osexec.Cmd, *mcp.ClientSession) {
+	t.Helper()
+	srv := osexec.Command(bin, args...)
+	srv.Stderr = os.Stderr
+	inR, stdin, err := os.Pipe()
+	require.NoError(t, err)
+	stdout, outW, err := os.Pipe()
+	require.NoError(t, err)
+	srv.Stdin, srv.Stdout = inR, outW
+	require.NoError(t, srv.Start())
+	inR.Close()
+	outW.Close()
+	t.Cleanup(func() { srv.Process.Kill(); stdin.Close(); stdout.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	require.NoError(t, err)
+	return srv, cs
+}

@@ -57,11 +57,7 @@ func TestRunKillAfterSIGTERM(t *testing.T) {
 			}
 			ws, bin := wsDir(t), bin
 			if tc.nobody { // a workspace and a copy of the binary uid 65534 reaches
-				ws = nobodyDir(t)
-				b, err := os.ReadFile(bin)
-				require.NoError(t, err)
-				bin = filepath.Join(nobodyDir(t), "landjail")
-				require.NoError(t, os.WriteFile(bin, b, 0o755))
+				ws, bin = nobodyDir(t), nobodyBinary(t, bin)
 			}
 			require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
 			require.NoError(t, os.Chmod(filepath.Join(ws, "sub"), 0o777)) // uid 65534's

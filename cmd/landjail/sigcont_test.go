@@ -93,11 +93,7 @@ func TestRunSignalStoppedCommand(t *testing.T) {
 			}
 			ws, bin := wsDir(t), bin
 			if tc.nobody { // a workspace and a copy of the binary uid 65534 reaches
-				ws = nobodyDir(t)
-				b, err := os.ReadFile(bin)
-				require.NoError(t, err)
-				bin = filepath.Join(nobodyDir(t), "landjail")
-				require.NoError(t, os.WriteFile(bin, b, 0o755))
+				ws, bin = nobodyDir(t), nobodyBinary(t, bin)
 			}
 			writeScript(t, ws, "stop.sh", script)
 			// --timeout: supervised in every mode (without it and
@@ -133,4 +129,15 @@ func nobodyDir(t *testing.T) string {
 	d, err = filepath.EvalSymlinks(d)
 	require.NoError(t, err)
 	return d
+}
+
+// nobodyBinary returns a copy of bin that uid 65534 can execute, in a
+// directory of nobodyDir's.
+func nobodyBinary(t *testing.T, bin string) string {
+	t.Helper()
+	b, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	cp := filepath.Join(nobodyDir(t), filepath.Base(bin))
+	require.NoError(t, os.WriteFile(cp, b, 0o755))
+	return cp
 }

@@ -81,11 +81,7 @@ func TestStageHardRlimits(t *testing.T) {
 		t.Skip("needs root to switch to uid 65534") // not a kernel feature
 	}
 	t.Parallel()
-	ws := nobodyDir(t)
-	b, err := os.ReadFile(landjailBin(t))
-	require.NoError(t, err)
-	bin := filepath.Join(nobodyDir(t), "landjail")
-	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	ws, bin := nobodyDir(t), nobodyBinary(t, landjailBin(t))
 	report := filepath.Join(ws, "report.json")
 	c := osexec.Command(bin, "run", "--workspace", ws, "--max-file-size", "1M", "--nofile", "64", "--report", report,
 		"--", "sh", "-c", "ulimit -f unlimited && echo raised-f; ulimit -n 1000 && echo raised-n; true")

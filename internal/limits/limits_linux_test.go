@@ -24,6 +24,7 @@ import (
 	"github.com/landjail/landjail/internal/kerneltest"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/osthread"
+	"github.com/landjail/landjail/internal/proctest"
 	"github.com/landjail/landjail/internal/selfproc"
 )
 
@@ -511,17 +512,6 @@ func TestStartEarlyOnSelfproc(t *testing.T) {
 	}
 }
 
-// procCPU is a process's CPU time from /proc/PID/stat (utime + stime,
-// in USER_HZ ticks of 10 ms).
-func procCPU(t *testing.T, pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	require.NoError(t, err)
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	u, _ := strconv.Atoi(f[11])
-	s, _ := strconv.Atoi(f[12])
-	return time.Duration(u+s) * 10 * time.Millisecond
-}
-
 // TestFreezeThaw: Freeze stops a busy loop in the group (its CPU time
 // does not move in 300 ms; control: it moves by more than 100 ms in the
 // 300 ms before, and again after Thaw); Freeze refuses a group this
@@ -541,9 +531,9 @@ func TestFreezeThaw(t *testing.T) {
 	defer c.Wait()
 	pid := c.Process.Pid
 	moved := func() time.Duration { // over 1 s: a loaded host's loop gets 60 ms in 300
-		before := procCPU(t, pid)
+		before := proctest.CPU(t, pid)
 		time.Sleep(time.Second)
-		return procCPU(t, pid) - before
+		return proctest.CPU(t, pid) - before
 	}
 	assert.Greater(t, moved(), 100*time.Millisecond, "control: the loop runs")
 	require.NoError(t, r.Freeze())

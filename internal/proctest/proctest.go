@@ -4,12 +4,14 @@
 package proctest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -121,4 +123,19 @@ func Find(want string) int {
 		}
 	}
 	return 0
+}
+
+// CPU is process pid's CPU time, every thread, user and system
+// (/proc/PID/stat's utime and stime, in USER_HZ ticks of 10 ms). It fails
+// the test if the process is gone.
+func CPU(t testing.TB, pid int) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	u, err := strconv.Atoi(f[11])
+	require.NoError(t, err)
+	s, err := strconv.Atoi(f[12])
+	require.NoError(t, err)
+	return time.Duration(u+s) * 10 * time.Millisecond
 }
