@@ -65,6 +65,16 @@ type Settings struct {
 	// (cliopts.Options.SystemRoots), so that read_file reads what the
 	// bash tool may read, as resolve answers.
 	Server bool
+	// RecordAfterStart: the caller calls Plan.StartRecord once the
+	// command's Start returned. Prepare then leaves the live marker of a
+	// run that is supervised for sure (a PID namespace: the command is
+	// forked, never execve'd) unwritten until that call, instead of
+	// writing it on the limits goroutine while the command is prepared:
+	// on a two-CPU machine that write (≈0.1 ms) took a CPU from the
+	// preparation and, as uid 65534, from the user-namespace stage (round
+	// 10 of issue 25). Until the marker is written the run holds
+	// privdirs' lock, so GC stays out as before.
+	RecordAfterStart bool
 }
 
 // TmpMode says how long the private TMPDIR lives.
@@ -115,10 +125,12 @@ type Plan struct {
 	homeGrant  string // HOME granted read-write to the command ("" none)
 	lopts      landlock.Options
 	server     *callProxies
-	live       *privdirs.Run   // the record of the directories in use (landjail gc)
-	recordDirs []string        // the directories live records, until startRecord
-	early      *limits.Pending // StartLimitsEarly's limits.Start, until StartLimits takes it
-	held       heldRuns        // the groups WatchSweep's Throttle freezes
+	live       *privdirs.Run // the record of the directories in use (landjail gc)
+	recordDirs []string      // the directories live records, until startRecord
+	// recordLater: the marker waits for StartRecord (Settings.RecordAfterStart).
+	recordLater bool
+	early       *limits.Pending // StartLimitsEarly's limits.Start, until StartLimits takes it
+	held        heldRuns        // the groups WatchSweep's Throttle freezes
 }
 
 // New builds the policy and the first seccomp filter from o. It starts
@@ -207,7 +219,8 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 	} else {
 		p.recordDirs = []string{p.tmp.path()}
 	}
-	if !p.set.PrintRules && p.live.RecordOn(limits.Then, p.recordDirs...) {
+	p.recordLater = p.set.RecordAfterStart && o.WantsPIDNamespace()
+	if !p.set.PrintRules && !p.recordLater && p.live.RecordOn(limits.Then, p.recordDirs...) {
 		p.recordDirs = nil
 	}
 	if !p.set.PrintRules {
@@ -342,7 +355,7 @@ func (p *Plan) Command(ctx context.Context, argv []string) *exec.Cmd {
 	c.SelfTest = o.Strict || o.SelfTest
 	c.NoPIDNamespace = o.NoPIDNamespace
 	c.FreshThread = true
-	if p.early == nil {
+	if p.early == nil && !p.recordLater {
 		p.startRecord() // else StartLimits does, once it has the group
 	}
 	if p.live != nil {
@@ -350,7 +363,7 @@ func (p *Plan) Command(ctx context.Context, argv []string) *exec.Cmd {
 		// that keeps it out until the marker is written ends with the
 		// execve (Start keeps it in this process).
 		c.BeforeExec = func() {
-			p.startRecord()
+			p.StartRecord()
 			p.live.Wait()
 		}
 	}
@@ -438,13 +451,23 @@ func (p *Plan) FinishSweep() ([]sweep.Quarantined, error) {
 // (started earlier, the write takes a processor from the command's
 // preparation on a two-CPU machine, where the group's goroutine has the
 // other; it then runs once that goroutine is done). The command's
-// BeforeExec calls it too, then waits for the write (the execve ends
-// the lock that keeps GC out meanwhile); End waits for it.
+// BeforeExec calls StartRecord, then waits for the write (the execve
+// ends the lock that keeps GC out meanwhile); End waits for it. With
+// recordLater it leaves the write to StartRecord.
 func (p *Plan) startRecord() {
-	if p.recordDirs != nil {
+	if p.recordDirs != nil && !p.recordLater {
 		p.live.RecordAsync(p.recordDirs...)
 		p.recordDirs = nil
 	}
+}
+
+// StartRecord starts writing the live marker (privdirs.Run.RecordAsync)
+// unless it was started already: the one Settings.RecordAfterStart left
+// for after the command's Start, or one still waiting for StartLimits.
+// End waits for it. Later calls do nothing.
+func (p *Plan) StartRecord() {
+	p.recordLater = false
+	p.startRecord()
 }
 
 // undo removes what Prepare made.

@@ -36,6 +36,9 @@ func TestGCSparesLiveRun(t *testing.T) {
 		// process started as a root run without the view (selfproc).
 		{"execve, no namespaces", []string{"--no-namespaces"}},
 		{"supervised", []string{"--timeout", "1m"}},
+		// A PID namespace: the marker written after the command's
+		// start (sandbox.Settings.RecordAfterStart).
+		{"supervised, default", nil},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			args := append(append([]string{"run"}, mode.args...), "--workspace", ws, "--", "sleep", "60")

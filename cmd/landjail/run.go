@@ -196,7 +196,9 @@ func runLoaded(ctx context.Context, o *cliopts.Options, argv []string, printRule
 		}
 		defer lrn.close()
 	}
-	set := sandbox.Settings{Stderr: stderr, Credential: cred, PrintRules: printRules}
+	// RecordAfterStart: supervised calls plan.StartRecord after the
+	// command's Start.
+	set := sandbox.Settings{Stderr: stderr, Credential: cred, PrintRules: printRules, RecordAfterStart: true}
 	if o.GitIdentity {
 		if set.Env, err = gitIdentity(); err != nil {
 			return err
@@ -498,6 +500,9 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 		}
 		return fail(&startError{err, envPath(c.Env)})
 	}
+	// The live marker of the private directories, which waited for the
+	// command's start (sandbox.Settings.RecordAfterStart).
+	plan.StartRecord()
 	if err := proxy.Serve(); err != nil {
 		unix.Kill(-c.Process.Pid, unix.SIGKILL)
 		c.Wait()

@@ -127,29 +127,35 @@ func runInit(marker string) int {
 			return fail(op, err)
 		}
 	}
+	// Nothing inside may read this process's memory, open its fds or
+	// ptrace it through /proc/1 without CAP_SYS_PTRACE; nor may another
+	// process of the caller's uid while the stage waits for its spec
+	// (a prestarted stage waits for the CLI's planning). Before any
+	// other goroutine starts: the one below may read the spec, with the
+	// target's descriptors, as soon as it comes.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("prctl(PR_SET_DUMPABLE)", err)
+	}
 	// "net": the view will want a network namespace of its own; make it
 	// now, on another thread, while the spec is read
 	// (nsview.PrepareNetwork).
 	if mk.net {
 		nsview.PrepareNetwork()
 	}
-	// The first signal.Notify costs ≈0.5 ms here (the runtime starts
-	// its signal-mask thread and makes a round trip to it per signal):
-	// register on another goroutine while the spec is read; the target
-	// is forked only once it is done (forkTarget's caller waits), so no
-	// signal that should be forwarded can meet the default action.
 	sigs := make(chan os.Signal, 32)
-	notified := make(chan struct{})
-	go func() {
-		signal.Notify(sigs, forwarded...)
-		close(notified)
-	}()
+	notified := make(chan struct{}) // closed once sigs is registered
 	// The target is forked from a thread of its own, locked for good
 	// (the main thread stays locked above, so this goroutine gets
 	// another), which nsview requires; it is confined and dies with the
 	// stage. Made now, while the spec is read: it was on the path from
-	// the spec to the target. On the socket that thread reads the view sent ahead
-	// (woken by the kernel when it comes) and builds it at once.
+	// the spec to the target. On the socket that thread reads the view
+	// sent ahead (woken by the kernel when it comes), builds it at once,
+	// then reads the spec itself and forks the target: the main
+	// goroutine, locked to the main thread, is not on that path (waking
+	// it through the runtime took ≈0.3 ms between the view's reading
+	// and the spec's, round 10 of issue 25); it only waits for the
+	// target's pid. With the spec on a pipe of its own the main
+	// goroutine reads it and hands it over (jobs).
 	type job struct {
 		sp    *Spec
 		files []uintptr
@@ -158,124 +164,72 @@ func runInit(marker string) int {
 		pid, listener int
 		op            string
 		err           error
+		sp            *Spec
+		passed        []int // descriptors that came with the spec (socket)
 	}
-	type viewAhead struct {
-		view *nsview.View
-		op   string
-		err  error
-	}
-	aheads := make(chan viewAhead, 1)
 	jobs := make(chan job, 1)
 	ch := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread()
-		var v *nsview.View
-		var viewErr error
 		if sfd == tfd {
-			a := viewAhead{op: "read view"}
-			var vb []byte
-			var ah Ahead
-			if vb, a.err = readFrame(sfd); a.err == nil {
-				a.op, v = "decode view", new(nsview.View)
-				if a.err = ah.UnmarshalBinary(vb); a.err == nil {
-					if a.err = v.UnmarshalBinary(ah.View); a.err == nil {
-						a.view = v
-					}
-				}
+			vb, err := readFrame(sfd)
+			if err != nil {
+				ch <- started{op: "read view", err: err}
+				return
 			}
-			aheads <- a // the main goroutine reads the spec from here on
-			if a.err != nil {
+			var ah Ahead
+			v := new(nsview.View)
+			if err := ah.UnmarshalBinary(vb); err != nil {
+				ch <- started{op: "decode view", err: err}
+				return
+			}
+			if err := v.UnmarshalBinary(ah.View); err != nil {
+				ch <- started{op: "decode view", err: err}
 				return
 			}
 			// The parent's mount table (this namespace is a copy of
 			// its): the view's mount-limit check needs no reading of
 			// its own.
 			nsview.KeepMountTable(ah.Mounts, ah.MountMax)
-			viewErr = v.EnterOwnNamespaces()
+			viewErr := v.EnterOwnNamespaces()
+			sp, files, passed, op, err := takeSpec(sfd, true, v)
+			if err != nil {
+				ch <- started{op: op, err: err, sp: sp, passed: passed}
+				return
+			}
+			pid, listener, op, err := forkTarget(sp, files, true, viewErr, notified)
+			ch <- started{pid, listener, op, err, sp, passed}
+			return
 		}
 		j := <-jobs
-		pid, listener, op, err := forkTarget(j.sp, j.files, v != nil, viewErr, notified)
-		ch <- started{pid, listener, op, err}
+		pid, listener, op, err := forkTarget(j.sp, j.files, false, nil, notified)
+		ch <- started{pid, listener, op, err, j.sp, nil}
 	}()
-	// Nothing inside may read this process's memory, open its fds or
-	// ptrace it through /proc/1 without CAP_SYS_PTRACE; nor may another
-	// process of the caller's uid while the stage waits for its spec
-	// (a prestarted stage waits for the CLI's planning).
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fail("prctl(PR_SET_DUMPABLE)", err)
-	}
-	var b []byte
-	var passed []int       // descriptors that came with the spec (socket)
-	var ahead *nsview.View // the view sent ahead of the spec (socket)
-	if sfd == tfd {
-		a := <-aheads
-		if a.err != nil {
-			return fail(a.op, a.err)
-		}
-		ahead = a.view
-		var err error
-		b, passed, err = readSpecSocket(sfd)
+	// The first signal.Notify costs ≈0.5 ms here (the runtime starts
+	// its signal-mask thread and makes a round trip to it per signal):
+	// register on another goroutine while the view and the spec are
+	// read; the target is forked only once it is done (forkTarget
+	// waits), so no signal that should be forwarded can meet the default
+	// action. Started last, it is the next to run (the processor's
+	// runnext) when the main goroutine blocks: started before the view's
+	// goroutine it finished last, ≈0.25 ms after the view thread was
+	// ready to fork (round 10 of issue 25).
+	go func() {
+		signal.Notify(sigs, forwarded...)
+		close(notified)
+	}()
+	if sfd != tfd {
+		sp, files, _, op, err := takeSpec(sfd, false, nil)
 		if err != nil {
-			return fail("read spec", err)
+			return fail(op, err)
 		}
-	} else {
-		specFile := os.NewFile(uintptr(sfd), "spec")
-		var err error
-		b, err = io.ReadAll(specFile)
-		specFile.Close()
-		if err != nil {
-			return fail("read spec", err)
-		}
+		jobs <- job{sp, files}
 	}
-	var sp Spec
-	if err := sp.UnmarshalBinary(b); err != nil {
-		return fail("decode spec", err)
-	}
-	if ahead != nil {
-		if sp.View != nil {
-			return fail("spec", fmt.Errorf("a view both ahead and in the spec: %w", unix.EINVAL))
-		}
-		sp.View = ahead
-	}
-	if sp.NFiles < 3 {
-		return fail("spec", fmt.Errorf("nfiles %d: %w", sp.NFiles, unix.EINVAL))
-	}
-	// files are the target's descriptors 0..NFiles-1: the inherited
-	// ones in place, or those passed with the spec (close-on-exec, as
-	// received; the fork dup2s them into place, which clears the flag).
-	files := make([]uintptr, sp.NFiles)
-	for i := range files {
-		files[i] = uintptr(i)
-	}
-	switch {
-	case sp.Passed && len(passed) == sp.NFiles+1:
-		for i := range files {
-			files[i] = uintptr(passed[i])
-		}
-		sp.LandlockFD = passed[sp.NFiles]
-	case sp.Passed || len(passed) > 0:
-		return fail("spec", fmt.Errorf("%d descriptors passed for %d files (passed %v): %w", len(passed), sp.NFiles, sp.Passed, unix.EINVAL))
-	}
-	// Only files reach the target: everything else this process
-	// inherited (the spec, status and Landlock descriptors, the binary;
-	// with passed descriptors its own stdio too) is marked close-on-exec
-	// (Go's fork closes nothing by itself).
-	from := uint(sp.NFiles)
-	if sp.Passed {
-		from = 0
-	}
-	if err := unix.CloseRange(from, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return fail("close_range", err)
-	}
-	if sp.View == nil || sp.LandlockFD < 0 {
-		return fail("spec", fmt.Errorf("no view or no Landlock ruleset: %w", unix.EINVAL))
-	}
-
-	jobs <- job{&sp, files}
 	r := <-ch
 	if r.err != nil {
 		return fail(r.op, r.err)
 	}
+	sp, passed := r.sp, r.passed
 	pid := r.pid
 	status.Write(statusLine(r.listener))
 	if !sp.Linger {
@@ -322,6 +276,71 @@ func runInit(marker string) int {
 		status.Close()
 	}
 	return code
+}
+
+// takeSpec reads the spec from sfd (a socket: until end of file, with
+// the descriptors passed; otherwise a pipe), decodes and checks it, with
+// ahead, the view sent ahead on the socket, as its view, and marks every
+// descriptor that must not reach the target close-on-exec. files are the
+// target's descriptors 0..NFiles-1. On failure op names the step.
+func takeSpec(sfd int, socket bool, ahead *nsview.View) (sp *Spec, files []uintptr, passed []int, op string, err error) {
+	var b []byte
+	if socket {
+		if b, passed, err = readSpecSocket(sfd); err != nil {
+			return nil, nil, passed, "read spec", err
+		}
+	} else {
+		specFile := os.NewFile(uintptr(sfd), "spec")
+		b, err = io.ReadAll(specFile)
+		specFile.Close()
+		if err != nil {
+			return nil, nil, nil, "read spec", err
+		}
+	}
+	sp = new(Spec)
+	if err := sp.UnmarshalBinary(b); err != nil {
+		return nil, nil, passed, "decode spec", err
+	}
+	if ahead != nil {
+		if sp.View != nil {
+			return nil, nil, passed, "spec", fmt.Errorf("a view both ahead and in the spec: %w", unix.EINVAL)
+		}
+		sp.View = ahead
+	}
+	if sp.NFiles < 3 {
+		return nil, nil, passed, "spec", fmt.Errorf("nfiles %d: %w", sp.NFiles, unix.EINVAL)
+	}
+	// files are the target's descriptors 0..NFiles-1: the inherited
+	// ones in place, or those passed with the spec (close-on-exec, as
+	// received; the fork dup2s them into place, which clears the flag).
+	files = make([]uintptr, sp.NFiles)
+	for i := range files {
+		files[i] = uintptr(i)
+	}
+	switch {
+	case sp.Passed && len(passed) == sp.NFiles+1:
+		for i := range files {
+			files[i] = uintptr(passed[i])
+		}
+		sp.LandlockFD = passed[sp.NFiles]
+	case sp.Passed || len(passed) > 0:
+		return nil, nil, passed, "spec", fmt.Errorf("%d descriptors passed for %d files (passed %v): %w", len(passed), sp.NFiles, sp.Passed, unix.EINVAL)
+	}
+	// Only files reach the target: everything else this process
+	// inherited (the spec, status and Landlock descriptors, the binary;
+	// with passed descriptors its own stdio too) is marked close-on-exec
+	// (Go's fork closes nothing by itself).
+	from := uint(sp.NFiles)
+	if sp.Passed {
+		from = 0
+	}
+	if err := unix.CloseRange(from, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return nil, nil, passed, "close_range", err
+	}
+	if sp.View == nil || sp.LandlockFD < 0 {
+		return nil, nil, passed, "spec", fmt.Errorf("no view or no Landlock ruleset: %w", unix.EINVAL)
+	}
+	return sp, files, passed, "", nil
 }
 
 // waitEOF reads fd until end of file or an error other than EINTR.
