@@ -48,6 +48,11 @@ func warnUnprotectedRoots(w io.Writer, rw []string, homeDir, home, root string) 
 		switch {
 		case home != "" && (p == home || p == "/" || strings.HasPrefix(home, p+"/")):
 			what = "your home directory (shell start-up files, ~/.config/git, ~/.local/bin)"
+		case home != "" && strings.HasPrefix(p, home+"/."):
+			// In ~/.config, ~/.local/bin, ~/.cargo: what the user's own
+			// tools read and run (red team round 24, R24e-1: --home
+			// ~/.config, then core.fsmonitor in ~/.config/git/config).
+			what = "configuration of your home directory (~/.config/git, ~/.local/bin, tools' settings)"
 		case inRepository(p) || bareRepository(p) || reposBelow(p):
 			what = "a git repository (its hooks and .git/config)"
 		default:

@@ -44,6 +44,19 @@ func TestWarnUnprotectedRoots(t *testing.T) {
 	assert.NotContains(t, out, filepath.Join(ws, "build"))
 	assert.Equal(t, 6, bytes.Count(b.Bytes(), []byte("\n")))
 
+	// Red team round 24, R24e-1: a root below HOME that is one of its
+	// dot-directories (~/.config, ~/.local/bin); control: ~/projects.
+	dotConfig, dotBin, projects := filepath.Join(home, ".config"), filepath.Join(home, ".local", "bin"), filepath.Join(home, "projects")
+	for _, d := range []string{dotConfig, dotBin, projects} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	b.Reset()
+	warnUnprotectedRoots(&b, []string{dotBin, projects}, dotConfig, home, ws)
+	out = b.String()
+	assert.Contains(t, out, "--rw "+dotBin+" holds configuration of your home directory")
+	assert.Contains(t, out, "--home "+dotConfig+" holds configuration of your home directory")
+	assert.NotContains(t, out, projects)
+
 	// Red team round 23, R23a-3: a --home DIR is a read-write root too.
 	b.Reset()
 	warnUnprotectedRoots(&b, nil, home, home, ws)
