@@ -36,7 +36,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/landjail/landjail/internal/cpushare"
 	"github.com/landjail/landjail/tools"
 )
 
@@ -164,16 +163,7 @@ func (s *server) handler(d tools.Definition, schema *ToolSchema, schemaErr error
 		if ask != nil {
 			return ask, nil
 		}
-		var res tools.Result
-		if d.Name == tools.ToolBash {
-			res, err = k.Call(ctx, d.Name, args)
-		} else {
-			// The file tools work for the agent, not for a command: their
-			// CPU is not charged to the --cpus share of the bash calls
-			// running meanwhile (red team round 24, R24c-1: a grep's
-			// 1.3 s held a call, and every call, for 65 s).
-			cpushare.Exempt(func() { res, err = k.Call(ctx, d.Name, args) })
-		}
+		res, err := k.Call(ctx, d.Name, args)
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}

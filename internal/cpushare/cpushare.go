@@ -122,7 +122,7 @@ func (s *Share) Charge(hold func(time.Duration)) {
 	// c-s.last < 0 when work Exempt measured ended since the last
 	// charge, which took part of it: given back.
 	s.credit = min(s.credit+time.Duration(float64(now.Sub(s.at))*s.cpus), s.quota)
-	s.credit = min(s.credit-(c-s.last), max(s.credit, s.quota))
+	s.credit = min(s.credit-(c-s.last), s.quota)
 	s.credit = max(s.credit, -time.Duration(s.cpus*float64(MaxHold)))
 	s.at, s.last = now, c
 	var owed time.Duration
