@@ -563,6 +563,30 @@ func TestFreezeThaw(t *testing.T) {
 	assert.NoError(t, r.Thaw())
 }
 
+// TestFreezeRightAfterStart: a Freeze right after Start freezes the
+// command. On cgroup v1 Start's spawning thread joined the group alone
+// and is still leaving it (exiting) when Start returns; Freeze waits for
+// it to be gone rather than answer ErrNotEnforced, which left the first
+// hold of a --cpus share undone (the CI's TestHeldRunsEnd: the loop ran
+// on). Red without the wait: ErrNotEnforced in most of 20 starts.
+func TestFreezeRightAfterStart(t *testing.T) {
+	p := requireCgroups(t)
+	if p.Mechanism == limits.CgroupV1 && !slices.Contains(p.Controllers, "freezer") {
+		kerneltest.Missing(t, "no freezer hierarchy")
+	}
+	t.Parallel()
+	for i := range 20 {
+		r, err := limits.Start(limits.DefaultSpec(), limits.Options{})
+		require.NoError(t, err)
+		c := osexec.Command("/bin/sleep", "10")
+		require.NoError(t, r.Start(c))
+		assert.NoError(t, r.Freeze(), "start %d", i)
+		_, err = r.Close()
+		require.NoError(t, err)
+		c.Wait()
+	}
+}
+
 // queueTCP writes up to max bytes into loopback TCP connections whose
 // other end never reads, 4 MiB of socket buffer a side, and returns how
 // many the kernel took (the writes stop at EAGAIN on every connection).
