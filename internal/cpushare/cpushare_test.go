@@ -42,26 +42,34 @@ func TestShareBoundsWork(t *testing.T) {
 }
 
 // TestShareCharge: work longer than a Period that charges as it goes is
-// held while it works, not only after: a 300 ms piece of work at 0.5
-// CPU (50 ms of burst), charging every 10 ms, owes up to 200 ms (less
-// when the host is loaded: the work's wall time fills the share too),
-// and most of what it is held comes before it ends.
+// held while it works, not only after: a 50 ms piece of work at 0.1
+// CPU (10 ms of burst), charging every 5 ms, owes up to 400 ms, and most
+// of what it is held comes before it ends. The work's wall time fills
+// the share too: at 0.5 CPU (before) a loaded host's work got under 0.5
+// CPU and owed nothing (the CI's ns=EPERM pass: held 0 s); where it gets
+// under 0.125 CPU the case only logs so.
 func TestShareCharge(t *testing.T) {
-	s := New(0.5)
+	s := New(0.1)
 	var held time.Duration
 	hold := func(d time.Duration) { held += d; time.Sleep(d) }
-	var during time.Duration
+	var during, working time.Duration
 	s.Do(func() {
-		for range 30 {
-			spin(10 * time.Millisecond)
+		start := time.Now()
+		for range 10 {
+			spin(5 * time.Millisecond)
 			s.Charge(hold)
 		}
 		during = held
+		working = time.Since(start) - during
 	}, hold)
-	t.Logf("held %v while working, %v in all", during, held)
-	assert.Positive(t, during)
+	t.Logf("held %v while working, %v in all; the work ran %v of wall time outside the holds", during, held, working)
 	assert.GreaterOrEqual(t, during, held*3/4)
-	assert.Less(t, held, 400*time.Millisecond)
+	assert.LessOrEqual(t, held, 500*time.Millisecond)
+	if working >= 400*time.Millisecond {
+		t.Logf("inconclusive: the work got under 0.125 CPU (50 ms in %v) on this loaded host", working)
+		return
+	}
+	assert.Positive(t, during)
 }
 
 // TestNilShare: a nil Share runs the work and never holds.
