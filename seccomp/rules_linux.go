@@ -15,6 +15,7 @@ const (
 	actEPERM   = "errno EPERM"
 	actENOSYS  = "errno ENOSYS"
 	actENOTSUP = "errno ENOTSUP"
+	actEACCES  = "errno EACCES"
 	actKill    = "kill process"
 	actAllow   = "allow"
 	// actNotify: the syscall waits for the supervisor goroutine started by
@@ -334,10 +335,12 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	// (red team round 24, R24b-2). EOPNOTSUPP is what a file system
 	// without extended attributes answers: ls, cp, tar and Python's
 	// shutil carry on without them. The descriptor forms (fgetxattr,
-	// flistxattr) stay: the descriptor was opened under Landlock.
+	// flistxattr) stay: the descriptor was opened under Landlock, with an
+	// access mode Landlock checked (accessMode3Rules).
 	for _, sc := range xattrReads {
 		rs = append(rs, deny("xattr-"+sc, sc, "", unix.EOPNOTSUPP, "Landlock does not check reading a file's extended attributes by path: those of a file the policy refuses (user.xdg.origin.url of a download) would be read"))
 	}
+	rs = append(rs, accessMode3Rules()...)
 	rs = append(rs, setIDModeRules()...)
 	if opt.DenySysVIPC {
 		for _, sc := range sysVIPC {
@@ -483,6 +486,32 @@ func pidRules(opt Options) []rule {
 // with FAN_REPORT_FID; measured on 6.18 in both landjail layers). Build
 // tools and editors use inotify, not fanotify.
 const fanotifyReason = "fanotify marks are not mediated by Landlock: events (and names) from directories the policy denies"
+
+// accessMode3Rules: open(2) with access mode 3 (O_RDWR|O_WRONLY, "no
+// access": the descriptor may neither read nor write) gives a file with
+// neither FMODE_READ nor FMODE_WRITE, and Landlock's file_open hook asks
+// for the access rights those modes need: for this one, none. The open
+// then succeeds wherever the command can reach the path (DAC wants read
+// and write permission, which root has), and the descriptor reads the
+// file's extended attributes (fgetxattr, flistxattr), its flags
+// (FS_IOC_GETFLAGS), and whether its pages are cached (cachestat(2); an
+// fadvise DONTNEED evicts them): when the host opens a key outside the
+// policy (red team round 25, R25a-1). EACCES, what a file the caller may
+// not read and write gets; the mode's one known use, an ioctl on a
+// device opened without I/O (fdformat), is not an agent's. openat2 is
+// ENOSYS already (setIDModeRules).
+func accessMode3Rules() []rule {
+	const reason = "access mode 3 opens a file for neither reading nor writing, which Landlock checks for no access right: its descriptor reads the extended attributes and page-cache state of files the policy refuses"
+	var rs []rule
+	for _, m := range allModeSyscalls {
+		if m.flags < 0 {
+			continue
+		}
+		args := fmt.Sprintf("flags (argument %d) & O_ACCMODE == 3", m.flags)
+		rs = append(rs, deny("accmode3-"+m.name, m.name, args, unix.EACCES, reason, in(m.flags, unix.O_ACCMODE, 3)))
+	}
+	return rs
+}
 
 // setIDModeRules: a set-user-ID or set-group-ID bit the command puts on a
 // file stays on the host file system, where its NO_NEW_PRIVS no longer

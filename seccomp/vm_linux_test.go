@@ -112,6 +112,13 @@ func TestFilterVM(t *testing.T) {
 		sys("io_uring_enter", unix.SYS_IO_URING_ENTER, eperm),
 		sys("io_uring_register", unix.SYS_IO_URING_REGISTER, eperm),
 		sys("unshare(CLONE_NEWNS)", unix.SYS_UNSHARE, ok, unix.CLONE_NEWNS),
+		// Access mode 3 (red team round 25, R25a-1); the other modes,
+		// O_PATH and garbage in the high half stay.
+		sys("openat(O_ACCMODE 3)", unix.SYS_OPENAT, actEACCES, 3, 0x1000, 3|unix.O_CLOEXEC),
+		sys("openat(O_ACCMODE 3|O_NOFOLLOW)", unix.SYS_OPENAT, actEACCES, 3, 0x1000, 3|unix.O_NOFOLLOW),
+		sys("openat(O_RDWR)", unix.SYS_OPENAT, ok, 3, 0x1000, unix.O_RDWR|unix.O_CLOEXEC),
+		sys("openat(O_WRONLY|high)", unix.SYS_OPENAT, ok, 3, 0x1000, hi32|unix.O_WRONLY),
+		sys("openat(O_PATH)", unix.SYS_OPENAT, ok, 3, 0x1000, unix.O_PATH),
 		sys("clone(vfork)", unix.SYS_CLONE, ok, unix.CLONE_VM|unix.CLONE_VFORK|uint64(unix.SIGCHLD)),
 	}
 	// The pid rules apply under every Options: pid 0 (the caller) only.
@@ -286,7 +293,7 @@ func TestRules(t *testing.T) {
 		assert.NotEmpty(t, r.Name)
 		assert.NotEmpty(t, r.Syscall, r.Name)
 		assert.NotEmpty(t, r.Reason, r.Name)
-		assert.Contains(t, []string{actEPERM, actENOSYS, actENOTSUP, actKill, actAllow, actNotify}, r.Action, r.Name)
+		assert.Contains(t, []string{actEPERM, actENOSYS, actENOTSUP, actEACCES, actKill, actAllow, actNotify}, r.Action, r.Name)
 		assert.False(t, seen[r.Name], "rule name %q is unique", r.Name)
 		seen[r.Name] = true
 	}

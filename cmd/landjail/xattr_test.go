@@ -23,8 +23,11 @@ import (
 // round 24, R24b-2: a download's user.xdg.origin.url, a presigned URL,
 // was read from a .env whose content was refused). A workspace file's
 // attribute stays readable through a descriptor (fgetxattr: the open
-// was Landlock's). Control: the probe unconfined reads every value. In
-// every layer the default run reaches here.
+// was Landlock's). An open with access mode 3 (neither read nor write:
+// Landlock checks nothing) is refused EACCES, or its descriptor read
+// them (red team round 25, R25a-1: fgetxattr on it, in every layer).
+// Control: the probe unconfined reads every value, through mode 3 too.
+// In every layer the default run reaches here.
 func TestXattrReadsRefused(t *testing.T) {
 	kerneltest.RequireLandlockABI(t, 1)
 	t.Parallel()
@@ -53,12 +56,14 @@ func TestXattrReadsRefused(t *testing.T) {
 	require.NoError(t, err, "%s", ctrl)
 	require.Contains(t, string(ctrl), "SECRET1", "control: unconfined, the attribute is read")
 	require.Contains(t, string(ctrl), "SECRET2", "control: unconfined, the attribute is read")
+	require.Regexp(t, `fget3=\S*SECRET1`, string(ctrl), "control: unconfined, a descriptor of access mode 3 reads it")
 
 	for _, mode := range [][]string{nil, {"--no-namespaces"}, {"--no-pid-namespace"}} {
 		args := append([]string{"run", "--workspace", ws, "--deny-secrets", "--timeout", "1m"}, mode...)
 		_, got := runBinCtx(t, 60*time.Second, bin, append(append(args, "--", "./xattrprobe"), paths...)...)
 		assert.NotContains(t, got, "SECRET", "%v: an attribute of a refused file read: %s", mode, got)
 		assert.Contains(t, got, "get=ENOTSUP", "%v: %s", mode, got)
+		assert.Contains(t, got, "fget3=open:EACCES", "%v: access mode 3 refused: %s", mode, got)
 		for _, l := range strings.Split(got, "\n") {
 			if strings.HasPrefix(l, "notes.txt ") {
 				assert.Contains(t, l, "fget=fine", "%v: the descriptor form stays", mode)

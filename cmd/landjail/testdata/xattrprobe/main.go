@@ -1,8 +1,8 @@
 // Command xattrprobe reads the extended attribute user.probe of each
 // path argument by path (getxattr, lgetxattr, listxattr) and through a
-// descriptor it opens (fgetxattr), one line per path:
-// "PATH get=V|errno lget=... list=... fget=...|open errno" (red team
-// round 24, R24b-2).
+// descriptor it opens (fgetxattr) for reading and with access mode 3,
+// one line per path: "PATH get=V|errno lget=... list=... fget=...|open
+// errno fget3=..." (red team rounds 24 and 25, R24b-2, R25a-1).
 package main
 
 import (
@@ -35,6 +35,16 @@ func main() {
 		} else {
 			n, err = unix.Fgetxattr(fd, "user.probe", buf)
 			show("fget", n, err)
+			unix.Close(fd)
+		}
+		// Access mode 3 (O_RDWR|O_WRONLY): a descriptor with neither
+		// read nor write access, which Landlock's open hook checks for
+		// nothing (red team round 25, R25a-1).
+		if fd, err := unix.Open(p, 3|unix.O_CLOEXEC, 0); err != nil {
+			out = append(out, "fget3=open:"+unix.ErrnoName(err.(unix.Errno)))
+		} else {
+			n, err = unix.Fgetxattr(fd, "user.probe", buf)
+			show("fget3", n, err)
 			unix.Close(fd)
 		}
 		fmt.Println(p, strings.Join(out, " "))
