@@ -22,6 +22,7 @@ type findCase struct {
 	Roots      []string
 	Never      []string
 	EnvHas     []string `toml:"env_has"`
+	EnvNever   []string `toml:"env_never"`
 	Registries *[]string
 	NotesHas   []string `toml:"notes_has"`
 	Chdir      string
@@ -105,6 +106,11 @@ func TestFindTable(t *testing.T) {
 			penv := p.Env(chome)
 			for _, kv := range c.EnvHas {
 				assert.Contains(t, penv, sub(kv))
+			}
+			for _, n := range c.EnvNever {
+				for _, kv := range penv {
+					assert.NotContains(t, kv, n, "the command's environment")
+				}
 			}
 			if c.Registries != nil {
 				assert.Equal(t, *c.Registries, nonNil(p.Registries))

@@ -1,6 +1,7 @@
 package preset
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,9 +71,13 @@ func (f *finder) golang() {
 			cfg[k], explicit[k] = v, v
 		}
 	}
-	proxy := cfg["GOPROXY"]
+	proxy := f.noUserinfo("GOPROXY", cfg["GOPROXY"])
 	if proxy == "" {
 		proxy = "https://proxy.golang.org,direct"
+	}
+	if v, ok := explicit["GOSUMDB"]; ok {
+		explicit["GOSUMDB"] = f.noUserinfo("GOSUMDB", v)
+		cfg["GOSUMDB"] = explicit["GOSUMDB"]
 	}
 	modcache := cfg["GOMODCACHE"]
 	if modcache == "" {
@@ -131,6 +136,41 @@ func (f *finder) golang() {
 		}
 		return env
 	}
+}
+
+// noUserinfo returns the value of the go variable name (GOPROXY's list
+// of URLs separated by "," or "|", or GOSUMDB's "name[+key] [URL]")
+// with the user information of every URL removed, and notes each
+// removal: a private proxy's credential ("https://user:token@host/") in
+// the caller's go env file, a file outside the policy, or in its
+// environment is not the command's to read (red team round 25, R25c-1).
+// A URL that does not parse and holds an "@" is dropped.
+func (f *finder) noUserinfo(name, v string) string {
+	var b strings.Builder
+	for v != "" {
+		i := strings.IndexAny(v, ",| ")
+		e, sep := v, ""
+		if i >= 0 {
+			e, sep, v = v[:i], v[i:i+1], v[i+1:]
+		} else {
+			v = ""
+		}
+		if strings.Contains(e, "@") {
+			u, err := url.Parse(e)
+			switch {
+			case err != nil:
+				f.note("%s: an entry that does not parse as a URL and holds user information is not passed to the command", name)
+				e = ""
+			case u.User != nil:
+				u.User = nil
+				f.note("%s: the user information (a credential) of %s is not passed to the command; give the command what it needs with --env deliberately", name, u.Host)
+				e = u.String()
+			}
+		}
+		b.WriteString(e)
+		b.WriteString(sep)
+	}
+	return b.String()
 }
 
 // java: the JDK (the caller's JAVA_HOME when it holds bin/java, else the
