@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/urfave/cli/v3"
 
@@ -64,6 +65,9 @@ func (o *Options) Presets() []*preset.Preset {
 		h.Writable = append(h.Writable, h.Workspace)
 		for _, r := range o.RW {
 			h.Writable = append(h.Writable, canon(r))
+		}
+		for _, r := range slices.Concat(o.RO, o.ROX) {
+			h.Carved = append(h.Carved, canon(r))
 		}
 		if o.Home != "" && o.Home != HomeWorkspace {
 			h.Writable = append(h.Writable, canon(o.Home))

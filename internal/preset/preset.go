@@ -145,6 +145,10 @@ type Host struct {
 	// SystemExec are the directories the system preset grants
 	// read-execute (/usr, /bin, ...): roots inside them are not repeated.
 	SystemExec []string
+	// Carved are the policy's other roots (--ro, --rox), canonical: the
+	// deny patterns are carved out of them, and a grant holding one would
+	// void the carving (Landlock's rules add up).
+	Carved []string
 }
 
 // Markers maps each preset to the workspace files that select it for
@@ -355,8 +359,9 @@ func (f *finder) lookPath(name string) (found, real string) {
 }
 
 // grant adds a root when path is a safe one: existing, canonical, not
-// "/", not HOME or above it, not in a writable root, not already granted
-// or covered by the system preset's read-execute directories. It reports
+// "/", not HOME or above it, not in a writable root, not holding the
+// workspace, a writable root or a carved one, not already granted or
+// covered by the system preset's read-execute directories. It reports
 // whether the path is covered now.
 func (f *finder) grant(path string, a Access, why string) bool {
 	c := f.canon(path)
@@ -365,6 +370,16 @@ func (f *finder) grant(path string, a Access, why string) bool {
 	}
 	if home := f.home(); home != "" && inside(home, c) {
 		f.note("%s %s is your HOME or above it: not granted", why, c)
+		return false
+	}
+	// A grant above the workspace or another root of the policy gives
+	// the command the files the deny patterns keep from it there (the
+	// workspace's .env under Landlock alone) and next to it (a sibling
+	// project's), while resolve and the file tools refuse them (red team
+	// round 25, R25b-3: python3 in the bin of a monorepo holding the
+	// workspace).
+	if held := f.holdsRoot(c); held != "" {
+		f.note("%s %s holds %s, a root of the policy: not granted (add --rox for what the command needs)", why, c, held)
 		return false
 	}
 	for _, s := range f.h.SystemExec {
@@ -383,6 +398,19 @@ func (f *finder) grant(path string, a Access, why string) bool {
 	}
 	f.p.Roots = append(f.p.Roots, Root{Path: c, Access: a, Why: why})
 	return true
+}
+
+// holdsRoot returns the workspace, writable or carved root that lies
+// inside c, or "".
+func (f *finder) holdsRoot(c string) string {
+	for _, l := range [][]string{{f.h.Workspace}, f.h.Writable, f.h.Carved} {
+		for _, r := range l {
+			if r != "" && inside(r, c) {
+				return r
+			}
+		}
+	}
+	return ""
 }
 
 func (f *finder) note(format string, args ...any) {
@@ -497,8 +525,18 @@ func (f *finder) toolchain(name string) string {
 		f.note("%s at %s is below your HOME in a layout landjail does not know: not granted (add --rox DIR)", name, real)
 		return ""
 	}
+	// A repository is a project, not an installation: its bin on PATH
+	// (direnv's PATH_add bin) would grant every file of it, its .env
+	// among them. Only the directory of the tool then.
+	if _, err := os.Lstat(filepath.Join(prefix, ".git")); err == nil && prefix != filepath.Dir(real) {
+		f.note("%s at %s is in the repository %s: only %s granted", name, real, prefix, filepath.Dir(real))
+		prefix = filepath.Dir(real)
+	}
 	if f.grant(prefix, ReadExec, name+" installation") {
 		return prefix
+	}
+	if bin := filepath.Dir(real); prefix != bin && f.holdsRoot(f.canon(prefix)) != "" && f.grant(bin, ReadExec, name+" directory") {
+		return bin
 	}
 	return ""
 }

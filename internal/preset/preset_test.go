@@ -26,6 +26,8 @@ type findCase struct {
 	Registries *[]string
 	NotesHas   []string `toml:"notes_has"`
 	Chdir      string
+	Workspace  string
+	Carved     []string
 }
 
 // buildTree makes spec below dir: "d/" a directory, "f=text" a file,
@@ -72,10 +74,13 @@ func TestFindTable(t *testing.T) {
 			tmp, err := filepath.EvalSymlinks(t.TempDir())
 			require.NoError(t, err)
 			home, ws, chome := filepath.Join(tmp, "home"), filepath.Join(tmp, "ws"), filepath.Join(tmp, "chome")
+			sub := strings.NewReplacer("$HOME", home, "$WS", ws, "$OPT", filepath.Join(tmp, "opt"), "$CHOME", chome, "$T", tmp).Replace
+			if c.Workspace != "" {
+				ws = sub(c.Workspace)
+			}
 			for _, d := range []string{home, ws} {
 				require.NoError(t, os.MkdirAll(d, 0o755))
 			}
-			sub := strings.NewReplacer("$HOME", home, "$WS", ws, "$OPT", filepath.Join(tmp, "opt"), "$CHOME", chome, "$T", tmp).Replace
 			buildTree(t, tmp, c.Tree, sub)
 			if c.Chdir != "" {
 				t.Chdir(sub(c.Chdir))
@@ -89,7 +94,7 @@ func TestFindTable(t *testing.T) {
 			if c.Writable != nil {
 				writable = mapStrings(*c.Writable, sub)
 			}
-			h := Host{Getenv: func(k string) string { return env[k] }, Home: home, Workspace: ws, Writable: writable, SystemExec: []string{"/usr", "/bin"}}
+			h := Host{Getenv: func(k string) string { return env[k] }, Home: home, Workspace: ws, Writable: writable, SystemExec: []string{"/usr", "/bin"}, Carved: mapStrings(c.Carved, sub)}
 			p, err := Find(c.Preset, h)
 			require.NoError(t, err)
 			var got []string
