@@ -372,20 +372,21 @@ func (f *finder) grant(path string, a Access, why string) bool {
 		f.note("%s %s is your HOME or above it: not granted", why, c)
 		return false
 	}
+	for _, s := range f.h.SystemExec {
+		if inside(c, s) {
+			return true
+		}
+	}
 	// A grant above the workspace or another root of the policy gives
 	// the command the files the deny patterns keep from it there (the
 	// workspace's .env under Landlock alone) and next to it (a sibling
 	// project's), while resolve and the file tools refuse them (red team
 	// round 25, R25b-3: python3 in the bin of a monorepo holding the
-	// workspace).
+	// workspace). Asked after the system preset's directories, where
+	// nothing is added (a workspace in /usr/src: node's prefix /usr).
 	if held := f.holdsRoot(c); held != "" {
 		f.note("%s %s holds %s, a root of the policy: not granted (add --rox for what the command needs)", why, c, held)
 		return false
-	}
-	for _, s := range f.h.SystemExec {
-		if inside(c, s) {
-			return true
-		}
 	}
 	for i, r := range f.p.Roots {
 		if inside(c, r.Path) && (r.Access == ReadExec || a == Read) {
