@@ -26,7 +26,8 @@ func (o *Options) loadLearn(cmd flagValues, isSet map[string]bool) {
 	if !isSet[flagLearn] {
 		return
 	}
-	o.learn = absOrSelf(cmd.String(flagLearn))
+	o.learnGiven = cmd.String(flagLearn)
+	o.learn = absOrSelf(o.learnGiven)
 	o.Explain = true
 	if c, err := filepath.EvalSymlinks(o.learn); err == nil {
 		if c, err = filepath.Abs(c); err == nil {

@@ -75,6 +75,9 @@ type Options struct {
 	// configFile is the --config file, canonical ("" for none): read-only
 	// for the command when a writable root holds it.
 	configFile string
+	// configGiven is the --config path as given, learnGiven --learn's
+	// (checkPolicyLinks).
+	configGiven, learnGiven string
 
 	homeRoot *string // HomeRoot's, once decided
 	// learn is the --learn FILE (absolute), learnFile its canonical path
@@ -360,6 +363,7 @@ func loadFrom(cmd flagValues, isSet map[string]bool) (*Options, error) {
 			if o, err = ReadConfig(path); err != nil {
 				return nil, err
 			}
+			o.configGiven = path
 			// The policy file itself is read-only for the command when a
 			// writable root holds it (Policy): else a command could rewrite
 			// the policy of the next run started with this file.
@@ -770,6 +774,9 @@ func (o *Options) Policy(extra ...jail.Option) (*jail.Workspace, error) {
 	}
 	if len(o.Deny) > 0 {
 		opts = append(opts, jail.WithDeny(o.Deny...))
+	}
+	if err := o.checkPolicyLinks(root); err != nil {
+		return nil, err
 	}
 	readOnly := o.ReadOnly
 	if o.configFile != "" && o.writableHolds(root, o.configFile) {

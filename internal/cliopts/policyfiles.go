@@ -1,6 +1,14 @@
 package cliopts
 
-import "os"
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/landjail/landjail/internal/termsafe"
+)
 
 // isPolicyFile reports whether p (a --ro, --rox or --rw entry that is a
 // file) is the --config file or the --learn FILE under any name: the
@@ -24,4 +32,76 @@ func (o *Options) isPolicyFile(p string) bool {
 		}
 	}
 	return false
+}
+
+// linksOnTheWay returns the symbolic links the kernel follows to
+// resolve p (relative to the working directory unless absolute; ".."
+// taken after the links before it, never lexically): each as its
+// directory's canonical path joined with its name. It stops at the first
+// name that does not exist or cannot be read, and after 40 links.
+func linksOnTheWay(p string) []string {
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil
+		}
+		p = wd + "/" + p
+	}
+	var links []string
+	dir, todo := "/", strings.Split(p, "/")
+	for hops := 0; len(todo) > 0; {
+		name := todo[0]
+		todo = todo[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			dir = filepath.Dir(dir)
+			continue
+		}
+		next := filepath.Join(dir, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return links
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			dir = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if hops++; err != nil || hops > 40 {
+			return links
+		}
+		links = append(links, next)
+		if filepath.IsAbs(target) {
+			dir = "/"
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	return links
+}
+
+// checkPolicyLinks refuses a --config or --learn FILE whose path goes
+// through a symbolic link that a root the command can write holds (root
+// the workspace): the command could point the link at a file of its own,
+// and the next run started with the same command line would read that
+// policy (red team round 25, R25b-2: deny_secrets = false and a --rw
+// outside). The file itself is made read-only (Policy); a link cannot
+// be, so the user names the file directly.
+func (o *Options) checkPolicyLinks(root string) error {
+	for _, f := range []struct{ flag, path string }{{flagConfig, o.configGiven}, {flagLearn, o.learnGiven}} {
+		if f.path == "" {
+			continue
+		}
+		for _, l := range linksOnTheWay(f.path) {
+			if o.writableHolds(root, l) {
+				c, err := filepath.EvalSymlinks(f.path)
+				if err != nil {
+					c = "the file itself"
+				}
+				return fmt.Errorf("--%s %s goes through the symbolic link %s, which the command may change (a root it can write holds it): the next run would read the policy it points to; give the file's own path (%s)", f.flag, termsafe.Quote(f.path), termsafe.Quote(l), termsafe.Quote(c))
+			}
+		}
+	}
+	return nil
 }

@@ -67,3 +67,49 @@ func TestPolicyFileUnderRootSlash(t *testing.T) {
 	_, err = w.Check(other, jail.Write)
 	assert.NoError(t, err, "control: the rest of / is writable")
 }
+
+// TestPolicyFileThroughLink: a --config or --learn FILE whose path goes
+// through a symbolic link in a root the command can write is refused:
+// the file is read-only for the command, but the link is not, and the
+// command pointed it at a policy of its own for the next run (red team
+// round 25, R25b-2: deny_secrets = false and a --rw outside). A link to a
+// directory on the way counts the same, and ".." after a link is taken
+// from its target. Controls: the file's own path, and a link outside the
+// writable roots (a HOME that is a link), are accepted.
+func TestPolicyFileThroughLink(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	conf := filepath.Join(ws, "conf")
+	require.NoError(t, os.MkdirAll(filepath.Join(conf, "sub"), 0o755))
+	team := filepath.Join(conf, "team.toml")
+	require.NoError(t, os.WriteFile(team, []byte("deny_secrets = true\n"), 0o644))
+	require.NoError(t, os.Symlink("conf/team.toml", filepath.Join(ws, ".landjail.toml")))
+	require.NoError(t, os.Symlink("conf", filepath.Join(ws, "cfg")))
+	require.NoError(t, os.Symlink("conf/sub", filepath.Join(ws, "deep")))
+	require.NoError(t, os.Symlink(ws, filepath.Join(outside, "wslink")))
+
+	for _, c := range []struct {
+		name, flag, path string
+		refused          bool
+	}{
+		{"a link to the file", "--config", filepath.Join(ws, ".landjail.toml"), true},
+		{"a link to its directory", "--config", filepath.Join(ws, "cfg", "team.toml"), true},
+		{"a link, then ..", "--config", filepath.Join(ws, "deep") + "/../team.toml", true},
+		{"--learn through a link", "--learn", filepath.Join(ws, "cfg", "learned.toml"), true},
+		{"control: the file itself", "--config", team, false},
+		{"control: a link outside the writable roots", "--config", filepath.Join(outside, "wslink", "conf", "team.toml"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := mustLoadRun(t, "--workspace", ws, c.flag, c.path)
+			w, err := o.Policy()
+			if !c.refused {
+				require.NoError(t, err)
+				w.Close()
+				return
+			}
+			assert.ErrorContains(t, err, "goes through the symbolic link")
+		})
+	}
+}
