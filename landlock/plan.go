@@ -149,10 +149,41 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 	}
 	carves, drop := literalDenied(ws, req.rules[outside:])
 	req.carves = append(req.carves, carves...)
+	carveBelowOutside(req.rules[outside:], req.carves)
 	if len(drop) > 0 {
 		req.rules = slices.DeleteFunc(req.rules, func(r Rule) bool { return drop[r.Path] && r.Source != "workspace" })
 	}
 	return req, nil
+}
+
+// carveBelowOutside marks CarveBelow every rule granted outside the
+// policy's roots (the system preset, toolchain presets, the private
+// TMPDIR and HOME, Extra) that holds a carve-out: Landlock grants the
+// union of the rules on a file's ancestors, so the system preset's /usr
+// gave back what the workspace /usr/src/app carved out of itself, its
+// .env and keys, under Landlock alone (red team round 25, R25b-4: the
+// working directory of many container images). Carved, such a rule
+// grants the entries of each directory on the way but the one leading to
+// the carved path, as a policy root's carving does. A rule's path that
+// is a link (merged /usr's /lib) is compared, and carved, as its target,
+// as literalDenied does.
+func carveBelowOutside(rules []Rule, carves []carve) {
+	for i := range rules {
+		r := &rules[i]
+		if r.CarveBelow || r.Source == "unrestricted" {
+			continue
+		}
+		rp := r.Path
+		if t, err := filepath.EvalSymlinks(rp); err == nil {
+			rp = t
+		}
+		for _, c := range carves {
+			if within(c.path, rp) && r.Access&^c.access&^chainRights != 0 {
+				r.Path, r.CarveBelow = rp, true
+				break
+			}
+		}
+	}
 }
 
 // literalDenied carves the policy's literal absolute deny patterns

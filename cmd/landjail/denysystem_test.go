@@ -102,3 +102,47 @@ func TestDenyInSystemPreset(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "denied")
 }
+
+// TestWorkspaceInSystemPreset: a workspace below a directory the system
+// preset grants (/usr/src/app, the working directory of many container
+// images) keeps its denied files from the command in every layer: its
+// .env, a key found by content, a literal --deny. Landlock grants the
+// union of the rules on a file's ancestors, so the preset's /usr rule
+// gave back what the workspace's carving took out under Landlock alone
+// (red team round 25, R25b-4), while resolve refused them. Control: an
+// ordinary file of the workspace is read and written. Red without
+// carveBelowOutside in --no-namespaces.
+func TestWorkspaceInSystemPreset(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("writes below /usr/local")
+	}
+	t.Parallel()
+	bin := landjailBin(t)
+	base, err := os.MkdirTemp("/usr/local", "landjail-r25b4-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws := filepath.Join(base, "app")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "config"), 0o755))
+	for name, text := range map[string]string{
+		".env":              "DATABASE_URL=ENV_SECRET\n",
+		"config/deploy_key": "-----BEGIN OPENSSH PRIVATE KEY-----\nKEY_SECRET\n-----END OPENSSH PRIVATE KEY-----\n",
+		"config/prod.key":   "LITERAL_SECRET\n",
+		"notes.txt":         "fine\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
+	}
+	script := "cat .env config/deploy_key config/prod.key; cat notes.txt; echo more >> notes.txt && echo WROTE"
+	for _, mode := range [][]string{nil, {"--no-namespaces"}, {"--no-pid-namespace"}} {
+		// A relative --deny: an absolute one is literalDenied's, which
+		// carved the /usr rule already (R23a-2).
+		args := append([]string{"run", "--workspace", ws, "--deny-secrets", "--deny", "config/prod.key"}, mode...)
+		_, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "sh", "-c", script)...)
+		assert.NotContains(t, out, "SECRET", "%v: a denied file of the workspace read", mode)
+		assert.Contains(t, out, "fine", "control %v: %s", mode, out)
+		assert.Contains(t, out, "WROTE", "control %v: %s", mode, out)
+	}
+	code, out := runBinCtx(t, 30*time.Second, bin, "resolve", "--workspace", ws, "--deny-secrets", ".env")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "denied")
+}
