@@ -398,14 +398,16 @@ func gitConfigReferences(files []string, worktree, home string) []string {
 	return out
 }
 
-// commandWords returns the words of a shell command (split on blanks
-// and shell operators, quotes removed, a leading "!" of an alias
-// dropped) that look like paths: they hold a "/" or start with "." or
-// "~". A word that starts with a shell expansion ("$(git rev-parse
-// --show-toplevel)/tools/x", "$GIT_WORK_TREE/x", "${PWD}/x") is taken
-// as "./rest", relative to where git runs the command (red team R2: the
-// expansion used to hide the path); a word with a glob ("tools/*.sh")
-// stands for the directory before the glob.
+// commandWords returns the words of a shell command (shellWords: split
+// on unquoted blanks and shell operators, quotes removed; a leading "!"
+// of an alias dropped) that look like paths: they hold a "/" or start
+// with "." or "~". A word that starts with a shell expansion ("$(git
+// rev-parse --show-toplevel)/tools/x", "\"$(git rev-parse
+// --show-toplevel)\"/tools/x", "$GIT_WORK_TREE/x", "${PWD}/x") is taken as
+// "./rest", relative to where git runs the command (red team R2: the
+// expansion used to hide the path); a word with a glob ("tools/*.sh") or
+// a later expansion ("tools/lint-$(uname).sh") stands for the directory
+// before it; words after "cd DIR" are also taken below DIR.
 func commandWords(cmd string) []string {
 	const mark = "\x00"
 	var b strings.Builder
@@ -454,18 +456,13 @@ func commandWords(cmd string) []string {
 		}
 	}
 	var out, cds []string
-	f := strings.FieldsFunc(b.String(), func(r rune) bool {
-		return strings.ContainsRune(" \t\n;|&()<>'\"`=", r)
-	})
+	f := shellWords(b.String())
 	script := false // after an interpreter and its flags: the next word is its script
 	for i, w := range f {
 		w = strings.TrimLeft(w, "!")
 		prev := ""
 		if i > 0 {
 			prev = filepath.Base(strings.TrimLeft(f[i-1], "!"))
-		}
-		if prev == "cd" && w != "" && !strings.Contains(w, mark) {
-			cds = append(cds, w) // later relative words may be below it
 		}
 		// The script an interpreter runs is a path even without a "/"
 		// ("sh clean.sh", "python3 -u filter.py": red team S6); -m and
@@ -482,33 +479,91 @@ func commandWords(cmd string) []string {
 				w = "./" + w
 			}
 		}
-		if k := strings.LastIndex(w, mark); k >= 0 {
-			if !strings.HasPrefix(w, mark) {
-				continue // "foo$X/bar": not a path we can name
-			}
-			rest := w[k+len(mark):]
+		if strings.HasPrefix(w, mark) {
+			rest := strings.TrimLeft(w, mark)
 			if !strings.HasPrefix(rest, "/") || len(rest) == 1 {
-				continue
+				continue // "$X-y/z", "$HOME": not a path we can name
 			}
 			w = "." + rest
 		}
 		isPath := strings.Contains(w, "/") || strings.HasPrefix(w, ".") || strings.HasPrefix(w, "~")
-		if i := strings.IndexAny(w, "*?["); i >= 0 {
+		// A glob, or an expansion after the start ("lint-$(uname).sh":
+		// red team round 25, R25b-6), stands for the directory before it.
+		if i := strings.IndexAny(w, "*?["+mark); i >= 0 {
 			w = w[:strings.LastIndexByte(w[:i], '/')+1]
 			if w != "/" {
 				w = strings.TrimSuffix(w, "/")
 			}
 		}
+		if prev == "cd" && w != "" {
+			cds = append(cds, w) // later relative words may be below it
+		}
 		if isPath && w != "" && w != "." && w != ".." && w != "/" {
 			out = append(out, w)
 			if !filepath.IsAbs(w) && !strings.HasPrefix(w, "~") {
 				for _, d := range cds {
-					out = append(out, filepath.Join(d, w))
+					if d != w {
+						out = append(out, filepath.Join(d, w))
+					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// shellWords splits s as a POSIX shell splits a command into words:
+// on unquoted blanks and operators (";|&()<>", and "=" so that an
+// assignment's value is a word of its own), a word being a run of
+// unquoted, single- and double-quoted parts with the quotes removed and
+// backslash escapes taken ("\"$(top)\"/scripts/x" is one word, as is
+// "my\ tools/ed.sh": red team round 25, R25b-6, where a quote split them
+// and the path was lost). An unterminated quote runs to the end.
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	end := func() {
+		if inWord {
+			words = append(words, w.String())
+			w.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 < len(s) {
+				i++
+				w.WriteByte(s[i])
+			}
+			inWord = true
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			inWord = true
+		case strings.IndexByte(" \t\n;|&()<>=", c) >= 0:
+			end()
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	end()
+	return words
 }
 
 // interpreters are the programs whose first non-flag argument is a

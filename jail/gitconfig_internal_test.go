@@ -250,6 +250,21 @@ func TestCommandWords(t *testing.T) {
 		{`cd tools && sh clean.sh`, []string{"./clean.sh", "tools/clean.sh"}},
 		{`python3 -m nbstripout`, nil},
 		{`python3 -u filter.py --x`, []string{"./filter.py"}},
+		// Red team round 25, R25b-6: the quote around the expansion
+		// alone, a path with a blank, an expansion inside a word, and a
+		// cd to a quoted expansion.
+		{`"$(git rev-parse --show-toplevel)"/scripts/x`, []string{"./scripts/x"}},
+		{`"$PWD"/s/x`, []string{"./s/x"}},
+		{`"${GIT_PREFIX:-.}"/s/x`, []string{"./s/x"}},
+		{"`git rev-parse --show-toplevel`\"/s/x\"", []string{"./s/x"}},
+		{`"\"my tools/ed.sh\""`, []string{"\"my tools/ed.sh\""}},
+		{`"my tools/ed.sh" --wait`, []string{"my tools/ed.sh"}},
+		{`my\ tools/p2.sh`, []string{"my tools/p2.sh"}},
+		{`scripts/lint-$(uname).sh`, []string{"scripts"}},
+		{`./bin/${TOOL:-fmt}`, []string{"./bin"}},
+		{`cd "$(git rev-parse --show-toplevel)"/t && ./x.sh`, []string{"./t", "./x.sh", "t/x.sh"}},
+		{`'$(not expanded)'/y`, []string{"./y"}},
+		{`FOO=bar ./tool --file=conf/x.toml`, []string{"./tool", "conf/x.toml"}},
 	} {
 		assert.Equal(t, tc.want, commandWords(tc.cmd), tc.cmd)
 	}
