@@ -200,7 +200,7 @@ func runLoaded(ctx context.Context, o *cliopts.Options, argv []string, printRule
 	// command's Start.
 	set := sandbox.Settings{Stderr: stderr, Credential: cred, PrintRules: printRules, RecordAfterStart: true}
 	if o.GitIdentity {
-		if set.Env, err = gitIdentity(); err != nil {
+		if set.Env, err = gitIdentity(o); err != nil {
 			return err
 		}
 	}

@@ -391,3 +391,48 @@ func TestRunUserHome(t *testing.T) {
 	assert.Equal(t, 125, code)
 	assert.Contains(t, stderr, "--home "+home)
 }
+
+// TestGitIdentityNeverRunsWorkspaceGit: --git-identity runs git itself,
+// outside the sandbox, so it never runs one found in a root the command
+// can write (red team round 25, R25c-6: a confined run wrote bin/git in
+// the workspace, on PATH through direnv's PATH_add bin, and the next run
+// executed it unconfined, as root). The planted git, first in PATH, is
+// skipped for the real one after it; alone in PATH it is refused with an
+// error, and not run. Control: the same program in a directory outside
+// the workspace is run (it answers the identity).
+func TestGitIdentityNeverRunsWorkspaceGit(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	real, err := osexec.LookPath("git")
+	if err != nil {
+		t.Skip("needs git")
+	}
+	t.Parallel()
+	bin := landjailBin(t)
+	ws, outside := wsDir(t), wsDir(t)
+	marker := filepath.Join(outside, "ran")
+	fake := "#!/bin/sh\necho \"$(id -u)\" >> " + marker + "\necho Fake Name\n"
+	for _, d := range []string{filepath.Join(ws, "bin"), filepath.Join(outside, "bin")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "git"), []byte(fake), 0o755))
+	}
+	env := func(path string) []string {
+		return []string{"PATH=" + path, "HOME=" + outside, "GIT_CONFIG_NOSYSTEM=1"}
+	}
+	show := "echo \"author=$GIT_AUTHOR_NAME\""
+	args := []string{"run", "--timeout", "1m", "--workspace", ws, "--git-identity", "--", "/bin/sh", "-c", show}
+
+	code, out := runBinEnv(t, bin, env(filepath.Join(ws, "bin")+":"+filepath.Dir(real)+":/usr/bin:/bin"), args...)
+	assert.Equal(t, 0, code, out)
+	assert.NoFileExists(t, marker, "the workspace's git ran: %s", out)
+	assert.NotContains(t, out, "Fake Name")
+
+	code, out = runBinEnv(t, bin, env(filepath.Join(ws, "bin")), args...)
+	assert.NotEqual(t, 0, code, out)
+	assert.Contains(t, out, "root the command can write")
+	assert.NoFileExists(t, marker, "the workspace's git ran: %s", out)
+
+	code, out = runBinEnv(t, bin, env(filepath.Join(outside, "bin")+":/usr/bin:/bin"), args...)
+	assert.Equal(t, 0, code, out)
+	assert.FileExists(t, marker, "control: a git outside the workspace runs")
+	assert.Contains(t, out, "author=Fake Name", "control")
+}

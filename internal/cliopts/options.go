@@ -736,6 +736,22 @@ func (o *Options) writableHolds(root, p string) bool {
 	return false
 }
 
+// InWritableRoot reports whether p, canonical, lies in a root the
+// command can write: the workspace (default: the current directory), a
+// --rw root, or a --home DIR. landjail itself never executes a program
+// found there (a confined run could have planted it for the next one).
+func (o *Options) InWritableRoot(p string) bool {
+	root := o.Workspace
+	if root == "" {
+		wd, err := implicitWorkspace()
+		if err != nil {
+			return true // fail closed: no workspace, no trusted path
+		}
+		root = wd
+	}
+	return o.writableHolds(root, p)
+}
+
 // Policy builds the jail policy: the workspace (default: the current
 // directory, not "/") read-write, the extra roots, the deny patterns, the
 // read-only paths and the agent-config protection. It is the one policy
