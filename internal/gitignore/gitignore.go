@@ -15,6 +15,7 @@ package gitignore
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -233,6 +234,9 @@ func parseRule(p string) ([]rule, error) {
 		if len(c) > 2 && strings.Trim(c, "*") == "" {
 			c = "**" // "***" is "**", as in git's wildmatch
 		}
+		if c == "**" && len(parts) > 0 && parts[len(parts)-1] == "**" {
+			continue // "**/**" is "**" (R25c-3)
+		}
 		parts = append(parts, c)
 	}
 	if len(parts) == 0 {
@@ -303,29 +307,53 @@ func (r *rule) match(parts []string, isDir bool) bool {
 
 // matchComps matches pattern components against path components; "**"
 // matches zero or more components, except as the last pattern component,
-// where it matches one or more ("dir/**" is what is inside dir).
+// where it matches one or more ("dir/**" is what is inside dir). A
+// pattern without "**" is matched in one pass; with it, each (pattern,
+// path) position is tried once (a failed one is remembered): at most
+// len(pat)·len(parts) positions, each "**" scanning len(parts). The
+// plain backtracking tried every split for every "**", C(N+K, K) steps
+// for K of them over N components: a .gitignore a command wrote with 20
+// of them stalled landjail-mcp's grep for good (red team round 25,
+// R25c-3).
 func matchComps(pat []compPattern, parts []string) bool {
-	if len(pat) == 0 {
-		return len(parts) == 0
-	}
-	if pat[0].kind == compDoubleStar {
-		if len(pat) == 1 {
-			return len(parts) > 0
+	if !slices.ContainsFunc(pat, func(c compPattern) bool { return c.kind == compDoubleStar }) {
+		if len(pat) != len(parts) {
+			return false
 		}
-		for i := 0; i <= len(parts); i++ {
-			if matchComps(pat[1:], parts[i:]) {
-				return true
+		for i := range pat {
+			if !pat[i].match(parts[i]) {
+				return false
 			}
 		}
-		return false
+		return true
 	}
-	if len(parts) == 0 {
-		return false
+	m := len(parts) + 1
+	failed := make([]bool, (len(pat)+1)*m)
+	var at func(i, j int) bool
+	at = func(i, j int) bool {
+		if i == len(pat) {
+			return j == len(parts)
+		}
+		if failed[i*m+j] {
+			return false
+		}
+		ok := false
+		switch {
+		case pat[i].kind == compDoubleStar && i == len(pat)-1:
+			ok = j < len(parts)
+		case pat[i].kind == compDoubleStar:
+			for k := j; k <= len(parts) && !ok; k++ {
+				ok = at(i+1, k)
+			}
+		default:
+			ok = j < len(parts) && pat[i].match(parts[j]) && at(i+1, j+1)
+		}
+		if !ok {
+			failed[i*m+j] = true
+		}
+		return ok
 	}
-	if !pat[0].match(parts[0]) {
-		return false
-	}
-	return matchComps(pat[1:], parts[1:])
+	return at(0, 0)
 }
 
 // compPattern is one pattern component, compiled: most patterns are a

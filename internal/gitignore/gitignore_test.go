@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -130,5 +131,40 @@ func TestExcludedBoth(t *testing.T) {
 		parts := strings.Split(rel, "/")
 		assert.Equal(t, m.Match(parts, true) == gitignore.Excluded, dir, rel)
 		assert.Equal(t, m.Match(parts, false) == gitignore.Excluded, file, rel)
+	}
+}
+
+// TestManyDoubleStars: a pattern of many "**" components, consecutive or
+// not, against a deep path is answered (red team round 25, R25c-3: 20
+// of them and a 40-deep path stalled landjail-mcp's grep, the matcher
+// trying every split for every "**"), and rightly: the last component
+// decides. The 10 s bound is a hang guard; the matcher answers in
+// microseconds, the backtracking one in hours.
+func TestManyDoubleStars(t *testing.T) {
+	deep := strings.Repeat("a/", 40)
+	cases := []struct {
+		pattern, path string
+		want          gitignore.Result
+	}{
+		{strings.Repeat("**/", 20) + "zz", deep + "b", gitignore.NoMatch},
+		{strings.Repeat("**/", 20) + "zz", deep + "zz", gitignore.Excluded},
+		{strings.Repeat("**/a/", 12) + "zz", deep + "b", gitignore.NoMatch},
+		{strings.Repeat("**/a/", 12) + "zz", deep + "zz", gitignore.Excluded},
+		{strings.Repeat("a/**/", 30) + "zz", deep + "zz", gitignore.Excluded}, // 30 a's of 40
+		{strings.Repeat("a/**/", 41) + "zz", deep + "zz", gitignore.NoMatch},  // 41 a's of 40
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, c := range cases {
+			m, err := gitignore.New("", []string{c.pattern})
+			require.NoError(t, err)
+			assert.Equal(t, c.want, m.Match(strings.Split(c.path, "/"), false), "%s against %s", c.pattern, c.path)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the matcher did not answer in 10 s")
 	}
 }
