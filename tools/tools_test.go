@@ -485,3 +485,36 @@ func TestNarrow(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, errors.Is(err, tools.ErrOutsideScope))
 }
+
+// TestGlobBounded: a glob pattern whose walk has no bound is refused
+// before any walk (red team round 25, R25c-4: 12 "**" components on a
+// 15-deep tree, or "{a,b}" 40 times on an empty workspace, never
+// answered and kept landjail-mcp past SIGTERM): more than three "**"
+// components, more than 256 alternatives; grep's include is held to the
+// same bounds. Consecutive "**" are collapsed: the reviewer's twelve in a
+// row answer. Controls: three "**", 256 alternatives answer, with the
+// right matches.
+func TestGlobBounded(t *testing.T) {
+	e := newEnv(t, []string{"a/b/c/d/e.go=", "x.go="})
+	for _, pat := range []string{
+		strings.Repeat("**/a/", 4) + "zz",
+		strings.Repeat("{a,b}", 40),
+		"{a,b,c,d}{a,b,c,d}{a,b,c,d}{a,b,c,d}{a,b}",
+	} {
+		_, err := e.k.Glob(tools.GlobArgs{Pattern: pat})
+		assertToolErr(t, err, tools.ErrInvalidArgs)
+		_, err = e.k.Grep(tools.GrepArgs{Pattern: "x", Include: pat})
+		assertToolErr(t, err, tools.ErrInvalidArgs)
+	}
+	for pat, want := range map[string][]string{
+		"**/**/**/**/*.go":                     {"a/b/c/d/e.go", "x.go"},
+		strings.Repeat("**/", 12) + "zz":       nil, // the reviewer's 12: one after collapsing
+		"**/b/**/d/**/*.go":                    {"a/b/c/d/e.go"},
+		"{a,b,c,d}{a,b,c,d}{a,b,c,d}{a,b,c,d}": nil,
+		"{x,y}.go":                             {"x.go"},
+	} {
+		r, err := e.k.Glob(tools.GlobArgs{Pattern: pat})
+		require.NoError(t, err, pat)
+		assert.Equal(t, want, r.Matches, pat)
+	}
+}
