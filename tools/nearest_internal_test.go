@@ -1,0 +1,75 @@
+package tools
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// nearestScan is nearest before red team round 25 (R25c-9): want
+// compared at every start, the nearest to at kept (the earlier of two
+// as near).
+func nearestScan(src, want []string, at int) int {
+	if len(want) == 0 {
+		return -1
+	}
+	best := -1
+	for s := 0; s+len(want) <= len(src); s++ {
+		if slices.Equal(src[s:s+len(want)], want) && (best < 0 || abs(s-at) < abs(best-at)) {
+			best = s
+		}
+	}
+	return best
+}
+
+// TestNearestMatchesScan: the rolling-hash nearest answers what the scan
+// answered, on random files of few distinct lines (many repeats, many
+// equal distances), hunks cut from them or not, and any stated line.
+func TestNearestMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 9))
+	lines := []string{"a", "b", "c", ""}
+	pick := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = lines[rng.IntN(len(lines))]
+		}
+		return out
+	}
+	for i := range 20_000 {
+		src := pick(rng.IntN(30))
+		var want []string
+		if len(src) > 0 && rng.IntN(2) == 0 {
+			s := rng.IntN(len(src))
+			want = slices.Clone(src[s : s+rng.IntN(len(src)-s+1)])
+		} else {
+			want = pick(rng.IntN(5))
+		}
+		at := rng.IntN(40) - 5
+		require.Equal(t, nearestScan(src, want, at), nearest(src, want, at), "case %d: %q in %q at %d", i, want, src, at)
+	}
+}
+
+// TestNearestLinear: a hunk of 100,000 identical lines whose last one
+// differs, against a file of 200,000 of them (red team round 25,
+// R25c-9: past 20 s, the scan's 10^10 line comparisons) is answered,
+// and a hunk that does occur is found. The 10 s bound is a hang guard.
+func TestNearestLinear(t *testing.T) {
+	src := strings.Split(strings.Repeat("a\n", 200_000), "\n")
+	want := append(slices.Repeat([]string{"a"}, 99_999), "b")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.Equal(t, -1, nearest(src, want, 5))
+		assert.Equal(t, 7, nearest(src, want[:99_999], 7))
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("nearest did not answer in 10 s")
+	}
+}
