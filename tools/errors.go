@@ -24,6 +24,10 @@ var (
 	ErrInvalidArgs = errors.New("invalid arguments")
 	// ErrUnknownTool: Call was given a name Definitions does not list.
 	ErrUnknownTool = errors.New("unknown tool")
+	// ErrCanceled: Call's context ended before a file tool's answer
+	// (the client canceled the call, or the server is ending); the
+	// tool's work may still finish meanwhile (Call).
+	ErrCanceled = errors.New("call canceled")
 	// ErrNoMatch: edit_file's old_string does not occur in the file.
 	ErrNoMatch = errors.New("old_string not found in the file")
 	// ErrAmbiguous: edit_file's old_string occurs more than once and

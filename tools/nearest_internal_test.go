@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -71,5 +73,39 @@ func TestNearestLinear(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("nearest did not answer in 10 s")
+	}
+}
+
+// TestCallCanceled: a file tool's call returns ErrCanceled once its
+// context ends, while the tool still runs (red team round 25, R25c-3,
+// -4, -9: a tool that ran long held landjail-mcp past SIGTERM, until the
+// client's SIGKILL skipped the last sweep). Control: uncanceled, the
+// call waits for the tool's answer.
+func TestCallCanceled(t *testing.T) {
+	release := make(chan struct{})
+	callers["slow_tool_for_test"] = func(context.Context, *Toolkit, string, json.RawMessage) (Result, error) {
+		<-release
+		return nil, nil
+	}
+	defer delete(callers, "slow_tool_for_test")
+	defer close(release)
+	k := &Toolkit{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := k.Call(ctx, "slow_tool_for_test", nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("control: the call returned before the tool (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrCanceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the canceled call did not return")
 	}
 }

@@ -356,16 +356,39 @@ func (k *Toolkit) Definitions() []Definition {
 // for a command, so their CPU is not charged to the --cpus share of the
 // bash calls running meanwhile (red team round 24, R24c-1: a grep's
 // 1.3 s held a call, and every call, for 65 s); Bash exempts its own
-// planning.
+// planning. A file tool's call returns ErrCanceled as soon as ctx ends,
+// whether or not the tool has finished.
 func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (res Result, err error) {
-	if run, ok := callers[name]; ok {
-		if name == ToolBash {
-			return run(ctx, k, name, args)
-		}
-		cpushare.Exempt(func() { res, err = run(ctx, k, name, args) })
-		return res, err
+	run, ok := callers[name]
+	if !ok {
+		return nil, k.fail(name, "", fmt.Errorf("%w %q", ErrUnknownTool, name))
 	}
-	return nil, k.fail(name, "", fmt.Errorf("%w %q", ErrUnknownTool, name))
+	if name == ToolBash {
+		return run(ctx, k, name, args)
+	}
+	// A file tool runs on a goroutine of its own, and the call returns
+	// ErrCanceled as soon as ctx ends (a client's cancellation, the
+	// server's SIGTERM): the tool itself takes no context, and a walk or
+	// a hint that ran long held landjail-mcp past SIGTERM, until the
+	// client's SIGKILL skipped the session's last sweep (red team round
+	// 25, R25c-3, R25c-4, R25c-9). What it was doing goes on until it
+	// ends or the process exits; a write is a temporary file renamed
+	// over its name, so it is whole or not done.
+	type answer struct {
+		res Result
+		err error
+	}
+	ch := make(chan answer, 1)
+	go cpushare.Exempt(func() {
+		res, err := run(ctx, k, name, args)
+		ch <- answer{res, err}
+	})
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, k.fail(name, "", fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx)))
+	}
 }
 
 // caller decodes a tool's arguments and runs its method.
