@@ -120,6 +120,7 @@ var syscallNumbers = sync.OnceValue(func() map[string]uint32 {
 		"llistxattr":        unix.SYS_LLISTXATTR,
 		"getxattrat":        unix.SYS_GETXATTRAT,
 		"listxattrat":       unix.SYS_LISTXATTRAT,
+		"setsockopt":        unix.SYS_SETSOCKOPT,
 	}
 	for _, sc := range allModeSyscalls {
 		m[sc.name] = sc.nr
@@ -284,6 +285,19 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 			"network not restricted (host network): no rule on IP socket families, types or protocols, netlink protocols, MSG_FASTOPEN or listen"))
 	}
 	rs = append(rs, listenRule(opt, unixRestricted && !unixBrokered(opt)))
+	// SO_REUSEPORT, where the command may bind a TCP port of the host's
+	// network namespace (--bind-tcp keeps it there): a socket of the same
+	// uid that sets it binds and listens on a port a host daemon listens
+	// on with it too (nginx reuseport, systemd ReusePort=), and the
+	// kernel hands it about half of the daemon's clients (red team round
+	// 25, R25c-2). Without it the bind fails with EADDRINUSE, as a user
+	// granting a port expects. Set after listen, it would let a daemon
+	// restarting later join the command's group: refused whenever.
+	if opt.NetRestricted && len(opt.BindTCP) > 0 {
+		rs = append(rs, deny("so-reuseport", "setsockopt", "level == SOL_SOCKET && optname == SO_REUSEPORT", unix.EPERM,
+			"SO_REUSEPORT lets a socket share a bound port with a host daemon that set it too, which then loses part of its clients to the command",
+			in(1, 0, unix.SOL_SOCKET), in(2, 0, unix.SO_REUSEPORT)))
+	}
 	rs = append(rs, inotifyRule(opt))
 
 	// Terminal injection: the request is an unsigned int in the kernel.
