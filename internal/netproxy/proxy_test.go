@@ -52,6 +52,14 @@ func newResolver(answers map[string][]string) *fakeResolver {
 func (r *fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Only a fully qualified name is answered: a relative one is what a
+	// resolver would try below resolv.conf's search domains (red team
+	// round 25, R25c-11), so every test here is red when the proxy
+	// resolves the name as given.
+	host, fqdn := strings.CutSuffix(host, ".")
+	if !fqdn && host != "localhost" && !strings.HasSuffix(host, ".localhost") {
+		return nil, &net.DNSError{Err: "relative name asked (search list)", Name: host, IsNotFound: true}
+	}
 	i := r.calls[host]
 	r.calls[host]++
 	seq, ok := r.answers[host]
