@@ -52,6 +52,27 @@ type Run struct {
 	mu     sync.Mutex
 	closed bool
 	res    *Result
+	// frozen: a Freeze that no Thaw (or Close) ended yet; JoinThread
+	// waits on thawed (L is &mu) while it is set.
+	frozen bool
+	thawed *sync.Cond
+}
+
+// thawedCond returns r.thawed, made on first use (r.mu held).
+func (r *Run) thawedCond() *sync.Cond {
+	if r.thawed == nil {
+		r.thawed = sync.NewCond(&r.mu)
+	}
+	return r.thawed
+}
+
+// setFrozen records whether the group is frozen (r.mu held), waking the
+// JoinThreads waiting for a thaw.
+func (r *Run) setFrozen(on bool) {
+	r.frozen = on
+	if !on {
+		r.thawedCond().Broadcast()
+	}
 }
 
 // group is one cgroup version's implementation.
@@ -300,10 +321,25 @@ func (r *Run) CgroupFD() int {
 // cannot join a domain group alone) and without a group it does nothing;
 // use CgroupFD there. Safe to call from a thread confined by Landlock and
 // without capabilities (the files were opened before), provided it still
-// has the uid of Start's caller.
+// has the uid of Start's caller. While the group is frozen (Freeze) it
+// waits for Thaw or Close; ErrClosed once the run is closed.
 func (r *Run) JoinThread() error {
 	if r.g == nil || r.g.cloneFD() >= 0 {
 		return nil
+	}
+	// Under r.mu, and never into a frozen group: Freeze checks that no
+	// thread of this process is in the group and then freezes it, and a
+	// thread joining between the two, or after, was frozen (red team
+	// round 25, R25a-4: a spawning thread of landjail seen in a FROZEN
+	// group; a frozen thread of a Go program can stop all of it at the
+	// next garbage collection). The spawn waits for the thaw instead.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.frozen && !r.closed {
+		r.thawedCond().Wait()
+	}
+	if r.closed {
+		return ErrClosed
 	}
 	return r.g.joinThread()
 }
@@ -412,7 +448,11 @@ func (r *Run) Freeze() error {
 	if err := r.waitOwnThreadsLeft(); err != nil {
 		return err
 	}
-	return r.g.freeze(true)
+	if err := r.g.freeze(true); err != nil {
+		return err
+	}
+	r.setFrozen(true)
+	return nil
 }
 
 // ownThreadWait bounds how long Freeze waits for a spawning thread of
@@ -470,7 +510,11 @@ func (r *Run) Thaw() error {
 	if r.closed || r.g == nil || r.g.procs() == "" {
 		return nil
 	}
-	return r.g.freeze(false)
+	err := r.g.freeze(false)
+	if err == nil {
+		r.setFrozen(false)
+	}
+	return err
 }
 
 // Close reads the statistics, kills what is left of the run (as Kill),
@@ -484,6 +528,7 @@ func (r *Run) Close() (*Result, error) {
 		return r.res, nil
 	}
 	r.closed = true
+	r.setFrozen(false) // a JoinThread waiting returns ErrClosed
 	res := &Result{Limits: r.limits}
 	r.res = res
 	if r.g == nil {
