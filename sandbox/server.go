@@ -77,6 +77,17 @@ func (p *Plan) Network(rs *landlock.Ruleset, c *exec.Cmd) (started func() error,
 	return p.server.network(rs, c)
 }
 
+// DiscardCall frees what CompileCall prepared for a call that will not
+// run (canceled while it was planned: tools.Toolkit.Discard): its proxy.
+func (p *Plan) DiscardCall(rs *landlock.Ruleset) {
+	if p.server == nil {
+		return
+	}
+	if ap := p.server.take(rs); ap != nil {
+		ap.Close()
+	}
+}
+
 // callLimits gives a call its own resource limits (StartLimits; the
 // control group is ended, and what it did said, when the call is
 // reaped), then wires its proxy (callNetwork).

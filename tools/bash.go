@@ -126,8 +126,36 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		// The planning of this call is not charged to the --cpus share of
 		// the calls already running (red team round 24, R24c-1: the next
 		// calls' planning held a running call).
+		// The planning runs on a goroutine of its own, and the call
+		// returns ErrCanceled as soon as ctx ends: the walk of a
+		// workspace a command filled with directories took tens of
+		// seconds, and held landjail-mcp that long past SIGTERM (red
+		// team round 25, R25a-5). A ruleset planned after that is
+		// closed unused.
+		type planned struct {
+			rs  *landlock.Ruleset
+			err error
+		}
+		ch := make(chan planned, 1)
+		go cpushare.Exempt(func() {
+			rs, err := k.Compile()
+			ch <- planned{rs, err}
+		})
 		var fresh *landlock.Ruleset
-		cpushare.Exempt(func() { fresh, err = k.Compile() })
+		select {
+		case p := <-ch:
+			fresh, err = p.rs, p.err
+		case <-ctx.Done():
+			go func() {
+				if p := <-ch; p.err == nil {
+					if k.Discard != nil {
+						k.Discard(p.rs)
+					}
+					p.rs.Close()
+				}
+			}()
+			return nil, k.fail(tool, "", fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx)))
+		}
 		if err != nil {
 			return nil, k.fail(tool, "", err)
 		}

@@ -86,6 +86,12 @@ type Toolkit struct {
 	// whose lines go into the result (BashResult.Network). An error fails
 	// the call.
 	Network func(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error)
+	// Discard, when not nil, is called instead of Network for a Ruleset
+	// Compile returned after its call was canceled (the call returned
+	// ErrCanceled while it was planned): it frees what Compile prepared
+	// for Network (landjail-mcp --allow-domain: the call's proxy). The
+	// Ruleset is closed after it.
+	Discard func(rs *landlock.Ruleset)
 	// Limits caps the output of the tools; zero fields take the
 	// defaults (DefaultLimits).
 	Limits Limits

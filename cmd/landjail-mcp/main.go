@@ -199,7 +199,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// Carve-outs follow the tree as it is at each bash call, not as it
 	// was when the server started (a .env created mid-session is denied);
 	// with --allow-domain each call gets a proxy of its own.
-	k.Compile, k.Network = plan.CompileCall, plan.Network
+	k.Compile, k.Network, k.Discard = plan.CompileCall, plan.Network, plan.DiscardCall
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	maxFile, err := parseSize(cmd.String(flagMaxFileSize))
 	if err != nil {
