@@ -560,7 +560,17 @@ func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error)
 		}
 	}()
 	if st.Mode&unix.S_IFMT == unix.S_IFREG {
-		// umask applied at creation; restore the exact old mode.
+		// The replaced file's owner and group too, where this process
+		// may give them (root; a member of the group): as root,
+		// landjail-mcp's write_file turned a user's 0600 file into
+		// root's, which its owner could no longer read (red team round
+		// 25, R25b-5). Elsewhere the new file is the writer's, as with
+		// any editor that saves by rename.
+		if int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
+			unix.Fchown(fd, int(st.Uid), int(st.Gid))
+		}
+		// umask applied at creation, and chown clears set-id bits;
+		// restore the exact old mode.
 		unix.Fchmod(fd, mode)
 	}
 	_, werr := f.Write(data)

@@ -815,3 +815,40 @@ func TestSweepRestoresDeletedFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepRestoreKeepsOwner: a protected file of another user that the
+// command changed is given back as theirs, when landjail runs as root
+// (red team round 25, R25b-5's kin: restored as root's, a user's
+// .git/config was no longer theirs, and git refuses a repository with
+// files of another owner). Control: the content is restored.
+func TestSweepRestoreKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	needGit(t)
+	root := t.TempDir()
+	_, err := gitIn(t, root, "init", "-q", "-b", "main")
+	require.NoError(t, err)
+	cfg := filepath.Join(root, ".git", "config")
+	orig, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.Chown(cfg, 65534, 65533))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.Remove(cfg))
+	require.NoError(t, os.WriteFile(cfg, []byte("[core]\n\tfsmonitor = true\n"), 0o644))
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	require.NotEmpty(t, q)
+	now, err := os.ReadFile(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, string(orig), string(now), "control: restored")
+	fi, err := os.Stat(cfg)
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	assert.Equal(t, [2]uint32{65534, 65533}, [2]uint32{st.Uid, st.Gid}, "owner and group kept")
+}
