@@ -42,3 +42,19 @@ func TestUnknownOption(t *testing.T) {
 	assert.Empty(t, out.String())
 	assert.NotContains(t, errb.String(), "Incorrect Usage")
 }
+
+// TestNofileFloor: --nofile below 128 is refused at start, naming the
+// floor: under it every bash call failed with EMFILE in landjail's own
+// spawn (red team round 25, R25a-2). Control: 128 is not refused for
+// that (the session ends with stdin).
+func TestNofileFloor(t *testing.T) {
+	ws := t.TempDir()
+	var out, errb bytes.Buffer
+	err := newApp(strings.NewReader(""), &out, &errb).Run(context.Background(), []string{"landjail-mcp", "--workspace", ws, "--nofile", "64"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "needs at least 128")
+	err = newApp(strings.NewReader(""), &out, &errb).Run(context.Background(), []string{"landjail-mcp", "--workspace", ws, "--nofile", "128"})
+	if err != nil {
+		assert.NotContains(t, err.Error(), "needs at least", "control")
+	}
+}

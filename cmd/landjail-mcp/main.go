@@ -156,6 +156,12 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	if o.User != "" || o.Report != "" || o.Home != "" || o.GitIdentity || o.KillAfter != nil {
 		return errors.New("the user, report, home, git_identity and kill_after settings apply to run only (landjail-mcp kills its bash calls' commands at once on SIGTERM)")
 	}
+	// Each bash call's spawn opens descriptors under --nofile (it is the
+	// whole process's for the fork): below this every call failed with
+	// EMFILE (red team round 25, R25a-2).
+	if n, err := strconv.Atoi(string(o.NoFile)); err == nil && n < minServerNofile {
+		return fmt.Errorf("--nofile %d: landjail-mcp needs at least %d (its own spawn of each bash call opens descriptors under the limit)", n, minServerNofile)
+	}
 	if err := o.CheckImplicitWorkspace(cmd.Root().ErrWriter); err != nil {
 		return err
 	}
@@ -221,6 +227,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	}
 	return nil
 }
+
+// minServerNofile is the least --nofile landjail-mcp accepts.
+const minServerNofile = 128
 
 // flagMaxConcurrentBash sets tools.Limits.BashConcurrent.
 const flagMaxConcurrentBash = "max-concurrent-bash"
