@@ -2,12 +2,11 @@ package cliopts
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/landjail/landjail/internal/termsafe"
+	"github.com/landjail/landjail/jail"
 )
 
 // isPolicyFile reports whether p (a --ro, --rox or --rw entry that is a
@@ -36,49 +35,17 @@ func (o *Options) isPolicyFile(p string) bool {
 
 // linksOnTheWay returns the symbolic links the kernel follows to
 // resolve p (relative to the working directory unless absolute; ".."
-// taken after the links before it, never lexically): each as its
-// directory's canonical path joined with its name. It stops at the first
-// name that does not exist or cannot be read, and after 40 links.
+// taken after the links before it, never lexically): jail.LinkChain,
+// each link as its directory's canonical path joined with its name.
 func linksOnTheWay(p string) []string {
 	if !filepath.IsAbs(p) {
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil
 		}
-		p = wd + "/" + p
+		p = wd + "/" + p // not cleaned: ".." after a link is physical
 	}
-	var links []string
-	dir, todo := "/", strings.Split(p, "/")
-	for hops := 0; len(todo) > 0; {
-		name := todo[0]
-		todo = todo[1:]
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			dir = filepath.Dir(dir)
-			continue
-		}
-		next := filepath.Join(dir, name)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			return links
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			dir = next
-			continue
-		}
-		target, err := os.Readlink(next)
-		if hops++; err != nil || hops > 40 {
-			return links
-		}
-		links = append(links, next)
-		if filepath.IsAbs(target) {
-			dir = "/"
-		}
-		todo = append(strings.Split(target, "/"), todo...)
-	}
-	return links
+	return jail.LinkChain(p)
 }
 
 // checkPolicyLinks refuses a --config or --learn FILE whose path goes
