@@ -2,6 +2,8 @@ package landlock
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -168,14 +170,59 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 // is a link (merged /usr's /lib) is compared, and carved, as its target,
 // as literalDenied does.
 func carveBelowOutside(rules []Rule, carves []carve) {
+	if len(carves) == 0 {
+		return
+	}
+	// Every directory above a carved path (carved paths are canonical):
+	// a rule holds a carve-out when its canonical path is one of them.
+	above := map[string]bool{}
+	for _, c := range carves {
+		for d := filepath.Dir(c.path); !above[d]; d = filepath.Dir(d) {
+			above[d] = true
+			if d == "/" {
+				break
+			}
+		}
+	}
+	// No syscall unless a rule shares a top-level directory with a
+	// carved path: the usual workspace (/home, /root, /srv) shares none
+	// with the system preset (/usr, /etc, /dev) or its links into /usr,
+	// and this runs on every start (issue 25). Otherwise a rule's path
+	// is resolved only below a top-level link (merged /usr's /lib,
+	// /bin): one lstat per top-level name.
+	topOf := func(p string) string {
+		t, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		return "/" + t
+	}
+	shared := false
+	for i := 0; i < len(rules) && !shared; i++ {
+		t := topOf(rules[i].Path)
+		shared = t != "/" && above[t]
+	}
+	if !shared {
+		return
+	}
+	linkTop := map[string]bool{}
 	for i := range rules {
 		r := &rules[i]
 		if r.CarveBelow || r.Source == "unrestricted" {
 			continue
 		}
 		rp := r.Path
-		if t, err := filepath.EvalSymlinks(rp); err == nil {
-			rp = t
+		top := topOf(rp)
+		isLink, seen := linkTop[top]
+		if !seen {
+			fi, err := os.Lstat(top)
+			isLink = err == nil && fi.Mode()&fs.ModeSymlink != 0
+			linkTop[top] = isLink
+		}
+		if isLink {
+			if t, err := filepath.EvalSymlinks(rp); err == nil {
+				rp = t
+			}
+		}
+		if !above[rp] {
+			continue
 		}
 		for _, c := range carves {
 			if within(c.path, rp) && r.Access&^c.access&^chainRights != 0 {
