@@ -426,13 +426,17 @@ func (p *Proxy) decide(ctx context.Context, t allowlist.Target) (*decision, stri
 	// list to a relative one (with ndots:5, a Kubernetes pod's, before
 	// the name itself), and the proxy connected to NAME.<search domain>,
 	// a host no entry lists, where that zone answers (red team round 25,
-	// R25c-11). "localhost" and names below it are answered by Go's
-	// resolver itself (RFC 6761), which takes them without the dot.
-	name := t.Name + "."
+	// R25c-11). "localhost" and the names below it are the loopback
+	// addresses, answered here and never asked of DNS (RFC 6761, 6.3):
+	// Go's resolver took "app.localhost" through the search list too
+	// (R25d-1).
+	var addrs []netip.Addr
+	var err error
 	if t.Name == "localhost" || strings.HasSuffix(t.Name, ".localhost") {
-		name = t.Name
+		addrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
+	} else {
+		addrs, err = p.resolver.LookupNetIP(rctx, "ip", t.Name+".")
 	}
-	addrs, err := p.resolver.LookupNetIP(rctx, "ip", name)
 	if err != nil || len(addrs) == 0 {
 		return nil, ReasonResolve
 	}

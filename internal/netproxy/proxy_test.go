@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/landjail/landjail/internal/listentest"
+	"github.com/landjail/landjail/internal/netproxy/allowlist"
 )
 
 // fakeResolver answers from a table; answers[name][i] is the i-th answer
@@ -57,7 +58,7 @@ func (r *fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 	// round 25, R25c-11), so every test here is red when the proxy
 	// resolves the name as given.
 	host, fqdn := strings.CutSuffix(host, ".")
-	if !fqdn && host != "localhost" && !strings.HasSuffix(host, ".localhost") {
+	if !fqdn {
 		return nil, &net.DNSError{Err: "relative name asked (search list)", Name: host, IsNotFound: true}
 	}
 	i := r.calls[host]
@@ -799,4 +800,31 @@ func TestWildcardAboveSuffix(t *testing.T) {
 		reasons = append(reasons, r.Host+" "+r.Reason)
 	}
 	assert.Equal(t, []string{"bucket.s3.amazonaws.com " + ReasonBelowSuffix}, reasons)
+}
+
+// TestLocalhostNeverAskedOfDNS: a listed "localhost" or name below it
+// is the loopback addresses, answered by the proxy, never by a resolver
+// (RFC 6761 6.3): Go's resolver took "app.localhost" through
+// resolv.conf's search list, and the proxy connected to
+// app.localhost.<search domain>, a host no entry lists (red team round
+// 25, R25d-1). Control: another listed name is asked of the resolver,
+// fully qualified.
+func TestLocalhostNeverAskedOfDNS(t *testing.T) {
+	r := newResolver(map[string][]string{"app.localhost": {publicAddr}, "localhost": {publicAddr}, "registry.test": {publicAddr}})
+	p, err := New(Config{Allow: []string{"app.localhost:8080", "localhost:8080", "*.dev.localhost:8080", "registry.test:8080"}, Resolver: r})
+	require.NoError(t, err)
+	for _, name := range []string{"app.localhost", "localhost"} {
+		d, reason := p.decide(context.Background(), allowlist.Target{Name: name, Port: 8080})
+		require.Empty(t, reason, name)
+		for _, a := range d.addrs {
+			assert.True(t, a.IsLoopback(), "%s resolved to %v", name, a)
+		}
+		assert.Zero(t, r.count(name), "%s was asked of the resolver", name)
+	}
+	_, reason := p.decide(context.Background(), allowlist.Target{Name: "x.dev.localhost", Port: 8080})
+	assert.Equal(t, ReasonSpecial, reason, "a wildcard below localhost: loopback, refused as special")
+	d, reason := p.decide(context.Background(), allowlist.Target{Name: "registry.test", Port: 8080})
+	require.Empty(t, reason)
+	assert.Equal(t, publicAddr, d.addrs[0].String(), "control")
+	assert.Equal(t, 1, r.count("registry.test"), "control: asked, fully qualified")
 }
