@@ -455,14 +455,34 @@ func commandWords(cmd string) []string {
 			b.WriteByte(c)
 		}
 	}
+	return commandWordsMarked(b.String(), 0)
+}
+
+// commandWordsMarked is commandWords on cmd with its expansions already
+// marked; depth bounds the programs of "sh -c" and eval it reads.
+func commandWordsMarked(cmd string, depth int) []string {
+	const mark = "\x00"
 	var out, cds []string
-	f := shellWords(b.String())
-	script := false // after an interpreter and its flags: the next word is its script
+	f := shellWords(cmd)
+	script := false  // after an interpreter and its flags: the next word is its script
+	program := false // after an interpreter's -c, or eval: the next words are a program
 	for i, w := range f {
 		w = strings.TrimLeft(w, "!")
 		prev := ""
 		if i > 0 {
 			prev = filepath.Base(strings.TrimLeft(f[i-1], "!"))
+		}
+		// The program of "sh -c PROGRAM" and of eval is a command of its
+		// own: its words are read as this one's (red team round 25,
+		// R25d-2: `sh -c 'scripts/ed.sh "$@"' ed` and the R25b-6 form
+		// inside it named nothing once quotes joined the program into one
+		// word).
+		if program || prev == "eval" {
+			program = false
+			if depth < 4 {
+				out = append(out, commandWordsMarked(w, depth+1)...)
+			}
+			continue
 		}
 		// The script an interpreter runs is a path even without a "/"
 		// ("sh clean.sh", "python3 -u filter.py": red team S6); -m and
@@ -470,7 +490,9 @@ func commandWords(cmd string) []string {
 		switch {
 		case interpreters[filepath.Base(w)]:
 			script = true
-		case script && (w == "-m" || w == "-c" || strings.HasPrefix(w, "-m") || strings.HasPrefix(w, "-c")):
+		case script && (w == "-c" || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.HasSuffix(w, "c")):
+			script, program = false, true // -c, -ec, -xc: the program follows
+		case script && (w == "-m" || strings.HasPrefix(w, "-m") || strings.HasPrefix(w, "-c")):
 			script = false
 		case script && strings.HasPrefix(w, "-"):
 		case script:
@@ -481,10 +503,20 @@ func commandWords(cmd string) []string {
 		}
 		if strings.HasPrefix(w, mark) {
 			rest := strings.TrimLeft(w, mark)
-			if !strings.HasPrefix(rest, "/") || len(rest) == 1 {
-				continue // "$X-y/z", "$HOME": not a path we can name
+			switch {
+			case rest == "" || rest == "/":
+				continue // "$HOME": not a path we can name
+			case strings.HasPrefix(rest, "/.."):
+				// "$(git rev-parse --git-dir)/../x": the top is above
+				// the expansion; taken from .git (R25d-2).
+				w = "./.git" + rest
+			case strings.HasPrefix(rest, "/"):
+				w = "." + rest
+			default:
+				// "$(git rev-parse --show-cdup)scripts/x", the relative
+				// path to the top followed by a name (R25d-2).
+				w = "./" + rest
 			}
-			w = "." + rest
 		}
 		isPath := strings.Contains(w, "/") || strings.HasPrefix(w, ".") || strings.HasPrefix(w, "~")
 		// A glob, or an expansion after the start ("lint-$(uname).sh":

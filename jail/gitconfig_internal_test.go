@@ -265,6 +265,19 @@ func TestCommandWords(t *testing.T) {
 		{`cd "$(git rev-parse --show-toplevel)"/t && ./x.sh`, []string{"./t", "./x.sh", "t/x.sh"}},
 		{`'$(not expanded)'/y`, []string{"./y"}},
 		{`FOO=bar ./tool --file=conf/x.toml`, []string{"./tool", "conf/x.toml"}},
+		// R25d-2: the program of sh -c and eval, --show-cdup and
+		// --git-dir expansions.
+		{`sh -c '"$(git rev-parse --show-toplevel)"/scripts/ed.sh "$@"' ed`, []string{"./scripts/ed.sh"}},
+		{`sh -c 'scripts/ed.sh "$@"' ed`, []string{"scripts/ed.sh"}},
+		{`bash -c "a/x.sh --fix"`, []string{"a/x.sh"}},
+		{`bash -ec '"$(git rev-parse --show-toplevel)/a/x.sh"'`, []string{"./a/x.sh"}},
+		{`!sh -c 'a/x.sh "$1"' -`, []string{"a/x.sh"}},
+		{`eval 'a/x.sh --y'`, []string{"a/x.sh"}},
+		{`"$(git rev-parse --show-cdup)"scripts/ed.sh`, []string{"./scripts/ed.sh"}},
+		{`$(git rev-parse --show-cdup)a/x.sh`, []string{"./a/x.sh"}},
+		{`exec "$(git rev-parse --show-cdup)a/x.sh"`, []string{"./a/x.sh"}},
+		{`"$(git rev-parse --git-dir)"/../a/x.sh`, []string{"./.git/../a/x.sh"}},
+		{`python3 -c 'print(1)'`, nil},
 	} {
 		assert.Equal(t, tc.want, commandWords(tc.cmd), tc.cmd)
 	}
