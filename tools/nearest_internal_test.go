@@ -109,3 +109,37 @@ func TestCallCanceled(t *testing.T) {
 		t.Fatal("the canceled call did not return")
 	}
 }
+
+// TestCallEndsWithSession: a call whose own context goes on (the MCP
+// SDK derives it from the request alone) returns ErrCanceled once the
+// Toolkit's Session ends (landjail-mcp's SIGTERM; red team round 25,
+// R25d-4: a grep still ran 150 s after SIGTERM). Control: while the
+// Session goes on, the call waits for its tool.
+func TestCallEndsWithSession(t *testing.T) {
+	release := make(chan struct{})
+	callers["slow_tool_for_test"] = func(context.Context, *Toolkit, string, json.RawMessage) (Result, error) {
+		<-release
+		return nil, nil
+	}
+	defer delete(callers, "slow_tool_for_test")
+	defer close(release)
+	session, end := context.WithCancel(context.Background())
+	k := &Toolkit{Session: session}
+	done := make(chan error, 1)
+	go func() {
+		_, err := k.Call(context.Background(), "slow_tool_for_test", nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("control: the call returned before the tool (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	end()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrCanceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call went on after its session ended")
+	}
+}

@@ -86,6 +86,13 @@ type Toolkit struct {
 	// whose lines go into the result (BashResult.Network). An error fails
 	// the call.
 	Network func(rs *landlock.Ruleset, c *exec.Cmd) (started func() error, finish func() []string, err error)
+	// Session, when not nil, ends every call's context when it ends
+	// (landjail-mcp: the context its SIGTERM cancels). The MCP SDK
+	// derives a call's context from its request alone, and waits for
+	// the calls in progress before the session closes: a SIGTERM during
+	// a long grep or a bash call's planning was not seen by the call
+	// (red team round 25, R25d-4: still running 150 s after SIGTERM).
+	Session context.Context
 	// Discard, when not nil, is called instead of Network for a Ruleset
 	// Compile returned after its call was canceled (the call returned
 	// ErrCanceled while it was planned): it frees what Compile prepared
@@ -362,12 +369,18 @@ func (k *Toolkit) Definitions() []Definition {
 // for a command, so their CPU is not charged to the --cpus share of the
 // bash calls running meanwhile (red team round 24, R24c-1: a grep's
 // 1.3 s held a call, and every call, for 65 s); Bash exempts its own
-// planning. A file tool's call returns ErrCanceled as soon as ctx ends,
-// whether or not the tool has finished.
+// planning. A file tool's call returns ErrCanceled as soon as ctx (or
+// Session) ends, whether or not the tool has finished.
 func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (res Result, err error) {
 	run, ok := callers[name]
 	if !ok {
 		return nil, k.fail(name, "", fmt.Errorf("%w %q", ErrUnknownTool, name))
+	}
+	if k.Session != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(k.Session, func() { cancel(context.Cause(k.Session)) })()
 	}
 	if name == ToolBash {
 		return run(ctx, k, name, args)

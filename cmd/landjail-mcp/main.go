@@ -201,7 +201,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// grace, and the sweep was skipped).
 	defer plan.EndHolds()
 	defer context.AfterFunc(ctx, plan.EndHolds)()
-	k := &tools.Toolkit{WS: plan.WS, Ruleset: plan.Ruleset, Tracker: tracker, Env: plan.Env, Seccomp: plan.Seccomp, NoPIDNamespace: o.NoPIDNamespace}
+	// Session: SIGTERM (ctx canceled) ends the calls in progress too,
+	// which the SDK's own call contexts do not see (R25d-4).
+	k := &tools.Toolkit{WS: plan.WS, Ruleset: plan.Ruleset, Tracker: tracker, Env: plan.Env, Seccomp: plan.Seccomp, NoPIDNamespace: o.NoPIDNamespace, Session: ctx}
 	// Carve-outs follow the tree as it is at each bash call, not as it
 	// was when the server started (a .env created mid-session is denied);
 	// with --allow-domain each call gets a proxy of its own.
