@@ -155,15 +155,16 @@ func (f *finder) noUserinfo(name, v string) string {
 		} else {
 			v = ""
 		}
-		if strings.Contains(e, "@") {
+		if strings.ContainsAny(e, "@?") {
 			u, err := url.Parse(e)
 			switch {
 			case err != nil:
-				f.note("%s: an entry that does not parse as a URL and holds user information is not passed to the command", name)
+				f.note("%s: an entry that does not parse as a URL and holds user information or a query is not passed to the command", name)
 				e = ""
-			case u.User != nil:
-				u.User = nil
-				f.note("%s: the user information (a credential) of %s is not passed to the command; give the command what it needs with --env deliberately", name, u.Host)
+			case u.User != nil || u.RawQuery != "":
+				// A query can carry a token too (?token=: R25d-3).
+				u.User, u.RawQuery, u.ForceQuery = nil, "", false
+				f.note("%s: the user information or query (a credential) of %s is not passed to the command; give the command what it needs with --env deliberately", name, u.Host)
 				e = u.String()
 			}
 		}
