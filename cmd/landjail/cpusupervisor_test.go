@@ -205,7 +205,13 @@ func TestRunCPUsBoundsLiveWatch(t *testing.T) {
 	used, wall, out := run("./notifyprobe rename sub 3", "--cpus", "0.1")
 	require.Contains(t, out, "renames")
 	require.NotContains(t, out, "overflowed", "the command held, its events not lost")
-	bound := idle + time.Duration(0.1*1.3*float64(wall)) + 300*time.Millisecond
+	// Since cpushare.MaxHold (red team round 24, R24c-1; README) what one
+	// charge owes beyond a 2 s hold is forgiven, so a watch whose event
+	// batches cost more than the share's credit runs past 0.1: measured
+	// 0.09-0.35 CPU over the idle run here under load (the CI's 1.23 s
+	// against the former 0.13-CPU bound), against 0.9-1.1 unbounded. The
+	// bound is 0.4 CPU: a share that does not hold still fails.
+	bound := idle + time.Duration(0.4*float64(wall)) + 300*time.Millisecond
 	t.Logf("landjail's CPU: %v idle (sleep 3), %v in %v without --cpus, %v in %v with --cpus 0.1 (bound %v)", idle, free, freeWall, used, wall, bound)
 	assert.LessOrEqual(t, used, bound, "the live watch within --cpus")
 	if rate := float64(free-idle) / float64(freeWall); rate <= 0.3 {
