@@ -82,32 +82,8 @@ func TestNearestLinear(t *testing.T) {
 // client's SIGKILL skipped the last sweep). Control: uncanceled, the
 // call waits for the tool's answer.
 func TestCallCanceled(t *testing.T) {
-	release := make(chan struct{})
-	callers["slow_tool_for_test"] = func(context.Context, *Toolkit, string, json.RawMessage) (Result, error) {
-		<-release
-		return nil, nil
-	}
-	defer delete(callers, "slow_tool_for_test")
-	defer close(release)
-	k := &Toolkit{}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := k.Call(ctx, "slow_tool_for_test", nil)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("control: the call returned before the tool (%v)", err)
-	case <-time.After(200 * time.Millisecond):
-	}
-	cancel()
-	select {
-	case err := <-done:
-		assert.ErrorIs(t, err, ErrCanceled)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the canceled call did not return")
-	}
+	callEndsWhen(t, &Toolkit{}, ctx, cancel)
 }
 
 // TestCallEndsWithSession: a call whose own context goes on (the MCP
@@ -116,6 +92,15 @@ func TestCallCanceled(t *testing.T) {
 // R25d-4: a grep still ran 150 s after SIGTERM). Control: while the
 // Session goes on, the call waits for its tool.
 func TestCallEndsWithSession(t *testing.T) {
+	session, end := context.WithCancel(context.Background())
+	callEndsWhen(t, &Toolkit{Session: session}, context.Background(), end)
+}
+
+// callEndsWhen calls a tool of k that blocks until the test ends, with
+// ctx: the call must still wait 200 ms later (control), then return
+// ErrCanceled within 10 s of end.
+func callEndsWhen(t *testing.T, k *Toolkit, ctx context.Context, end func()) {
+	t.Helper()
 	release := make(chan struct{})
 	callers["slow_tool_for_test"] = func(context.Context, *Toolkit, string, json.RawMessage) (Result, error) {
 		<-release
@@ -123,11 +108,9 @@ func TestCallEndsWithSession(t *testing.T) {
 	}
 	defer delete(callers, "slow_tool_for_test")
 	defer close(release)
-	session, end := context.WithCancel(context.Background())
-	k := &Toolkit{Session: session}
 	done := make(chan error, 1)
 	go func() {
-		_, err := k.Call(context.Background(), "slow_tool_for_test", nil)
+		_, err := k.Call(ctx, "slow_tool_for_test", nil)
 		done <- err
 	}()
 	select {
@@ -140,6 +123,6 @@ func TestCallEndsWithSession(t *testing.T) {
 	case err := <-done:
 		assert.ErrorIs(t, err, ErrCanceled)
 	case <-time.After(10 * time.Second):
-		t.Fatal("the call went on after its session ended")
+		t.Fatal("the call went on after its context or session ended")
 	}
 }
