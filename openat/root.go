@@ -206,6 +206,19 @@ func (r *Root) Chmod(name string, mode fs.FileMode) error { return r.chmod(name,
 // name, as os.ReadDir.
 func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) { return r.readDir(name) }
 
+// ReadDirN reads the named directory as ReadDir does, but holds at most n
+// entries at any time however large the directory: it returns the n
+// entries that sort first by name among those keep accepts (keep nil:
+// every entry), sorted, and total, the number of entries keep accepted.
+// The names are read in batches (getdents64), so memory is O(n) plus one
+// batch, and only the n returned entries are stat'ed (fstatat relative to
+// the directory's descriptor, AT_SYMLINK_NOFOLLOW; an entry removed
+// meanwhile is left out of the entries, not of total). n < 0 means no
+// bound (ReadDir with a filter). Errors as ReadDir's.
+func (r *Root) ReadDirN(name string, n int, keep func(name string) bool) (entries []fs.DirEntry, total int, err error) {
+	return r.readDirN(name, n, keep)
+}
+
 // FS returns an fs.FS for the tree beneath r; it also implements
 // fs.StatFS, fs.ReadFileFS and fs.ReadDirFS, so fs.WalkDir and fs.Glob
 // stay inside the root. Names follow fs.ValidPath (others fail with an

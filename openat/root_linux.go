@@ -620,29 +620,92 @@ func wrapPath(op, name string, err error) error {
 }
 
 func (r *Root) readDir(name string) ([]fs.DirEntry, error) {
+	ents, _, err := r.readDirN(name, -1, nil)
+	return ents, err
+}
+
+// dirBatch is how many names readDirN asks of each getdents64 round.
+const dirBatch = 1024
+
+func (r *Root) readDirN(name string, n int, keep func(string) bool) ([]fs.DirEntry, int, error) {
 	fd, err := r.openFd(name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, &fs.PathError{Op: "getdents", Path: name, Err: err}
+	var (
+		names []string // n >= 0: a max-heap of the n least names so far
+		total int
+	)
+	for {
+		batch, err := f.Readdirnames(dirBatch)
+		for _, e := range batch {
+			if keep != nil && !keep(e) {
+				continue
+			}
+			total++
+			switch {
+			case n < 0 || len(names) < n:
+				names = append(names, e)
+				if n >= 0 {
+					heapUp(names, len(names)-1)
+				}
+			case n > 0 && e < names[0]:
+				names[0] = e
+				heapDown(names, 0)
+			}
+		}
+		if err == io.EOF || (err == nil && len(batch) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, 0, &fs.PathError{Op: "getdents", Path: name, Err: err}
+		}
 	}
 	slices.Sort(names)
 	out := make([]fs.DirEntry, 0, len(names))
-	for _, n := range names {
+	for _, e := range names {
 		var st unix.Stat_t
-		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		if err := unix.Fstatat(fd, e, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			if err == unix.ENOENT {
 				continue // removed meanwhile
 			}
-			return nil, &fs.PathError{Op: "fstatat", Path: joinName(name, n), Err: err}
+			return nil, 0, &fs.PathError{Op: "fstatat", Path: joinName(name, e), Err: err}
 		}
-		out = append(out, fs.FileInfoToDirEntry(newFileInfo(n, &st)))
+		out = append(out, fs.FileInfoToDirEntry(newFileInfo(e, &st)))
 	}
-	return out, nil
+	return out, total, nil
+}
+
+// heapUp and heapDown keep h a max-heap of strings (the greatest at 0),
+// so that readDirN drops the greatest of its n+1 least names in O(log n).
+func heapUp(h []string, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p] >= h[i] {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func heapDown(h []string, i int) {
+	for {
+		l, m := 2*i+1, i
+		if l < len(h) && h[l] > h[m] {
+			m = l
+		}
+		if l+1 < len(h) && h[l+1] > h[m] {
+			m = l + 1
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // syscallMode converts an fs.FileMode to the mode bits of open(2) and

@@ -536,16 +536,16 @@ func (r *ListDirectoryResult) String() string {
 	return b.String()
 }
 
-// ListDirectory is list_directory: Workspace.ReadDir (entries matching a
-// deny pattern are left out), sorted by name, capped at
-// Limits.ListEntries. Symlinks are shown as such, never followed.
+// ListDirectory is list_directory: Workspace.ReadDirN (entries matching a
+// deny pattern are left out), sorted by name, the first
+// Limits.ListEntries shown and all counted. Symlinks are shown as such, never followed.
 func (k *Toolkit) ListDirectory(a ListDirectoryArgs) (*ListDirectoryResult, error) {
 	const tool = ToolListDirectory
 	name, err := k.path(a.Path, ".")
 	if err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
-	ents, err := k.WS.ReadDir(name)
+	ents, total, err := k.WS.ReadDirN(name, k.limits().ListEntries)
 	if err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
@@ -553,12 +553,8 @@ func (k *Toolkit) ListDirectory(a ListDirectoryArgs) (*ListDirectoryResult, erro
 	if shown == "" {
 		shown = name
 	}
-	r := &ListDirectoryResult{Path: shown, Total: len(ents)}
+	r := &ListDirectoryResult{Path: shown, Total: total, Truncated: total > len(ents)}
 	for _, d := range ents {
-		if len(r.Entries) == k.limits().ListEntries {
-			r.Truncated = true
-			break
-		}
 		e := Entry{Name: d.Name(), Type: "?"}
 		switch t := d.Type(); {
 		case t.IsDir():

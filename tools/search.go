@@ -33,7 +33,14 @@ type dirFS struct {
 	// git's internals unless the pattern names .git). A set: doublestar
 	// may read a directory more than once.
 	hiddenGit map[string]bool
+	// large collects the directories ReadDir refused as holding more
+	// than Limits.DirEntries entries (a set, as hiddenGit).
+	large map[string]bool
 }
+
+// errDirTooLarge is ReadDir's error for a directory past
+// Limits.DirEntries: glob and grep skip it and count it.
+var errDirTooLarge = errors.New("directory has more entries than the tools walk")
 
 var (
 	_ fs.StatFS    = dirFS{}
@@ -72,7 +79,14 @@ func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	ents, err := d.k.WS.ReadDir(n)
+	limit := d.k.limits().DirEntries
+	ents, total, err := d.k.WS.ReadDirN(n, limit)
+	if err == nil && total > limit {
+		if d.large != nil {
+			d.large[name] = true
+		}
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errDirTooLarge}
+	}
 	if d.hiddenGit == nil || err != nil {
 		return ents, err
 	}
@@ -105,6 +119,9 @@ type GlobResult struct {
 	// (as grep does not search them): name .git in the pattern, or pass
 	// one as Path, to list git's internals.
 	SkippedGitDirs int `json:"skipped_git_dirs,omitempty"`
+	// SkippedLargeDirs counts the directories not walked because they
+	// hold more than Limits.DirEntries entries.
+	SkippedLargeDirs int `json:"skipped_large_dirs,omitempty"`
 }
 
 // String renders the result for a model.
@@ -124,6 +141,9 @@ func (r *GlobResult) String() string {
 	}
 	if r.SkippedGitDirs > 0 {
 		fmt.Fprintf(&b, "\n[%d .git directories not listed; name .git in the pattern to list one]", r.SkippedGitDirs)
+	}
+	if r.SkippedLargeDirs > 0 {
+		fmt.Fprintf(&b, "\n[%d directories not walked: each holds more entries than the tools read of one directory; use bash (find, ls) for them]", r.SkippedLargeDirs)
 	}
 	return b.String()
 }
@@ -166,7 +186,7 @@ func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
 	if shownBase == "" {
 		shownBase = base
 	}
-	fsys := dirFS{k: k, base: base}
+	fsys := dirFS{k: k, base: base, large: map[string]bool{}}
 	if !slices.Contains(strings.Split(a.Pattern, "/"), ".git") {
 		fsys.hiddenGit = map[string]bool{}
 	}
@@ -190,6 +210,7 @@ func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
 	}
 	slices.Sort(r.Matches)
 	r.SkippedGitDirs = len(fsys.hiddenGit)
+	r.SkippedLargeDirs = len(fsys.large)
 	return r, nil
 }
 
@@ -297,6 +318,9 @@ type GrepResult struct {
 	// .gitignore ignores them or they are .git; the result says so, so
 	// the model knows to grep such a directory by path.
 	SkippedIgnoredDirs int
+	// SkippedLargeDirs counts directories not searched because they hold
+	// more than Limits.DirEntries entries.
+	SkippedLargeDirs int
 	// Truncated: the cap was reached, more matches may exist.
 	Truncated bool `json:"truncated"`
 }
@@ -316,6 +340,9 @@ func (r *GrepResult) String() string {
 	}
 	if r.SkippedIgnoredDirs > 0 {
 		fmt.Fprintf(&b, "; %d ignored directories skipped (.git, .gitignore'd; grep one by path to search it)", r.SkippedIgnoredDirs)
+	}
+	if r.SkippedLargeDirs > 0 {
+		fmt.Fprintf(&b, "; %d directories skipped as holding more entries than the tools read of one directory (use bash for them)", r.SkippedLargeDirs)
 	}
 	if r.CutLarge > 0 {
 		fmt.Fprintf(&b, "; %d files searched only up to the size cap (--max-file-size) because they grew while read", r.CutLarge)
@@ -389,7 +416,7 @@ func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
 		return r, nil
 	}
 	ign := k.ignores(base)
-	fsys := dirFS{k: k, base: base}
+	fsys := dirFS{k: k, base: base, large: map[string]bool{}}
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable: skip (the root's error was checked by Stat)
@@ -416,6 +443,7 @@ func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
 	if err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
+	r.SkippedLargeDirs = len(fsys.large)
 	return r, nil
 }
 

@@ -118,8 +118,16 @@ type Limits struct {
 	LineBytes int
 	// ReadBytes caps read_file's output text.
 	ReadBytes int
-	// ListEntries caps list_directory.
+	// ListEntries caps list_directory: the entries that sort first are
+	// shown, the rest counted, with at most ListEntries held at once
+	// (jail.Workspace.ReadDirN).
 	ListEntries int
+	// DirEntries is the most entries glob and grep read of one directory
+	// (beyond what deny patterns leave out): a larger directory is not
+	// walked, and the result counts it (SkippedLargeDirs), so a command
+	// that fills a directory with millions of names cannot make the
+	// server hold them all (red team round 25, R25c-10).
+	DirEntries int
 	// GlobResults caps glob.
 	GlobResults int
 	// GrepMatches caps grep's matching lines.
@@ -163,6 +171,7 @@ var DefaultLimits = Limits{
 	LineBytes:      2000,
 	ReadBytes:      256 << 10,
 	ListEntries:    1000,
+	DirEntries:     100000,
 	GlobResults:    500,
 	GrepMatches:    200,
 	FileBytes:      10 << 20,
@@ -185,6 +194,7 @@ func (k *Toolkit) limits() Limits {
 	pick(&l.LineBytes, d.LineBytes)
 	pick(&l.ReadBytes, d.ReadBytes)
 	pick(&l.ListEntries, d.ListEntries)
+	pick(&l.DirEntries, d.DirEntries)
 	pick(&l.GlobResults, d.GlobResults)
 	pick(&l.GrepMatches, d.GrepMatches)
 	pick(&l.BashOutput, d.BashOutput)

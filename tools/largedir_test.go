@@ -1,0 +1,61 @@
+package tools_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/jail"
+	"github.com/landjail/landjail/tools"
+)
+
+// TestLargeDirectories: glob and grep do not walk a directory of more
+// than Limits.DirEntries entries (they count it and say so), and
+// list_directory shows the first ListEntries of any directory while
+// counting all, so that a command filling a directory with millions of
+// names cannot make the server hold them (red team round 25, R25c-10).
+// Control: at exactly DirEntries entries the directory is walked; denied
+// names are neither shown nor counted.
+func TestLargeDirectories(t *testing.T) {
+	t.Parallel()
+	tree := []string{"small/a.txt=needle", "small/b.txt=needle", "big/.env=needle"}
+	for i := range 60 {
+		tree = append(tree, fmt.Sprintf("big/x%02d.txt=needle", i))
+	}
+	e := newEnv(t, tree, jail.WithDeny(".env"))
+	e.k.Limits.DirEntries = 59
+
+	g, err := e.k.Glob(tools.GlobArgs{Pattern: "**/*.txt"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"small/a.txt", "small/b.txt"}, g.Matches)
+	assert.Equal(t, 1, g.SkippedLargeDirs)
+	assert.Contains(t, g.String(), "1 directories not walked")
+
+	r, err := e.k.Grep(tools.GrepArgs{Pattern: "needle"})
+	require.NoError(t, err)
+	assert.Len(t, r.Matches, 2)
+	assert.Equal(t, 1, r.SkippedLargeDirs)
+	assert.Contains(t, r.String(), "1 directories skipped as holding more entries")
+
+	e.k.Limits.DirEntries = 60 // control: .env is not counted
+	g, err = e.k.Glob(tools.GlobArgs{Pattern: "**/*.txt"})
+	require.NoError(t, err)
+	assert.Len(t, g.Matches, 62)
+	assert.Zero(t, g.SkippedLargeDirs)
+	assert.NotContains(t, g.String(), "not walked")
+	r, err = e.k.Grep(tools.GrepArgs{Pattern: "needle"})
+	require.NoError(t, err)
+	assert.Len(t, r.Matches, 62)
+	assert.Zero(t, r.SkippedLargeDirs)
+
+	e.k.Limits.ListEntries = 3
+	l, err := e.k.ListDirectory(tools.ListDirectoryArgs{Path: "big"})
+	require.NoError(t, err)
+	assert.Equal(t, 60, l.Total)
+	assert.True(t, l.Truncated)
+	require.Len(t, l.Entries, 3)
+	assert.Equal(t, []string{"x00.txt", "x01.txt", "x02.txt"}, []string{l.Entries[0].Name, l.Entries[1].Name, l.Entries[2].Name})
+	assert.Equal(t, int64(6), l.Entries[0].Size)
+}
