@@ -27,8 +27,8 @@
 // pidfd_open and the like aimed at the worker's own thread id: a child
 // shares the worker's domain, and Landlock would let it signal or ptrace
 // that thread of the caller (if seccomp is unavailable, every spawn takes
-// the fresh-thread path; children of pooled workers cannot make 32-bit
-// system calls). That is all the state a worker carries; Credential, Setsid, Dir and stdio are applied in the child
+// the fresh-thread path, which carries the same guard where seccomp
+// works; children of a guarded thread cannot make 32-bit system calls). That is all the state a worker carries; Credential, Setsid, Dir and stdio are applied in the child
 // only, so Cmds that differ in them share workers. Each request runs
 // os/exec's Start on the worker thread, which only creates pipes and
 // forks there (the child's chdir and execve are checked against the
@@ -211,7 +211,10 @@ type Cmd struct {
 	// (≈ 90 µs more per spawn, plus ≈ 0.17 µs per rule) instead of
 	// handing the fork to a pooled spawner thread of the Ruleset. The
 	// child is confined identically either way; use it when no thread
-	// confined by this Ruleset may outlive the spawn.
+	// confined by this Ruleset may outlive the spawn. The fresh thread
+	// carries the pooled workers' seccomp guard too (the child cannot
+	// signal or ptrace it in the moment it outlives the fork), so its
+	// children cannot make 32-bit system calls either.
 	FreshThread bool
 	// InNamespace, when not nil, is called on the spawner thread right
 	// after it entered the Ruleset's namespace view (so inside the
@@ -424,7 +427,12 @@ func CommandContext(ctx context.Context, ws *jail.Workspace, rs *landlock.Rulese
 // worker of a closed but not Released Ruleset still spawns), with
 // Cmd.SelfTest ErrNotEnforced or ErrSelfTestFailed, errno errors from confinement (for example EPERM
 // when seccomp now refuses Landlock: Start never falls back silently once a
-// ruleset was compiled), and os.StartProcess's errors.
+// ruleset was compiled), and os.StartProcess's errors. The first Start
+// makes the calling process not dumpable (prctl(PR_SET_DUMPABLE, 0)) for
+// good: its spawner threads share their children's Landlock domain, and
+// a dumpable caller could be ptraced (or its /proc/PID/mem opened)
+// through one of them by a child of the same uid (red team round 26,
+// R26b-3); no core dumps of the caller follow.
 func (c *Cmd) Start() error { return c.start() }
 
 // Wait waits for the command to exit and for its I/O copying to finish,

@@ -14,6 +14,10 @@
 //	                         TID from ppid to ppid+N: succeeds if any thread
 //	                         of the parent other than its leader can be
 //	                         signalled (a pooled spawner thread)
+//	helper seize TID         tgkill(ppid, TID, 0), PTRACE_SEIZE of TID
+//	                         (detached at once), open of its
+//	                         /proc/PPID/task/TID/mem: succeeds if any
+//	                         works (a live fresh spawner thread)
 package main
 
 import (
@@ -82,6 +86,24 @@ func main() {
 					fmt.Printf("kill(%d, 0) succeeded\n", tid)
 					err = nil
 				}
+			}
+		}
+	case "seize":
+		var tid int
+		if tid, err = strconv.Atoi(arg); err == nil {
+			pp := os.Getppid()
+			sig := syscall.Tgkill(pp, tid, 0)
+			_, _, e := syscall.Syscall6(syscall.SYS_PTRACE, 0x4206 /* PTRACE_SEIZE */, uintptr(tid), 0, 0, 0, 0)
+			if e == 0 {
+				syscall.PtraceDetach(tid)
+			}
+			mem, merr := os.Open(fmt.Sprintf("/proc/%d/task/%d/mem", pp, tid))
+			if merr == nil {
+				mem.Close()
+			}
+			fmt.Printf("tgkill: %v; ptrace seize: %v; open mem: %v\n", sig, e, merr)
+			if sig != nil && e != 0 && merr != nil {
+				err = fmt.Errorf("thread %d of %d neither signalled nor seized", tid, pp)
 			}
 		}
 	default:
