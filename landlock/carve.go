@@ -347,6 +347,12 @@ func nestedCarves(roots []Rule) []carve {
 // reachable by name). More than limit entries in all fail with
 // ErrWalkLimit. The result is sorted by path.
 func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) {
+	return walkCarvesGranted(ws, roots, nil, limit)
+}
+
+// walkCarvesGranted is walkCarves for a policy whose ruleset also grants
+// the paths granted (canonical or not) outside its roots.
+func walkCarvesGranted(ws *jail.Workspace, roots, granted []string, limit int) ([]carve, error) {
 	var (
 		mu     sync.Mutex
 		out    []carve
@@ -361,7 +367,16 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 	conf := fastwalk.Config{Follow: false}
 	multi := multiComponentPatterns(ws)
 	keys := &keyScan{}
-	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys, multi: multi}
+	lk := &links{ws: ws, roots: roots, granted: granted, add: add, seen: &seen, limit: limit, keys: keys, multi: multi}
+	lk.grantedCanon = sync.OnceValue(func() []string {
+		var out []string
+		for _, g := range lk.granted {
+			if c, err := filepath.EvalSymlinks(g); err == nil {
+				out = append(out, c)
+			}
+		}
+		return out
+	})
 	// HOME's links into the policy: ~/.aws -> dotfiles/aws with the
 	// dotfiles repository as the workspace gives dotfiles/aws the
 	// verdict of .aws/, as a link inside a root does (red team round 13,
@@ -1142,8 +1157,15 @@ var maxHomeLinkScan = 200_000
 // ends when its names begin nothing new, red team R10-3), and every
 // entry counts toward the main walk's limit.
 type links struct {
-	ws      *jail.Workspace
-	roots   []string
+	ws    *jail.Workspace
+	roots []string
+	// granted are the paths of the rules granted outside the policy's
+	// roots (the system preset, presets, the private TMPDIR and HOME,
+	// Extra): a denied link's target there is carved too
+	// (grantedTarget). grantedCanon makes them canonical once, when a
+	// denied link first needs it.
+	granted      []string
+	grantedCanon func() []string
 	add     func(carve)
 	seen    *atomic.Int64
 	limit   int
@@ -1318,6 +1340,53 @@ func (l *links) inPolicy(t string) bool {
 	return in
 }
 
+// inGranted reports whether t, canonical, lies in a rule granted
+// outside the policy's roots (l.granted).
+func (l *links) inGranted(t string) bool {
+	if len(l.granted) == 0 || t == "/" {
+		return false
+	}
+	for _, g := range l.grantedCanon() {
+		if g == "/" || t == g || strings.HasPrefix(t, g+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// grantedTarget gives t, the target of a link named with verdict v that
+// lies outside the policy's roots but in a rule the ruleset grants
+// anyway (the private HOME or TMPDIR, a preset's or the system preset's
+// directory), the link's verdict: carved like a target in a root
+// (carveBelowOutside then carves the granting rule). The command could
+// write there: .env -> HOME/stash planted by one run, the user's secret
+// written through the link, read by the next (red team round 26,
+// R26c-3). Only a regular file or a directory is carved: a device
+// (.env -> /dev/null, a common way to disable a file) holds no secret,
+// and refusing it would break the command; a target holding a policy
+// root was handled by the caller.
+func (l *links) grantedTarget(t string, v jail.Narrowing) error {
+	fi, err := os.Lstat(t)
+	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) || l.holdsRoot(t) {
+		return nil
+	}
+	switch {
+	case v&jail.NarrowDenied != 0:
+		l.add(carve{path: t, source: SourceDenyPattern, exists: true})
+	case v&jail.NarrowPrivateKey != 0:
+		if fi.Mode().IsRegular() && l.keys.holdsKey(t, fi.Mode().Type(), jail.NarrowPrivateKey) {
+			l.add(carve{path: t, source: SourcePrivateKey, exists: true})
+		}
+	default:
+		src := SourceReadOnly
+		if v&jail.NarrowAgentConfig != 0 {
+			src = SourceAgentConfig
+		}
+		l.add(carve{path: t, access: RightsReadExec, source: src, exists: true})
+	}
+	return nil
+}
+
 // count counts one entry toward the walk limit.
 func (l *links) count(where string) error {
 	if l.seen.Add(1) > int64(l.limit) {
@@ -1374,6 +1443,9 @@ func (l *links) target(p string, v jail.Narrowing) error {
 			}
 			l.add(carve{path: r, access: RightsReadExec, source: src, exists: true})
 		}
+	}
+	if !l.inPolicy(t) && l.inGranted(t) {
+		return l.grantedTarget(t, v)
 	}
 	if !l.inPolicy(t) {
 		// Not a file of the policy; but a directory out of it may hold
@@ -1844,7 +1916,7 @@ func topRoots(roots []Rule) []string {
 // the agent-config paths whether they exist or not (a missing one makes
 // its parent a chain directory, so it cannot be created). Patterns that
 // cannot be expanded are an error, never a dropped feature.
-func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, error) {
+func collectCarves(ws *jail.Workspace, opt Options, roots []Rule, granted ...string) ([]carve, error) {
 	carves := nestedCarves(roots)
 	limit := opt.WalkLimit
 	if limit <= 0 {
@@ -1862,7 +1934,7 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule) ([]carve, erro
 	// each is carved below (a --config file under a --rw / root is one
 	// carve, not a walk of the whole file system).
 	if patterns {
-		found, err := walkCarves(ws, topRoots(roots), limit)
+		found, err := walkCarvesGranted(ws, topRoots(roots), granted, limit)
 		if err != nil {
 			return nil, err
 		}

@@ -128,8 +128,27 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 		req.rules = append(req.rules, Rule{Path: r.Path, Access: modeRights(r.Mode), Source: src})
 	}
 	req.policyRoots = len(req.rules)
+	// The rules granted outside the policy's roots: the walk carves a
+	// denied link's target there too (grantedTarget).
+	var granted []Rule
+	if opt.System {
+		granted = append(granted, SystemRules(!opt.NetHost && len(opt.ConnectTCP) == 0)...)
+	}
+	if opt.TmpDir != "" {
+		granted = append(granted, Rule{Path: opt.TmpDir, Access: RightsAll, Source: "tmp"})
+	}
+	for _, r := range opt.Extra {
+		if r.Source == "" {
+			r.Source = "extra"
+		}
+		granted = append(granted, r)
+	}
+	grantedPaths := make([]string, 0, len(granted))
+	for _, r := range granted {
+		grantedPaths = append(grantedPaths, r.Path)
+	}
 	var err error
-	req.carves, err = collectCarves(ws, opt, req.rules)
+	req.carves, err = collectCarves(ws, opt, req.rules, grantedPaths...)
 	if err != nil {
 		return req, err
 	}
@@ -137,18 +156,7 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 		req.rules = append(req.rules, Rule{Path: "/", Access: RightsAll, Source: "unrestricted"})
 	}
 	outside := len(req.rules)
-	if opt.System {
-		req.rules = append(req.rules, SystemRules(!opt.NetHost && len(opt.ConnectTCP) == 0)...)
-	}
-	if opt.TmpDir != "" {
-		req.rules = append(req.rules, Rule{Path: opt.TmpDir, Access: RightsAll, Source: "tmp"})
-	}
-	for _, r := range opt.Extra {
-		if r.Source == "" {
-			r.Source = "extra"
-		}
-		req.rules = append(req.rules, r)
-	}
+	req.rules = append(req.rules, granted...)
 	carves, drop := literalDenied(ws, req.rules[outside:])
 	req.carves = append(req.carves, carves...)
 	carveBelowOutside(req.rules[outside:], req.carves)
