@@ -1166,15 +1166,15 @@ type links struct {
 	// denied link first needs it.
 	granted      []string
 	grantedCanon func() []string
-	add     func(carve)
-	seen    *atomic.Int64
-	limit   int
-	visited sync.Map // directories walked here, by kind and key (enter)
-	memo    keyMemo  // the keys of the names walks start from
-	pendMu  sync.Mutex
-	pending []func() error // link walks queued (later)
-	multi   leads          // what makes a link lead a pattern (linkLeads)
-	keys    *keyScan
+	add          func(carve)
+	seen         *atomic.Int64
+	limit        int
+	visited      sync.Map // directories walked here, by kind and key (enter)
+	memo         keyMemo  // the keys of the names walks start from
+	pendMu       sync.Mutex
+	pending      []func() error // link walks queued (later)
+	multi        leads          // what makes a link lead a pattern (linkLeads)
+	keys         *keyScan
 	// resolved memoises resolve: link path -> resolution (a chain of
 	// links is followed once, not once per member: red team round 17,
 	// R17b-5, 1 ms a link of a planted chain at every start).
