@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/linkscan"
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -529,7 +530,80 @@ func walkCarvesGranted(ws *jail.Workspace, roots, granted []string, limit int) (
 			return nil, err
 		}
 	}
+	more, err := hardLinkCarves(roots, out, limit)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, more...)
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
+}
+
+// hardLinkCarves gives every other name, in the roots, of a carved
+// regular file with several hard links the carve of that file: the
+// content a pattern denies (or makes read-only) by one name is the same
+// by every name (red team round 26, R26c-1: a command made .env, not yet
+// denied, and the hard link .cache/x; the user filled .env in place, as
+// editors and `>` do; the next run read the secret as .cache/x in every
+// layer). The carved files are lstat'ed (one call each); only when one
+// has st_nlink > 1 are the roots walked again, each regular file
+// lstat'ed and matched by device and inode. Names outside the roots are
+// not looked for (README). limit bounds the entries walked
+// (ErrWalkLimit).
+func hardLinkCarves(roots []string, carves []carve, limit int) ([]carve, error) {
+	type ident struct{ dev, ino uint64 }
+	linked := map[ident]carve{}
+	for _, c := range carves {
+		if !c.exists || !(deniedSource(c.source) || readOnlySource(c.source)) {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Lstat(c.path, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink < 2 {
+			continue
+		}
+		id := ident{uint64(st.Dev), st.Ino}
+		if prev, ok := linked[id]; ok && (deniedSource(prev.source) || !deniedSource(c.source)) {
+			continue // a denied name wins over a read-only one
+		}
+		linked[id] = c
+	}
+	if len(linked) == 0 {
+		return nil, nil
+	}
+	var (
+		mu   sync.Mutex
+		out  []carve
+		seen atomic.Int64
+	)
+	conf := fastwalk.Config{Follow: false}
+	for _, root := range roots {
+		err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if seen.Add(1) > int64(limit) {
+				return fmt.Errorf("%w: more than %d entries below %s looking for the other names of a hard-linked carved file (raise Options.WalkLimit; landjail: --walk-limit N)", ErrWalkLimit, limit, root)
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			var st syscall.Stat_t
+			if syscall.Lstat(p, &st) != nil || st.Nlink < 2 {
+				return nil
+			}
+			c, ok := linked[ident{uint64(st.Dev), st.Ino}]
+			if !ok || c.path == p {
+				return nil
+			}
+			mu.Lock()
+			out = append(out, carve{path: p, access: c.access, source: c.source, exists: true})
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -1340,6 +1414,25 @@ func (l *links) inPolicy(t string) bool {
 	return in
 }
 
+// processDependent returns the first link on p's way (jail.LinkChain)
+// that lies in /proc (/proc/self, /proc/thread-self, /proc/PID/cwd;
+// /dev/fd and /dev/stdin lead there), or "": a link such as .env ->
+// /proc/self/cwd/notes.txt leads, for the command, to a file of its
+// working directory, and for landjail, resolving it, to one of its own
+// (red team round 26, R26c-8: landjail started outside the workspace
+// carved nothing, and the command read what the user had written
+// through .env as notes.txt). The walk never enters /proc; a denied or
+// read-only name leading there cannot be judged, so the policy is
+// refused (fail closed).
+func processDependent(p string) string {
+	for _, l := range jail.LinkChain(p) {
+		if l == "/proc" || strings.HasPrefix(l, "/proc/") {
+			return l
+		}
+	}
+	return ""
+}
+
 // inGranted reports whether t, canonical, lies in a rule granted
 // outside the policy's roots (l.granted).
 func (l *links) inGranted(t string) bool {
@@ -1418,6 +1511,9 @@ func verdictOf(n jail.Narrowing, roParent bool) jail.Narrowing {
 func (l *links) target(p string, v jail.Narrowing) error {
 	if v == 0 {
 		return nil
+	}
+	if via := processDependent(p); via != "" {
+		return fmt.Errorf("%w: %s is a symbolic link through %s: where it leads depends on the process that follows it (the command's working directory, descriptors), not on landjail's, so its verdict cannot be carved; remove the link or name its target", ErrNotEnforceable, termsafe.Quote(p), termsafe.Quote(via))
 	}
 	t, err := l.resolve(p)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,66 @@ func TestDeniedLinkIntoPrivateHome(t *testing.T) {
 			assert.Contains(t, out, "fine", "control: the private HOME's other files")
 		})
 	}
+}
+
+// TestDeniedHardLinkPlanted: the other names, in the roots, of a denied
+// file with several hard links are denied too, in every layer and in
+// resolve (red team round 26, R26c-1: run 1 made .env, not yet there
+// to deny, and .cache/x, a hard link of it; the user filled .env in
+// place; run 2 read the secret as .cache/x). Control: the workspace's
+// other files, and a file with one link.
+func TestDeniedHardLinkPlanted(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	for _, mode := range [][]string{nil, {"--no-namespaces"}, {"--no-pid-namespace"}} {
+		t.Run(strings.Join(append([]string{"default"}, mode...), " "), func(t *testing.T) {
+			t.Parallel()
+			ws := wsDir(t)
+			run := func(script string) string {
+				args := append([]string{"run", "--timeout", "1m", "--workspace", ws, "--deny-secrets"}, mode...)
+				_, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "/bin/sh", "-c", script)...)
+				return out
+			}
+			out := run(`echo placeholder > .env && mkdir .cache && ln .env .cache/x && echo fine > notes && echo PLANTED`)
+			require.Contains(t, out, "PLANTED")
+			require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("API_KEY=SECRET_ENV\n"), 0o644)) // in place
+			out = run(`cat .env .cache/x; cat notes`)
+			assert.NotContains(t, out, "SECRET", "the denied file read by its other name")
+			assert.Contains(t, out, "fine", "control")
+			code, out := runBinCtx(t, 30*time.Second, bin, "resolve", "--workspace", ws, "--deny-secrets", ".cache/x")
+			assert.Equal(t, 1, code, out)
+			assert.Contains(t, out, "denied")
+		})
+	}
+}
+
+// TestDeniedLinkThroughProc: a denied name that is a link through /proc
+// (.env -> /proc/self/cwd/notes.txt) leads somewhere else for each
+// process: landjail refuses to run rather than judge it in its own
+// context (red team round 26, R26c-8: started outside the workspace, it
+// carved nothing and the command read .env as notes.txt, where the
+// user's write through .env had gone). Control: the link removed, the
+// same run starts.
+func TestDeniedLinkThroughProc(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	ws := wsDir(t)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("API_KEY=SECRET_PROC\n"), 0o644))
+	require.NoError(t, os.Symlink("/proc/self/cwd/notes.txt", filepath.Join(ws, ".env")))
+	for _, mode := range [][]string{nil, {"--no-namespaces"}} {
+		args := append([]string{"run", "--timeout", "1m", "--workspace", ws, "--deny-secrets"}, mode...)
+		code, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "/bin/sh", "-c", "cat .env; echo RAN")...)
+		assert.NotEqual(t, 0, code, "%v: %s", mode, out)
+		assert.NotContains(t, out, "SECRET", mode)
+		assert.NotContains(t, out, "RAN", mode)
+		assert.Contains(t, out, "/proc/self", mode)
+	}
+	code, out := runBinCtx(t, 30*time.Second, bin, "resolve", "--workspace", ws, "--deny-secrets", "notes.txt")
+	assert.NotEqual(t, 0, code, out)
+	require.NoError(t, os.Remove(filepath.Join(ws, ".env")))
+	code, out = runBinCtx(t, 60*time.Second, bin, "run", "--timeout", "1m", "--workspace", ws, "--deny-secrets", "--", "/bin/sh", "-c", "echo RAN")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "RAN", "control")
 }
