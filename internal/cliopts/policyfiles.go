@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
@@ -67,6 +68,16 @@ func (o *Options) checkPolicyLinks(root string) error {
 					c = "the file itself"
 				}
 				return fmt.Errorf("--%s %s goes through the symbolic link %s, which the command may change (a root it can write holds it): the next run would read the policy it points to; give the file's own path (%s)", f.flag, termsafe.Quote(f.path), termsafe.Quote(l), termsafe.Quote(c))
+			}
+		}
+		// A second name of the file, which a root the command can
+		// write may hold where no pattern looks: the file is read-only
+		// by its own name only (red team round 26, R26a-2: a hard link
+		// planted by an earlier run rewrote the next run's policy).
+		var st syscall.Stat_t
+		if syscall.Stat(f.path, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Nlink > 1 {
+			if c, err := filepath.EvalSymlinks(f.path); err == nil && o.writableHolds(root, c) {
+				return fmt.Errorf("--%s %s has %d hard links and lies in a root the command can write: another name of it (find %s -samefile %s) would let the command rewrite the policy the next run reads; remove the other names or keep the file outside the roots the command writes", f.flag, termsafe.Quote(f.path), st.Nlink, termsafe.Quote(root), termsafe.Quote(c))
 			}
 		}
 	}

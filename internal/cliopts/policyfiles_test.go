@@ -113,3 +113,35 @@ func TestPolicyFileThroughLink(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyFileHardLinked: a --config FILE with a second hard link in
+// a root the command can write is refused (red team round 26, R26a-2:
+// an earlier run planted cache/x, a hard link of the config, and the
+// command rewrote the next run's policy through it; the file was
+// read-only by its own name only). Controls: the same file with one
+// link, and a hard-linked config outside the writable roots.
+func TestPolicyFileHardLinked(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	conf := filepath.Join(ws, "lj.toml")
+	require.NoError(t, os.WriteFile(conf, []byte("deny_secrets = true\n"), 0o644))
+	o := mustLoadRun(t, "--workspace", ws, "--config", conf)
+	w, err := o.Policy()
+	require.NoError(t, err, "control: one link")
+	w.Close()
+
+	require.NoError(t, os.Link(conf, filepath.Join(ws, "x")))
+	o = mustLoadRun(t, "--workspace", ws, "--config", conf)
+	_, err = o.Policy()
+	assert.ErrorContains(t, err, "has 2 hard links")
+
+	out := filepath.Join(outside, "lj.toml")
+	require.NoError(t, os.WriteFile(out, []byte("deny_secrets = true\n"), 0o644))
+	require.NoError(t, os.Link(out, filepath.Join(outside, "y")))
+	o = mustLoadRun(t, "--workspace", ws, "--config", out)
+	w, err = o.Policy()
+	require.NoError(t, err, "control: outside the writable roots")
+	w.Close()
+}
