@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/openat"
 )
 
 // This file finds the paths a repository's git configuration makes git
@@ -620,6 +622,26 @@ const maxGitConfig = 1 << 20
 // readConfigFile reads a regular file of at most maxGitConfig bytes;
 // anything else (a FIFO, a device, a directory: an include.path can name
 // one) is an error, never a read that blocks.
+// readRegularAt is readConfigFile for a file of the root r (a workspace
+// file the command can write: .gitmodules): a FIFO there blocked
+// landjail's start for ever, and landjail-mcp's past SIGTERM (red team
+// round 26, R26a-10).
+func readRegularAt(r *openat.Root, name string) ([]byte, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxGitConfig {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrInvalidPath}
+	}
+	return io.ReadAll(io.LimitReader(f, maxGitConfig))
+}
+
 func readConfigFile(name string) ([]byte, error) {
 	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {

@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestSubmoduleGitfiles: the "path = SUB" lines of .gitmodules, quoted or
@@ -52,5 +54,30 @@ func TestProtectedSubmoduleGitfile(t *testing.T) {
 			assert.NoError(t, err, "control")
 		}
 		w.Close()
+	}
+}
+
+// TestGitmodulesFIFO: a .gitmodules that is a FIFO (planted by an
+// earlier run) does not block New with WithProtectedAgentConfig (red
+// team round 26, R26a-10: landjail's start hung for ever, landjail-mcp's
+// past SIGTERM); it names no submodule. Control: a regular one is read
+// (TestProtectedSubmoduleGitfile).
+func TestGitmodulesFIFO(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	require.NoError(t, unix.Mkfifo(filepath.Join(root, ".gitmodules"), 0o644))
+	done := make(chan error, 1)
+	go func() {
+		w, err := New(root, WithProtectedAgentConfig())
+		if err == nil {
+			w.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("New blocked on a .gitmodules FIFO") // the goroutine stays blocked: the test binary is killed at exit
 	}
 }

@@ -181,7 +181,7 @@ func New(root string, opts ...Option) (*Workspace, error) {
 		// a git directory the command made runs that directory's
 		// core.fsmonitor on the user's next `git status` in the
 		// superproject. .gitmodules itself is protected (AgentConfigPaths).
-		if b, err := w.roots[0].r.ReadFile(".gitmodules"); err == nil {
+		if b, err := readRegularAt(w.roots[0].r, ".gitmodules"); err == nil {
 			readOnly = append(readOnly, submoduleGitfiles(b)...)
 		}
 	}
