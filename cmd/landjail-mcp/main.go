@@ -70,6 +70,11 @@ func main() {
 	// SIGTERM, SIGINT and SIGHUP end the session like EOF does, so that
 	// serve's deferred cleanup (killing every descendant, the sweep)
 	// runs.
+	// SIGPIPE caught (never read): a write to a client that stopped
+	// reading fails with EPIPE and ends the session through its error,
+	// with the cleanup, instead of killing the server before it (red
+	// team round 26, R26d-3).
+	signal.Notify(make(chan os.Signal, 1), unix.SIGPIPE)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go endOnSignal(stop, done)
