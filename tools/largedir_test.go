@@ -3,6 +3,7 @@ package tools_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,43 @@ func TestLargeDirectories(t *testing.T) {
 	require.Len(t, l.Entries, 3)
 	assert.Equal(t, []string{"x00.txt", "x01.txt", "x02.txt"}, []string{l.Entries[0].Name, l.Entries[1].Name, l.Entries[2].Name})
 	assert.Equal(t, int64(6), l.Entries[0].Size)
+}
+
+// TestWalkBudget: one glob or grep call makes at most Limits.WalkOps
+// directory reads and stats, then stops and says its result is cut (red
+// team round 26, R26a-8: three ** and 256 alternatives on a chain of 41
+// directories took 347 s, and went on after the client canceled).
+// Control: the same calls under the default budget finish whole.
+func TestWalkBudget(t *testing.T) {
+	t.Parallel()
+	chain := "d"
+	for range 30 {
+		chain += "/d"
+	}
+	e := newEnv(t, []string{chain + "/x.txt=needle", "top.txt=needle"})
+	pattern := "**/d/**/d/**/*{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}"
+
+	g, err := e.k.Glob(tools.GlobArgs{Pattern: "**/*.txt"})
+	require.NoError(t, err)
+	assert.Len(t, g.Matches, 2, "control")
+	assert.False(t, g.BudgetSpent, "control")
+
+	e.k.Limits.WalkOps = 500
+	start := time.Now()
+	g, err = e.k.Glob(tools.GlobArgs{Pattern: pattern})
+	require.NoError(t, err)
+	assert.True(t, g.BudgetSpent)
+	assert.Contains(t, g.String(), "the walk stopped")
+	t.Logf("glob within 500 reads: %v", time.Since(start))
+
+	e.k.Limits.WalkOps = 10
+	r, err := e.k.Grep(tools.GrepArgs{Pattern: "needle"})
+	require.NoError(t, err)
+	assert.True(t, r.BudgetSpent)
+	assert.Contains(t, r.String(), "the walk stopped")
+	e.k.Limits.WalkOps = 0 // the default
+	r, err = e.k.Grep(tools.GrepArgs{Pattern: "needle"})
+	require.NoError(t, err)
+	assert.Len(t, r.Matches, 2, "control")
+	assert.False(t, r.BudgetSpent, "control")
 }

@@ -36,6 +36,36 @@ type dirFS struct {
 	// large collects the directories ReadDir refused as holding more
 	// than Limits.DirEntries entries (a set, as hiddenGit).
 	large map[string]bool
+	// ops counts the directory reads and stats of one call; past
+	// Limits.WalkOps each fails with errWalkBudget (stopped set).
+	ops     *int
+	stopped *bool
+}
+
+// errWalkBudget is dirFS's error once a call made Limits.WalkOps
+// directory reads and stats: glob and grep then stop walking and say
+// their result is cut.
+var errWalkBudget = errors.New("the call's budget of directory reads is spent")
+
+// spend counts one read or stat of op on name against the call's
+// budget.
+func (d dirFS) spend(op, name string) error {
+	if d.ops == nil {
+		return nil
+	}
+	if *d.ops >= d.k.limits().WalkOps {
+		*d.stopped = true
+		return &fs.PathError{Op: op, Path: name, Err: errWalkBudget}
+	}
+	*d.ops++
+	return nil
+}
+
+// budgeted returns a dirFS for one glob or grep call, with its own
+// budget of Limits.WalkOps reads and stats (doublestar and fs.WalkDir
+// call it from the calling goroutine only).
+func budgeted(k *Toolkit, base string) dirFS {
+	return dirFS{k: k, base: base, large: map[string]bool{}, ops: new(int), stopped: new(bool)}
 }
 
 // errDirTooLarge is ReadDir's error for a directory past
@@ -71,12 +101,18 @@ func (d dirFS) Stat(name string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.spend("stat", name); err != nil {
+		return nil, err
+	}
 	return d.k.WS.Stat(n)
 }
 
 func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	n, err := d.name("readdir", name)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.spend("readdir", name); err != nil {
 		return nil, err
 	}
 	limit := d.k.limits().DirEntries
@@ -122,6 +158,9 @@ type GlobResult struct {
 	// SkippedLargeDirs counts the directories not walked because they
 	// hold more than Limits.DirEntries entries.
 	SkippedLargeDirs int `json:"skipped_large_dirs,omitempty"`
+	// BudgetSpent: the walk stopped after Limits.WalkOps directory
+	// reads; more matches may exist.
+	BudgetSpent bool `json:"budget_spent,omitempty"`
 }
 
 // String renders the result for a model.
@@ -144,6 +183,9 @@ func (r *GlobResult) String() string {
 	}
 	if r.SkippedLargeDirs > 0 {
 		fmt.Fprintf(&b, "\n[%d directories not walked: each holds more entries than the tools read of one directory; use bash (find, ls) for them]", r.SkippedLargeDirs)
+	}
+	if r.BudgetSpent {
+		b.WriteString("\n[the walk stopped: the pattern needed more directory reads than one call makes; use fewer ** or alternatives, or a narrower path]")
 	}
 	return b.String()
 }
@@ -186,7 +228,7 @@ func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
 	if shownBase == "" {
 		shownBase = base
 	}
-	fsys := dirFS{k: k, base: base, large: map[string]bool{}}
+	fsys := budgeted(k, base)
 	if !slices.Contains(strings.Split(a.Pattern, "/"), ".git") {
 		fsys.hiddenGit = map[string]bool{}
 	}
@@ -211,6 +253,7 @@ func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
 	slices.Sort(r.Matches)
 	r.SkippedGitDirs = len(fsys.hiddenGit)
 	r.SkippedLargeDirs = len(fsys.large)
+	r.BudgetSpent = *fsys.stopped
 	return r, nil
 }
 
@@ -321,6 +364,9 @@ type GrepResult struct {
 	// SkippedLargeDirs counts directories not searched because they hold
 	// more than Limits.DirEntries entries.
 	SkippedLargeDirs int
+	// BudgetSpent: the walk stopped after Limits.WalkOps directory
+	// reads; other files may match.
+	BudgetSpent bool
 	// Truncated: the cap was reached, more matches may exist.
 	Truncated bool `json:"truncated"`
 }
@@ -343,6 +389,9 @@ func (r *GrepResult) String() string {
 	}
 	if r.SkippedLargeDirs > 0 {
 		fmt.Fprintf(&b, "; %d directories skipped as holding more entries than the tools read of one directory (use bash for them)", r.SkippedLargeDirs)
+	}
+	if r.BudgetSpent {
+		b.WriteString("; the walk stopped after the directory reads one call makes: grep a narrower path")
 	}
 	if r.CutLarge > 0 {
 		fmt.Fprintf(&b, "; %d files searched only up to the size cap (--max-file-size) because they grew while read", r.CutLarge)
@@ -416,7 +465,7 @@ func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
 		return r, nil
 	}
 	ign := k.ignores(base)
-	fsys := dirFS{k: k, base: base, large: map[string]bool{}}
+	fsys := budgeted(k, base)
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable: skip (the root's error was checked by Stat)
@@ -444,6 +493,7 @@ func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
 		return nil, k.fail(tool, a.Path, err)
 	}
 	r.SkippedLargeDirs = len(fsys.large)
+	r.BudgetSpent = *fsys.stopped
 	return r, nil
 }
 
