@@ -29,6 +29,7 @@ import (
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/internal/nsinit"
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/privdirs"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
@@ -733,41 +734,13 @@ func (o *Options) writableHolds(root, p string) bool {
 			return true
 		}
 	}
-	return inPrivateDirs(p)
-}
-
-// inPrivateDirs reports whether p, canonical, lies in a directory
-// landjail grants a command read-write outside its policy and keeps
-// between runs: the default private HOMEs ($XDG_CACHE_HOME/landjail/...,
-// CommandHome) and the private TMPDIRs and HOMEs of the temporary
-// directory ($TMPDIR/landjail-*), whichever run's (red team round 26,
-// R26a-6: a run wrote HOME/bin/git and pointed a workspace bin at it; the
-// next run's --git-identity executed it unconfined).
-func inPrivateDirs(p string) bool {
-	var dirs []string
-	if cache, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, filepath.Join(cache, "landjail"))
-	}
-	for _, d := range dirs {
-		if c, err := filepath.EvalSymlinks(d); err == nil {
-			d = c
-		}
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return true
-		}
-	}
-	tmp := os.TempDir()
-	if c, err := filepath.EvalSymlinks(tmp); err == nil {
-		tmp = c
-	}
-	rest, ok := strings.CutPrefix(p, tmp+"/")
-	return ok && strings.HasPrefix(rest, "landjail-")
+	return privdirs.Holds(p) // the private HOMEs and TMPDIRs (R26a-6)
 }
 
 // InWritableRoot reports whether p, canonical, lies in a root the
 // command can write: the workspace (default: the current directory), a
 // --rw root, a --home DIR, or a private HOME or TMPDIR landjail keeps
-// between runs (inPrivateDirs). landjail itself never executes a program
+// between runs (privdirs.Holds). landjail itself never executes a program
 // found there (a confined run could have planted it for the next one).
 func (o *Options) InWritableRoot(p string) bool {
 	root := o.Workspace

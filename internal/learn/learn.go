@@ -62,6 +62,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
+	"github.com/landjail/landjail/internal/privdirs"
 )
 
 // Right is the access that was refused.
@@ -349,6 +350,11 @@ func decidePath(r Refusal) (Key, string, string) {
 		return no("not an absolute clean path")
 	case procProcess(p):
 		return no("a process's /proc entry: never granted")
+	case privdirs.Holds(p):
+		// Every workspace's private HOME and TMPDIR are there: a grant
+		// let one run plant what the others execute under their own
+		// policies (red team round 26, R26c-5).
+		return "", "", commentLine(byDesignPrefix, p, "landjail's own private directories (every workspace's private HOME and TMPDIR): never learned")
 	case (r.Right == Write || r.Right == Create) && (within(p, "/proc") || within(p, "/sys")):
 		return no("a write to a kernel interface (/proc, /sys): never granted")
 	}

@@ -364,3 +364,30 @@ func TestDevicesNotLearned(t *testing.T) {
 		assert.Equal(t, p, path)
 	}
 }
+
+// TestPrivateDirsNotLearned (red team round 26, R26c-5): a refused
+// write or create in landjail's own private directories (the cache that
+// holds every workspace's private HOME, a $TMPDIR/landjail-* directory)
+// is refused by design, never learned; control: the same refusal in
+// another directory of the cache is learned.
+func TestPrivateDirsNotLearned(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, d := range []string{filepath.Join(cache, "landjail"), filepath.Join(cache, "landjail", "home"), filepath.Join(tmp, "landjail-0-0123456789ab")} {
+		require.NoError(t, os.MkdirAll(d, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "f"), nil, 0o600))
+		for _, r := range []Refusal{{Path: filepath.Join(d, "x"), Right: Create}, {Path: filepath.Join(d, "f"), Right: Write}} {
+			key, path, line := decidePath(r)
+			assert.Empty(t, key, "%v", r)
+			assert.Empty(t, path, "%v", r)
+			assert.Contains(t, line, byDesignPrefix, "%v", r)
+		}
+	}
+	other := filepath.Join(cache, "other")
+	require.NoError(t, os.MkdirAll(other, 0o700))
+	key, path, _ := decidePath(Refusal{Path: filepath.Join(other, "x"), Right: Create})
+	assert.Equal(t, KeyRW, key, "control")
+	assert.Equal(t, other, path)
+}

@@ -61,6 +61,30 @@ import (
 // markerHeader is a live marker's first line.
 const markerHeader = "landjail live marker v1"
 
+// Holds reports whether p, canonical, lies in one of the directories
+// above, whichever run's (in $XDG_CACHE_HOME/landjail, or a
+// $TMPDIR/landjail-* name): directories a command may write that outlive
+// its run. landjail never executes a program found there (--git-identity:
+// red team round 26, R26a-6) and --learn never grants them to a run
+// (R26c-5: the cache held every workspace's private HOME).
+func Holds(p string) bool {
+	if cache, err := os.UserCacheDir(); err == nil {
+		d := filepath.Join(cache, "landjail")
+		if c, err := filepath.EvalSymlinks(d); err == nil {
+			d = c
+		}
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	tmp := os.TempDir()
+	if c, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = c
+	}
+	rest, ok := strings.CutPrefix(p, tmp+"/")
+	return ok && strings.HasPrefix(rest, "landjail-")
+}
+
 // liveDir is the directory of live markers: $XDG_CACHE_HOME/landjail/live.
 func liveDir() (string, error) {
 	cache, err := os.UserCacheDir()
