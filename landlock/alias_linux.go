@@ -69,7 +69,45 @@ func under(p, dir string) (string, bool) {
 // mountinfo unreadable: none (Compile's caller sees the masks as
 // before).
 func maskAliases(masks []string) []string {
-	if len(masks) == 0 {
+	var out []string
+	for _, a := range aliases(masks) {
+		out = append(out, a.alias)
+	}
+	return out
+}
+
+// carveAliases gives each existing denied or read-only carve's other
+// places (as maskAliases finds them) a carve of their own: under
+// Landlock alone a rule granted outside the policy (the system preset's
+// /usr) reached the workspace's denied .env through a bind mount of the
+// workspace below it (red team round 26, R26a-4). mountinfo is read
+// only when there is such a carve.
+func carveAliases(carves []carve) []carve {
+	var paths []string
+	byPath := map[string]carve{}
+	for _, c := range carves {
+		if c.exists && (deniedSource(c.source) || readOnlySource(c.source)) {
+			if _, dup := byPath[c.path]; !dup || deniedSource(c.source) {
+				byPath[c.path] = c
+			}
+			paths = append(paths, c.path)
+		}
+	}
+	var out []carve
+	for _, a := range aliases(paths) {
+		c := byPath[a.of]
+		out = append(out, carve{path: a.alias, access: c.access, source: c.source, exists: true})
+	}
+	return out
+}
+
+// alias is one other place (alias) of the path of.
+type alias struct{ alias, of string }
+
+// aliases returns the other places where each of paths shows through
+// another mount of its file system (maskAliases).
+func aliases(paths []string) []alias {
+	if len(paths) == 0 {
 		return nil
 	}
 	mounts, err := readMountinfo()
@@ -77,11 +115,11 @@ func maskAliases(masks []string) []string {
 		return nil
 	}
 	seen := map[string]bool{}
-	for _, m := range masks {
+	for _, m := range paths {
 		seen[m] = true
 	}
-	var out []string
-	for _, p := range masks {
+	var out []alias
+	for _, p := range paths {
 		// The mount p is on: the last of those with the longest
 		// mount point holding it.
 		hold := -1
@@ -107,16 +145,16 @@ func maskAliases(masks []string) []string {
 			if !ok {
 				continue
 			}
-			alias := filepath.Join(e.path, below)
-			if seen[alias] {
+			a := filepath.Join(e.path, below)
+			if seen[a] {
 				continue
 			}
 			var ast unix.Stat_t
-			if unix.Lstat(alias, &ast) != nil || ast.Dev != st.Dev || ast.Ino != st.Ino {
+			if unix.Lstat(a, &ast) != nil || ast.Dev != st.Dev || ast.Ino != st.Ino {
 				continue
 			}
-			seen[alias] = true
-			out = append(out, alias)
+			seen[a] = true
+			out = append(out, alias{a, p})
 		}
 	}
 	return out

@@ -159,6 +159,7 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 	req.rules = append(req.rules, granted...)
 	carves, drop := literalDenied(ws, req.rules[outside:])
 	req.carves = append(req.carves, carves...)
+	req.carves = append(req.carves, carveAliases(req.carves)...)
 	carveBelowOutside(req.rules[outside:], req.carves)
 	if len(drop) > 0 {
 		req.rules = slices.DeleteFunc(req.rules, func(r Rule) bool { return drop[r.Path] && r.Source != "workspace" })
