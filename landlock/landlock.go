@@ -39,6 +39,7 @@ import (
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 
 	"github.com/landjail/landjail/internal/nsview"
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -199,9 +200,12 @@ type Rule struct {
 }
 
 // String returns "SOURCE PATH {rights}", for example
-// "rox /usr {execute,read_file,read_dir}".
+// "rox /usr {execute,read_file,read_dir}", the path through
+// termsafe.Quote: a name a command planted (a carved workspace entry)
+// that holds a newline or another control is Go-quoted, so it cannot end
+// the line and forge others (red team round 26, R26c-2).
 func (r Rule) String() string {
-	return fmt.Sprintf("%s %s %v", r.Source, r.Path, r.Access)
+	return fmt.Sprintf("%s %s %v", r.Source, termsafe.Quote(r.Path), r.Access)
 }
 
 // MarshalJSON encodes a Rule as {"path", "access": [names], "source"}.
@@ -417,7 +421,8 @@ func (l *Layer) UnmarshalText(b []byte) error {
 	return fmt.Errorf("landlock: unknown layer %q", b)
 }
 
-// String renders the report as readable text, one fact per line.
+// String renders the report as readable text, one fact per line; paths
+// go through termsafe.Quote (a name with a newline cannot make a line).
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "confinement: %s (Landlock ABI %d", r.Level, r.ABI)
@@ -428,18 +433,18 @@ func (r *Report) String() string {
 	if r.Layer != LayerUnset {
 		fmt.Fprintf(&b, "layer: %s", r.Layer)
 		if r.LayerReason != "" {
-			fmt.Fprintf(&b, " (%s)", r.LayerReason)
+			fmt.Fprintf(&b, " (%s)", termsafe.Escape(r.LayerReason))
 		}
 		b.WriteString("\n")
 	}
 	for _, m := range r.Masks {
-		fmt.Fprintf(&b, "mask: %s\n", m)
+		fmt.Fprintf(&b, "mask: %s\n", termsafe.Quote(m))
 	}
 	for _, m := range r.ReadOnlyMounts {
-		fmt.Fprintf(&b, "read-only mount: %s\n", m)
+		fmt.Fprintf(&b, "read-only mount: %s\n", termsafe.Quote(m))
 	}
 	for _, m := range r.Writable {
-		fmt.Fprintf(&b, "writable in view: %s\n", m)
+		fmt.Fprintf(&b, "writable in view: %s\n", termsafe.Quote(m))
 	}
 	if r.PrivateNetwork {
 		b.WriteString("network: private namespace, loopback only\n")
@@ -451,7 +456,7 @@ func (r *Report) String() string {
 		b.WriteString("tmp: /tmp writable (a tmpfs of the command's own)\n")
 	}
 	for _, d := range r.FrozenDirs {
-		fmt.Fprintf(&b, "frozen directory: %s\n", d)
+		fmt.Fprintf(&b, "frozen directory: %s\n", termsafe.Quote(d))
 	}
 	for _, f := range r.Enforced {
 		fmt.Fprintf(&b, "enforced: %s\n", f.Name)
@@ -467,7 +472,7 @@ func (r *Report) String() string {
 		if !c.Exists {
 			missing = " (absent: cannot be created)"
 		}
-		fmt.Fprintf(&b, "carve-out: %s %s (%s)%s\n", c.Mode, c.Path, c.Source, missing)
+		fmt.Fprintf(&b, "carve-out: %s %s (%s)%s\n", c.Mode, termsafe.Quote(c.Path), c.Source, missing)
 	}
 	if len(r.CarveOuts) > 0 {
 		fmt.Fprintf(&b, "carve-out rules: %d, frozen directories: %d\n", r.CarveRules, r.ChainDirs)

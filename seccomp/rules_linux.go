@@ -120,6 +120,8 @@ var syscallNumbers = sync.OnceValue(func() map[string]uint32 {
 		"llistxattr":        unix.SYS_LLISTXATTR,
 		"getxattrat":        unix.SYS_GETXATTRAT,
 		"listxattrat":       unix.SYS_LISTXATTRAT,
+		"file_getattr":      unix.SYS_FILE_GETATTR,
+		"file_setattr":      unix.SYS_FILE_SETATTR,
 		"setsockopt":        unix.SYS_SETSOCKOPT,
 	}
 	for _, sc := range allModeSyscalls {
@@ -140,6 +142,11 @@ const mountTableReason = "the mount table (every mount point and source) without
 
 // xattrReads are the syscalls that read extended attributes by path.
 var xattrReads = []string{"getxattr", "lgetxattr", "listxattr", "llistxattr", "getxattrat", "listxattrat"}
+
+// fileAttrCalls are file_getattr(2) and file_setattr(2) (Linux 6.17),
+// which read and change a file's inode flags (FS_XFLAG_*), extent size
+// hint and project ID by path.
+var fileAttrCalls = []string{"file_getattr", "file_setattr"}
 
 // sysVIPC are the System V IPC syscalls (Options.DenySysVIPC).
 var sysVIPC = []string{"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl"}
@@ -353,6 +360,21 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	// access mode Landlock checked (accessMode3Rules).
 	for _, sc := range xattrReads {
 		rs = append(rs, deny("xattr-"+sc, sc, "", unix.EOPNOTSUPP, "Landlock does not check reading a file's extended attributes by path: those of a file the policy refuses (user.xdg.origin.url of a download) would be read"))
+	}
+	// Inode flags by path: Landlock has no hook on file_setattr or
+	// file_getattr (Linux 6.17), so a command set flags (FS_XFLAG_NODUMP,
+	// NOATIME, SYNC, an extent size hint) on a denied .env and on any
+	// file of its uid outside the policy under Landlock alone (red team
+	// round 26, R26b-1), and read them, with the project ID and extent
+	// count, of files it may not open. ENOSYS, what a kernel before 6.17
+	// answers, for both: chattr, lsattr and xfs_io then use
+	// FS_IOC_FSGETXATTR/FSSETXATTR on a descriptor, whose open Landlock
+	// checked; EPERM would fail a tool that tries the new call first on
+	// a file the policy lets it change. The read is refused too although
+	// stat(2) shows as much of a denied file: it is the same kind of
+	// by-path read as getxattr, and no tool needs it yet.
+	for _, sc := range fileAttrCalls {
+		rs = append(rs, deny("fileattr-"+sc, sc, "", unix.ENOSYS, "Landlock does not check reading or changing a file's inode flags by path (file_getattr/file_setattr, Linux 6.17): those of a file the policy refuses or keeps read-only would be set; ENOSYS makes tools fall back to the ioctl on a descriptor Landlock checked"))
 	}
 	rs = append(rs, accessMode3Rules()...)
 	rs = append(rs, setIDModeRules()...)

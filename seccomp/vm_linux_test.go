@@ -120,6 +120,10 @@ func TestFilterVM(t *testing.T) {
 		sys("openat(O_WRONLY|high)", unix.SYS_OPENAT, ok, 3, 0x1000, hi32|unix.O_WRONLY),
 		sys("openat(O_PATH)", unix.SYS_OPENAT, ok, 3, 0x1000, unix.O_PATH),
 		sys("clone(vfork)", unix.SYS_CLONE, ok, unix.CLONE_VM|unix.CLONE_VFORK|uint64(unix.SIGCHLD)),
+		// Inode flags by path (red team round 26, R26b-1), under every
+		// Options, AllowDangerous included.
+		sys("file_setattr", unix.SYS_FILE_SETATTR, enosys, 3, 0x1000, 0x2000, 24, 0),
+		sys("file_getattr", unix.SYS_FILE_GETATTR, enosys, 3, 0x1000, 0x2000, 24, 0),
 	}
 	// The pid rules apply under every Options: pid 0 (the caller) only.
 	// pid_t and int arguments are read by the kernel from the low word,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -34,7 +35,7 @@ func printAllowUnix(w io.Writer, o *options, rs *landlock.Ruleset, seccompOn boo
 	}
 	fmt.Fprintf(w, "# allow-unix: %s;", r.Enforcement)
 	for _, s := range r.Sockets {
-		fmt.Fprintf(w, " %s (dev %d, inode %d)", s.Path, s.Dev, s.Ino)
+		fmt.Fprintf(w, " %s (dev %d, inode %d)", termsafe.Quote(s.Path), s.Dev, s.Ino)
 	}
 	fmt.Fprintln(w)
 }

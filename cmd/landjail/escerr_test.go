@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/internal/kerneltest"
 )
 
 // TestErrorTextEscaped: landjail's own error line carries no terminal
@@ -48,4 +50,46 @@ func TestPrintRulesEscaped(t *testing.T) {
 	require.NoError(t, err, "%q", out)
 	assert.NotContains(t, string(out), "\x1b", "no ESC byte in the listing")
 	assert.Contains(t, string(out), `w\x1b[2Jall good`, "the workspace's rule, escaped")
+}
+
+// TestPrintRulesNewlineInName: a name a command planted with a newline
+// cannot make a line of --print-rules of its own, in the namespace
+// layer's "# mask:" line nor in a carved rule's line under
+// --no-namespaces (red team round 26, R26c-2: Lines splits at every
+// newline, so ".env.local\n# network: host (...)" forged two lines of
+// landjail's). Control: the same name without the newline is one line,
+// the forged text in it.
+func TestPrintRulesNewlineInName(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	const forged = "# network: host (unrestricted: --net host)"
+	const forgedRule = "system FORGED {read_file}"
+	for _, tc := range []struct {
+		layer []string
+		name  string
+		line  string
+	}{
+		{nil, ".env.local", forged},
+		{[]string{"--no-namespaces"}, "a", forgedRule},
+	} {
+		ws, ctrl := wsDir(t), wsDir(t)
+		require.NoError(t, os.WriteFile(filepath.Join(ws, tc.name+"\n"+tc.line), []byte("x"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(ctrl, tc.name+" "+tc.line), []byte("x"), 0o644))
+		// The carved rule is the workspace entry beside a carve-out.
+		require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("x"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(ctrl, ".env"), []byte("x"), 0o644))
+		args := append([]string{"run", "--print-rules", "--deny-secrets"}, tc.layer...)
+
+		out, err := osexec.Command(bin, append(args, "--workspace", ctrl, "--", "true")...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), tc.name+" "+tc.line, "%v control: the name is listed", tc.layer)
+
+		out, err = osexec.Command(bin, append(args, "--workspace", ws, "--", "true")...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), tc.name+`\n`+tc.line, "%v: the name is listed, its newline escaped", tc.layer)
+		for _, l := range strings.Split(string(out), "\n") {
+			assert.False(t, strings.HasPrefix(l, tc.line), "%v: a forged line: %q", tc.layer, l)
+		}
+	}
 }

@@ -1,15 +1,22 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/landjail/landjail/internal/termsafe"
 )
+
+// gitIdentityTimeout bounds the git config calls of --git-identity
+// together: they read two small files, a few milliseconds; one that does
+// not answer is a FIFO or a stalled mount among the caller's git config.
+const gitIdentityTimeout = 5 * time.Second
 
 // gitIdentity returns GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL
 // from the caller's git config user.name and user.email (--git-identity):
@@ -17,14 +24,35 @@ import (
 // left out; git itself missing is an error. landjail runs git itself,
 // unconfined, so git is looked up as the presets look up toolchains
 // (trustedGit): never in a root the command can write.
+//
+// Only the caller's configuration is read, the system's (/etc/gitconfig)
+// and the global one (~/.gitconfig, its includes), never a repository's:
+// git runs in "/" with GIT_DIR=/nonexistent and stdin from /dev/null.
+// Run in the workspace, git read its .git/config, which a previous
+// confined run could have made a FIFO (landjail never started) or an
+// include of any file into user.name, choosing the next run's identity
+// (red team round 26, R26a-5); even with --global, git's repository
+// discovery reads it. So an includeIf "gitdir:" identity does not apply:
+// pass it with --env GIT_AUTHOR_NAME=... and the other three. The calls
+// get gitIdentityTimeout together; past it the error says so and the
+// command is not run.
 func gitIdentity(o *options) ([]string, error) {
 	git, err := trustedGit(o, os.Getenv("PATH"))
 	if err != nil {
 		return nil, fmt.Errorf("--git-identity: %w", err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), gitIdentityTimeout)
+	defer cancel()
 	var env []string
 	for _, k := range []struct{ key, suffix string }{{"user.name", "NAME"}, {"user.email", "EMAIL"}} {
-		out, err := osexec.Command(git, "config", "--get", k.key).Output()
+		c := osexec.CommandContext(ctx, git, "config", "--get", k.key)
+		c.Dir = "/"
+		c.Env = append(os.Environ(), "GIT_DIR=/nonexistent")
+		c.WaitDelay = time.Second
+		out, err := c.Output()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("--git-identity: git config --get %s did not answer within %v (a FIFO or a stalled file system among your git config files?): %w", k.key, gitIdentityTimeout, ctx.Err())
+		}
 		var ee *osexec.ExitError
 		if errors.As(err, &ee) {
 			continue // not set

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/landjail/landjail/internal/preset"
+	"github.com/landjail/landjail/internal/termsafe"
 )
 
 // printPresets ends --print-rules with one comment block per --preset:
@@ -21,7 +22,7 @@ func printPresets(w io.Writer, o *options, env []string) {
 			fmt.Fprint(w, " no roots beyond the system preset")
 		}
 		for _, r := range p.Roots {
-			fmt.Fprintf(w, " %s %s (%s);", r.Access, r.Path, r.Why)
+			fmt.Fprintf(w, " %s %s (%s);", r.Access, termsafe.Quote(r.Path), termsafe.Escape(r.Why))
 		}
 		fmt.Fprintln(w)
 		var set []string
@@ -34,13 +35,13 @@ func printPresets(w io.Writer, o *options, env []string) {
 			}
 		}
 		if len(set) > 0 {
-			fmt.Fprintf(w, "#   env: %s\n", strings.Join(set, " "))
+			fmt.Fprintf(w, "#   env: %s\n", termsafe.Escape(strings.Join(set, " ")))
 		}
 		if p.ProxyEnv("127.0.0.1:1") != nil {
 			fmt.Fprintf(w, "#   with --allow-domain also: %s\n", proxyNames(p))
 		}
 		for _, n := range p.Notes {
-			fmt.Fprintf(w, "#   note: %s\n", n)
+			fmt.Fprintf(w, "#   note: %s\n", termsafe.Escape(n))
 		}
 		if m := missing[p.Name]; len(m) > 0 {
 			fmt.Fprintf(w, "#   registries, not allowed (no network unless --allow-domain lists them): %s\n", strings.Join(m, " "))

@@ -235,7 +235,9 @@ func runLoaded(ctx context.Context, o *cliopts.Options, argv []string, printRule
 	}
 	if printRules {
 		// Paths a command may have named (R22c-6): no escape sequence
-		// reaches the caller's terminal.
+		// reaches the caller's terminal. Each name is quoted where it
+		// is formatted too (Rule.String, printLayer: R26c-2), since
+		// Lines takes a newline in a name for a line end.
 		lw := termsafe.Lines(rio.stdout)
 		defer lw.Flush()
 		w := io.Writer(lw)
@@ -728,24 +730,28 @@ type runReport struct {
 // printLayer ends --print-rules with the file-system layer in force, as
 // comment lines: "# layer: namespaces" (then "# mask: PATH",
 // "# read-only mount: PATH", "# writable: PATH"), or "# layer:
-// landlock-only (WHY)" / "# layer: path-check (WHY)".
+// landlock-only (WHY)" / "# layer: path-check (WHY)". Each path goes
+// through termsafe.Quote where it is formatted: the Lines writer the
+// listing goes through splits at every newline, and a name a command
+// planted with one (.env.local\n# network: host) made lines of its own
+// (red team round 26, R26c-2).
 func printLayer(w io.Writer, r *landlock.Report) {
 	if r.LayerReason != "" {
-		fmt.Fprintf(w, "# layer: %s (%s)\n", r.Layer, r.LayerReason)
+		fmt.Fprintf(w, "# layer: %s (%s)\n", r.Layer, termsafe.Escape(r.LayerReason))
 	} else {
 		fmt.Fprintf(w, "# layer: %s\n", r.Layer)
 	}
 	for _, m := range r.Masks {
-		fmt.Fprintf(w, "# mask: %s\n", m)
+		fmt.Fprintf(w, "# mask: %s\n", termsafe.Quote(m))
 	}
 	for _, m := range r.ReadOnlyMounts {
-		fmt.Fprintf(w, "# read-only mount: %s\n", m)
+		fmt.Fprintf(w, "# read-only mount: %s\n", termsafe.Quote(m))
 	}
 	for _, m := range r.Writable {
-		fmt.Fprintf(w, "# writable: %s\n", m)
+		fmt.Fprintf(w, "# writable: %s\n", termsafe.Quote(m))
 	}
 	for _, m := range r.Swept {
-		fmt.Fprintf(w, "# swept after the command (no rule stops its creation): %s\n", m)
+		fmt.Fprintf(w, "# swept after the command (no rule stops its creation): %s\n", termsafe.Quote(m))
 	}
 	if r.PrivateNetwork {
 		fmt.Fprintln(w, "# network: private namespace, loopback only")

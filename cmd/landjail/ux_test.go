@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -435,4 +437,66 @@ func TestGitIdentityNeverRunsWorkspaceGit(t *testing.T) {
 	assert.Equal(t, 0, code, out)
 	assert.FileExists(t, marker, "control: a git outside the workspace runs")
 	assert.Contains(t, out, "author=Fake Name", "control")
+}
+
+// TestGitIdentityReadsCallersConfigOnly: --git-identity reads the
+// caller's git config, never the workspace repository's (red team round
+// 26, R26a-5: git config ran in the workspace, so a .git/config a
+// previous confined run made a FIFO blocked landjail's start for ever,
+// and a [user] section there chose the identity). landjail starts in
+// the workspace, as a user would: with .git/config a FIFO the command
+// starts at once, and with a [user] of the repository's the global one
+// is passed (the control: that one is read). A global config that is a
+// FIFO ends landjail with an error after gitIdentityTimeout, the
+// command not run.
+func TestGitIdentityReadsCallersConfigOnly(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if _, err := osexec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	t.Parallel()
+	bin := landjailBin(t)
+	ws, home := wsDir(t), wsDir(t)
+	gc := filepath.Join(home, "gitconfig")
+	require.NoError(t, os.WriteFile(gc, []byte("[user]\n\tname = Jane Doe\n\temail = jane@example.com\n"), 0o644))
+	out, err := osexec.Command("git", "init", "-q", ws).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	cfg := filepath.Join(ws, ".git", "config")
+	run := func(global string) (int, string, time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c := osexec.CommandContext(ctx, bin, "run", "--timeout", "1m", "--workspace", ws, "--git-identity", "--",
+			"/bin/sh", "-c", `echo "author=$GIT_AUTHOR_NAME <$GIT_AUTHOR_EMAIL>"`)
+		c.Dir = ws
+		c.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_GLOBAL="+global, "GIT_CONFIG_NOSYSTEM=1")
+		start := time.Now()
+		b, err := c.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*osexec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return code, string(b), time.Since(start)
+	}
+
+	require.NoError(t, os.WriteFile(cfg, []byte("[core]\n\tbare = false\n[user]\n\tname = Repo Picked\n"), 0o644))
+	code, got, _ := run(gc)
+	assert.Equal(t, 0, code, got)
+	assert.Contains(t, got, "author=Jane Doe <jane@example.com>", "control: the global identity is read, the repository's is not")
+
+	require.NoError(t, os.Remove(cfg))
+	require.NoError(t, unix.Mkfifo(cfg, 0o644))
+	code, got, took := run(gc)
+	assert.Equal(t, 0, code, got)
+	assert.Contains(t, got, "author=Jane Doe <jane@example.com>", "a FIFO .git/config")
+	assert.Less(t, took, gitIdentityTimeout, "a FIFO .git/config held the start")
+
+	fifo := filepath.Join(home, "fifo")
+	require.NoError(t, unix.Mkfifo(fifo, 0o644))
+	code, got, took = run(fifo)
+	assert.Equal(t, 125, code, got)
+	assert.Contains(t, got, "did not answer within")
+	assert.NotContains(t, got, "author=")
+	assert.Less(t, took, gitIdentityTimeout+10*time.Second)
 }

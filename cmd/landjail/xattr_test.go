@@ -71,3 +71,54 @@ func TestXattrReadsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestFileAttrCallsRefused: a confined command cannot set inode flags
+// by path with file_setattr(2) (Linux 6.17) on a file the policy
+// refuses (a denied .env) or keeps from it (a file outside the policy),
+// nor read them with file_getattr(2): Landlock has no hook on either,
+// and the seccomp filter answers both ENOSYS, as a kernel before 6.17
+// (red team round 26, R26b-1: FS_XFLAG_NODUMP set on both under
+// --no-namespaces). Control: the probe unconfined sets and reads the
+// flag. In every layer the default run reaches here.
+func TestFileAttrCallsRefused(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	probe := buildCLI(t, "./testdata/fileattrprobe", "CGO_ENABLED=0")
+	ws, out := wsDir(t), wsDir(t)
+	env, outside, ctrl := filepath.Join(ws, ".env"), filepath.Join(out, "id_rsa"), filepath.Join(out, "control")
+	for _, p := range []string{env, outside, ctrl, filepath.Join(ws, "notes.txt")} {
+		require.NoError(t, os.WriteFile(p, []byte("x\n"), 0o644))
+	}
+	nodump := func(p string) bool {
+		t.Helper()
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		defer f.Close()
+		flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)
+		require.NoError(t, err)
+		return flags&0x40 != 0 // FS_NODUMP_FL
+	}
+
+	got, err := osexec.Command(probe, ctrl).CombinedOutput()
+	require.NoError(t, err, "%s", got)
+	if strings.Contains(string(got), "set=ENOSYS") {
+		t.Skip("no file_setattr(2) (Linux 6.17): nothing to refuse")
+	}
+	if strings.Contains(string(got), "set=EOPNOTSUPP") || strings.Contains(string(got), "set=ENOTTY") {
+		t.Skipf("no inode flags on this file system: %s", got)
+	}
+	require.Contains(t, string(got), "set=ok", "control: unconfined, the flag is set")
+	require.True(t, nodump(ctrl), "control: unconfined, the flag is set")
+
+	data, err := os.ReadFile(probe)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "fileattrprobe"), data, 0o755))
+	for _, mode := range [][]string{nil, {"--no-namespaces"}, {"--no-pid-namespace"}} {
+		args := append([]string{"run", "--workspace", ws, "--deny-secrets", "--timeout", "1m"}, mode...)
+		_, got := runBinCtx(t, 60*time.Second, bin, append(args, "--", "./fileattrprobe", ".env", outside, "notes.txt")...)
+		assert.Equal(t, 3, strings.Count(got, "get=ENOSYS set=ENOSYS"), "%v: %s", mode, got)
+		assert.False(t, nodump(env), "%v: the denied .env's flags changed: %s", mode, got)
+		assert.False(t, nodump(outside), "%v: a file outside the policy changed: %s", mode, got)
+	}
+}

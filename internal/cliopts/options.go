@@ -291,7 +291,7 @@ func RunFlags() []cli.Flag {
 	return append(f,
 		&cli.StringFlag{Name: flagUser, Usage: "run as `UID[:GID]` (numeric; GID defaults to UID; needs root)"},
 		&cli.StringFlag{Name: flagHome, Usage: "HOME of the command: `DIR` (created 0700 if missing, read-write for the command), or \"workspace\" for the workspace root (default: a private directory per workspace, kept between runs, in your cache directory: $XDG_CACHE_HOME/landjail/home/HASH)"},
-		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (git config user.name and user.email) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
+		&cli.BoolFlag{Name: flagGitIdentity, Usage: "pass your git identity (user.name and user.email of your git config, system and global: never the repository's) as GIT_AUTHOR_NAME/EMAIL and GIT_COMMITTER_NAME/EMAIL, so git commit works (~/.gitconfig stays invisible)"},
 		&cli.DurationFlag{Name: flagTimeout, Usage: "supervise the command and kill its process group after `DURATION` (SIGTERM, SIGKILL 2s later)"},
 		&cli.DurationFlag{Name: flagKillAfter, HideDefault: true, Usage: "SIGKILL the command's process group when it still runs `DURATION` after a SIGTERM landjail forwarded to it, so that what landjail does after the command (the sweep of --protect-agent-config, --report, the control group's removal) comes before a supervisor's SIGKILL of landjail (default " + DefaultKillAfter.String() + "; 0: wait for the command)"},
 		&cli.StringFlag{Name: flagReport, Usage: "write the enforcement report and the exit status as JSON to `FILE` (implies supervision)"},

@@ -1,9 +1,9 @@
 package preset
 
 import (
-	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -71,12 +71,18 @@ func (f *finder) golang() {
 			cfg[k], explicit[k] = v, v
 		}
 	}
-	proxy := f.noUserinfo("GOPROXY", cfg["GOPROXY"])
+	// The caller's own values (the go env file, outside the policy, and
+	// the environment) keep their public entries only; go.env's are
+	// under GOROOT, which the command reads anyway.
+	proxy := cfg["GOPROXY"]
+	if v := explicit["GOPROXY"]; v != "" {
+		proxy = f.publicOnly("GOPROXY", v)
+	}
 	if proxy == "" {
 		proxy = "https://proxy.golang.org,direct"
 	}
 	if v, ok := explicit["GOSUMDB"]; ok {
-		explicit["GOSUMDB"] = f.noUserinfo("GOSUMDB", v)
+		explicit["GOSUMDB"] = f.publicOnly("GOSUMDB", v)
 		cfg["GOSUMDB"] = explicit["GOSUMDB"]
 	}
 	modcache := cfg["GOMODCACHE"]
@@ -138,40 +144,77 @@ func (f *finder) golang() {
 	}
 }
 
-// noUserinfo returns the value of the go variable name (GOPROXY's list
-// of URLs separated by "," or "|", or GOSUMDB's "name[+key] [URL]")
-// with the user information of every URL removed, and notes each
-// removal: a private proxy's credential ("https://user:token@host/") in
-// the caller's go env file, a file outside the policy, or in its
-// environment is not the command's to read (red team round 25, R25c-1).
-// A URL that does not parse and holds an "@" is dropped.
-func (f *finder) noUserinfo(name, v string) string {
+// publicProxies are the GOPROXY entries passed to the command as they
+// are: go's keywords and public proxies, which need no credential.
+var publicProxies = []string{"direct", "off", "https://proxy.golang.org", "https://goproxy.io", "https://goproxy.cn"}
+
+// publicSumDBs are the GOSUMDB names, and URLs after one, passed as they
+// are ("off", or a public checksum database's name, its public key after
+// a "+" or not, and an optional URL of one).
+var publicSumDBs = []string{"sum.golang.org", "sum.golang.google.cn"}
+
+// publicOnly returns the value of the go variable name (GOPROXY's list
+// of URLs separated by "," or "|", or GOSUMDB's "name[+key] [URL]") as
+// the caller configured it, with only the public entries (publicProxies,
+// publicSumDBs) kept, each verbatim, and a note naming the host of each
+// entry left out and how to pass it. A private proxy's URL can carry its
+// credential anywhere: in the user information (R25c-1), the query
+// (R25d-3), the path (Cloudsmith's https://dl.cloudsmith.io/TOKEN/o/r/go/,
+// red team round 26, R26a-3), a fragment, a host name. Recognising one is
+// guesswork, and passing scheme and host only would leave such a proxy
+// unusable and a token in a host name passed, so none of a private entry
+// reaches the command unless the user passes it deliberately
+// (--env GOPROXY=..., which wins over the preset's). A GOPROXY left with
+// no entry becomes "off" (the module download cache alone), never the
+// public default, which would be asked for private module paths; a
+// GOSUMDB left out is unset (go's default, sum.golang.org).
+func (f *finder) publicOnly(name, v string) string {
+	if name == "GOSUMDB" {
+		db, u, hasURL := strings.Cut(strings.TrimSpace(v), " ")
+		base, _, _ := strings.Cut(db, "+")
+		u = strings.TrimSpace(u)
+		if db == "off" || slices.Contains(publicSumDBs, base) && (!hasURL || slices.ContainsFunc(publicSumDBs, func(s string) bool {
+			return strings.TrimSuffix(u, "/") == "https://"+s
+		})) {
+			return v
+		}
+		host := base
+		if hasURL {
+			host = urlHost(u)
+		}
+		f.leftOut(name, host)
+		return ""
+	}
 	var b strings.Builder
+	sep := ""
 	for v != "" {
-		i := strings.IndexAny(v, ",| ")
-		e, sep := v, ""
+		i := strings.IndexAny(v, ",|")
+		e, next := v, ""
 		if i >= 0 {
-			e, sep, v = v[:i], v[i:i+1], v[i+1:]
+			e, next, v = v[:i], v[i:i+1], v[i+1:]
 		} else {
 			v = ""
 		}
-		if strings.ContainsAny(e, "@?") {
-			u, err := url.Parse(e)
-			switch {
-			case err != nil:
-				f.note("%s: an entry that does not parse as a URL and holds user information or a query is not passed to the command", name)
-				e = ""
-			case u.User != nil || u.RawQuery != "":
-				// A query can carry a token too (?token=: R25d-3).
-				u.User, u.RawQuery, u.ForceQuery = nil, "", false
-				f.note("%s: the user information or query (a credential) of %s is not passed to the command; give the command what it needs with --env deliberately", name, u.Host)
-				e = u.String()
-			}
+		if !slices.Contains(publicProxies, strings.TrimSuffix(strings.TrimSpace(e), "/")) {
+			f.leftOut(name, urlHost(e))
+			continue
 		}
-		b.WriteString(e)
 		b.WriteString(sep)
+		b.WriteString(e)
+		sep = next
+	}
+	if b.Len() == 0 {
+		return "off"
 	}
 	return b.String()
+}
+
+// leftOut notes that publicOnly left out name's entry of host.
+func (f *finder) leftOut(name, host string) {
+	if host == "" {
+		host = "an entry that does not parse as a URL"
+	}
+	f.note("%s: %s is not passed to the command (only public proxies and checksum databases are: a private one's URL can hold a credential); pass it deliberately with --env %s=VALUE, and list its host with --allow-domain", name, host, name)
 }
 
 // java: the JDK (the caller's JAVA_HOME when it holds bin/java, else the
