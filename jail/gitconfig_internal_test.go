@@ -241,14 +241,15 @@ func TestCommandWords(t *testing.T) {
 		{`foo$X/bar`, nil},
 		{`$HOME`, nil},
 		{`cat`, nil},
-		{`python3 -m nbstripout`, nil},
 		{`~/bin/helper`, []string{"~/bin/helper"}},
 		{`$(unterminated/x`, nil},
 		// Red team S6: backticks, and scripts named without a "/".
 		{"sh `git rev-parse --show-toplevel`/tools/clean.sh", []string{"./tools/clean.sh"}},
 		{`sh clean.sh`, []string{"./clean.sh"}},
 		{`cd tools && sh clean.sh`, []string{"./clean.sh", "tools/clean.sh"}},
-		{`python3 -m nbstripout`, nil},
+		// Red team round 26, R26a-1: a module run with -m is read from
+		// the working directory first.
+		{`python3 -m nbstripout`, []string{"./nbstripout.py", "./nbstripout.pyc", "./nbstripout.so", "./nbstripout.abi3.so", "./nbstripout"}},
 		{`python3 -u filter.py --x`, []string{"./filter.py"}},
 		// Red team round 25, R25b-6: the quote around the expansion
 		// alone, a path with a blank, an expansion inside a word, and a
@@ -277,8 +278,86 @@ func TestCommandWords(t *testing.T) {
 		{`$(git rev-parse --show-cdup)a/x.sh`, []string{"./a/x.sh"}},
 		{`exec "$(git rev-parse --show-cdup)a/x.sh"`, []string{"./a/x.sh"}},
 		{`"$(git rev-parse --git-dir)"/../a/x.sh`, []string{"./.git/../a/x.sh"}},
-		{`python3 -c 'print(1)'`, nil},
+		// R26a-1: every name of a -c program is a module it may import
+		// from the working directory.
+		{`python3 -c 'print(1)'`, []string{"./print.py", "./print.pyc", "./print.so", "./print.abi3.so", "./print"}},
 	} {
 		assert.Equal(t, tc.want, commandWords(tc.cmd), tc.cmd)
 	}
+}
+
+// TestCommandWordsFailClosed: the spellings of red team round 26
+// (R26a-1) that named nothing, or the wrong word, each with the script
+// it runs; controls: the arguments after a known script or program are
+// not taken (no), an option's argument is not the script.
+func TestCommandWordsFailClosed(t *testing.T) {
+	for _, tc := range []struct {
+		cmd     string
+		want    []string
+		without []string
+	}{
+		{`bash -euo pipefail -c 'scripts/ed.sh "$@"' ed`, []string{"scripts/ed.sh"}, []string{"./pipefail", "./ed"}},
+		{`sh -ce 'scripts/ed.sh "$@"' ed`, []string{"scripts/ed.sh"}, []string{"./ed"}},
+		{`sh -c -- 'scripts/ed.sh "$@"' ed`, []string{"scripts/ed.sh"}, nil},
+		{`sh -c -x 'scripts/ed.sh'`, []string{"scripts/ed.sh"}, nil},
+		{`bash --norc -c 'scripts/ed.sh'`, []string{"scripts/ed.sh"}, nil},
+		{`cd -P scripts && ./ed.sh`, []string{"scripts/ed.sh"}, nil},
+		{`cd -- scripts && ./ed.sh`, []string{"scripts/ed.sh"}, nil},
+		{`pushd -n scripts; ./ed.sh`, []string{"scripts/ed.sh"}, nil},
+		{`cd scripts; sh -c './ed.sh "$@"'`, []string{"scripts/ed.sh"}, nil},
+		{`env -C scripts ./ed.sh`, []string{"scripts/ed.sh"}, nil},
+		{`env --chdir=scripts ./ed.sh`, []string{"scripts/ed.sh"}, nil},
+		{`env -iCscripts ./ed.sh`, []string{"scripts/ed.sh"}, nil},
+		{`perl -e 'exec "scripts/ed.sh", @ARGV'`, []string{"scripts/ed.sh"}, nil},
+		{`node -e 'require("child_process").execFileSync("scripts/ed.sh")'`, []string{"scripts/ed.sh"}, nil},
+		{`ruby -e 'system "sh scripts/ed.sh"'`, []string{"scripts/ed.sh"}, nil},
+		{`python3 -c 'import os; os.system("sh scripts/ed.sh")'`, []string{"scripts/ed.sh"}, nil},
+		{`python3 -W ignore ed.py`, []string{"./ed.py"}, []string{"./ignore"}},
+		{`python3 -Wignore ed.py`, []string{"./ed.py"}, nil},
+		{`python3 -X dev ed.py`, []string{"./ed.py"}, []string{"./dev"}},
+		{`/usr/bin/env python3.12 -u -X dev ed.py`, []string{"./ed.py"}, nil},
+		{`bash -o errexit ed.sh`, []string{"./ed.sh"}, []string{"./errexit"}},
+		{`bash --rcfile x.rc ed.sh`, []string{"./x.rc", "./ed.sh"}, nil},
+		{`bash --no-such-option ed.sh`, []string{"./ed.sh"}, nil},
+		{`sh ed.sh src`, []string{"./ed.sh"}, []string{"./src"}},
+		{`node --require ./x ed.js`, []string{"./x", "./ed.js"}, nil},
+		{`python3 -m tools.ed`, []string{"./tools/ed.py", "./tools/__init__.py", "./tools/ed", "./tools.py"}, []string{"./tools"}},
+		{`python3 -mtools.ed`, []string{"./tools/ed.py"}, nil},
+		{`python3 -c 'import sys, ed'`, []string{"./ed.py", "./ed", "./ed.abi3.so"}, []string{"./import.py"}},
+		{`python3 -c '__import__("ed")'`, []string{"./ed.py"}, nil},
+		{`python3 --no-such-option ed.py`, []string{"./ed.py"}, nil},
+		{`env -S "sh scripts/ed.sh"`, []string{"scripts/ed.sh"}, nil},
+		{`env -S'sh scripts/ed.sh'`, []string{"scripts/ed.sh"}, nil},
+		{`ruby -rscripts/ed`, []string{"scripts/ed", "scripts/ed.rb"}, nil},
+		{`ruby -r scripts/ed -e 1`, []string{"scripts/ed.rb"}, nil},
+		{`perl -Iscripts -MEd`, []string{"./scripts", "./Ed.pm"}, nil},
+		{`perl -MFoo::Bar=x -e 1`, []string{"Foo/Bar.pm"}, nil},
+		{`make -s edit`, []string{"./Makefile", "./GNUmakefile"}, nil},
+		{`cd tools && npm run edit`, []string{"./package.json", "tools/package.json"}, nil},
+	} {
+		got := commandWords(tc.cmd)
+		assert.Subset(t, got, tc.want, tc.cmd)
+		for _, w := range tc.without {
+			assert.NotContains(t, got, w, tc.cmd)
+		}
+	}
+}
+
+// FuzzCommandWords: commandWords ends on any input, without a panic,
+// and names no empty path, "." or "/" (the worktree's top, or the root).
+func FuzzCommandWords(f *testing.F) {
+	for _, s := range []string{
+		`bash -euo pipefail -c 'scripts/ed.sh "$@"' ed`, `env -S "sh -c 'env -C d python3 -c \"import x\"'"`,
+		`perl -e 'exec "a/b"'`, `cd -P d && ./x`, `python3 -m a.b.c`, "sh -c \"eval 'sh -c \\\"x/y\\\"'\"", `env -C`,
+		`python3 -W`, `bash -o`, `fish -C 'a/b'`, `ruby -r`, `"$(x)"/y`, "`", `'`, `"`, `\`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		for _, w := range commandWords(cmd) {
+			if w == "" || w == "." || w == "/" {
+				t.Fatalf("%q names %q", cmd, w)
+			}
+		}
+	})
 }

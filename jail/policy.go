@@ -540,7 +540,8 @@ func nestedAgentPatterns() []string {
 // core.hooksPath, init.templateDir, core.attributesFile, and every word
 // that is a path in a command git runs by itself (core.fsmonitor,
 // core.pager, filter, diff and merge drivers, credential helpers; not
-// alias.*). A policy root, or a directory above one, is never protected
+// alias.*), the script or module an interpreter there runs included,
+// read fail closed (red team round 26, R26a-1: see commandWords). A policy root, or a directory above one, is never protected
 // by such a reference. Read once, when New runs (git-config(1)).
 //
 // AgentConfigNestedPatterns protect the same names in every directory
