@@ -60,29 +60,42 @@ var (
 // IsSpecial reports whether a is an address a name must not resolve to
 // unless listed exactly: loopback, private, link-local, unspecified,
 // multicast, broadcast, CGNAT, documentation and other special-purpose
-// ranges, and cloud platform endpoints (see specialPrefixes). IPv4 embedded in IPv6 is checked as IPv4:
-// IPv4-mapped (::ffff:a.b.c.d), the NAT64 well-known prefix
-// (64:ff9b::a.b.c.d, which a DNS64 resolver synthesises for a public
-// address, so it is allowed when the embedded address is public) and 6to4
-// (2002:AABB:CCDD::/48). An address with an IPv6 zone is special.
+// ranges, and cloud platform endpoints (see specialPrefixes). IPv4
+// embedded in IPv6 is checked as IPv4 (see [Embedded4]); the NAT64
+// well-known prefix, which a DNS64 resolver synthesises for a public
+// address, is allowed when the embedded address is public. An address
+// with an IPv6 zone is special.
 func IsSpecial(a netip.Addr) bool {
 	if !a.IsValid() || a.Zone() != "" {
 		return true
 	}
-	a = a.Unmap()
-	if a.Is6() {
-		b := a.As16()
-		switch {
-		case nat64WellKnown.Contains(a):
-			return IsSpecial(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-		case sixToFour.Contains(a):
-			return IsSpecial(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
-		}
-	}
+	a = Embedded4(a)
 	for _, p := range specialPrefixes {
 		if p.Contains(a) {
 			return true
 		}
 	}
 	return false
+}
+
+// Embedded4 returns the IPv4 address a packet to a reaches: the embedded
+// one of an IPv4-mapped (::ffff:a.b.c.d), NAT64 well-known prefix
+// (64:ff9b::a.b.c.d, RFC 6052) or 6to4 (2002:AABB:CCDD::/48, RFC 3056)
+// address, and a itself otherwise (a zone is kept). Both the special
+// ranges and the proxy's "address of this host" check compare this form:
+// a NAT64 gateway hairpins 64:ff9b::<host's public IPv4> back to the
+// host (red team round 26, R26d-4).
+func Embedded4(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if !a.Is6() {
+		return a
+	}
+	b := a.As16()
+	switch {
+	case nat64WellKnown.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+	}
+	return a
 }
