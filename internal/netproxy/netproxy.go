@@ -446,7 +446,7 @@ func (p *Proxy) decide(ctx context.Context, t allowlist.Target) (*decision, stri
 		if !exact && allowlist.IsSpecial(a) {
 			return nil, ReasonSpecial
 		}
-		if !exact && p.local[a] {
+		if !exact && (p.local[a] || p.local[allowlist.Embedded4(a)]) {
 			return nil, ReasonLocal
 		}
 		checked = append(checked, a)

@@ -634,6 +634,32 @@ func TestHostOwnAddressRefused(t *testing.T) {
 	assert.Equal(t, ReasonLocal, p.Refused()[0].Reason)
 }
 
+// TestHostOwnAddressEmbeddedRefused: the NAT64 (64:ff9b::/96) and 6to4
+// (2002::/16) forms of the host's own public IPv4 are refused as the host's,
+// as IsSpecial reads them (red team round 26, R26d-4); control: the same
+// forms of an address not the host's are allowed.
+func TestHostOwnAddressEmbeddedRefused(t *testing.T) {
+	saved := localAddrs
+	defer func() { localAddrs = saved }()
+	for _, form := range []string{"64:ff9b::101:101", "2002:101:101::1"} {
+		for _, own := range []bool{true, false} {
+			localAddrs = func() map[netip.Addr]bool {
+				return map[netip.Addr]bool{netip.MustParseAddr(publicAddr): own}
+			}
+			p, err := New(Config{Allow: []string{"*.cdn.test:*"}, Resolver: newResolver(map[string][]string{"a.cdn.test": {form}})})
+			require.NoError(t, err)
+			t2, err := allowlist.ParseTarget("a.cdn.test:443", 443)
+			require.NoError(t, err)
+			_, reason := p.decide(context.Background(), t2)
+			if own {
+				assert.Equal(t, ReasonLocal, reason, form)
+			} else {
+				assert.Empty(t, reason, "control: %s", form)
+			}
+		}
+	}
+}
+
 // TestIdleUpstreamBounded: forwarded plain-HTTP requests to many allowed
 // names leave at most maxIdleUpstream kept-alive upstream connections
 // open, not one per name (200 names here; control: every request was

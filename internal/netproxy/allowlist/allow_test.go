@@ -118,6 +118,9 @@ func TestIsSpecial(t *testing.T) {
 		{"192.168.1.1", true}, {"169.254.169.254", true}, {"100.64.0.1", true},
 		{"224.0.0.1", true}, {"255.255.255.255", true}, {"240.0.0.1", true},
 		{"198.18.0.1", true}, {"192.0.0.170", true},
+		{"168.63.129.16", true}, {"::ffff:168.63.129.16", true}, {"64:ff9b::a83f:8110", true}, // Azure WireServer
+		{"2002:a83f:8110::1", true}, {"192.0.0.192", true}, {"100.100.100.200", true}, {"fd20:ce::254", true},
+		{"fd00:ec2::254", true}, {"169.254.170.2", true}, {"169.254.0.23", true},
 		{"::", true}, {"::1", true}, {"::ffff:127.0.0.1", true}, {"::ffff:10.0.0.1", true},
 		{"::ffff:0:7f00:1", true}, {"::ffff:0:101:101", true}, // IPv4-translated
 		{"::127.0.0.1", true}, {"fe80::1", true}, {"fc00::1", true}, {"fd12:3456::1", true},
@@ -128,7 +131,7 @@ func TestIsSpecial(t *testing.T) {
 		// public
 		{"1.1.1.1", false}, {"104.16.0.1", false}, {"172.32.0.1", false}, {"100.128.0.1", false},
 		{"::ffff:1.1.1.1", false}, {"2606:4700::1111", false}, {"64:ff9b::101:101", false},
-		{"2002:101:101::1", false},
+		{"2002:101:101::1", false}, {"168.63.129.17", false}, {"168.63.129.15", false},
 	} {
 		assert.Equal(t, tc.special, IsSpecial(netip.MustParseAddr(tc.addr)), tc.addr)
 	}
