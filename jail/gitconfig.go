@@ -414,28 +414,22 @@ const maxGitConfig = 1 << 20
 // readConfigFile reads a regular file of at most maxGitConfig bytes;
 // anything else (a FIFO, a device, a directory: an include.path can name
 // one) is an error, never a read that blocks.
+func readConfigFile(name string) ([]byte, error) {
+	return readRegular(os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0))
+}
+
 // readRegularAt is readConfigFile for a file of the root r (a workspace
 // file the command can write: .gitmodules): a FIFO there blocked
 // landjail's start for ever, and landjail-mcp's past SIGTERM (red team
 // round 26, R26a-10).
 func readRegularAt(r *openat.Root, name string) ([]byte, error) {
-	f, err := r.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxGitConfig {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrInvalidPath}
-	}
-	return io.ReadAll(io.LimitReader(f, maxGitConfig))
+	return readRegular(r.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0))
 }
 
-func readConfigFile(name string) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+// readRegular reads f, opened non-blocking, when it is a regular file
+// of at most maxGitConfig bytes (ErrInvalidPath otherwise), and closes
+// it.
+func readRegular(f *os.File, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +439,7 @@ func readConfigFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > maxGitConfig {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: ErrInvalidPath}
+		return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: ErrInvalidPath}
 	}
 	return io.ReadAll(io.LimitReader(f, maxGitConfig))
 }

@@ -1463,6 +1463,15 @@ func (l *links) grantedTarget(t string, v jail.Narrowing) error {
 	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) || l.holdsRoot(t) {
 		return nil
 	}
+	l.carveAs(t, fi, v)
+	return nil
+}
+
+// carveAs carves t (lstat'ed as fi) with the verdict v of a link's name:
+// denied; a private key when t holds one; else read-only (agent
+// configuration when v says so). It reports whether a directory t needs
+// its links searched (below): not for a private key.
+func (l *links) carveAs(t string, fi fs.FileInfo, v jail.Narrowing) bool {
 	switch {
 	case v&jail.NarrowDenied != 0:
 		l.add(carve{path: t, source: SourceDenyPattern, exists: true})
@@ -1470,6 +1479,7 @@ func (l *links) grantedTarget(t string, v jail.Narrowing) error {
 		if fi.Mode().IsRegular() && l.keys.holdsKey(t, fi.Mode().Type(), jail.NarrowPrivateKey) {
 			l.add(carve{path: t, source: SourcePrivateKey, exists: true})
 		}
+		return false
 	default:
 		src := SourceReadOnly
 		if v&jail.NarrowAgentConfig != 0 {
@@ -1477,7 +1487,7 @@ func (l *links) grantedTarget(t string, v jail.Narrowing) error {
 		}
 		l.add(carve{path: t, access: RightsReadExec, source: src, exists: true})
 	}
-	return nil
+	return true
 }
 
 // count counts one entry toward the walk limit.
@@ -1557,20 +1567,8 @@ func (l *links) target(p string, v jail.Narrowing) error {
 	if err != nil {
 		return nil
 	}
-	switch {
-	case v&jail.NarrowDenied != 0:
-		l.add(carve{path: t, source: SourceDenyPattern, exists: true})
-	case v&jail.NarrowPrivateKey != 0:
-		if fi.Mode().IsRegular() && l.keys.holdsKey(t, fi.Mode().Type(), jail.NarrowPrivateKey) {
-			l.add(carve{path: t, source: SourcePrivateKey, exists: true})
-		}
+	if !l.carveAs(t, fi, v) {
 		return nil
-	default:
-		src := SourceReadOnly
-		if v&jail.NarrowAgentConfig != 0 {
-			src = SourceAgentConfig
-		}
-		l.add(carve{path: t, access: RightsReadExec, source: src, exists: true})
 	}
 	if fi.IsDir() {
 		return l.below(t, v)
