@@ -257,6 +257,17 @@ func (s *wordScan) program(p string) {
 // more reports whether f[i] is a word of the current command.
 func (s *wordScan) more(i int) bool { return i < len(s.f) && s.f[i] != commandSep }
 
+// value is an option's value: rest (what follows the option's letter in
+// its word) when not empty, else the next word of the command, f[*i]
+// (then *i moves past it).
+func (s *wordScan) value(rest string, i *int) string {
+	if rest == "" && s.more(*i) {
+		rest = s.f[*i]
+		*i++
+	}
+	return rest
+}
+
 // cdArgs reads cd's and pushd's arguments from f[i]: options (-L, -P,
 // -e, -@, "--": red team round 26, R26a-1, `cd -P scripts`) are skipped,
 // the directory recorded. It returns the index after them.
@@ -312,11 +323,7 @@ func (s *wordScan) envArgs(i int) int {
 			if k < 0 {
 				continue
 			}
-			letter, val := w[1+k], w[2+k:]
-			if val == "" && s.more(i) {
-				val = s.f[i]
-				i++
-			}
+			letter, val := w[1+k], s.value(w[2+k:], &i)
 			switch letter {
 			case 'C':
 				s.cd(val)
@@ -427,11 +434,7 @@ options:
 			for k := 1; k < len(w); k++ {
 				c := w[k]
 				if strings.IndexByte("cmWXQ", c) >= 0 {
-					val := w[k+1:]
-					if val == "" && s.more(i) {
-						val = s.f[i]
-						i++
-					}
+					val := s.value(w[k+1:], &i)
 					switch c {
 					case 'c':
 						s.pythonProgram(val)
