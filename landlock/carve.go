@@ -545,30 +545,21 @@ func walkCarvesGranted(ws *jail.Workspace, roots, granted []string, limit int) (
 // by every name (red team round 26, R26c-1: a command made .env, not yet
 // denied, and the hard link .cache/x; the user filled .env in place, as
 // editors and `>` do; the next run read the secret as .cache/x in every
-// layer). The carved files are lstat'ed (one call each); only when one
-// has st_nlink > 1 are the roots walked again, each regular file
-// lstat'ed and matched by device and inode. Names outside the roots are
+// layer). The carved files are lstat'ed (one call each), and the files
+// below a denied directory (a walk of it); only when one has
+// st_nlink > 1 are the roots walked again, each regular file lstat'ed
+// and matched by device and inode. Names outside the roots are
 // not looked for (README). limit bounds the entries walked
 // (ErrWalkLimit).
 func hardLinkCarves(roots []string, carves []carve, limit int) ([]carve, error) {
 	type ident struct{ dev, ino uint64 }
 	linked := map[ident]carve{}
-	for _, c := range carves {
-		if !c.exists || !(deniedSource(c.source) || readOnlySource(c.source)) {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Lstat(c.path, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink < 2 {
-			continue
-		}
+	note := func(c carve, st *syscall.Stat_t) {
 		id := ident{uint64(st.Dev), st.Ino}
 		if prev, ok := linked[id]; ok && (deniedSource(prev.source) || !deniedSource(c.source)) {
-			continue // a denied name wins over a read-only one
+			return // a denied name wins over a read-only one
 		}
 		linked[id] = c
-	}
-	if len(linked) == 0 {
-		return nil, nil
 	}
 	var (
 		mu   sync.Mutex
@@ -576,6 +567,53 @@ func hardLinkCarves(roots []string, carves []carve, limit int) ([]carve, error) 
 		seen atomic.Int64
 	)
 	conf := fastwalk.Config{Follow: false}
+	for _, c := range carves {
+		if !c.exists || !(deniedSource(c.source) || readOnlySource(c.source)) {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Lstat(c.path, &st) != nil {
+			continue
+		}
+		switch st.Mode & syscall.S_IFMT {
+		case syscall.S_IFREG:
+			if st.Nlink > 1 {
+				note(c, &st)
+			}
+		case syscall.S_IFDIR:
+			if !deniedSource(c.source) {
+				// A read-only directory may be large (.git's
+				// hooks' parents, a --read-only tree of a clone
+				// whose objects are hard links): not walked.
+				continue
+			}
+			// The files below a denied directory (.aws/credentials
+			// under .aws/) are carved by it, not one by one: their
+			// other names too (red team round 26, R26e-2).
+			err := fastwalk.Walk(&conf, c.path, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return nil
+				}
+				if seen.Add(1) > int64(limit) {
+					return fmt.Errorf("%w: more than %d entries below %s looking for hard-linked files (raise Options.WalkLimit; landjail: --walk-limit N)", ErrWalkLimit, limit, c.path)
+				}
+				var fst syscall.Stat_t
+				if syscall.Lstat(p, &fst) == nil && fst.Nlink > 1 {
+					mu.Lock()
+					note(carve{path: p, access: c.access, source: c.source, exists: true}, &fst)
+					mu.Unlock()
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(linked) == 0 {
+		return nil, nil
+	}
+	seen.Store(0)
 	for _, root := range roots {
 		err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -1459,6 +1497,14 @@ func (l *links) inGranted(t string) bool {
 // and refusing it would break the command; a target holding a policy
 // root was handled by the caller.
 func (l *links) grantedTarget(t string, v jail.Narrowing) error {
+	for _, g := range l.grantedCanon() {
+		if shm := filepath.Join(g, ".shm"); t == shm || strings.HasPrefix(t, shm+"/") {
+			// The private TMPDIR's .shm is also the view's /dev/shm:
+			// a carve or mask of one name left the other readable (red
+			// team round 26, R26e-1). Refused, as a link through /proc.
+			return fmt.Errorf("%w: a denied or read-only name is a link to %s, in %s, which the command also sees as /dev/shm: its verdict cannot be carved at both names; remove the link", ErrNotEnforceable, termsafe.Quote(t), termsafe.Quote(shm))
+		}
+	}
 	fi, err := os.Lstat(t)
 	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) || l.holdsRoot(t) {
 		return nil

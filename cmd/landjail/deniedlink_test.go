@@ -110,3 +110,31 @@ func TestDeniedLinkThroughProc(t *testing.T) {
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "RAN", "control")
 }
+
+// TestDeniedDirHardLinkPlanted: TestDeniedHardLinkPlanted for a file
+// below a denied directory (red team round 26, R26e-2: .aws/credentials
+// and its planted hard link .cache/y; the second walk looked at carved
+// files only, not at the files of a carved directory). Control: the
+// workspace's other files.
+func TestDeniedDirHardLinkPlanted(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	for _, mode := range [][]string{nil, {"--no-namespaces"}} {
+		t.Run(strings.Join(append([]string{"default"}, mode...), " "), func(t *testing.T) {
+			t.Parallel()
+			ws := wsDir(t)
+			run := func(script string) string {
+				args := append([]string{"run", "--timeout", "1m", "--workspace", ws, "--deny-secrets"}, mode...)
+				_, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "/bin/sh", "-c", script)...)
+				return out
+			}
+			out := run(`mkdir -p .aws .cache && echo placeholder > .aws/credentials && ln .aws/credentials .cache/y && echo fine > notes && echo PLANTED`)
+			require.Contains(t, out, "PLANTED")
+			require.NoError(t, os.WriteFile(filepath.Join(ws, ".aws", "credentials"), []byte("aws_secret=SECRET_DIR\n"), 0o644)) // in place
+			out = run(`cat .aws/credentials .cache/y; cat notes`)
+			assert.NotContains(t, out, "SECRET", "a file of a denied directory read by its other name")
+			assert.Contains(t, out, "fine", "control")
+		})
+	}
+}
