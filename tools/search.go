@@ -42,13 +42,13 @@ type dirFS struct {
 	stopped *bool
 }
 
-// errWalkBudget is dirFS's error once a call made Limits.WalkOps
-// directory reads and stats: glob and grep then stop walking and say
-// their result is cut.
+// errWalkBudget is dirFS's error once a call's directory reads and
+// stats spent Limits.WalkOps (a unit per path component): glob and grep
+// then stop walking and say their result is cut.
 var errWalkBudget = errors.New("the call's budget of directory reads is spent")
 
-// spend counts one read or stat of op on name against the call's
-// budget.
+// spend charges one read or stat of op on name against the call's
+// budget: one unit per component of name.
 func (d dirFS) spend(op, name string) error {
 	if d.ops == nil {
 		return nil
@@ -57,7 +57,10 @@ func (d dirFS) spend(op, name string) error {
 		*d.stopped = true
 		return &fs.PathError{Op: op, Path: name, Err: errWalkBudget}
 	}
-	*d.ops++
+	// Each read resolves its path from the root, a component at a time:
+	// charged by its depth (red team round 26, R26e-6: counted as one,
+	// a chain of 80 directories still cost two minutes in a call).
+	*d.ops += 1 + strings.Count(name, "/")
 	return nil
 }
 

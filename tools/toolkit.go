@@ -128,13 +128,14 @@ type Limits struct {
 	// that fills a directory with millions of names cannot make the
 	// server hold them all (red team round 25, R25c-10).
 	DirEntries int
-	// WalkOps is the most directory reads and stats one glob or grep
-	// call makes (its pattern, braces and "**" included): a walk that
-	// needs more stops and says its result is cut. Three "**" and 256
-	// alternatives on a chain of 41 directories took 347 s and went on
-	// after the client canceled (red team round 26, R26a-8); 1,000,000
-	// reads take seconds, and walk a tree of 100,000 directories with 10
-	// alternatives.
+	// WalkOps bounds the directory reads and stats of one glob or grep
+	// call (its pattern, braces and "**" included), each charged one
+	// unit per component of its path (each resolves its path from the
+	// root): a walk that needs more stops and says its result is cut.
+	// Three "**" and 256 alternatives on a chain of 41 directories took
+	// 347 s and went on after the client canceled (red team round 26,
+	// R26a-8, R26e-6); 4,000,000 units take seconds, and walk a tree of
+	// 100,000 directories 8 deep with 4 alternatives.
 	WalkOps int
 	// GlobResults caps glob.
 	GlobResults int
@@ -180,7 +181,7 @@ var DefaultLimits = Limits{
 	ReadBytes:      256 << 10,
 	ListEntries:    1000,
 	DirEntries:     100000,
-	WalkOps:        1000000,
+	WalkOps:        4000000,
 	GlobResults:    500,
 	GrepMatches:    200,
 	FileBytes:      10 << 20,
