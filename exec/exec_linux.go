@@ -314,14 +314,6 @@ func freshGuard() {
 	}
 }
 
-// undumpableOnce makes the process not dumpable before its first spawn.
-var undumpableOnce = sync.OnceValue(func() error {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("exec: prctl(PR_SET_DUMPABLE, 0): %w", err)
-	}
-	return nil
-})
-
 // undumpable makes the calling process not dumpable
 // (prctl(PR_SET_DUMPABLE, 0), prctl(2)), once, before its first spawn:
 // a spawner thread shares the child's Landlock domain, and Landlock lets
@@ -333,7 +325,12 @@ var undumpableOnce = sync.OnceValue(func() error {
 // everyone without CAP_SYS_PTRACE; the caller itself keeps its own
 // /proc/self. No core dumps of the caller follow; a child's execve makes
 // it dumpable again.
-func undumpable() error { return undumpableOnce() }
+var undumpable = sync.OnceValue(func() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("exec: prctl(PR_SET_DUMPABLE, 0): %w", err)
+	}
+	return nil
+})
 
 // spawnPID runs start in a new PID namespace: a thread inside the view (a
 // pooled worker, which only holds the view, or the fresh thread itself

@@ -538,7 +538,8 @@ func (r *ListDirectoryResult) String() string {
 
 // ListDirectory is list_directory: Workspace.ReadDirN (entries matching a
 // deny pattern are left out), sorted by name, the first
-// Limits.ListEntries shown and all counted. Symlinks are shown as such, never followed.
+// Limits.ListEntries shown and all counted. Symlinks are shown as such,
+// never followed.
 func (k *Toolkit) ListDirectory(a ListDirectoryArgs) (*ListDirectoryResult, error) {
 	const tool = ToolListDirectory
 	name, err := k.path(a.Path, ".")
