@@ -352,8 +352,8 @@ func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) 
 }
 
 // walkCarvesGranted is walkCarves for a policy whose ruleset also grants
-// the paths granted (canonical or not) outside its roots.
-func walkCarvesGranted(ws *jail.Workspace, roots, granted []string, limit int) ([]carve, error) {
+// the rules granted (paths canonical or not) outside its roots.
+func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit int) ([]carve, error) {
 	var (
 		mu     sync.Mutex
 		out    []carve
@@ -368,16 +368,26 @@ func walkCarvesGranted(ws *jail.Workspace, roots, granted []string, limit int) (
 	conf := fastwalk.Config{Follow: false}
 	multi := multiComponentPatterns(ws)
 	keys := &keyScan{}
-	lk := &links{ws: ws, roots: roots, granted: granted, add: add, seen: &seen, limit: limit, keys: keys, multi: multi}
-	lk.grantedCanon = sync.OnceValue(func() []string {
-		var out []string
-		for _, g := range lk.granted {
-			if c, err := filepath.EvalSymlinks(g); err == nil {
-				out = append(out, c)
-			}
+	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys, multi: multi}
+	var writable []string
+	for _, g := range granted {
+		lk.granted = append(lk.granted, g.Path)
+		if g.Access&linkable != 0 {
+			writable = append(writable, g.Path)
 		}
-		return out
-	})
+	}
+	canon := func(paths []string) func() []string {
+		return sync.OnceValue(func() []string {
+			var out []string
+			for _, g := range paths {
+				if c, err := filepath.EvalSymlinks(g); err == nil {
+					out = append(out, c)
+				}
+			}
+			return out
+		})
+	}
+	lk.grantedCanon, lk.writableCanon = canon(lk.granted), canon(writable)
 	// HOME's links into the policy: ~/.aws -> dotfiles/aws with the
 	// dotfiles repository as the workspace gives dotfiles/aws the
 	// verdict of .aws/, as a link inside a root does (red team round 13,
@@ -478,7 +488,7 @@ func walkCarvesGranted(ws *jail.Workspace, roots, granted []string, limit int) (
 					// (red team round 20, R20a-4: --deny
 					// config/prod.key --read-only config/ with config
 					// -> conf.d read prod.key).
-					if linkLeads(p, root, multi) || v&jail.NarrowPrivateKey != 0 {
+					if linkLeads(p, root, multi) || v&jail.NarrowPrivateKey != 0 || lk.intoWritable(p) {
 						return lk.tree(p, p)
 					}
 					return nil
@@ -487,7 +497,9 @@ func walkCarvesGranted(ws *jail.Workspace, roots, granted []string, limit int) (
 				// components goes through (config -> conf.d under
 				// --deny config/prod.key, a stowed .kube): what is
 				// below its target is matched by the names through it.
-				if linkLeads(p, root, multi) {
+				// So is one into a directory the ruleset lets the
+				// command write outside the roots (intoWritable).
+				if linkLeads(p, root, multi) || lk.intoWritable(p) {
 					return lk.tree(p, p)
 				}
 				return nil
@@ -530,36 +542,63 @@ func walkCarvesGranted(ws *jail.Workspace, roots, granted []string, limit int) (
 			return nil, err
 		}
 	}
-	more, err := hardLinkCarves(roots, out, limit)
+	more, err := hardLinkCarves(roots, lk.writableCanon(), out, limit)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, more...)
+	// The private TMPDIR's .shm is also the view's /dev/shm: a carve or
+	// mask of one name would leave the other readable (red team round
+	// 26's verification, R26e-1; grantedTarget refuses a denied link
+	// there by name, this any carve: a file a link's name reaches
+	// through a directory, a hard link's other name).
+	for _, g := range lk.grantedCanon() {
+		shm := filepath.Join(g, ".shm")
+		for _, c := range out {
+			if c.path == shm || within(c.path, shm) {
+				return nil, fmt.Errorf("%w: %s, denied or read-only by the policy, is in %s, which the command also sees as /dev/shm: its verdict cannot be carved at both names; remove it or the link that leads there", ErrNotEnforceable, termsafe.Quote(c.path), termsafe.Quote(shm))
+			}
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil
 }
 
-// hardLinkCarves gives every other name, in the roots, of a carved
-// regular file with several hard links the carve of that file: the
-// content a pattern denies (or makes read-only) by one name is the same
-// by every name (red team round 26, R26c-1: a command made .env, not yet
-// denied, and the hard link .cache/x; the user filled .env in place, as
-// editors and `>` do; the next run read the secret as .cache/x in every
-// layer). The carved files are lstat'ed (one call each), and the files
-// below a denied directory (a walk of it); only when one has
-// st_nlink > 1 are the roots walked again, each regular file lstat'ed
-// and matched by device and inode. Names outside the roots are
-// not looked for (README). limit bounds the entries walked
-// (ErrWalkLimit).
-func hardLinkCarves(roots []string, carves []carve, limit int) ([]carve, error) {
+// hardLinkCarves gives every other name of a carved regular file with
+// several hard links the carve of that file: the content a pattern
+// denies (or makes read-only) by one name is the same by every name
+// (red team round 26, R26c-1: a command made .env, not yet denied, and
+// the hard link .cache/x; the user filled .env in place, as editors and
+// `>` do; the next run read the secret as .cache/x in every layer). The
+// carved files are lstat'ed (one call each), and the files below a
+// carved directory (a walk of it: denied, R26e-2; read-only, R26e-2's
+// read-only half: --read-only conf/ with conf/deploy.sh linked as
+// tools/x); only when one has st_nlink > 1 are the roots walked again,
+// each regular file lstat'ed and matched by device and inode. When the
+// roots do not hold all st_nlink names of such a file, the directories
+// granted outside them where the command can make a link (writable:
+// canonical; the private HOME and TMPDIR kept between runs) are walked
+// too (R26e-7: run 1 made $HOME/stash, its hard link $HOME/s2 and .env
+// -> $HOME/stash; the user filled .env; run 2 read $HOME/s2). A name
+// anywhere else is out of the command's reach or not of its making
+// (README). limit bounds the entries walked (ErrWalkLimit).
+func hardLinkCarves(roots, writable []string, carves []carve, limit int) ([]carve, error) {
 	type ident struct{ dev, ino uint64 }
-	linked := map[ident]carve{}
+	type file struct {
+		c     carve
+		nlink uint64
+		names map[string]bool // the names met by the walks
+	}
+	linked := map[ident]*file{}
 	note := func(c carve, st *syscall.Stat_t) {
 		id := ident{uint64(st.Dev), st.Ino}
-		if prev, ok := linked[id]; ok && (deniedSource(prev.source) || !deniedSource(c.source)) {
-			return // a denied name wins over a read-only one
+		if prev, ok := linked[id]; ok {
+			if deniedSource(c.source) && !deniedSource(prev.c.source) {
+				prev.c = c // a denied name wins over a read-only one
+			}
+			return
 		}
-		linked[id] = c
+		linked[id] = &file{c: c, nlink: uint64(st.Nlink), names: map[string]bool{}}
 	}
 	var (
 		mu   sync.Mutex
@@ -581,15 +620,9 @@ func hardLinkCarves(roots []string, carves []carve, limit int) ([]carve, error) 
 				note(c, &st)
 			}
 		case syscall.S_IFDIR:
-			if !deniedSource(c.source) {
-				// A read-only directory may be large (.git's
-				// hooks' parents, a --read-only tree of a clone
-				// whose objects are hard links): not walked.
-				continue
-			}
-			// The files below a denied directory (.aws/credentials
+			// The files below a carved directory (.aws/credentials
 			// under .aws/) are carved by it, not one by one: their
-			// other names too (red team round 26, R26e-2).
+			// other names too.
 			err := fastwalk.Walk(&conf, c.path, func(p string, d fs.DirEntry, err error) error {
 				if err != nil || !d.Type().IsRegular() {
 					return nil
@@ -613,14 +646,19 @@ func hardLinkCarves(roots []string, carves []carve, limit int) ([]carve, error) 
 	if len(linked) == 0 {
 		return nil, nil
 	}
-	seen.Store(0)
-	for _, root := range roots {
-		err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
+	walked := map[string]bool{}
+	walk := func(dir, what string) error {
+		walked[dir] = true
+		seen.Store(0)
+		return fastwalk.Walk(&conf, dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
 			if seen.Add(1) > int64(limit) {
-				return fmt.Errorf("%w: more than %d entries below %s looking for the other names of a hard-linked carved file (raise Options.WalkLimit; landjail: --walk-limit N)", ErrWalkLimit, limit, root)
+				return fmt.Errorf("%w: more than %d entries below %s looking for the other names of a hard-linked carved file (%s; raise Options.WalkLimit; landjail: --walk-limit N)", ErrWalkLimit, limit, dir, what)
+			}
+			if d.IsDir() && p != dir && walked[p] {
+				return fastwalk.SkipDir
 			}
 			if !d.Type().IsRegular() {
 				return nil
@@ -629,16 +667,40 @@ func hardLinkCarves(roots []string, carves []carve, limit int) ([]carve, error) 
 			if syscall.Lstat(p, &st) != nil || st.Nlink < 2 {
 				return nil
 			}
-			c, ok := linked[ident{uint64(st.Dev), st.Ino}]
-			if !ok || c.path == p {
+			mu.Lock()
+			defer mu.Unlock()
+			f, ok := linked[ident{uint64(st.Dev), st.Ino}]
+			if !ok || f.names[p] {
 				return nil
 			}
-			mu.Lock()
-			out = append(out, carve{path: p, access: c.access, source: c.source, exists: true})
-			mu.Unlock()
+			f.names[p] = true
+			if f.c.path != p {
+				out = append(out, carve{path: p, access: f.c.access, source: f.c.source, exists: true})
+			}
 			return nil
 		})
-		if err != nil {
+	}
+	for _, root := range roots {
+		if err := walk(root, "the policy's roots"); err != nil {
+			return nil, err
+		}
+	}
+	missing := func() bool {
+		for _, f := range linked {
+			if uint64(len(f.names)) < f.nlink {
+				return true
+			}
+		}
+		return false
+	}
+	for _, dir := range writable {
+		if !missing() {
+			break
+		}
+		if dir == "/" || slices.ContainsFunc(roots, func(r string) bool { return dir == r || within(dir, r) || within(r, dir) }) {
+			continue // walked with the roots, or holding one
+		}
+		if err := walk(dir, "a directory the command may write outside the roots"); err != nil {
 			return nil, err
 		}
 	}
@@ -1278,15 +1340,18 @@ type links struct {
 	// denied link first needs it.
 	granted      []string
 	grantedCanon func() []string
-	add          func(carve)
-	seen         *atomic.Int64
-	limit        int
-	visited      sync.Map // directories walked here, by kind and key (enter)
-	memo         keyMemo  // the keys of the names walks start from
-	pendMu       sync.Mutex
-	pending      []func() error // link walks queued (later)
-	multi        leads          // what makes a link lead a pattern (linkLeads)
-	keys         *keyScan
+	// writableCanon are the canonical paths of the granted rules with a
+	// linkable right (writableDir, hardLinkCarves).
+	writableCanon func() []string
+	add           func(carve)
+	seen          *atomic.Int64
+	limit         int
+	visited       sync.Map // directories walked here, by kind and key (enter)
+	memo          keyMemo  // the keys of the names walks start from
+	pendMu        sync.Mutex
+	pending       []func() error // link walks queued (later)
+	multi         leads          // what makes a link lead a pattern (linkLeads)
+	keys          *keyScan
 	// resolved memoises resolve: link path -> resolution (a chain of
 	// links is followed once, not once per member: red team round 17,
 	// R17b-5, 1 ms a link of a planted chain at every start).
@@ -1483,6 +1548,55 @@ func (l *links) inGranted(t string) bool {
 		}
 	}
 	return false
+}
+
+// linkable are the rights that let the command make an entry (a file, a
+// hard link, a directory) in a directory: a rule granting one of them
+// outside the roots is where it can plant what a workspace link leads
+// to (writableDir) or a file's second name (hardLinkCarves).
+const linkable = golandlock.AccessFSSet(ll.AccessFSMakeReg | ll.AccessFSMakeDir)
+
+// writableDir reports whether t, canonical, is a directory in a rule
+// granted outside the roots with a linkable right (the private HOME and
+// TMPDIR kept between runs, a preset's cache, an Extra rule), and
+// neither is nor holds a root: what a workspace link leads to there is
+// walked by the link's name, as a target in a root is (red team round
+// 26's verification, R26e-4: run 1 made $HOME/cfg and config ->
+// $HOME/cfg, the user wrote config/.env through it, run 2 read it by
+// either name in every layer). Directories granted read-only outside
+// the roots (the system preset's /usr, /etc/ssl/certs) are not: the
+// command cannot make what is in them.
+func (l *links) writableDir(t string) bool {
+	if t == "/" || l.writableCanon == nil || l.holdsRoot(t) || l.inPolicy(t) {
+		return false
+	}
+	in := slices.ContainsFunc(l.writableCanon(), func(g string) bool { return g != "/" && (t == g || within(t, g)) })
+	return in && l.isDir(t)
+}
+
+// intoWritable reports whether the link p, met by a walk of the roots,
+// leads to a writableDir. A link whose target, read and joined to its
+// directory, lies in a root is not resolved (one readlink, not an lstat
+// of every component: a pnpm tree's ten thousand links cost 85 ms
+// more): a link out on its way is one of the roots' links, walked by
+// its own name where it leads out.
+func (l *links) intoWritable(p string) bool {
+	if l.writableCanon == nil || len(l.writableCanon()) == 0 {
+		return false
+	}
+	dest, err := os.Readlink(p)
+	if err != nil {
+		return false
+	}
+	if !filepath.IsAbs(dest) {
+		dest = filepath.Join(filepath.Dir(p), dest)
+	}
+	inWritable := slices.ContainsFunc(l.writableCanon(), func(g string) bool { return dest == g || within(dest, g) })
+	if !inWritable && slices.ContainsFunc(l.roots, func(r string) bool { return dest == r || within(dest, r) }) {
+		return false
+	}
+	t, err := l.resolve(p)
+	return err == nil && l.writableDir(t)
 }
 
 // grantedTarget gives t, the target of a link named with verdict v that
@@ -1730,7 +1844,7 @@ func (l *links) walkTree(real, virtual string, top jail.Narrowing, id int) error
 	if !l.isDir(t) {
 		return nil
 	}
-	if l.inPolicy(t) || slices.Contains(l.roots, t) {
+	if l.inPolicy(t) || slices.Contains(l.roots, t) || l.writableDir(t) {
 		return l.walkTreeDir(t, virtual, top, id)
 	}
 	// A target above roots: each root below it by its name through the
@@ -2056,7 +2170,7 @@ func topRoots(roots []Rule) []string {
 // the agent-config paths whether they exist or not (a missing one makes
 // its parent a chain directory, so it cannot be created). Patterns that
 // cannot be expanded are an error, never a dropped feature.
-func collectCarves(ws *jail.Workspace, opt Options, roots []Rule, granted ...string) ([]carve, error) {
+func collectCarves(ws *jail.Workspace, opt Options, roots []Rule, granted ...Rule) ([]carve, error) {
 	carves := nestedCarves(roots)
 	limit := opt.WalkLimit
 	if limit <= 0 {

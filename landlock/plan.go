@@ -143,12 +143,8 @@ func newRequest(ws *jail.Workspace, opt Options) (request, error) {
 		}
 		granted = append(granted, r)
 	}
-	grantedPaths := make([]string, 0, len(granted))
-	for _, r := range granted {
-		grantedPaths = append(grantedPaths, r.Path)
-	}
 	var err error
-	req.carves, err = collectCarves(ws, opt, req.rules, grantedPaths...)
+	req.carves, err = collectCarves(ws, opt, req.rules, granted...)
 	if err != nil {
 		return req, err
 	}

@@ -31,16 +31,67 @@ func TestDeniedLinkIntoShm(t *testing.T) {
 	ws, err := jail.New(root, jail.WithDeny(".env"))
 	require.NoError(t, err)
 	defer ws.Close()
-	_, err = collectCarves(ws, Options{}, rules, tmp)
+	_, err = collectCarves(ws, Options{}, rules, Rule{Path: tmp, Access: RightsAll})
 	assert.ErrorIs(t, err, ErrNotEnforceable)
 
 	require.NoError(t, os.Remove(filepath.Join(root, ".env")))
 	require.NoError(t, os.Symlink(filepath.Join(tmp, "other"), filepath.Join(root, ".env")))
-	carves, err := collectCarves(ws, Options{}, rules, tmp)
+	carves, err := collectCarves(ws, Options{}, rules, Rule{Path: tmp, Access: RightsAll})
 	require.NoError(t, err, "control")
 	var carved bool
 	for _, c := range carves {
 		carved = carved || c.path == filepath.Join(tmp, "other")
 	}
 	assert.True(t, carved, "control: the target in the TMPDIR is carved")
+}
+
+// TestDirLinkIntoShm: a workspace directory link (a name no pattern
+// denies) into the private TMPDIR's .shm, with a denied name below it,
+// refuses the policy as TestDeniedLinkIntoShm's link does: the file
+// would be carved at its TMPDIR path and readable at /dev/shm (red team
+// round 26's verification, R26e-1 with R26e-4's link). So does a hard
+// link there of a denied file (R26e-7). Controls: the same link with no
+// denied name below it; the link into the TMPDIR outside .shm has the
+// denied name carved.
+func TestDirLinkIntoShm(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cfg := filepath.Join(tmp, ".shm", "cfg")
+	require.NoError(t, os.MkdirAll(cfg, 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(tmp, "plain"), 0o700))
+	require.NoError(t, os.Symlink(cfg, filepath.Join(root, "config")))
+	require.NoError(t, os.Symlink(filepath.Join(tmp, "plain"), filepath.Join(root, "plain")))
+	rules := []Rule{{Path: root, Access: RightsAll}}
+	tmpRule := Rule{Path: tmp, Access: RightsAll}
+	ws, err := jail.New(root, jail.WithDeny(".env"))
+	require.NoError(t, err)
+	defer ws.Close()
+
+	_, err = collectCarves(ws, Options{}, rules, tmpRule)
+	require.NoError(t, err, "control: nothing denied below the link")
+
+	require.NoError(t, os.WriteFile(filepath.Join(tmp, "plain", ".env"), []byte("SECRET"), 0o600))
+	carves, err := collectCarves(ws, Options{}, rules, tmpRule)
+	require.NoError(t, err)
+	assert.Contains(t, carvePaths(carves), filepath.Join(tmp, "plain", ".env"), "control: carved below a link into the TMPDIR")
+
+	require.NoError(t, os.WriteFile(filepath.Join(cfg, ".env"), []byte("SECRET"), 0o600))
+	_, err = collectCarves(ws, Options{}, rules, tmpRule)
+	assert.ErrorIs(t, err, ErrNotEnforceable, "a denied name below a link into .shm")
+	require.NoError(t, os.Remove(filepath.Join(cfg, ".env")))
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".env"), []byte("SECRET"), 0o600))
+	require.NoError(t, os.Link(filepath.Join(root, ".env"), filepath.Join(tmp, ".shm", "s2")))
+	_, err = collectCarves(ws, Options{}, rules, tmpRule)
+	assert.ErrorIs(t, err, ErrNotEnforceable, "a hard link in .shm of a denied file")
+}
+
+func carvePaths(cs []carve) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.path)
+	}
+	return out
 }

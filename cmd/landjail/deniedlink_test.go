@@ -138,3 +138,109 @@ func TestDeniedDirHardLinkPlanted(t *testing.T) {
 		})
 	}
 }
+
+// TestDirLinkIntoPrivateHome: a workspace directory link whose own name
+// no pattern denies, into a directory the command may write outside the
+// roots (the private HOME kept between runs), is walked by its name:
+// what a pattern denies below it is denied where it is, in every layer
+// (red team round 26's verification, R26e-4: run 1 made $HOME/cfg and
+// config -> $HOME/cfg, the user wrote config/.env through it, run 2 read
+// it by either name). The same link into the private TMPDIR's .shm (the
+// view's /dev/shm, a second name no carve covers) refuses the policy.
+// Controls: the target's other files stay readable and writable.
+func TestDirLinkIntoPrivateHome(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	for _, mode := range [][]string{nil, {"--no-namespaces"}, {"--no-pid-namespace"}} {
+		t.Run(strings.Join(append([]string{"default"}, mode...), " "), func(t *testing.T) {
+			t.Parallel()
+			ws, outside := wsDir(t), wsDir(t)
+			env := []string{"PATH=/usr/bin:/bin", "HOME=" + outside, "XDG_CACHE_HOME=" + filepath.Join(outside, "cache")}
+			run := func(script string) string {
+				args := append([]string{"run", "--timeout", "1m", "--workspace", ws, "--deny-secrets"}, mode...)
+				_, out := runBinEnv(t, bin, env, append(args, "--", "/bin/sh", "-c", script)...)
+				return out
+			}
+			out := run(`mkdir -p "$HOME/cfg/sub" && ln -s "$HOME/cfg" config && ln -s "$HOME/cfg/sub" deep && echo PLANTED`)
+			require.Contains(t, out, "PLANTED")
+			// The user writes into the project, through the links.
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "config", ".env"), []byte("API_KEY=SECRET_DIRLINK\n"), 0o644))
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, "deep", ".aws"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "deep", ".aws", "credentials"), []byte("aws_secret=SECRET_DEEP\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "config", "app.toml"), []byte("fine\n"), 0o644))
+
+			out = run(`cat config/.env "$HOME/cfg/.env" deep/.aws/credentials "$HOME/cfg/sub/.aws/credentials"; cat config/app.toml && echo more >> "$HOME/cfg/app.toml" && echo WROTE`)
+			assert.NotContains(t, out, "SECRET", "a denied name below a link into the private HOME read")
+			assert.Contains(t, out, "fine", "control: the target's other files")
+			assert.Contains(t, out, "WROTE", "control: the target's other files stay writable")
+		})
+	}
+}
+
+// TestHardLinkInPrivateHome: the other names of a carved file are
+// looked for in the directories the command may write outside the roots
+// (the private HOME) when the roots do not hold them all, in every layer
+// (red team round 26's verification, R26e-7: run 1 made $HOME/stash,
+// its hard link $HOME/s2 and .env -> $HOME/stash; the user filled .env;
+// run 2 read $HOME/s2; and the same with the workspace's own .env and a
+// hard link of it in the private HOME). Controls: the private HOME's
+// other files.
+func TestHardLinkInPrivateHome(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	for _, mode := range [][]string{nil, {"--no-namespaces"}, {"--no-pid-namespace"}} {
+		t.Run(strings.Join(append([]string{"default"}, mode...), " "), func(t *testing.T) {
+			t.Parallel()
+			ws, outside := wsDir(t), wsDir(t)
+			env := []string{"PATH=/usr/bin:/bin", "HOME=" + outside, "XDG_CACHE_HOME=" + filepath.Join(outside, "cache")}
+			run := func(script string) string {
+				args := append([]string{"run", "--timeout", "1m", "--workspace", ws, "--deny-secrets"}, mode...)
+				_, out := runBinEnv(t, bin, env, append(args, "--", "/bin/sh", "-c", script)...)
+				return out
+			}
+			out := run(`echo placeholder > "$HOME/stash" && ln "$HOME/stash" "$HOME/s2" && ln -s "$HOME/stash" .env && ` +
+				`echo placeholder > .env.local && mkdir -p "$HOME/d" && echo other > "$HOME/other" && echo PLANTED; ` +
+				// Across the view's mounts: EXDEV in the namespace layer.
+				`ln .env.local "$HOME/d/s3"`)
+			require.Contains(t, out, "PLANTED")
+			// The user fills them in place.
+			require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("API_KEY=SECRET_HL\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, ".env.local"), []byte("API_KEY=SECRET_LOCAL\n"), 0o644))
+
+			out = run(`cat .env "$HOME/stash" "$HOME/s2" .env.local "$HOME/d/s3"; echo fine >> "$HOME/other" && cat "$HOME/other"`)
+			assert.NotContains(t, out, "SECRET", "a carved file read by its other name in the private HOME")
+			assert.Contains(t, out, "fine", "control: the private HOME's other files")
+		})
+	}
+}
+
+// TestReadOnlyDirHardLink: a file below a --read-only directory with a
+// second hard link elsewhere in the workspace is read-only by that name
+// too, in every layer (red team round 26's verification, R26e-2's
+// read-only half: --read-only conf/ with conf/deploy.sh linked as
+// tools/x; `>> tools/x` rewrote conf/deploy.sh). Controls: conf/ itself
+// is read-only, tools/ other files are writable.
+func TestReadOnlyDirHardLink(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	for _, mode := range [][]string{nil, {"--no-namespaces"}} {
+		t.Run(strings.Join(append([]string{"default"}, mode...), " "), func(t *testing.T) {
+			t.Parallel()
+			ws := wsDir(t)
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, "conf"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, "tools"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "conf", "deploy.sh"), []byte("echo deploy\n"), 0o644))
+			require.NoError(t, os.Link(filepath.Join(ws, "conf", "deploy.sh"), filepath.Join(ws, "tools", "x")))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "tools", "y"), []byte("y\n"), 0o644))
+			args := append([]string{"run", "--timeout", "1m", "--workspace", ws, "--read-only", "conf/"}, mode...)
+			_, out := runBinCtx(t, 60*time.Second, bin, append(args, "--", "/bin/sh", "-c", `echo EVIL >> tools/x; echo EVIL >> conf/deploy.sh; echo ok >> tools/y && echo WROTE`)...)
+			got, err := os.ReadFile(filepath.Join(ws, "conf", "deploy.sh"))
+			require.NoError(t, err)
+			assert.NotContains(t, string(got), "EVIL", "a read-only file written through its other name")
+			assert.Contains(t, out, "WROTE", "control: tools/'s other files")
+		})
+	}
+}
