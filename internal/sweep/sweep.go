@@ -409,6 +409,9 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 			reason, ok = s.linkAncestor(rel)
 		}
 		if !ok {
+			reason, ok = s.linkProtected(rel)
+		}
+		if !ok {
 			continue
 		}
 		q, err := s.moveAway(rel, reason, stamp, s.quarantineLink)
@@ -678,6 +681,58 @@ func (s *Snapshot) linkOutside(rel string) (string, bool) {
 		return "", false
 	}
 	return reason, true
+}
+
+// linkProtected reports whether the symbolic link rel is new or changed
+// since Take ("created" or "replaced") and leads to a protected entry of
+// the workspace or below one (a hooks directory, a git configuration,
+// .vscode/, a reference's target): resolved, or by its words from its
+// resolved directory when it dangles (a link to .git/hooks/pre-commit
+// not made yet). The link's own name is an ordinary one, so nothing
+// protects it, and a later write by the user through it (`cp -p
+// public/pre-commit web/dist/`, an editor saving web/gc.ini) lands in
+// the protected place (red team round 26, R26c-7: web/dist ->
+// ../.git/hooks and web/gc.ini -> ../.git/config were kept while a link
+// out of the workspace was renamed away).
+func (s *Snapshot) linkProtected(rel string) (string, bool) {
+	target, err := s.root.Readlink(rel)
+	if err != nil {
+		return "", false
+	}
+	reason := "created"
+	if was, ok := s.links[rel]; ok {
+		if was == target {
+			return "", false
+		}
+		reason = "replaced"
+	}
+	root := s.ws.Root()
+	dst, err := filepath.EvalSymlinks(filepath.Join(root, rel))
+	if err != nil {
+		abs := target
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(root, filepath.Dir(rel), target)
+		}
+		abs = filepath.Clean(abs)
+		if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			abs = filepath.Join(d, filepath.Base(abs))
+		}
+		dst = abs
+	}
+	if dst == root || !strings.HasPrefix(dst, root+"/") {
+		return "", false // the root, or outside: linkOutside's
+	}
+	if s.ws.Narrowing(dst)&(jail.NarrowAgentConfig|jail.NarrowReadOnly) != 0 {
+		return reason, true
+	}
+	for _, set := range []map[string]bool{s.paths, s.refs} {
+		for p := range set {
+			if dst == p || strings.HasPrefix(dst, p+"/") {
+				return reason, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Finish is Sweep, with one line per entry and the error, if any,

@@ -328,3 +328,49 @@ func TestSweepAcrossSweeps(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, q, "nothing is quarantined twice")
 }
+
+// TestSweepLinkIntoProtected: a new link with an ordinary name that
+// leads to a protected entry (a hooks directory, a git configuration, a
+// hook not made yet) is renamed away, as one out of the workspace is
+// (red team round 26, R26c-7: web/dist -> ../.git/hooks stayed, and the
+// user's `cp -p public/pre-commit web/dist/` made a hook). Controls: a
+// new link to an ordinary file or directory stays, and so does a link
+// that was there at Take.
+func TestSweepLinkIntoProtected(t *testing.T) {
+	root := tree(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "web"), 0o755))
+	require.NoError(t, os.Symlink("../.git/hooks", filepath.Join(root, "web/old")))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+	for name, target := range map[string]string{
+		"web/dist":     "../.git/hooks",
+		"web/gc.ini":   "../.git/config",
+		"web/pc":       "../.git/hooks/pre-push", // dangling: made by a later cp
+		"web/vs":       "../old/.git/config",
+		"web/pkg":      "../src/pkg",
+		"web/main.go":  "../src/pkg/main.go",
+		"web/later.go": "../src/pkg/later.go",
+	} {
+		require.NoError(t, os.Symlink(target, filepath.Join(root, name)))
+	}
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, e := range q {
+		got[e.Path] = e.Reason
+	}
+	for _, p := range []string{"web/dist", "web/gc.ini", "web/pc", "web/vs"} {
+		assert.Equal(t, "created", got[p], p)
+		_, err := os.Lstat(filepath.Join(root, p))
+		assert.ErrorIs(t, err, os.ErrNotExist, p)
+	}
+	for _, p := range []string{"web/pkg", "web/main.go", "web/later.go", "web/old"} {
+		assert.NotContains(t, got, p, "control")
+		_, err := os.Lstat(filepath.Join(root, p))
+		assert.NoError(t, err, p)
+	}
+}
