@@ -175,3 +175,44 @@ func TestAgentConfigReferenceThroughExistingLink(t *testing.T) {
 	assert.NoError(t, ws.WriteFile("scripts/other/x.sh", []byte("x"), 0o755), "control")
 	assert.NoError(t, ws.WriteFile("build/notes.txt", []byte("x"), 0o644), "control")
 }
+
+// TestAgentConfigHooksPathRoot: core.hooksPath naming the workspace root
+// itself (".", its absolute path) leaves the root writable but protects
+// the hooks git runs there by name, existing or not (red team round 26,
+// R26a-9: the command wrote pre-commit at the top and the user's next
+// commit ran it). Control: without the reference, pre-commit at the top
+// is an ordinary file.
+func TestAgentConfigHooksPathRoot(t *testing.T) {
+	for _, hp := range []string{".", "ABS", ""} {
+		t.Run("hooksPath="+hp, func(t *testing.T) {
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+			cfg := "[core]\n\tbare = false\n"
+			switch hp {
+			case "ABS":
+				cfg += "\thooksPath = " + root + "\n"
+			case ".":
+				cfg += "\thooksPath = .\n"
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(root, ".git/config"), []byte(cfg), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(root, "post-merge"), []byte("#!/bin/sh\n"), 0o755))
+			ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+			require.NoError(t, err)
+			defer ws.Close()
+			assert.NotContains(t, ws.AgentConfigProtected(), root, "the root is never protected whole")
+			for _, h := range []string{"pre-commit", "post-merge", "hooks/pre-push"} {
+				if h == "hooks/pre-push" {
+					_ = ws.MkdirAll("hooks", 0o755)
+				}
+				err := ws.WriteFile(h, []byte("#!/bin/sh\ntouch /tmp/pwned\n"), 0o755)
+				if hp == "" {
+					assert.NoError(t, err, "control: %s", h)
+				} else {
+					assert.ErrorIs(t, err, jail.ErrReadOnly, h)
+				}
+			}
+			assert.NoError(t, ws.WriteFile("free.txt", []byte("x"), 0o644), "the root stays writable")
+		})
+	}
+}

@@ -944,6 +944,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 			if c != "" && w.writableRootOf(c) && !w.aboveRoot(c) && w.rootOfExact(c) == nil {
 				add(c)
 			}
+			w.addRootHooks(c, add)
 		}
 	}
 	// Red team round 6, R6-1: a submodule's or a linked worktree's git
@@ -961,6 +962,7 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 				if c != "" && w.writableRootOf(c) && !w.aboveRoot(c) && w.rootOfExact(c) == nil {
 					add(c)
 				}
+				w.addRootHooks(c, add)
 			}
 		}
 	}
@@ -1176,6 +1178,39 @@ func (w *Workspace) writableRootOf(p string) bool {
 		}
 	}
 	return false
+}
+
+// gitHookNames are the hooks git runs from a hooks directory
+// (githooks(5), git 2.47), and the directories of a template directory
+// (init.templateDir) whose files git copies into each new repository.
+var gitHookNames = []string{
+	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit",
+	"pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
+	"pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive",
+	"update", "proc-receive", "post-receive", "post-update",
+	"reference-transaction", "push-to-checkout", "pre-auto-gc",
+	"post-rewrite", "sendemail-validate", "fsmonitor-watchman",
+	"p4-changelist", "p4-prepare-changelist", "p4-post-changelist",
+	"p4-pre-submit", "post-index-change", "hooks", "info",
+}
+
+// addRootHooks passes to add the hook names (gitHookNames) in c when c,
+// a reference of the git configuration, is a writable root itself
+// (core.hooksPath = ., or the workspace's absolute path): the root is
+// never made read-only whole (rootOfExact), but git runs the hooks
+// there, so they are protected by name, existing or not (red team
+// round 26, R26a-9: the command wrote pre-commit at the top and the
+// user's next commit ran it).
+func (w *Workspace) addRootHooks(c string, add func(string)) {
+	if c == "" {
+		return
+	}
+	if r := w.rootOfExact(c); r == nil || r.Mode != ReadWrite {
+		return
+	}
+	for _, n := range gitHookNames {
+		add(filepath.Join(c, n))
+	}
 }
 
 // rootOfExact returns the root whose path is p, nil if none is: a root
