@@ -1575,11 +1575,12 @@ func (l *links) writableDir(t string) bool {
 }
 
 // intoWritable reports whether the link p, met by a walk of the roots,
-// leads to a writableDir. A link whose target, read and joined to its
-// directory, lies in a root is not resolved (one readlink, not an lstat
-// of every component: a pnpm tree's ten thousand links cost 85 ms
-// more): a link out on its way is one of the roots' links, walked by
-// its own name where it leads out.
+// leads to a writableDir. A relative link whose target, read and joined
+// to its directory, lies in a root is not resolved (one readlink, not
+// an lstat of every component: a pnpm tree's ten thousand links cost
+// 85 ms more): a link out on its way is one of the roots' links, walked
+// by its own name where it leads out, and what p's target is lies below
+// that link's target.
 func (l *links) intoWritable(p string) bool {
 	if l.writableCanon == nil || len(l.writableCanon()) == 0 {
 		return false
@@ -1588,12 +1589,26 @@ func (l *links) intoWritable(p string) bool {
 	if err != nil {
 		return false
 	}
-	if !filepath.IsAbs(dest) {
-		dest = filepath.Join(filepath.Dir(p), dest)
+	// Joined lexically only where that is where the kernel goes: ".."
+	// before every other component, from p's directory, canonical as
+	// the walk met it (x/../inner with x -> $HOME/cfg/sub is
+	// $HOME/cfg/inner, below no link's target in the roots).
+	lexical := !filepath.IsAbs(dest)
+	named := false
+	for _, c := range strings.Split(dest, "/") {
+		switch {
+		case c == ".." && named:
+			lexical = false
+		case c != ".." && c != "." && c != "":
+			named = true
+		}
 	}
-	inWritable := slices.ContainsFunc(l.writableCanon(), func(g string) bool { return dest == g || within(dest, g) })
-	if !inWritable && slices.ContainsFunc(l.roots, func(r string) bool { return dest == r || within(dest, r) }) {
-		return false
+	if lexical {
+		dest = filepath.Join(filepath.Dir(p), dest)
+		inWritable := slices.ContainsFunc(l.writableCanon(), func(g string) bool { return dest == g || within(dest, g) })
+		if !inWritable && slices.ContainsFunc(l.roots, func(r string) bool { return dest == r || within(dest, r) }) {
+			return false
+		}
 	}
 	t, err := l.resolve(p)
 	return err == nil && l.writableDir(t)

@@ -95,3 +95,34 @@ func carvePaths(cs []carve) []string {
 	}
 	return out
 }
+
+// TestDirLinkIntoWritableDotDot: a link whose target text reaches a
+// writable directory outside the roots only through another link and a
+// ".." after it (config -> x/../inner with x -> $HOME/cfg/sub: the
+// kernel goes to $HOME/cfg/inner, lexically it is in the workspace) is
+// resolved and walked (red team round 26's verification, R26e-4; the
+// readlink shortcut of intoWritable). Control: the same tree without
+// the secret.
+func TestDirLinkIntoWritableDotDot(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "cfg/sub"), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "cfg/inner"), 0o700))
+	require.NoError(t, os.Symlink(filepath.Join(home, "cfg/sub"), filepath.Join(root, "x")))
+	require.NoError(t, os.Symlink("x/../inner", filepath.Join(root, "config")))
+	ws, err := jail.New(root, jail.WithDeny(".env"))
+	require.NoError(t, err)
+	defer ws.Close()
+	rules := []Rule{{Path: root, Access: RightsAll}}
+	homeRule := Rule{Path: home, Access: RightsAll, Source: "home"}
+	secret := filepath.Join(home, "cfg/inner/.env")
+	carves, err := collectCarves(ws, Options{}, rules, homeRule)
+	require.NoError(t, err)
+	assert.NotContains(t, carvePaths(carves), secret, "control")
+	require.NoError(t, os.WriteFile(secret, []byte("SECRET"), 0o600))
+	carves, err = collectCarves(ws, Options{}, rules, homeRule)
+	require.NoError(t, err)
+	assert.Contains(t, carvePaths(carves), secret)
+}
