@@ -48,7 +48,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +66,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charlievieth/fastwalk"
 	"golang.org/x/sys/unix"
@@ -127,6 +130,28 @@ type Quarantined struct {
 	// Live: neutralised while the command ran (Snapshot.Watch), not
 	// after it; already written out when it happened.
 	Live bool `json:"live,omitempty"`
+}
+
+// MarshalJSON encodes q as its fields' json tags say, plus path_b64 and
+// moved_to_b64 (standard base64 of the name's bytes) for a name that is
+// not valid UTF-8: encoding/json writes such a name with U+FFFD, which
+// names no file, and two names then look alike (red team round 26,
+// R26c-9: a\xffb/.vscode and a\xfeb/.vscode both reported as
+// "a\ufffdb/.vscode"). A script acting on a --report decodes the _b64
+// form when it is there.
+func (q Quarantined) MarshalJSON() ([]byte, error) {
+	type plain Quarantined // no MarshalJSON: no recursion
+	b64 := func(s string) string {
+		if utf8.ValidString(s) {
+			return ""
+		}
+		return base64.StdEncoding.EncodeToString([]byte(s))
+	}
+	return json.Marshal(struct {
+		plain
+		PathB64    string `json:"path_b64,omitempty"`
+		MovedToB64 string `json:"moved_to_b64,omitempty"`
+	}{plain(q), b64(q.Path), b64(q.MovedTo)})
 }
 
 // String renders q for a terminal or a model, one line.

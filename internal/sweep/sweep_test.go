@@ -1,11 +1,14 @@
 package sweep_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -372,5 +375,29 @@ func TestSweepLinkIntoProtected(t *testing.T) {
 		assert.NotContains(t, got, p, "control")
 		_, err := os.Lstat(filepath.Join(root, p))
 		assert.NoError(t, err, p)
+	}
+}
+
+// TestQuarantinedJSONBytes: a quarantined name that is not valid UTF-8
+// is reported with its bytes (path_b64, moved_to_b64) besides the
+// U+FFFD form, so two such names stay apart and a script finds the file
+// (red team round 26, R26c-9). Control: a valid name has no _b64 field.
+func TestQuarantinedJSONBytes(t *testing.T) {
+	for _, tc := range []struct{ path, moved string }{{"a\xffb/.vscode", "a\xffb/.vscode.q"}, {"a\xfeb/.vscode", ""}, {"ok/.vscode", "ok/.vscode.q"}} {
+		b, err := json.Marshal(sweep.Quarantined{Path: tc.path, MovedTo: tc.moved, Reason: "created"})
+		require.NoError(t, err)
+		var got map[string]any
+		require.NoError(t, json.Unmarshal(b, &got))
+		assert.Equal(t, "created", got["reason"])
+		for field, name := range map[string]string{"path_b64": tc.path, "moved_to_b64": tc.moved} {
+			if name == "" || utf8.ValidString(name) {
+				assert.NotContains(t, got, field, "control: %q", name)
+				continue
+			}
+			require.Contains(t, got, field, "%q", name)
+			raw, err := base64.StdEncoding.DecodeString(got[field].(string))
+			require.NoError(t, err)
+			assert.Equal(t, name, string(raw))
+		}
 	}
 }
