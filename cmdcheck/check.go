@@ -64,7 +64,11 @@ const (
 //     directory; a relative dir is made absolute against it, as os/exec does.
 //   - argv[0] when it contains a slash (Execute).
 //   - every argument that is absolute, starts with "~", or has a ".."
-//     component (Read); the same for the text after each "=" (and, as a
+//     component (Read), and every other relative argument that names an
+//     existing entry of a directory the command may run in (a relative
+//     glob: each entry it matches there, a leading dot matched only
+//     explicitly, as the shell's; red team round 26, R26c-4: cat .env);
+//     the same for the text after each "=" (and, as a
 //     list, each ":"-separated element of it: "--file=/etc/x", "PATH=/a:/b", "if=/x"),
 //     and, for an argument starting with "-", the value attached to a short
 //     option ("-I/usr/include", "-L../lib") and each ","-separated element
@@ -118,9 +122,9 @@ const (
 // awk, make recipes, find -exec), paths a program reads from files or its
 // environment (xargs, $SECRET_PATH set by the caller), bash re-evaluating
 // strings at run time (arithmetic on variable contents, printf -v, read into
-// array subscripts), and CDPATH if the child's environment sets it. A name
-// without a slash, "~" or ".." (cat link) is not checked, so a symlink
-// already in the workspace that points outside is followed by the child. The
+// array subscripts), and CDPATH if the child's environment sets it. A
+// relative name that does not exist when Check runs is not checked (a
+// link the command makes first, then reads by that name, is followed). The
 // command found through PATH is not checked; subprocesses can do whatever
 // the user can, and a shell under another name (a copy or a symlink) is
 // not recognised as one. Only Landlock closes these holes; strict mode

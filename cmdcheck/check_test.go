@@ -2,6 +2,7 @@ package cmdcheck
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -253,4 +254,52 @@ func TestAccessString(t *testing.T) {
 	assert.Equal(t, "write", AccessWrite.String())
 	assert.Equal(t, "execute", AccessExecute.String())
 	assert.Equal(t, "Access(9)", Access(9).String())
+}
+
+// TestCheckExistingRelative: a relative argument with no ".." is
+// checked when it names an existing entry of the working directory,
+// and a relative glob through each entry it matches (red team round 26,
+// R26c-4: `cat .env` ran under the path-check layer, `cat /abs/.env`
+// was refused). Controls: a name that does not exist, an option, a word
+// the shell's * does not match (a leading dot), an allowed file.
+func TestCheckExistingRelative(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".env"), []byte("SECRET"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "prod.key"), []byte("KEY"), 0o600))
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(dir, "link")))
+	errDenied := errors.New("fake: denied")
+	check := func(p string, a Access) error {
+		if filepath.Base(p) == ".env" || strings.HasSuffix(p, ".key") {
+			return errDenied
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil && !within(r, dir) {
+			return errOutside
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		argv []string
+		want error
+	}{
+		{[]string{"cat", ".env"}, errDenied},
+		{[]string{"sh", "-c", "cat .env"}, errDenied},
+		{[]string{"sh", "-c", "cat .e*"}, ErrUnverifiable}, // may match ..
+		{[]string{"sh", "-c", "cat *.key"}, errDenied},
+		{[]string{"cat", "link"}, errOutside},
+		{[]string{"cat", "main.go"}, nil},
+		{[]string{"cat", "*"}, nil},            // * skips .env, as the shell's
+		{[]string{"sh", "-c", "cat *.go"}, nil}, // matches main.go only
+		{[]string{"grep", "-r", "API_KEY", "."}, nil},
+		{[]string{"touch", "new.txt"}, nil},
+		{[]string{"echo", "-n"}, nil},
+	} {
+		err := Check(tc.argv, dir, check)
+		if tc.want == nil {
+			assert.NoError(t, err, "%q", tc.argv)
+		} else {
+			assert.ErrorIs(t, err, tc.want, "%q", tc.argv)
+		}
+	}
 }

@@ -154,6 +154,52 @@ func (c *checker) arg(f field, s *scope) error {
 			return err
 		}
 	}
+	return c.existing(f, s)
+}
+
+// existing checks an argument that is a relative name with no ".."
+// (candidates leaves it out: it cannot leave the directory it is in)
+// when it names an entry that exists in one of the directories the
+// command may run in, or, as a glob, each entry it matches there (at
+// most maxFields): a denied name (cat .env, sh -c 'cat .e*') or a
+// symbolic link out of the policy (cat link) would otherwise be read
+// (red team round 26, R26c-4: `cat .env` ran where `cat /abs/ws/.env`
+// was refused). A name that does not exist names nothing the command
+// can read by it; an option ("-x") is not a name.
+func (c *checker) existing(f field, s *scope) error {
+	t := f.s
+	if t == "" || t[0] == '-' || pathLike(t) || devices[t] {
+		return nil
+	}
+	if _, isURL := splitURL(t); isURL {
+		return nil
+	}
+	for _, d := range s.dirs {
+		if f.glob < 0 {
+			if _, err := os.Lstat(d + "/" + t); err == nil {
+				if err := c.path(t, AccessRead, s, f); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		matches, err := filepath.Glob(d + "/" + t)
+		if err != nil {
+			return unverifiable(f, "glob %q: %w", t, err)
+		}
+		if len(matches) > maxFields {
+			return unverifiable(f, "glob %q matches more than %d names", t, maxFields)
+		}
+		dotted := strings.HasPrefix(filepath.Base(t), ".")
+		for _, m := range matches {
+			if !dotted && strings.HasPrefix(filepath.Base(m), ".") {
+				continue // the shell's * does not match a leading dot
+			}
+			if err := c.check(m, AccessRead); err != nil {
+				return &Error{Arg: f.arg, Token: f.tok, Err: err}
+			}
+		}
+	}
 	return nil
 }
 
