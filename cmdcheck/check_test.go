@@ -289,7 +289,7 @@ func TestCheckExistingRelative(t *testing.T) {
 		{[]string{"sh", "-c", "cat *.key"}, errDenied},
 		{[]string{"cat", "link"}, errOutside},
 		{[]string{"cat", "main.go"}, nil},
-		{[]string{"cat", "*"}, nil},            // * skips .env, as the shell's
+		{[]string{"cat", "*"}, nil},             // * skips .env, as the shell's
 		{[]string{"sh", "-c", "cat *.go"}, nil}, // matches main.go only
 		{[]string{"grep", "-r", "API_KEY", "."}, nil},
 		{[]string{"touch", "new.txt"}, nil},
