@@ -137,8 +137,11 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 			err error
 		}
 		ch := make(chan planned, 1)
+		gate := gateOf(k.WS)
 		go cpushare.Exempt(func() {
+			seq, epoch, quiet := gate.begin()
 			rs, err := k.Compile()
+			gate.end(seq, epoch, quiet, err)
 			ch <- planned{rs, err}
 		})
 		var fresh *landlock.Ruleset
@@ -181,6 +184,10 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		started, finish = s, f
 	}
 	start := time.Now()
+	// From here until it is reaped the command may change the tree:
+	// the file tools plan again before they answer (Replan).
+	gate := gateOf(k.WS)
+	gate.started()
 	err = c.Start()
 	var serr error
 	if err == nil {
@@ -191,6 +198,7 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		err = c.Wait()
 		stop()
 	}
+	gate.reaped()
 	network := finish()
 	if serr != nil {
 		return nil, k.fail(tool, "", serr)

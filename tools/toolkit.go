@@ -64,6 +64,23 @@ type Toolkit struct {
 	// landlock.Compile of the same Workspace and options. An error fails
 	// the call (fail closed).
 	Compile func() (*landlock.Ruleset, error)
+	// Replan, when not nil, plans the policy again for the file tools
+	// and returns the planning's error (landjail-mcp: a Compile whose
+	// Ruleset is closed unused; it refreshes the link verdicts the file
+	// tools check, jail.Workspace.DenyPaths). A file tool's call runs it
+	// first when a bash call's command ran since the last plan that
+	// succeeded (Bash's own plans count), runs now, or the last plan
+	// failed; while it fails, every file tool's call is refused with its
+	// error (ErrPolicyRefused), fail closed. A bash command can make the
+	// workspace one its policy cannot be carved for (a denied name
+	// linked through /proc/self/cwd: Compile refuses it), and the file
+	// tools, which judge the link from the server's own working
+	// directory, read what the user then writes as that name (red team
+	// round 26, R26e-5). Replan runs once for the calls that wait for
+	// it (one at a time per Workspace); it costs one Compile (the walk
+	// of the roots: BENCHMARKS.md), paid by the first file tool call
+	// after each bash call, and by every one while a bash call runs.
+	Replan func() error
 	// Tracker, when it is the tracker WS was built with
 	// (jail.WithReadTracker), lets grep leave the tracker as it was:
 	// without it every file grep opens counts as read, so write_file
@@ -391,7 +408,10 @@ func (k *Toolkit) Definitions() []Definition {
 // bash calls running meanwhile (red team round 24, R24c-1: a grep's
 // 1.3 s held a call, and every call, for 65 s); Bash exempts its own
 // planning. A file tool's call returns ErrCanceled as soon as ctx (or
-// Session) ends, whether or not the tool has finished.
+// Session) ends, whether or not the tool has finished. With Replan, a
+// file tool's call may plan the policy first, and is refused
+// (ErrPolicyRefused) while that fails (Toolkit.Replan); the methods
+// called directly (ReadFile, Grep, ...) do not plan.
 func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (res Result, err error) {
 	run, ok := callers[name]
 	if !ok {
@@ -420,6 +440,10 @@ func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	ch := make(chan answer, 1)
 	go cpushare.Exempt(func() {
+		if err := k.planned(); err != nil {
+			ch <- answer{nil, k.fail(name, "", err)}
+			return
+		}
 		res, err := run(ctx, k, name, args)
 		ch <- answer{res, err}
 	})
