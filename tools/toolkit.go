@@ -152,7 +152,8 @@ type Limits struct {
 	// Three "**" and 256 alternatives on a chain of 41 directories took
 	// 347 s and went on after the client canceled (red team round 26,
 	// R26a-8, R26e-6); 4,000,000 units take seconds, and walk a tree of
-	// 100,000 directories 8 deep with 4 alternatives.
+	// 100,000 directories 8 deep with 4 alternatives. A call whose
+	// context ends (Call) stops at its next read, stat or open.
 	WalkOps int
 	// GlobResults caps glob.
 	GlobResults int
@@ -464,8 +465,8 @@ var callers = map[string]caller{
 	ToolWriteFile:     method((*Toolkit).WriteFile),
 	ToolEditFile:      method((*Toolkit).EditFile),
 	ToolListDirectory: method((*Toolkit).ListDirectory),
-	ToolGlob:          method((*Toolkit).Glob),
-	ToolGrep:          method((*Toolkit).Grep),
+	ToolGlob:          methodContext((*Toolkit).glob),
+	ToolGrep:          methodContext((*Toolkit).grep),
 	ToolPatch:         method((*Toolkit).Patch),
 	ToolBash: func(ctx context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error) {
 		return call(k, name, args, func(a BashArgs) (*BashResult, error) { return k.Bash(ctx, a) })
@@ -476,6 +477,14 @@ var callers = map[string]caller{
 func method[A any, R Result](m func(*Toolkit, A) (R, error)) caller {
 	return func(_ context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error) {
 		return call(k, name, args, func(a A) (R, error) { return m(k, a) })
+	}
+}
+
+// methodContext is the caller of a Toolkit method that takes the
+// call's context.
+func methodContext[A any, R Result](m func(*Toolkit, context.Context, A) (R, error)) caller {
+	return func(ctx context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error) {
+		return call(k, name, args, func(a A) (R, error) { return m(k, ctx, a) })
 	}
 }
 
