@@ -174,6 +174,15 @@ type Limits struct {
 	GrepFileBytes int64
 	// BashOutput caps bash's combined output (head and tail are kept).
 	BashOutput int
+	// BashNotes caps the lines landjail adds to a bash result
+	// (BashResult.Network: the proxy's refusals, --explain's, the
+	// limits', the sweep's), in bytes with their "[landjail: ]" frames:
+	// the first and last lines that fit in half of it each are kept,
+	// each cut at 512 bytes, and one line counts the rest. The command
+	// chooses most of them: 1,024 refused 250-byte names added 310 KB
+	// to a result whose output was capped at 30 KB (red team round 26,
+	// R26d-5).
+	BashNotes int
 	// BashTimeout is bash's default timeout; BashMaxTimeout the largest
 	// a call may ask for.
 	BashTimeout, BashMaxTimeout time.Duration
@@ -189,7 +198,7 @@ type Limits struct {
 
 // DefaultLimits are the limits used for zero fields of Toolkit.Limits.
 // ReadLines 2000 and LineBytes 2000 follow the usual agent read tools;
-// BashOutput 30000 bytes is about 8k tokens. FileBytes and GrepFileBytes
+// BashOutput 30000 bytes is about 8k tokens, BashNotes 4000 about 1k. FileBytes and GrepFileBytes
 // 10 MiB: far beyond what a model can use from one call (read_file
 // returns at most 256 KiB), small enough that edit_file's copies stay
 // well under 100 MiB.
@@ -205,6 +214,7 @@ var DefaultLimits = Limits{
 	FileBytes:      10 << 20,
 	GrepFileBytes:  10 << 20,
 	BashOutput:     30000,
+	BashNotes:      4000,
 	BashTimeout:    2 * time.Minute,
 	BashMaxTimeout: 10 * time.Minute,
 	BashConcurrent: 4,
@@ -227,6 +237,7 @@ func (k *Toolkit) limits() Limits {
 	pick(&l.GlobResults, d.GlobResults)
 	pick(&l.GrepMatches, d.GrepMatches)
 	pick(&l.BashOutput, d.BashOutput)
+	pick(&l.BashNotes, d.BashNotes)
 	pick(&l.BashConcurrent, d.BashConcurrent)
 	if l.FileBytes <= 0 {
 		l.FileBytes = d.FileBytes
