@@ -68,6 +68,21 @@ func (p *Plan) CompileCall() (*landlock.Ruleset, error) {
 	return rs, nil
 }
 
+// Replan plans the server's policy again for the tree as it is now and
+// returns the planning's error (what CompileCall would return, without
+// a proxy): on success the file tools' link verdicts are refreshed
+// (jail.Workspace.DenyPaths), and the Ruleset is closed unused. This is
+// tools.Toolkit.Replan: the file tools refuse while it fails (red team
+// round 26, R26e-5).
+func (p *Plan) Replan() error {
+	rs, err := p.compile(p.lopts)
+	if err != nil {
+		return err
+	}
+	exec.Release(rs)
+	return rs.Close()
+}
+
 // Network wires the proxy of a call whose Ruleset came from CompileCall
 // into its Cmd: the proxy is served once the command started (started)
 // and its refusals listed once it was reaped (finish), one line each,

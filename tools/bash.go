@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,7 +50,8 @@ type BashResult struct {
 	Confinement string        `json:"confinement"`
 	Duration    time.Duration `json:"duration"`
 	// Network lists what the --allow-domain proxy refused during the
-	// call, one line each (Toolkit.Network).
+	// call, one line each (Toolkit.Network), and what else landjail says
+	// of the call; at most Limits.BashNotes bytes (capNotes).
 	Network []string `json:"network,omitempty"`
 }
 
@@ -137,8 +139,11 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 			err error
 		}
 		ch := make(chan planned, 1)
+		gate := gateOf(k.WS)
 		go cpushare.Exempt(func() {
+			seq, epoch, quiet := gate.begin()
 			rs, err := k.Compile()
+			gate.end(seq, epoch, quiet, err)
 			ch <- planned{rs, err}
 		})
 		var fresh *landlock.Ruleset
@@ -181,6 +186,10 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		started, finish = s, f
 	}
 	start := time.Now()
+	// From here until it is reaped the command may change the tree:
+	// the file tools plan again before they answer (Replan).
+	gate := gateOf(k.WS)
+	gate.started()
 	err = c.Start()
 	var serr error
 	if err == nil {
@@ -191,6 +200,7 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		err = c.Wait()
 		stop()
 	}
+	gate.reaped()
 	network := finish()
 	if serr != nil {
 		return nil, k.fail(tool, "", serr)
@@ -200,7 +210,7 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 		Confinement: rs.Report().Level,
 		Duration:    time.Since(start),
 		ExitCode:    -1,
-		Network:     network,
+		Network:     capNotes(network, lim.BashNotes),
 	}
 	if c.ProcessState == nil {
 		// Never started: a refusal or a start failure.
@@ -216,6 +226,54 @@ func (k *Toolkit) Bash(ctx context.Context, a BashArgs) (*BashResult, error) {
 	r.TimedOut = errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	r.Output, r.OutputBytes, r.Truncated = out.result()
 	return r, nil
+}
+
+// Bounds of BashResult.Network (capNotes).
+const (
+	noteFrame  = len("\n[landjail: ]") // what String adds to each line
+	noteBytes  = 512                   // one line, cut beyond
+	noteMarker = 100                   // the line counting those left out
+)
+
+// capNotes returns lines within max bytes in all, each counted with its
+// frame in BashResult.String: every line cut at noteBytes; when they are
+// more, the first lines that fit in half of the rest of max (after
+// noteMarker) and the last lines that fit in the other half, with one
+// line in between counting the lines left out. The last lines are kept as well as the first, since the
+// lines a command can multiply (the proxy's refusals) come first and
+// the limits' and the sweep's last.
+func capNotes(lines []string, max int) []string {
+	lines = slices.Clone(lines)
+	total := 0
+	for i, l := range lines {
+		if len(l) > noteBytes {
+			cut := strings.ToValidUTF8(l[:noteBytes], "")
+			l = fmt.Sprintf("%s... [%d bytes cut]", cut, len(l)-len(cut))
+			lines[i] = l
+		}
+		total += len(l) + noteFrame
+	}
+	if total <= max {
+		return lines
+	}
+	half := (max - noteMarker) / 2
+	head, used := 0, 0
+	for head < len(lines) && used+len(lines[head])+noteFrame <= half {
+		used += len(lines[head]) + noteFrame
+		head++
+	}
+	tail, used := len(lines), 0
+	for tail > head && used+len(lines[tail-1])+noteFrame <= half {
+		tail--
+		used += len(lines[tail]) + noteFrame
+	}
+	left := 0
+	for _, l := range lines[head:tail] {
+		left += len(l)
+	}
+	out := append([]string(nil), lines[:head]...)
+	out = append(out, fmt.Sprintf("... %d more lines (%d bytes) left out ...", tail-head, left))
+	return append(out, lines[tail:]...)
 }
 
 // killOrphansOnExit kills what the bash process pid leaves behind in its

@@ -28,6 +28,12 @@ var (
 	// (the client canceled the call, or the server is ending); the
 	// tool's work may still finish meanwhile (Call).
 	ErrCanceled = errors.New("call canceled")
+	// ErrPolicyRefused: the policy cannot be planned for the workspace
+	// as it is now (Toolkit.Replan failed: a denied name that is a link
+	// through /proc, landlock.ErrNotEnforceable; the walk limit): the
+	// file tools refuse every call until a plan succeeds. The planning's
+	// error is wrapped too, and names what to remove.
+	ErrPolicyRefused = errors.New("the policy cannot be enforced for the workspace as it is now")
 	// ErrNoMatch: edit_file's old_string does not occur in the file.
 	ErrNoMatch = errors.New("old_string not found in the file")
 	// ErrAmbiguous: edit_file's old_string occurs more than once and
@@ -97,6 +103,8 @@ func (k *Toolkit) reason(err error) string {
 		return fmt.Sprintf("refused: the path is outside the client's roots (%s)", strings.Join(k.scope, ", "))
 	case errors.Is(err, cmdcheck.ErrUnverifiable):
 		return fmt.Sprintf("refused: this kernel cannot confine the shell, so commands are checked statically before they run, and this one cannot be (%v); use a simpler command without substitutions, or the file tools", err)
+	case errors.Is(err, ErrPolicyRefused):
+		return fmt.Sprintf("refused: %v; every file tool is refused until it can be (bash too): remove what it names, then retry", err)
 	case errors.Is(err, jail.ErrOutsideWorkspace):
 		return fmt.Sprintf("refused: the path resolves outside the workspace (%s) and every allowed root; use a path inside the workspace", k.WS.Root())
 	case errors.Is(err, jail.ErrDenied):

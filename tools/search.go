@@ -3,6 +3,7 @@ package tools
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,12 @@ type dirFS struct {
 	// Limits.WalkOps each fails with errWalkBudget (stopped set).
 	ops     *int
 	stopped *bool
+	// ctx is the call's context: once it ends (the client canceled the
+	// call, the session ended), every read, stat and open fails with
+	// ErrCanceled, so the walk stops at its next step instead of running
+	// on to its budget (red team round 26, R26e-6: a canceled call went
+	// on for its whole budget). nil: never.
+	ctx context.Context
 }
 
 // errWalkBudget is dirFS's error once a call's directory reads and
@@ -50,6 +57,9 @@ var errWalkBudget = errors.New("the call's budget of directory reads is spent")
 // spend charges one read or stat of op on name against the call's
 // budget: one unit per component of name.
 func (d dirFS) spend(op, name string) error {
+	if err := d.canceled(op, name); err != nil {
+		return err
+	}
 	if d.ops == nil {
 		return nil
 	}
@@ -64,11 +74,20 @@ func (d dirFS) spend(op, name string) error {
 	return nil
 }
 
+// canceled is ErrCanceled (in a *fs.PathError) once d's call's context
+// ended, else nil.
+func (d dirFS) canceled(op, name string) error {
+	if d.ctx == nil || d.ctx.Err() == nil {
+		return nil
+	}
+	return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %w", ErrCanceled, context.Cause(d.ctx))}
+}
+
 // budgeted returns a dirFS for one glob or grep call, with its own
 // budget of Limits.WalkOps reads and stats (doublestar and fs.WalkDir
-// call it from the calling goroutine only).
-func budgeted(k *Toolkit, base string) dirFS {
-	return dirFS{k: k, base: base, large: map[string]bool{}, ops: new(int), stopped: new(bool)}
+// call it from the calling goroutine only), that stops when ctx ends.
+func budgeted(ctx context.Context, k *Toolkit, base string) dirFS {
+	return dirFS{k: k, base: base, large: map[string]bool{}, ops: new(int), stopped: new(bool), ctx: ctx}
 }
 
 // errDirTooLarge is ReadDir's error for a directory past
@@ -90,6 +109,9 @@ func (d dirFS) name(op, name string) (string, error) {
 func (d dirFS) Open(name string) (fs.File, error) {
 	n, err := d.name("open", name)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.canceled("open", name); err != nil {
 		return nil, err
 	}
 	f, err := d.k.WS.OpenFile(n, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -203,6 +225,12 @@ func (r *GlobResult) String() string {
 // ErrInvalidArgs for a bad, absolute or ".." pattern, the Workspace's for
 // Path.
 func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
+	return k.glob(context.Background(), a)
+}
+
+// glob is Glob, stopping its walk once ctx ends (then it returns
+// ErrCanceled): Call passes the call's context.
+func (k *Toolkit) glob(ctx context.Context, a GlobArgs) (*GlobResult, error) {
 	const tool = ToolGlob
 	if a.Pattern == "" || !doublestar.ValidatePattern(a.Pattern) {
 		return nil, k.fail(tool, a.Pattern, fmt.Errorf("%w: invalid glob pattern", ErrInvalidArgs))
@@ -231,7 +259,7 @@ func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
 	if shownBase == "" {
 		shownBase = base
 	}
-	fsys := budgeted(k, base)
+	fsys := budgeted(ctx, k, base)
 	if !slices.Contains(strings.Split(a.Pattern, "/"), ".git") {
 		fsys.hiddenGit = map[string]bool{}
 	}
@@ -250,6 +278,9 @@ func (k *Toolkit) Glob(a GlobArgs) (*GlobResult, error) {
 		r.Matches = append(r.Matches, m)
 		return nil
 	}, doublestar.WithNoFollow())
+	if err == nil {
+		err = fsys.canceled("glob", a.Pattern)
+	}
 	if err != nil && !errors.Is(err, errCapReached) {
 		return nil, k.fail(tool, a.Pattern, err)
 	}
@@ -424,6 +455,12 @@ const grepLineBytes = 300
 // bad regexp or include pattern, the Workspace's for Path. Unreadable
 // files below Path are skipped silently.
 func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
+	return k.grep(context.Background(), a)
+}
+
+// grep is Grep, stopping its walk once ctx ends (then it returns
+// ErrCanceled): Call passes the call's context.
+func (k *Toolkit) grep(ctx context.Context, a GrepArgs) (*GrepResult, error) {
 	const tool = ToolGrep
 	expr := a.Pattern
 	if a.IgnoreCase {
@@ -468,8 +505,11 @@ func (k *Toolkit) Grep(a GrepArgs) (*GrepResult, error) {
 		return r, nil
 	}
 	ign := k.ignores(base)
-	fsys := budgeted(k, base)
+	fsys := budgeted(ctx, k, base)
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if cerr := fsys.canceled("grep", p); cerr != nil {
+			return cerr
+		}
 		if err != nil {
 			return nil // unreadable: skip (the root's error was checked by Stat)
 		}

@@ -64,6 +64,23 @@ type Toolkit struct {
 	// landlock.Compile of the same Workspace and options. An error fails
 	// the call (fail closed).
 	Compile func() (*landlock.Ruleset, error)
+	// Replan, when not nil, plans the policy again for the file tools
+	// and returns the planning's error (landjail-mcp: a Compile whose
+	// Ruleset is closed unused; it refreshes the link verdicts the file
+	// tools check, jail.Workspace.DenyPaths). A file tool's call runs it
+	// first when a bash call's command ran since the last plan that
+	// succeeded (Bash's own plans count), runs now, or the last plan
+	// failed; while it fails, every file tool's call is refused with its
+	// error (ErrPolicyRefused), fail closed. A bash command can make the
+	// workspace one its policy cannot be carved for (a denied name
+	// linked through /proc/self/cwd: Compile refuses it), and the file
+	// tools, which judge the link from the server's own working
+	// directory, read what the user then writes as that name (red team
+	// round 26, R26e-5). Replan runs once for the calls that wait for
+	// it (one at a time per Workspace); it costs one Compile (the walk
+	// of the roots: BENCHMARKS.md), paid by the first file tool call
+	// after each bash call, and by every one while a bash call runs.
+	Replan func() error
 	// Tracker, when it is the tracker WS was built with
 	// (jail.WithReadTracker), lets grep leave the tracker as it was:
 	// without it every file grep opens counts as read, so write_file
@@ -135,7 +152,8 @@ type Limits struct {
 	// Three "**" and 256 alternatives on a chain of 41 directories took
 	// 347 s and went on after the client canceled (red team round 26,
 	// R26a-8, R26e-6); 4,000,000 units take seconds, and walk a tree of
-	// 100,000 directories 8 deep with 4 alternatives.
+	// 100,000 directories 8 deep with 4 alternatives. A call whose
+	// context ends (Call) stops at its next read, stat or open.
 	WalkOps int
 	// GlobResults caps glob.
 	GlobResults int
@@ -156,6 +174,15 @@ type Limits struct {
 	GrepFileBytes int64
 	// BashOutput caps bash's combined output (head and tail are kept).
 	BashOutput int
+	// BashNotes caps the lines landjail adds to a bash result
+	// (BashResult.Network: the proxy's refusals, --explain's, the
+	// limits', the sweep's), in bytes with their "[landjail: ]" frames:
+	// the first and last lines that fit in half of it each are kept,
+	// each cut at 512 bytes, and one line counts the rest. The command
+	// chooses most of them: 1,024 refused 250-byte names added 310 KB
+	// to a result whose output was capped at 30 KB (red team round 26,
+	// R26d-5).
+	BashNotes int
 	// BashTimeout is bash's default timeout; BashMaxTimeout the largest
 	// a call may ask for.
 	BashTimeout, BashMaxTimeout time.Duration
@@ -171,7 +198,7 @@ type Limits struct {
 
 // DefaultLimits are the limits used for zero fields of Toolkit.Limits.
 // ReadLines 2000 and LineBytes 2000 follow the usual agent read tools;
-// BashOutput 30000 bytes is about 8k tokens. FileBytes and GrepFileBytes
+// BashOutput 30000 bytes is about 8k tokens, BashNotes 4000 about 1k. FileBytes and GrepFileBytes
 // 10 MiB: far beyond what a model can use from one call (read_file
 // returns at most 256 KiB), small enough that edit_file's copies stay
 // well under 100 MiB.
@@ -187,6 +214,7 @@ var DefaultLimits = Limits{
 	FileBytes:      10 << 20,
 	GrepFileBytes:  10 << 20,
 	BashOutput:     30000,
+	BashNotes:      4000,
 	BashTimeout:    2 * time.Minute,
 	BashMaxTimeout: 10 * time.Minute,
 	BashConcurrent: 4,
@@ -209,6 +237,7 @@ func (k *Toolkit) limits() Limits {
 	pick(&l.GlobResults, d.GlobResults)
 	pick(&l.GrepMatches, d.GrepMatches)
 	pick(&l.BashOutput, d.BashOutput)
+	pick(&l.BashNotes, d.BashNotes)
 	pick(&l.BashConcurrent, d.BashConcurrent)
 	if l.FileBytes <= 0 {
 		l.FileBytes = d.FileBytes
@@ -391,7 +420,10 @@ func (k *Toolkit) Definitions() []Definition {
 // bash calls running meanwhile (red team round 24, R24c-1: a grep's
 // 1.3 s held a call, and every call, for 65 s); Bash exempts its own
 // planning. A file tool's call returns ErrCanceled as soon as ctx (or
-// Session) ends, whether or not the tool has finished.
+// Session) ends, whether or not the tool has finished. With Replan, a
+// file tool's call may plan the policy first, and is refused
+// (ErrPolicyRefused) while that fails (Toolkit.Replan); the methods
+// called directly (ReadFile, Grep, ...) do not plan.
 func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (res Result, err error) {
 	run, ok := callers[name]
 	if !ok {
@@ -420,6 +452,10 @@ func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	ch := make(chan answer, 1)
 	go cpushare.Exempt(func() {
+		if err := k.planned(); err != nil {
+			ch <- answer{nil, k.fail(name, "", err)}
+			return
+		}
 		res, err := run(ctx, k, name, args)
 		ch <- answer{res, err}
 	})
@@ -440,8 +476,8 @@ var callers = map[string]caller{
 	ToolWriteFile:     method((*Toolkit).WriteFile),
 	ToolEditFile:      method((*Toolkit).EditFile),
 	ToolListDirectory: method((*Toolkit).ListDirectory),
-	ToolGlob:          method((*Toolkit).Glob),
-	ToolGrep:          method((*Toolkit).Grep),
+	ToolGlob:          methodContext((*Toolkit).glob),
+	ToolGrep:          methodContext((*Toolkit).grep),
 	ToolPatch:         method((*Toolkit).Patch),
 	ToolBash: func(ctx context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error) {
 		return call(k, name, args, func(a BashArgs) (*BashResult, error) { return k.Bash(ctx, a) })
@@ -452,6 +488,14 @@ var callers = map[string]caller{
 func method[A any, R Result](m func(*Toolkit, A) (R, error)) caller {
 	return func(_ context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error) {
 		return call(k, name, args, func(a A) (R, error) { return m(k, a) })
+	}
+}
+
+// methodContext is the caller of a Toolkit method that takes the
+// call's context.
+func methodContext[A any, R Result](m func(*Toolkit, context.Context, A) (R, error)) caller {
+	return func(ctx context.Context, k *Toolkit, name string, args json.RawMessage) (Result, error) {
+		return call(k, name, args, func(a A) (R, error) { return m(k, ctx, a) })
 	}
 }
 

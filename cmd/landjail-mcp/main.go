@@ -213,6 +213,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// was when the server started (a .env created mid-session is denied);
 	// with --allow-domain each call gets a proxy of its own.
 	k.Compile, k.Network, k.Discard = plan.CompileCall, plan.Network, plan.DiscardCall
+	// The file tools plan again after each bash call, and refuse while
+	// the policy cannot be planned (R26e-5).
+	k.Replan = plan.Replan
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	maxFile, err := parseSize(cmd.String(flagMaxFileSize))
 	if err != nil {

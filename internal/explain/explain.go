@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/internal/privdirs"
 	"github.com/landjail/landjail/internal/refusal"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
@@ -58,6 +59,22 @@ func Print(w io.Writer, xs []refusal.Refusal, all bool, unavailable string, othe
 	if noise > 0 && !all {
 		fmt.Fprintf(w, "landjail: --explain: %d more (%d×) are probes the Go runtime, glibc or the loader make and handle when refused; --explain-all lists them\n", noise, noiseCount)
 	}
+}
+
+// grant sets x's Flag to the path grant "FLAG PATH" (then suffix), unless
+// path lies in landjail's own private directories (privdirs.Holds: every
+// workspace's private HOME and TMPDIR, its cache): those are refused by
+// design, since a grant lets one run plant what the others execute under
+// their own policies (red team round 26, R26c-5; --learn never learns
+// them). The hint suggested "--rw" of another workspace's private HOME
+// (R26e-8).
+func grant(x *refusal.Refusal, flag, path, suffix string) {
+	if privdirs.Holds(path) {
+		x.Flag, x.ByDesign = "", true
+		x.Rule += "; in landjail's own private directories (every workspace's private HOME and TMPDIR): not grantable"
+		return
+	}
+	x.Flag = flag + " " + path + suffix
 }
 
 // Line is one refusal in one line, as --explain prints it (without its
@@ -125,7 +142,7 @@ func Landlock(ws *jail.Workspace, d denials.Denial) refusal.Refusal {
 		return x
 	case b == "fs.ioctl_dev":
 		x.Rule = "an ioctl on a device file (LANDLOCK_ACCESS_FS_IOCTL_DEV, ABI 5): no root grants device ioctls but a --rw one"
-		x.Flag = "--rw " + d.Path + " (only if the command really needs it)"
+		grant(&x, "--rw", d.Path, " (only if the command really needs it)")
 		return x
 	case b == "fs.change_topology":
 		x.Rule = "mounts cannot be changed in a sandbox"
@@ -160,19 +177,19 @@ func Landlock(ws *jail.Workspace, d denials.Denial) refusal.Refusal {
 		x.Flag = "drop the pattern that matches it"
 	case errors.Is(err, jail.ErrReadOnly):
 		x.Rule = "read-only: a --read-only path, protected agent configuration, or a --ro/--rox root"
-		x.Flag = "--rw " + dir + " (or drop --read-only/--protect-agent-config)"
+		grant(&x, "--rw", dir, " (or drop --read-only/--protect-agent-config)")
 	case errors.Is(err, jail.ErrNotExecutable):
 		x.Rule = "in a read-only root without execute"
-		x.Flag = "--rox " + ToolchainRoot(dir)
+		grant(&x, "--rox", ToolchainRoot(dir), "")
 	case errors.Is(err, jail.ErrOutsideWorkspace):
 		x.Rule = "outside every allowed root"
 		switch access {
 		case jail.Read:
-			x.Flag = "--ro " + dir
+			grant(&x, "--ro", dir, "")
 		case jail.Execute:
-			x.Flag = "--rox " + ToolchainRoot(dir)
+			grant(&x, "--rox", ToolchainRoot(dir), "")
 		default:
-			x.Flag = "--rw " + dir
+			grant(&x, "--rw", dir, "")
 		}
 	case err == nil && access == jail.Write:
 		x.Rule = "a directory frozen by carve-outs: next to a denied or read-only path, entries cannot be created, removed or renamed"
@@ -288,10 +305,10 @@ func Event(ws *jail.Workspace, e seccomp.Event) refusal.Refusal {
 		x.Flag = "drop the pattern that matches it"
 	case errors.Is(err, jail.ErrReadOnly):
 		x.Rule = "read-only view: a --read-only path, protected agent configuration, or a --ro/--rox root (EROFS)"
-		x.Flag = "--rw " + dir
+		grant(&x, "--rw", dir, "")
 	case errors.Is(err, jail.ErrOutsideWorkspace):
 		x.Rule = "read-only view: outside every writable root (EROFS)"
-		x.Flag = "--rw " + dir
+		grant(&x, "--rw", dir, "")
 	case err == nil:
 		x.Rule = "read-only view: the mount is read-only though the policy allows writing (a system path or a file system mounted read-only on the host)"
 	default:
@@ -488,16 +505,16 @@ func PathCheck(err error) []refusal.Refusal {
 	switch {
 	case errors.Is(err, jail.ErrOutsideWorkspace):
 		x.Right, x.Rule = refusal.RightRead, "the path-check fallback (no Landlock): an argument or the working directory is outside every allowed root"
-		x.Flag = "--ro " + pe.Path + " (--rox to run it, --rw to write it)"
+		grant(&x, "--ro", pe.Path, " (--rox to run it, --rw to write it)")
 	case errors.Is(err, jail.ErrDenied):
 		x.Right, x.Rule = refusal.RightRead, "the path-check fallback (no Landlock): an argument matches a deny pattern (--deny, --deny-secrets) or holds a private key"
 		x.Flag = "drop the pattern that matches it"
 	case errors.Is(err, jail.ErrReadOnly):
 		x.Right, x.Rule = refusal.RightWrite, "the path-check fallback (no Landlock): an argument the command may write is read-only"
-		x.Flag = "--rw " + pe.Path
+		grant(&x, "--rw", pe.Path, "")
 	case errors.Is(err, jail.ErrNotExecutable):
 		x.Right, x.Rule = refusal.RightExecute, "the path-check fallback (no Landlock): the program is in a read-only root without execute"
-		x.Flag = "--rox " + ToolchainRoot(pe.Path)
+		grant(&x, "--rox", ToolchainRoot(pe.Path), "")
 	default:
 		return nil
 	}

@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/refusal"
 	"github.com/landjail/landjail/jail"
 )
@@ -45,4 +49,45 @@ func TestPathCheck(t *testing.T) {
 	}
 	assert.Nil(t, PathCheck(&fs.PathError{Op: "fork/exec", Path: "/nope", Err: fs.ErrNotExist}))
 	assert.Nil(t, PathCheck(errors.New("other")))
+}
+
+// TestPrivateDirNotGrantable is red team round 26's R26e-8: a refusal in
+// landjail's own private directories (another workspace's private HOME,
+// the cache that holds every one) suggested "to allow: --rw" of it,
+// which --learn refuses by design (R26c-5). Now the hint says it is not
+// grantable. Control: the same refusals elsewhere keep their flag.
+func TestPrivateDirNotGrantable(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	other := filepath.Join(cache, "landjail", "home", "002d8e84c9f6340f")
+	require.NoError(t, os.MkdirAll(other, 0o700))
+	plain := filepath.Join(t.TempDir(), "data")
+	require.NoError(t, os.MkdirAll(plain, 0o755))
+	ws, err := jail.New(t.TempDir())
+	require.NoError(t, err)
+	defer ws.Close()
+
+	for _, c := range []struct {
+		dir     string
+		private bool
+	}{{plain, false}, {other, true}, {filepath.Join(cache, "landjail"), true}} {
+		xs := []refusal.Refusal{
+			Landlock(ws, denials.Denial{Blockers: []string{"fs.make_reg"}, Path: filepath.Join(c.dir, "new"), Count: 1}),
+			Landlock(ws, denials.Denial{Blockers: []string{"fs.read_file"}, Path: c.dir, Count: 1}),
+		}
+		xs = append(xs, PathCheck(&fs.PathError{Op: "check", Path: c.dir, Err: jail.ErrOutsideWorkspace})...)
+		require.Len(t, xs, 3)
+		for _, x := range xs {
+			line := Line(x)
+			if c.private {
+				assert.Empty(t, x.Flag, line)
+				assert.True(t, x.ByDesign, line)
+				assert.NotContains(t, line, "to allow", line)
+				assert.Contains(t, line, "private directories", line)
+			} else {
+				assert.Contains(t, x.Flag, " "+c.dir, "control: %s", line)
+				assert.Contains(t, line, "to allow: --r", "control: %s", line)
+			}
+		}
+	}
 }

@@ -1,0 +1,80 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/tools"
+)
+
+// TestReplanGate: with Toolkit.Replan, a file tool's call plans the
+// policy again once after each bash call (not before every call: the
+// cost stays one plan per bash call), and while the plan fails every
+// file tool refuses with its error (ErrPolicyRefused wrapping it), until
+// a plan succeeds (red team round 26, R26e-5: the file tools answered
+// while bash's planning refused the policy). Control: before any bash
+// call, and once the plan succeeds again, read_file answers without
+// planning.
+func TestReplanGate(t *testing.T) {
+	e := newEnv(t, []string{"f=hello\n"})
+	withRuleset(t, e)
+	errLink := errors.New("planted: .env is a symbolic link through /proc/self")
+	var plans atomic.Int32
+	var fail atomic.Bool
+	e.k.Replan = func() error {
+		plans.Add(1)
+		if fail.Load() {
+			return errLink
+		}
+		return nil
+	}
+	ctx := context.Background()
+	call := func(name, args string) (tools.Result, error) {
+		return e.k.Call(ctx, name, json.RawMessage(args))
+	}
+	read := func() error {
+		_, err := call(tools.ToolReadFile, `{"path":"f"}`)
+		return err
+	}
+	bash := func() {
+		r, err := call(tools.ToolBash, `{"command":"true"}`)
+		require.NoError(t, err)
+		require.Contains(t, r.String(), "[exit code 0]")
+	}
+
+	require.NoError(t, read(), "control: no bash call yet")
+	require.NoError(t, read())
+	assert.Zero(t, plans.Load(), "no bash call ran: the start's plan holds")
+
+	bash()
+	require.NoError(t, read())
+	require.NoError(t, read())
+	assert.EqualValues(t, 1, plans.Load(), "one plan after the bash call, by the first file tool call")
+
+	fail.Store(true)
+	bash()
+	for _, c := range [][2]string{
+		{tools.ToolReadFile, `{"path":"f"}`},
+		{tools.ToolGrep, `{"pattern":"hello"}`},
+		{tools.ToolGlob, `{"pattern":"*"}`},
+		{tools.ToolListDirectory, `{}`},
+		{tools.ToolWriteFile, `{"path":"g","content":"x"}`},
+	} {
+		_, err := call(c[0], c[1])
+		assertToolErr(t, err, tools.ErrPolicyRefused)
+		assert.ErrorIs(t, err, errLink, c[0])
+		assert.Contains(t, err.Error(), "symbolic link through /proc/self", c[0])
+	}
+	assert.EqualValues(t, 6, plans.Load(), "planned again at each call while it fails")
+
+	fail.Store(false)
+	require.NoError(t, read(), "a plan that succeeds lifts the refusal")
+	require.NoError(t, read())
+	assert.EqualValues(t, 7, plans.Load())
+}
