@@ -647,11 +647,24 @@ func hardLinkCarves(roots, writable []string, carves []carve, limit int) ([]carv
 		return nil, nil
 	}
 	walked := map[string]bool{}
+	var unseen string // a directory a walk could not examine
 	walk := func(dir, what string) error {
 		walked[dir] = true
 		seen.Store(0)
 		return fastwalk.Walk(&conf, dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					mu.Lock()
+					if unseen == "" {
+						why := err
+						var en syscall.Errno
+						if errors.As(err, &en) {
+							why = en
+						}
+						unseen = fmt.Sprintf("%s (%v)", termsafe.Quote(shortPath(p)), why)
+					}
+					mu.Unlock()
+				}
 				return nil
 			}
 			if seen.Add(1) > int64(limit) {
@@ -704,7 +717,28 @@ func hardLinkCarves(roots, writable []string, carves []carve, limit int) ([]carv
 			return nil, err
 		}
 	}
+	// A name not found where a walk could not look (a directory made
+	// unlistable, a path past PATH_MAX) may be the command's: refused
+	// (red team round 27, R27d-1: the hard link of the carved
+	// $HOME/stash 5,000 bytes deep in the private HOME, or below a
+	// chmod 000 directory of a non-root user's, read the secret).
+	if unseen != "" && missing() {
+		for _, f := range linked {
+			if uint64(len(f.names)) < f.nlink {
+				return nil, fmt.Errorf("%w: %s has %d hard links, and %d of them were not found where the command can make one; %s could not be examined, so nothing is run (make it readable, or remove the other names: find / -xdev -samefile %s)", ErrNotEnforceable, termsafe.Quote(f.c.path), f.nlink, f.nlink-uint64(len(f.names)), unseen, termsafe.Quote(f.c.path))
+			}
+		}
+	}
 	return out, nil
+}
+
+// shortPath is p for a message: a path of more than 160 bytes keeps its
+// first 100 and last 50, "..." between them.
+func shortPath(p string) string {
+	if len(p) <= 160 {
+		return p
+	}
+	return p[:100] + "..." + p[len(p)-50:]
 }
 
 // DeniedPaths returns what the carve walk of ws's policy denies and

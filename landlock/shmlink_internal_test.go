@@ -3,10 +3,12 @@ package landlock
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/jail"
 )
@@ -125,4 +127,48 @@ func TestDirLinkIntoWritableDotDot(t *testing.T) {
 	carves, err = collectCarves(ws, Options{}, rules, homeRule)
 	require.NoError(t, err)
 	assert.Contains(t, carvePaths(carves), secret)
+}
+
+// TestHardLinkWhereNoWalkGoes: a carved file's other name in a writable
+// directory outside the roots that the walk cannot examine (a path past
+// PATH_MAX here; a chmod 000 directory of a non-root user's alike)
+// refuses the policy rather than leave it unfound (red team round 27,
+// R27d-1: run 2 read the user's .env as $HOME/<5,000 bytes>/s2).
+// Control: the same tree with the other name at a short path is carved.
+func TestHardLinkWhereNoWalkGoes(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	stash := filepath.Join(home, "stash")
+	require.NoError(t, os.WriteFile(stash, []byte("SECRET"), 0o600))
+	require.NoError(t, os.Symlink(stash, filepath.Join(root, ".env")))
+	ws, err := jail.New(root, jail.WithDeny(".env"))
+	require.NoError(t, err)
+	defer ws.Close()
+	rules := []Rule{{Path: root, Access: RightsAll}}
+	homeRule := Rule{Path: home, Access: RightsAll, Source: "home"}
+
+	require.NoError(t, os.Link(stash, filepath.Join(home, "s2")))
+	carves, err := collectCarves(ws, Options{}, rules, homeRule)
+	require.NoError(t, err, "control")
+	assert.Contains(t, carvePaths(carves), filepath.Join(home, "s2"), "control: the short name carved")
+	require.NoError(t, os.Remove(filepath.Join(home, "s2")))
+
+	// 25 directories of 200 bytes below home, made relative to a
+	// descriptor: more than PATH_MAX from /.
+	fd, err := unix.Open(home, unix.O_PATH|unix.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	name := strings.Repeat("d", 200)
+	for range 25 {
+		require.NoError(t, unix.Mkdirat(fd, name, 0o700))
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY, 0)
+		require.NoError(t, err)
+		unix.Close(fd)
+		fd = next
+	}
+	defer unix.Close(fd)
+	require.NoError(t, unix.Linkat(unix.AT_FDCWD, stash, fd, "s2", 0))
+	_, err = collectCarves(ws, Options{}, rules, homeRule)
+	assert.ErrorIs(t, err, ErrNotEnforceable, "the other name below a path past PATH_MAX")
 }
