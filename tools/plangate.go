@@ -28,6 +28,10 @@ type planGate struct {
 	// of the newest one (plan errSeq) to finish.
 	seq, errSeq uint64
 	err         error
+	// left: a process a bash call left behind lived when the newest plan
+	// ended (Toolkit.Leftovers): it may have changed the tree since,
+	// even if it is gone now.
+	left bool
 
 	// replan lets one Replan run at a time: calls waiting for it then
 	// take its answer when nothing changed meanwhile.
@@ -89,12 +93,22 @@ func (g *planGate) reaped() {
 func (g *planGate) current() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.err == nil && g.running == 0 && g.valid == g.epoch
+	return g.err == nil && g.running == 0 && g.valid == g.epoch && !g.left
+}
+
+// leftovers is Leftovers' answer (false without it; true on its error).
+func (k *Toolkit) leftovers() bool {
+	if k.Leftovers == nil {
+		return false
+	}
+	left, err := k.Leftovers()
+	return left || err != nil
 }
 
 // planned is the file tools' gate: nil when the policy's last plan still
-// holds; else it plans again (Replan) and returns that plan's error as
-// ErrPolicyRefused. Without Replan it lets every call through.
+// holds (and no process a bash call left behind lives, or lived when it
+// ended: Leftovers); else it plans again (Replan) and returns that plan's
+// error as ErrPolicyRefused. Without Replan it lets every call through.
 func (k *Toolkit) planned() error {
 	if k.Replan == nil {
 		return nil
@@ -111,6 +125,15 @@ func (k *Toolkit) planned() error {
 	seq, epoch, quiet := g.begin()
 	err := k.Replan()
 	g.end(seq, epoch, quiet, err)
+	if k.Leftovers != nil {
+		// Asked after the plan: a process living now may change the
+		// tree after it (and a bash call's leftovers are children by
+		// the time the call is reaped, with Become).
+		left := k.leftovers()
+		g.mu.Lock()
+		g.left = left
+		g.mu.Unlock()
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrPolicyRefused, err)
 	}

@@ -78,3 +78,43 @@ func TestReplanGate(t *testing.T) {
 	require.NoError(t, read())
 	assert.EqualValues(t, 7, plans.Load())
 }
+
+// TestReplanGateLeftovers: while a process a bash call left behind lives
+// (Toolkit.Leftovers), every file tool call plans again, and so does the
+// first one after it is gone (it may have planted a link after the last
+// plan: red team round 27, R27d-2). Control: without leftovers, one plan
+// per bash call.
+func TestReplanGateLeftovers(t *testing.T) {
+	e := newEnv(t, []string{"f=hello\n"})
+	withRuleset(t, e)
+	var plans atomic.Int32
+	var left atomic.Bool
+	e.k.Replan = func() error { plans.Add(1); return nil }
+	e.k.Leftovers = func() (bool, error) { return left.Load(), nil }
+	ctx := context.Background()
+	read := func() {
+		_, err := e.k.Call(ctx, tools.ToolReadFile, json.RawMessage(`{"path":"f"}`))
+		require.NoError(t, err)
+	}
+	bash := func() {
+		_, err := e.k.Call(ctx, tools.ToolBash, json.RawMessage(`{"command":"true"}`))
+		require.NoError(t, err)
+	}
+	bash()
+	read()
+	read()
+	assert.EqualValues(t, 1, plans.Load(), "control: one plan after the bash call")
+
+	left.Store(true) // a setsid'd process of the next call lives on
+	bash()
+	read()
+	read()
+	read()
+	assert.EqualValues(t, 4, plans.Load(), "a plan at each call while it lives")
+	left.Store(false)
+	read()
+	assert.EqualValues(t, 5, plans.Load(), "and at the first call after it is gone")
+	read()
+	read()
+	assert.EqualValues(t, 5, plans.Load(), "then the plan holds")
+}

@@ -81,6 +81,17 @@ type Toolkit struct {
 	// of the roots: BENCHMARKS.md), paid by the first file tool call
 	// after each bash call, and by every one while a bash call runs.
 	Replan func() error
+	// Leftovers, when not nil with Replan, reports whether a process a
+	// bash call started may still run after the call ended (landjail-mcp:
+	// a live child of the server, a subreaper, that is not one of its
+	// own helpers: reaper.Leftovers). While it does, every file tool call
+	// plans again, as while a bash call runs: such a process can plant a
+	// link after the plan that followed its call (red team round 27,
+	// R27d-2: `setsid sh -c "sleep 3; ln -s /proc/self/cwd/notes.txt
+	// .env" &` as uid 65534 under --no-namespaces, with no PID namespace
+	// or control group to end it, and read_file notes.txt answered what
+	// the user wrote as .env). An error is taken as true.
+	Leftovers func() (bool, error)
 	// Tracker, when it is the tracker WS was built with
 	// (jail.WithReadTracker), lets grep leave the tracker as it was:
 	// without it every file grep opens counts as read, so write_file

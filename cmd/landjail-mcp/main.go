@@ -216,6 +216,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// The file tools plan again after each bash call, and refuse while
 	// the policy cannot be planned (R26e-5).
 	k.Replan = plan.Replan
+	// And on every call while a process a bash call left behind lives
+	// (R27d-2: no PID namespace or control group ended it).
+	k.Leftovers = reaper.Leftovers
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	maxFile, err := parseSize(cmd.String(flagMaxFileSize))
 	if err != nil {

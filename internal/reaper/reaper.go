@@ -125,6 +125,25 @@ func Children() ([]int, error) {
 	return pids, nil
 }
 
+// Leftovers reports whether the calling process has a child that is
+// alive (not a zombie) and not spared (Spare): with Become, a process a
+// command left behind is re-parented to it. Errors: Children's.
+func Leftovers() (bool, error) {
+	pids, err := Children()
+	if err != nil {
+		return false, err
+	}
+	for _, pid := range pids {
+		if _, ok := spared.Load(pid); ok {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.state != 'Z' {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // KillDescendants sends SIGKILL to every child of the calling process but
 // those spared (Spare) and reaps it, then does the same to the children
 // re-parented to it by those deaths (with Become, every descendant ends up
