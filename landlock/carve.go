@@ -488,7 +488,11 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 					// (red team round 20, R20a-4: --deny
 					// config/prod.key --read-only config/ with config
 					// -> conf.d read prod.key).
-					if linkLeads(p, root, multi) || v&jail.NarrowPrivateKey != 0 || lk.intoWritable(p) {
+					into, err := lk.intoWritable(p)
+					if err != nil {
+						return err
+					}
+					if linkLeads(p, root, multi) || v&jail.NarrowPrivateKey != 0 || into {
 						return lk.tree(p, p)
 					}
 					return nil
@@ -499,7 +503,11 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 				// below its target is matched by the names through it.
 				// So is one into a directory the ruleset lets the
 				// command write outside the roots (intoWritable).
-				if linkLeads(p, root, multi) || lk.intoWritable(p) {
+				into, err := lk.intoWritable(p)
+				if err != nil {
+					return err
+				}
+				if linkLeads(p, root, multi) || into {
 					return lk.tree(p, p)
 				}
 				return nil
@@ -1615,13 +1623,13 @@ func (l *links) writableDir(t string) bool {
 // 85 ms more): a link out on its way is one of the roots' links, walked
 // by its own name where it leads out, and what p's target is lies below
 // that link's target.
-func (l *links) intoWritable(p string) bool {
+func (l *links) intoWritable(p string) (bool, error) {
 	if l.writableCanon == nil || len(l.writableCanon()) == 0 {
-		return false
+		return false, nil
 	}
 	dest, err := os.Readlink(p)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	// Joined lexically only where that is where the kernel goes: ".."
 	// before every other component, from p's directory, canonical as
@@ -1641,11 +1649,40 @@ func (l *links) intoWritable(p string) bool {
 		dest = filepath.Join(filepath.Dir(p), dest)
 		inWritable := slices.ContainsFunc(l.writableCanon(), func(g string) bool { return dest == g || within(dest, g) })
 		if !inWritable && slices.ContainsFunc(l.roots, func(r string) bool { return dest == r || within(dest, r) }) {
-			return false
+			return false, nil
 		}
 	}
 	t, err := l.resolve(p)
-	return err == nil && l.writableDir(t)
+	if err != nil {
+		if unresolvable(err) {
+			return false, unresolvableErr(p, err)
+		}
+		return false, nil
+	}
+	return l.writableDir(t), nil
+}
+
+// unresolvable reports whether err, resolving a link, says where it
+// leads cannot be told from here rather than that it leads nowhere: a
+// path past PATH_MAX on its way (two short links in the private HOME
+// whose canonical path is 4,300 bytes long: the kernel follows them
+// component by component), or a directory landjail may not search that
+// the command, its owner, can make searchable again. Taken for dangling,
+// nothing was carved and .env, or config/.env below a link into the
+// private HOME, was read (red team round 27, R27d-7). ENOENT, ENOTDIR and
+// a loop do lead nowhere.
+func unresolvable(err error) bool {
+	return errors.Is(err, syscall.ENAMETOOLONG) || errors.Is(err, fs.ErrPermission)
+}
+
+// unresolvableErr is the refusal of the link p that unresolvable(err).
+func unresolvableErr(p string, err error) error {
+	why := err
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		why = en
+	}
+	return fmt.Errorf("%w: the symbolic link %s cannot be resolved by landjail (%v), so what it leads to cannot be judged; nothing is run (remove the link, or make its way shorter or searchable)", ErrNotEnforceable, termsafe.Quote(shortPath(p)), why)
 }
 
 // grantedTarget gives t, the target of a link named with verdict v that
@@ -1736,6 +1773,9 @@ func (l *links) target(p string, v jail.Narrowing) error {
 	}
 	t, err := l.resolve(p)
 	if err != nil {
+		if unresolvable(err) {
+			return unresolvableErr(p, err)
+		}
 		return nil // dangling: what the command makes it knows
 	}
 	// A root below the target (secrets -> ../vault/app with --ro
@@ -1888,6 +1928,9 @@ func (l *links) walkTree(real, virtual string, top jail.Narrowing, id int) error
 	// link, not once per walk begun through it (R22a-1).
 	t, err := l.resolveDepth(real, 0)
 	if err != nil {
+		if unresolvable(err) {
+			return unresolvableErr(real, err)
+		}
 		return nil
 	}
 	if !l.isDir(t) {

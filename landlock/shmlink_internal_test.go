@@ -1,6 +1,7 @@
 package landlock
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,70 @@ func TestHardLinkWhereNoWalkGoes(t *testing.T) {
 	require.NoError(t, unix.Linkat(unix.AT_FDCWD, stash, fd, "s2", 0))
 	_, err = collectCarves(ws, Options{}, rules, homeRule)
 	assert.ErrorIs(t, err, ErrNotEnforceable, "the other name below a path past PATH_MAX")
+}
+
+// TestLinkUnresolvable: a link landjail cannot resolve because its
+// canonical path is longer than PATH_MAX (short links in the private
+// HOME, each followed by the kernel component by component) refuses the
+// policy instead of passing for dangling: a denied name that is such a
+// link, and a directory link into the private HOME that is one (red team
+// round 27, R27d-7: .env and config/.env read in every layer). Control:
+// a dangling link is left alone.
+func TestLinkUnresolvable(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	// home/h1 -> 11 levels of 200 bytes, h1/h2 -> 11 more: h1/h2/cfg
+	// is past PATH_MAX from /.
+	deep := func(dir string) string {
+		var rel []string
+		for i := range 11 {
+			rel = append(rel, strings.Repeat(string(rune('a'+i)), 200))
+		}
+		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+		require.NoError(t, err)
+		defer unix.Close(fd)
+		cur := fd
+		for _, n := range rel {
+			require.NoError(t, unix.Mkdirat(cur, n, 0o700))
+			next, err := unix.Openat(cur, n, unix.O_PATH|unix.O_DIRECTORY, 0)
+			require.NoError(t, err)
+			if cur != fd {
+				unix.Close(cur)
+			}
+			cur = next
+		}
+		unix.Close(cur)
+		return strings.Join(rel, "/")
+	}
+	require.NoError(t, os.Symlink(deep(home), filepath.Join(home, "h1")))
+	hfd, err := unix.Open(filepath.Join(home, "h1"), unix.O_PATH|unix.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	defer unix.Close(hfd)
+	procDir := fmt.Sprintf("/proc/self/fd/%d", hfd)
+	require.NoError(t, os.Symlink(deep(procDir), filepath.Join(procDir, "h2")))
+	require.NoError(t, unix.Mkdirat(hfd, "h2/cfg", 0o700))
+	_, err = filepath.EvalSymlinks(filepath.Join(home, "h1/h2/cfg"))
+	require.ErrorIs(t, err, unix.ENAMETOOLONG, "the setup: a canonical path past PATH_MAX")
+
+	rules := []Rule{{Path: root, Access: RightsAll}}
+	homeRule := Rule{Path: home, Access: RightsAll, Source: "home"}
+	ws, err := jail.New(root, jail.WithDeny(".env"))
+	require.NoError(t, err)
+	defer ws.Close()
+
+	require.NoError(t, os.Symlink(filepath.Join(home, "nothing/here"), filepath.Join(root, ".env")))
+	_, err = collectCarves(ws, Options{}, rules, homeRule)
+	require.NoError(t, err, "control: a dangling link")
+	require.NoError(t, os.Remove(filepath.Join(root, ".env")))
+
+	require.NoError(t, os.Symlink(filepath.Join(home, "h1/h2/cfg"), filepath.Join(root, "config")))
+	_, err = collectCarves(ws, Options{}, rules, homeRule)
+	assert.ErrorIs(t, err, ErrNotEnforceable, "a directory link into the private HOME past PATH_MAX")
+	require.NoError(t, os.Remove(filepath.Join(root, "config")))
+
+	require.NoError(t, os.Symlink(filepath.Join(home, "h1/h2/cfg/stash"), filepath.Join(root, ".env")))
+	_, err = collectCarves(ws, Options{}, rules, homeRule)
+	assert.ErrorIs(t, err, ErrNotEnforceable, "a denied link past PATH_MAX")
 }
