@@ -1,15 +1,20 @@
 package learn
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/landjail/landjail/internal/denials"
+	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
@@ -86,6 +91,13 @@ func FromProxy(host string, port uint16, reason string) Refusal {
 	r := Refusal{Host: host, Port: port}
 	switch reason {
 	case proxyNotListed, proxyPort:
+		// The proxy refuses a host not listed before resolving it, so
+		// the rebinding defence never ran; a listed name is exact, and
+		// lifts it (red team round 27, R27a-1: localhost:18080,
+		// 127.0.0.1:18080, 0.0.0.0:18080, 169.254.169.254:80 were
+		// learned, and the next run of the loop reached the host's
+		// loopback services and the metadata endpoint).
+		r.ByDesign, r.NotLearnable = localTarget(host)
 	case proxySpecial, proxyLocal:
 		r.ByDesign = "the proxy's DNS-rebinding defence: " + reason + "; list it by hand if it is meant"
 	case proxyBelowSuffix:
@@ -97,6 +109,69 @@ func FromProxy(host string, port uint16, reason string) Refusal {
 		r.Host = "(no host)"
 	}
 	return r
+}
+
+// lookupHost resolves a name --learn would list (a variable for the
+// tests); hostAddrs lists this host's own addresses.
+var (
+	lookupHost = func(name string) ([]netip.Addr, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", name+".")
+	}
+	hostAddrs = func() []netip.Addr {
+		var out []netip.Addr
+		as, _ := net.InterfaceAddrs()
+		for _, a := range as {
+			if p, err := netip.ParsePrefix(a.String()); err == nil {
+				out = append(out, p.Addr().Unmap())
+			}
+		}
+		return out
+	}
+)
+
+// localTarget says why the proxy target host, refused as not listed,
+// must not be learned: "localhost" or a name below it, an address (or a
+// name resolving now to one) that is loopback, private, link-local,
+// unspecified or otherwise special (allowlist.IsSpecial), or one of this
+// host's: by design (byDesign), for the proxy would reach it once listed
+// exactly. A name that does not resolve now cannot be judged: not
+// learnable. Both empty: learnable. A name's later answers are its
+// owner's: a learned name that resolves to a local address afterwards
+// is reached (README).
+func localTarget(host string) (byDesign, notLearnable string) {
+	const why = "the proxy's DNS-rebinding defence: a loopback, private, link-local or special address, or one of this host's; list it by hand if it is meant"
+	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return why, ""
+	}
+	local := func(a netip.Addr) bool {
+		a = a.Unmap()
+		if allowlist.IsSpecial(a) {
+			return true
+		}
+		for _, l := range hostAddrs() {
+			if a == l || allowlist.Embedded4(a) == l {
+				return true
+			}
+		}
+		return false
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		if local(a) {
+			return why, ""
+		}
+		return "", ""
+	}
+	addrs, err := lookupHost(h)
+	if err != nil || len(addrs) == 0 {
+		return "", "the name does not resolve now, so whether it is a local address cannot be told; list it by hand"
+	}
+	if slices.ContainsFunc(addrs, local) {
+		return why, ""
+	}
+	return "", ""
 }
 
 // PolicyClassifier classifies against the run's policy: WS is the

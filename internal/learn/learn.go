@@ -355,6 +355,10 @@ func decidePath(r Refusal) (Key, string, string) {
 		// let one run plant what the others execute under their own
 		// policies (red team round 26, R26c-5).
 		return "", "", commentLine(byDesignPrefix, p, "landjail's own private directories (every workspace's private HOME and TMPDIR): never learned")
+	case privdirs.Above(p):
+		// And a directory above them holds them all (R27a-2: rw of
+		// $TMPDIR read other workspaces' private TMPDIRs).
+		return "", "", commentLine(byDesignPrefix, p, "a directory that holds landjail's own private directories (every workspace's private HOME or TMPDIR): never learned; grant a directory below it")
 	case (r.Right == Write || r.Right == Create) && (within(p, "/proc") || within(p, "/sys")):
 		return no("a write to a kernel interface (/proc, /sys): never granted")
 	}
@@ -399,6 +403,10 @@ func decidePath(r Refusal) (Key, string, string) {
 		}
 		if !canonical(dir) {
 			return no("reached through a symbolic link now")
+		}
+		if privdirs.Holds(dir) || privdirs.Above(dir) {
+			// The grant is the directory (R27a-2: rw of $TMPDIR).
+			return "", "", commentLine(byDesignPrefix, dir, "a directory that holds landjail's own private directories (every workspace's private HOME or TMPDIR): never learned; grant a directory below it")
 		}
 		return KeyRW, dir, ""
 	}

@@ -85,6 +85,25 @@ func Holds(p string) bool {
 	return ok && strings.HasPrefix(rest, "landjail-")
 }
 
+// Above reports whether p, canonical, is a directory that holds
+// directories Holds reports (every workspace's): $XDG_CACHE_HOME/landjail
+// or a directory above it (HOME), $TMPDIR or a directory above it
+// (/tmp); "/" is not (its callers judge it on its own). A grant of one grants them all: --learn learned rw of
+// $TMPDIR from a create refused there, and the next run read and wrote
+// other workspaces' kept private TMPDIRs (red team round 27, R27a-2).
+func Above(p string) bool {
+	above := func(d string) bool {
+		if c, err := filepath.EvalSymlinks(d); err == nil {
+			d = c
+		}
+		return p == d || (p != "/" && strings.HasPrefix(d, p+"/"))
+	}
+	if cache, err := os.UserCacheDir(); err == nil && above(filepath.Join(cache, "landjail")) {
+		return true
+	}
+	return above(os.TempDir())
+}
+
 // liveDir is the directory of live markers: $XDG_CACHE_HOME/landjail/live.
 func liveDir() (string, error) {
 	cache, err := os.UserCacheDir()

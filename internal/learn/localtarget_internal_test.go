@@ -1,0 +1,98 @@
+package learn
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests' resolver: names under .example resolve to a public address,
+// rebind.example to loopback; others do not resolve. No test asks DNS.
+func init() {
+	lookupHost = func(name string) ([]netip.Addr, error) {
+		switch {
+		case name == "rebind.example":
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("127.0.0.1")}, nil
+		case strings.HasSuffix(name, ".example") && !strings.HasPrefix(name, "nx."):
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+}
+
+// TestFromProxyLocalTargets: a host the proxy refused as not listed is
+// not learned when it is loopback, private, link-local, unspecified,
+// "localhost", this host's own address, or a name resolving to one of
+// those: listed exactly, the proxy would reach it (red team round 27,
+// R27a-1). A name that does not resolve cannot be judged. Control: a
+// public name and address are learnable.
+func TestFromProxyLocalTargets(t *testing.T) {
+	was := hostAddrs
+	t.Cleanup(func() { hostAddrs = was })
+	hostAddrs = func() []netip.Addr { return []netip.Addr{netip.MustParseAddr("1.1.1.1")} }
+	for _, tc := range []struct {
+		host      string
+		byDesign  bool
+		learnable bool
+	}{
+		{"localhost", true, false},
+		{"LOCALHOST.", true, false},
+		{"app.localhost", true, false},
+		{"127.0.0.1", true, false},
+		{"0.0.0.0", true, false},
+		{"[::]", true, false},
+		{"::1", true, false},
+		{"169.254.169.254", true, false},
+		{"10.1.2.3", true, false},
+		{"::ffff:127.0.0.1", true, false},
+		{"rebind.example", true, false},
+		{"1.1.1.1", true, false}, // this host's
+		{"64:ff9b::101:101", true, false},
+		{"nx.example", false, false},
+		{"registry.example", false, true},
+		{"93.184.216.34", false, true},
+	} {
+		for _, reason := range []string{proxyNotListed, proxyPort} {
+			r := FromProxy(tc.host, 80, reason)
+			assert.Equal(t, tc.byDesign, r.ByDesign != "", "%s %s: %+v", tc.host, reason, r)
+			assert.Equal(t, tc.learnable, r.ByDesign == "" && r.NotLearnable == "", "%s %s: %+v", tc.host, reason, r)
+		}
+	}
+}
+
+// TestDecidePathAbovePrivateDirs: a grant of a directory that holds
+// landjail's private directories ($TMPDIR, which holds every
+// workspace's landjail-* TMPDIR; the cache directory above
+// $XDG_CACHE_HOME/landjail) is refused by design, for every right (red
+// team round 27, R27a-2: rw of $TMPDIR learned, and the next run read
+// another workspace's private TMPDIR). Control: a directory beside them.
+func TestDecidePathAbovePrivateDirs(t *testing.T) {
+	base := t.TempDir()
+	for _, d := range []string{"tmp/landjail-0-abc", "cache/landjail/home", "other"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(base, d), 0o700))
+	}
+	t.Setenv("TMPDIR", filepath.Join(base, "tmp"))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(base, "cache"))
+	for _, right := range []Right{Read, Write, Create} {
+		for _, p := range []string{"tmp", "cache", base} {
+			path := filepath.Join(base, p)
+			if p == base {
+				path = base
+			}
+			if right == Create {
+				path = filepath.Join(path, "new") // Create grants the directory
+			}
+			key, _, line := decidePath(Refusal{Path: path, Right: right})
+			assert.Empty(t, key, "%s %v", p, right)
+			assert.Contains(t, line, "holds landjail's own private directories", "%s %v", p, right)
+		}
+	}
+	key, _, line := decidePath(Refusal{Path: filepath.Join(base, "other", "new"), Right: Create})
+	assert.NotEmpty(t, key, "control: a create beside them is learned: %s", line)
+}
