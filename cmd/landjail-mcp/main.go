@@ -198,6 +198,15 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintf(cmd.Root().ErrWriter, "landjail mcp: %s\n", termsafe.Escape(err.Error()))
 		}
 	}()
+	// Without a PID namespace no init reaps what the calls orphan: the
+	// server does as they exit, or each stays its zombie for the whole
+	// session (red team round 26, R26d-2). Stopped before the kill
+	// (registered after it, so it runs first).
+	if pidns, _ := plan.PIDNamespace(); !pidns {
+		if stop, err := reaper.StartOrphanReaper(); err == nil {
+			defer stop()
+		}
+	}
 	// Before the kill (registered after it, so it runs first), and at
 	// once on SIGTERM (ctx canceled; endOnSignal kills the calls'
 	// commands): what the live watch holds frozen is thawed, since a task

@@ -265,3 +265,48 @@ func TestRunLimitsOOMSparesLandjail(t *testing.T) {
 		assert.NotZero(t, *r.Limits.OOMKills)
 	}
 }
+
+// TestRunReapsOrphans: R26d-2. A supervised run without a PID namespace
+// reaps the orphans of the command as they exit: a program that never has
+// more than 3 processes alive but orphans 600 short-lived grandchildren
+// completes under --pids 200 (they stayed zombies of landjail, charged to
+// the group, until the run's end: refused after ~200). The control: the
+// default layer, whose PID namespace's init reaps them.
+func TestRunReapsOrphans(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	requireCgroup(t)
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("needs /usr/bin/python3")
+	}
+	bin := landjailBin(t)
+	ws := wsDir(t)
+	prog := []string{"/usr/bin/python3", "-c", `import os
+failed = 0
+for i in range(600):
+    try:
+        pid = os.fork()
+    except OSError:
+        failed += 1
+        continue
+    if pid == 0:
+        try:
+            if os.fork() == 0:
+                os._exit(0)
+        except OSError:
+            os._exit(1)
+        os._exit(0)
+    if os.waitpid(pid, 0)[1] != 0:
+        failed += 1
+print("forks failed:", failed)
+`}
+	for _, mode := range [][]string{nil, {"--no-pid-namespace"}, {"--no-namespaces"}} {
+		t.Run(strings.Join(append([]string{"layer"}, mode...), " "), func(t *testing.T) {
+			args := append(append([]string{"run", "--workspace", ws}, mode...), "--timeout", "60s", "--pids", "200", "--")
+			// The built binary, as the reviewer ran it.
+			code, out := runBin(t, bin, nil, append(args, prog...)...)
+			assert.Equal(t, 0, code, out)
+			assert.Contains(t, out, "forks failed: 0\n")
+			assert.NotContains(t, out, "refused at --pids")
+		})
+	}
+}

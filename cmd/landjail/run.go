@@ -451,6 +451,16 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	if rep.PIDNamespace {
 		rep.Hygiene.Descendants = "killed when the command exits, with its PID namespace (pid_namespaces(7): the namespace's init exits, the kernel kills the rest)"
 	}
+	// Without a PID namespace no init reaps the orphans that exit while
+	// the command runs: landjail does, or each stays its zombie until the
+	// end, charged to --pids (red team round 26, R26d-2).
+	stopReaping := func() {}
+	if !rep.PIDNamespace {
+		if stop, err := reaper.StartOrphanReaper(); err == nil {
+			stopReaping = stop
+		}
+	}
+	defer stopReaping()
 
 	var relay *ptyrelay.Relay
 	if stdio.anyTerminal() {
@@ -573,6 +583,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	// uninterruptible rename after the init is gone (red team F3).
 	// Killing and reaping every child (the init included, whose exit
 	// completes once its namespace is empty) closes that window.
+	stopReaping()
 	if !rep.PIDNamespace || proxy != nil || o.ProtectAgentConfig {
 		if n, err := reaper.KillDescendants(); err != nil {
 			fmt.Fprintf(stderr, "landjail: %v\n", err)

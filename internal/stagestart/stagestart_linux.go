@@ -48,6 +48,9 @@ func (st *Stage) adopt(rs *sysclone.Stage) {
 	// Cmd's Wait: its pid cannot name another process meanwhile, and
 	// the handle FindProcess returns (a pidfd) is the stage's.
 	proc, err := os.FindProcess(rs.Pid)
+	if rs.PidFD >= 0 { // proc holds its own now (see sysclone.Stage.PidFD)
+		syscall.Close(rs.PidFD)
+	}
 	if err != nil { // not on Linux; kept for the error's sake
 		syscall.Kill(rs.Pid, syscall.SIGKILL)
 		var ws syscall.WaitStatus

@@ -30,6 +30,7 @@ type Stage struct {
 	// Set before Done is closed:
 	Err   error
 	Pid   int // the stage, this process's child (not reaped by anyone else)
+	PidFD int // a pidfd on Pid from the clone on (-1: none), close-on-exec; the taker closes it
 	Sock  int // this process's end of the stage's socket (fd 3 there), close-on-exec
 	KeepW int // the keep-alive pipe's write end (fd 5 there: its read end), close-on-exec
 }

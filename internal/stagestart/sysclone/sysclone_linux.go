@@ -34,7 +34,7 @@ func Start(exe string, privateNetwork bool) {
 	if early.st != nil || early.taken {
 		return
 	}
-	st := &Stage{Net: privateNetwork, Done: make(chan struct{}), Pid: -1, Sock: -1, KeepW: -1}
+	st := &Stage{Net: privateNetwork, Done: make(chan struct{}), Pid: -1, PidFD: -1, Sock: -1, KeepW: -1}
 	early.st, early.started = st, st
 	go st.start(exe)
 }
@@ -88,10 +88,15 @@ func (st *Stage) start(exe string) {
 	}
 	st.KeepW = keep[1]
 	theirs = append(theirs, keep[0])
+	// A pidfd from the clone on, held until the stage's Cmd has its own:
+	// it marks the stage as this process's own child, which
+	// reaper.ReapOrphans must leave to its waiter.
+	sys := SysProcAttr()
+	sys.PidFD = &st.PidFD
 	pid, err := syscall.ForkExec("/proc/self/fd/4", Args(), &syscall.ProcAttr{
 		Env:   Env(Marker(3, 3, st.Net)),
 		Files: []uintptr{uintptr(rd), uintptr(wr), uintptr(wr), uintptr(sv[1]), uintptr(bin), uintptr(keep[0])},
-		Sys:   SysProcAttr(),
+		Sys:   sys,
 	})
 	if err != nil {
 		fail("fork/exec", err)
