@@ -99,3 +99,28 @@ func TestWalkBudget(t *testing.T) {
 	assert.Len(t, r.Matches, 2, "control")
 	assert.False(t, r.BudgetSpent, "control")
 }
+
+// TestWalkTime: a glob or grep call's walk stops at Limits.WalkTime
+// whatever its budget of units left (red team round 27, R27d-9: on a
+// chain of 1,500 directories one glob took 125 s of the server's CPU
+// within its units). Control: the same call with the default time
+// answers whole.
+func TestWalkTime(t *testing.T) {
+	t.Parallel()
+	chain := "d"
+	for range 8 {
+		chain += "/d"
+	}
+	e := newEnv(t, []string{chain + "/x.txt=needle", "top.txt=needle"})
+	pattern := "**/d/**/d/**/*{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}"
+	e.k.Limits.WalkOps = 1 << 40 // units never run out here
+	e.k.Limits.WalkTime = 5 * time.Minute
+	g, err := e.k.Glob(tools.GlobArgs{Pattern: pattern})
+	require.NoError(t, err)
+	assert.False(t, g.BudgetSpent, "control: the whole walk in a long time")
+	e.k.Limits.WalkTime = time.Millisecond
+	g, err = e.k.Glob(tools.GlobArgs{Pattern: pattern})
+	require.NoError(t, err)
+	assert.True(t, g.BudgetSpent, "stopped by its time")
+	assert.Contains(t, g.String(), "the walk stopped")
+}

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -41,6 +42,8 @@ type dirFS struct {
 	// Limits.WalkOps each fails with errWalkBudget (stopped set).
 	ops     *int
 	stopped *bool
+	// until is when the call's walk must stop (Limits.WalkTime).
+	until time.Time
 	// ctx is the call's context: once it ends (the client canceled the
 	// call, the session ended), every read, stat and open fails with
 	// ErrCanceled, so the walk stops at its next step instead of running
@@ -63,7 +66,7 @@ func (d dirFS) spend(op, name string) error {
 	if d.ops == nil {
 		return nil
 	}
-	if *d.ops >= d.k.limits().WalkOps {
+	if *d.ops >= d.k.limits().WalkOps || (!d.until.IsZero() && time.Now().After(d.until)) {
 		*d.stopped = true
 		return &fs.PathError{Op: op, Path: name, Err: errWalkBudget}
 	}
@@ -87,7 +90,7 @@ func (d dirFS) canceled(op, name string) error {
 // budget of Limits.WalkOps reads and stats (doublestar and fs.WalkDir
 // call it from the calling goroutine only), that stops when ctx ends.
 func budgeted(ctx context.Context, k *Toolkit, base string) dirFS {
-	return dirFS{k: k, base: base, large: map[string]bool{}, ops: new(int), stopped: new(bool), ctx: ctx}
+	return dirFS{k: k, base: base, large: map[string]bool{}, ops: new(int), stopped: new(bool), ctx: ctx, until: time.Now().Add(k.limits().WalkTime)}
 }
 
 // errDirTooLarge is ReadDir's error for a directory past

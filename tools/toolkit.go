@@ -166,6 +166,13 @@ type Limits struct {
 	// 100,000 directories 8 deep with 4 alternatives. A call whose
 	// context ends (Call) stops at its next read, stat or open.
 	WalkOps int
+	// WalkTime bounds one glob or grep call's walk in time (wall clock,
+	// so its CPU too): an op at depth d costs more than d units (each
+	// prefix is resolved and checked), so WalkOps alone let a chain of
+	// 1,500 directories take 125 s of the server's CPU in one call (red
+	// team round 27, R27d-9). Past it the walk stops and says its result
+	// is cut, as past WalkOps.
+	WalkTime time.Duration
 	// GlobResults caps glob.
 	GlobResults int
 	// GrepMatches caps grep's matching lines.
@@ -220,6 +227,7 @@ var DefaultLimits = Limits{
 	ListEntries:    1000,
 	DirEntries:     100000,
 	WalkOps:        4000000,
+	WalkTime:       10 * time.Second,
 	GlobResults:    500,
 	GrepMatches:    200,
 	FileBytes:      10 << 20,
@@ -245,6 +253,9 @@ func (k *Toolkit) limits() Limits {
 	pick(&l.ListEntries, d.ListEntries)
 	pick(&l.DirEntries, d.DirEntries)
 	pick(&l.WalkOps, d.WalkOps)
+	if l.WalkTime <= 0 {
+		l.WalkTime = d.WalkTime
+	}
 	pick(&l.GlobResults, d.GlobResults)
 	pick(&l.GrepMatches, d.GrepMatches)
 	pick(&l.BashOutput, d.BashOutput)
