@@ -14,8 +14,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 	"syscall"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/landjail/landjail/internal/gitignore"
