@@ -5,19 +5,21 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/landjail/landjail/internal/linkscan"
 	"io/fs"
 	"os"
 	"os/user"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/gitignore"
+	"github.com/landjail/landjail/internal/linkscan"
+	"github.com/landjail/landjail/openat"
 )
 
 // Narrowing says how the policy narrows a canonical path that lies in one
@@ -528,7 +530,7 @@ func (w *Workspace) keyDeniedPath(canon string, root *wsRoot) bool {
 // is about the file at that moment: a caller that hands out data decides
 // on the descriptor it reads instead (Workspace does).
 func PathHoldsPrivateKey(canon string) bool {
-	fd, err := unix.Open(canon, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	fd, err := openCanonRegular(canon, false)
 	if err == unix.ENOENT {
 		return false
 	}
@@ -547,11 +549,7 @@ func PathHoldsPrivateKey(canon string) bool {
 // key (true, fail closed). The same caveat as PathHoldsPrivateKey: the
 // answer is about the file at that moment.
 func PathHeadHoldsPrivateKey(canon string) bool {
-	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
-	fd, err := unix.Open(canon, flags|unix.O_NOATIME, 0)
-	if err == unix.EPERM {
-		fd, err = unix.Open(canon, flags, 0) // O_NOATIME needs ownership
-	}
+	fd, err := openCanonRegular(canon, true)
 	if err == unix.ENOENT {
 		return false
 	}
@@ -560,6 +558,52 @@ func PathHeadHoldsPrivateKey(canon string) bool {
 	}
 	defer unix.Close(fd)
 	return HeadHoldsPrivateKey(fd)
+}
+
+// slashRoot is "/" as an openat.Root, opened once.
+var slashRoot = sync.OnceValues(func() (*openat.Root, error) { return openat.OpenRoot("/") })
+
+// openCanonRegular opens the regular file at canon, a canonical path,
+// for reading, with no side effect on anything else: an O_PATH open
+// beneath "/" that follows no symbolic link on the way
+// (RESOLVE_NO_SYMLINKS, or the O_NOFOLLOW walk), fstat'ed, and reopened
+// through /proc/self/fd only when it is a regular file (O_NONBLOCK,
+// O_NOCTTY; O_NOATIME with noatime, where the caller may set it). A
+// command that swapped a directory of the tree for a link while a
+// planning walk ran made it open files and devices outside the policy by
+// their path (a FIFO's writers released, /dev/full opened: red team round
+// 27, R27e-5); now the open fails (ELOOP, EXDEV) and the caller counts
+// the name as a key (fail closed). Errors: ENOENT when canon is missing,
+// EINVAL when it is not a regular file, the open's.
+func openCanonRegular(canon string, noatime bool) (int, error) {
+	r, err := slashRoot()
+	if err != nil {
+		return -1, err
+	}
+	pfd, err := r.OpenFd(strings.TrimPrefix(canon, "/"), unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return -1, unix.ENOENT
+		}
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return -1, unix.EINVAL
+	}
+	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
+	proc := "/proc/self/fd/" + strconv.Itoa(pfd)
+	if noatime {
+		fd, err := unix.Open(proc, flags|unix.O_NOATIME, 0)
+		if err != unix.EPERM { // O_NOATIME needs ownership
+			return fd, err
+		}
+	}
+	return unix.Open(proc, flags, 0)
 }
 
 // keyCheck fails with ErrDenied when the existing file at t holds a key
