@@ -65,4 +65,6 @@ func TestPathKeyScanOpensNothingElse(t *testing.T) {
 	assert.False(t, jail.PathHoldsPrivateKey(plain), "control: a plain file")
 	assert.False(t, jail.PathHeadHoldsPrivateKey(plain), "control: a plain file")
 	assert.False(t, jail.PathHoldsPrivateKey(filepath.Join(dir, "missing")), "control: missing")
+	assert.False(t, jail.PathHoldsPrivateKey(dir), "control: a directory")
+	assert.False(t, jail.PathHeadHoldsPrivateKey(dir), "control: a directory")
 }

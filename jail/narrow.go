@@ -531,7 +531,7 @@ func (w *Workspace) keyDeniedPath(canon string, root *wsRoot) bool {
 // on the descriptor it reads instead (Workspace does).
 func PathHoldsPrivateKey(canon string) bool {
 	fd, err := openCanonRegular(canon, false)
-	if err == unix.ENOENT {
+	if err == unix.ENOENT || err == unix.EISDIR {
 		return false
 	}
 	if err != nil {
@@ -550,7 +550,7 @@ func PathHoldsPrivateKey(canon string) bool {
 // answer is about the file at that moment.
 func PathHeadHoldsPrivateKey(canon string) bool {
 	fd, err := openCanonRegular(canon, true)
-	if err == unix.ENOENT {
+	if err == unix.ENOENT || err == unix.EISDIR {
 		return false
 	}
 	if err != nil {
@@ -574,7 +574,8 @@ var slashRoot = sync.OnceValues(func() (*openat.Root, error) { return openat.Ope
 // their path (a FIFO's writers released, /dev/full opened: red team round
 // 27, R27e-5); now the open fails (ELOOP, EXDEV) and the caller counts
 // the name as a key (fail closed). Errors: ENOENT when canon is missing,
-// EINVAL when it is not a regular file, the open's.
+// EISDIR for a directory (no key of its own, as before), EINVAL for any
+// other file that is not regular, the open's.
 func openCanonRegular(canon string, noatime bool) (int, error) {
 	r, err := slashRoot()
 	if err != nil {
@@ -592,7 +593,11 @@ func openCanonRegular(canon string, noatime bool) (int, error) {
 	if err := unix.Fstat(pfd, &st); err != nil {
 		return -1, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		return -1, unix.EISDIR // holds no key of its own
+	default:
 		return -1, unix.EINVAL
 	}
 	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
