@@ -68,6 +68,25 @@ func (p *Plan) CompileCall() (*landlock.Ruleset, error) {
 	return rs, nil
 }
 
+// SweepNow sweeps agent configuration now, for a server's file tool
+// that changed the workspace (tools.Toolkit.AfterWrite; red team round
+// 27, R27e-1): what was renamed away, one line each (also on stderr), and
+// a line for a failure. Nil without --protect-agent-config.
+func (p *Plan) SweepNow() []string {
+	if p.snap == nil {
+		return nil
+	}
+	q, err := sweep.Finish(p.snap, p.set.Stderr)
+	var lines []string
+	for _, e := range q {
+		lines = append(lines, e.String())
+	}
+	if err != nil {
+		lines = append(lines, "sweeping agent configuration failed: "+err.Error())
+	}
+	return lines
+}
+
 // Replan plans the server's policy again for the tree as it is now and
 // returns the planning's error (what CompileCall would return, without
 // a proxy): on success the file tools' link verdicts are refreshed

@@ -118,3 +118,34 @@ func TestReplanGateLeftovers(t *testing.T) {
 	read()
 	assert.EqualValues(t, 5, plans.Load(), "then the plan holds")
 }
+
+// TestAfterWrite: AfterWrite runs after each file tool call that changes
+// the workspace (write_file, edit_file, patch) and its lines follow the
+// result; it does not run for the tools that only read (landjail-mcp
+// sweeps there: red team round 27, R27e-1, a bare repository's layout
+// written by the file tools in a new directory stayed until the next
+// bash call). Control: read_file, grep, list_directory do not call it.
+func TestAfterWrite(t *testing.T) {
+	e := newEnv(t, []string{"f=hello\n"})
+	var calls atomic.Int32
+	e.k.AfterWrite = func() []string { calls.Add(1); return []string{"quarantined src/HEAD"} }
+	ctx := context.Background()
+	for _, c := range [][2]string{
+		{tools.ToolReadFile, `{"path":"f"}`},
+		{tools.ToolGrep, `{"pattern":"hello"}`},
+		{tools.ToolListDirectory, `{}`},
+	} {
+		_, err := e.k.Call(ctx, c[0], json.RawMessage(c[1]))
+		require.NoError(t, err, c[0])
+	}
+	assert.Zero(t, calls.Load(), "control: the reading tools")
+	r, err := e.k.Call(ctx, tools.ToolWriteFile, json.RawMessage(`{"path":"src/HEAD","content":"ref: refs/heads/main\n"}`))
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, calls.Load())
+	assert.Contains(t, r.String(), "quarantined src/HEAD")
+	_, err = e.k.Call(ctx, tools.ToolReadFile, json.RawMessage(`{"path":"src/HEAD"}`))
+	require.NoError(t, err)
+	_, err = e.k.Call(ctx, tools.ToolEditFile, json.RawMessage(`{"path":"f","old_string":"hello","new_string":"bye"}`))
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, calls.Load())
+}

@@ -92,6 +92,17 @@ type Toolkit struct {
 	// or control group to end it, and read_file notes.txt answered what
 	// the user wrote as .env). An error is taken as true.
 	Leftovers func() (bool, error)
+	// AfterWrite, when not nil, runs after each call of a file tool that
+	// changes the workspace (write_file, edit_file, patch), whatever its
+	// outcome; the lines it returns (what it did) follow a successful
+	// call's result. landjail-mcp sweeps agent configuration there
+	// (--protect-agent-config): the file tools refuse protected names,
+	// but a bare repository's layout (DIR/HEAD, objects/, refs/ and
+	// DIR/config with core.fsmonitor) is made of ordinary names, and in
+	// a directory made during the session no watch saw it: the user's
+	// git in DIR ran it until the next bash call swept (red team round
+	// 27, R27e-1).
+	AfterWrite func() []string
 	// Tracker, when it is the tracker WS was built with
 	// (jail.WithReadTracker), lets grep leave the tracker as it was:
 	// without it every file grep opens counts as read, so write_file
@@ -479,6 +490,11 @@ func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (
 			return
 		}
 		res, err := run(ctx, k, name, args)
+		if k.AfterWrite != nil && writeTools[name] {
+			if lines := k.AfterWrite(); len(lines) > 0 && err == nil {
+				res = notedResult{res, lines}
+			}
+		}
 		ch <- answer{res, err}
 	})
 	select {
@@ -487,6 +503,19 @@ func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (
 	case <-ctx.Done():
 		return nil, k.fail(name, "", fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx)))
 	}
+}
+
+// writeTools are the file tools that change the workspace (AfterWrite).
+var writeTools = map[string]bool{ToolWriteFile: true, ToolEditFile: true, ToolPatch: true}
+
+// notedResult is a write tool's result with AfterWrite's lines after it.
+type notedResult struct {
+	Result
+	lines []string
+}
+
+func (r notedResult) String() string {
+	return r.Result.String() + "\n" + strings.Join(r.lines, "\n")
 }
 
 // caller decodes a tool's arguments and runs its method.

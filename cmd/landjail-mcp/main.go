@@ -228,6 +228,9 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// And on every call while a process a bash call left behind lives
 	// (R27d-2: no PID namespace or control group ended it).
 	k.Leftovers = reaper.Leftovers
+	// What the file tools write is swept at once (R27e-1: a bare
+	// repository's layout in a directory made during the session).
+	k.AfterWrite = plan.SweepNow
 	k.Limits.BashTimeout = time.Duration(o.Timeout)
 	maxFile, err := parseSize(cmd.String(flagMaxFileSize))
 	if err != nil {
