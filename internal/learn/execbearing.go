@@ -62,6 +62,10 @@ const execPrefix = "could plant code that runs outside the sandbox; the command 
 // top), closed by close.
 type execRules struct {
 	home string   // canonical; "" when unknown
+	// homes are every other user's home directory (passwdHomes),
+	// canonical: their start-up files run as that user, and a --user
+	// run's is another's (red team round 27, R27f-1).
+	homes []string
 	sys  []sysLoc // system code locations, as named and canonical: systemLocations
 	ws   map[string]*jail.Workspace
 	errs map[string]error
@@ -74,7 +78,41 @@ func newExecRules() *execRules {
 			e.home = c
 		}
 	}
+	for _, h := range passwdHomes("/etc/passwd") {
+		if h != e.home {
+			e.homes = append(e.homes, h)
+		}
+	}
 	return e
+}
+
+// passwdHomes returns the home directories passwd (passwd(5): the sixth
+// field) names that exist as directories, canonical, "/" left out: every
+// user's, not only the caller's (red team round 27, R27f-1: root's
+// `--user 1000 --learn` learned rw of /home and of /home/USER/.bashrc).
+func passwdHomes(passwd string) []string {
+	b, err := os.ReadFile(passwd)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) < 7 || !filepath.IsAbs(f[5]) {
+			continue
+		}
+		c, err := filepath.EvalSymlinks(f[5])
+		if err != nil || c == "/" || seen[c] {
+			continue
+		}
+		if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+	}
+	return out
 }
 
 func (e *execRules) close() {
@@ -102,6 +140,16 @@ func (e *execRules) why(target string, dir bool) string {
 	}
 	if why := e.system(target); why != "" {
 		return execPrefix + why
+	}
+	for _, h := range e.homes {
+		if holds(target, h) {
+			return execPrefix + "the home directory of another user (" + h + ") or a directory above it (its start-up files)"
+		}
+		if holds(h, target) {
+			if w := e.agentConfig(h, target, dir); w != "" {
+				return execPrefix + w + " in " + h + ", another user's home directory"
+			}
+		}
 	}
 	for d := target; ; d = filepath.Dir(d) {
 		if isGitDir(d) {

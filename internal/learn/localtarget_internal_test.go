@@ -96,3 +96,30 @@ func TestDecidePathAbovePrivateDirs(t *testing.T) {
 	key, _, line := decidePath(Refusal{Path: filepath.Join(base, "other", "new"), Right: Create})
 	assert.NotEmpty(t, key, "control: a create beside them is learned: %s", line)
 }
+
+// TestExecRulesOtherHomes: another user's home directory, a directory
+// above it (/home) and its start-up files are refused by design, as the
+// caller's are (red team round 27, R27f-1: root's --user 1000 --learn
+// learned rw of /home and /home/USER/.bashrc). Controls: an ordinary
+// directory of that home, and one beside the homes.
+func TestExecRulesOtherHomes(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	home := filepath.Join(base, "home", "cloudsdk")
+	for _, d := range []string{home + "/src", base + "/srv/out"} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(home+"/.bashrc", []byte("# rc\n"), 0o644))
+	passwd := filepath.Join(base, "passwd")
+	require.NoError(t, os.WriteFile(passwd, []byte("root:x:0:0:root:/:/bin/sh\ncloudsdk:x:1000:1000::"+home+":/bin/bash\nghost:x:1001:1001::"+base+"/gone:/bin/sh\n"), 0o644))
+	assert.Equal(t, []string{home}, passwdHomes(passwd))
+
+	e := newExecRules()
+	defer e.close()
+	e.homes = passwdHomes(passwd)
+	assert.NotEmpty(t, e.why(filepath.Join(base, "home"), true), "/home")
+	assert.NotEmpty(t, e.why(home, true), "the home itself")
+	assert.NotEmpty(t, e.why(home+"/.bashrc", false), "a start-up file")
+	assert.Empty(t, e.why(home+"/src", true), "control: a directory of the home")
+	assert.Empty(t, e.why(base+"/srv/out", true), "control: beside the homes")
+}
