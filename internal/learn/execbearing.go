@@ -61,14 +61,14 @@ const execPrefix = "could plant code that runs outside the sandbox; the command 
 // one jail.Workspace per directory asked about (HOME, each repository's
 // top), closed by close.
 type execRules struct {
-	home string   // canonical; "" when unknown
+	home string // canonical; "" when unknown
 	// homes are every other user's home directory (passwdHomes),
 	// canonical: their start-up files run as that user, and a --user
 	// run's is another's (red team round 27, R27f-1).
 	homes []string
-	sys  []sysLoc // system code locations, as named and canonical: systemLocations
-	ws   map[string]*jail.Workspace
-	errs map[string]error
+	sys   []sysLoc // system code locations, as named and canonical: systemLocations
+	ws    map[string]*jail.Workspace
+	errs  map[string]error
 }
 
 func newExecRules() *execRules {
