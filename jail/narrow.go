@@ -550,8 +550,8 @@ func PathHoldsPrivateKey(canon string) bool {
 // answer is about the file at that moment.
 func PathHeadHoldsPrivateKey(canon string) bool {
 	fd, err := openCanonRegular(canon, true)
-	if err == unix.ENOENT || err == unix.EISDIR {
-		return false
+	if err == unix.ENOENT || err == unix.EISDIR || err == unix.EINVAL {
+		return false // a FIFO, device or socket is not examined by its head
 	}
 	if err != nil {
 		return true
@@ -574,8 +574,9 @@ var slashRoot = sync.OnceValues(func() (*openat.Root, error) { return openat.Ope
 // their path (a FIFO's writers released, /dev/full opened: red team round
 // 27, R27e-5); now the open fails (ELOOP, EXDEV) and the caller counts
 // the name as a key (fail closed). Errors: ENOENT when canon is missing,
-// EISDIR for a directory (no key of its own, as before), EINVAL for any
-// other file that is not regular, the open's.
+// EISDIR for a directory (no key of its own, as before), ELOOP for a
+// symbolic link (not followed), EINVAL for any other file that is not
+// regular, the open's.
 func openCanonRegular(canon string, noatime bool) (int, error) {
 	r, err := slashRoot()
 	if err != nil {
@@ -597,6 +598,8 @@ func openCanonRegular(canon string, noatime bool) (int, error) {
 	case unix.S_IFREG:
 	case unix.S_IFDIR:
 		return -1, unix.EISDIR // holds no key of its own
+	case unix.S_IFLNK:
+		return -1, unix.ELOOP // not followed: fail closed
 	default:
 		return -1, unix.EINVAL
 	}
