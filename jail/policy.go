@@ -277,6 +277,11 @@ var agentConfigProject = []string{
 	// when the editor opens the project), yarn's yarnPath, npm's
 	// script-shell and node-options, pnpm's hooks file.
 	".cargo/config.toml", ".cargo/config", ".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs",
+	// Java build tools: Maven's JVM options (a -javaagent: runs at the
+	// user's next mvn) and wrapper, Gradle's properties (org.gradle.jvmargs)
+	// and wrapper (distributionUrl), sbt's options files (red team round
+	// 27, R27b-2).
+	".mvn/", "gradle.properties", "gradle/wrapper/", ".sbtopts", ".jvmopts",
 	// Agents and their MCP server configuration.
 	".mcp.json", ".claude/", ".codex/", ".cursor/", ".gemini/", ".continue/", ".roo/", ".kiro/",
 	".windsurf/", ".amazonq/", ".aider.conf.yml", "opencode.json", ".opencode/",
