@@ -656,17 +656,25 @@ func (s *Snapshot) linkAncestor(rel string) (string, bool) {
 	if !s.ancestors[rel] {
 		return "", false
 	}
+	_, reason, ok := s.changedLink(rel)
+	return reason, ok
+}
+
+// changedLink reads the symbolic link rel: its target and "created" (no
+// such link at Take) or "replaced" (another target); ok false when it
+// is as Take saw it or cannot be read.
+func (s *Snapshot) changedLink(rel string) (target, reason string, ok bool) {
 	target, err := s.root.Readlink(rel)
 	if err != nil {
-		return "", false
+		return "", "", false
 	}
-	if was, ok := s.links[rel]; ok {
+	if was, known := s.links[rel]; known {
 		if was == target {
-			return "", false
+			return "", "", false
 		}
-		return "replaced", true
+		return target, "replaced", true
 	}
-	return "created", true
+	return target, "created", true
 }
 
 // linkOutside reports whether the symbolic link rel is new or changed
@@ -674,16 +682,9 @@ func (s *Snapshot) linkAncestor(rel string) (string, bool) {
 // outside the workspace root. Resolved by path with the command dead, as
 // the user's shell would resolve it next.
 func (s *Snapshot) linkOutside(rel string) (string, bool) {
-	target, err := s.root.Readlink(rel)
-	if err != nil {
+	target, reason, ok := s.changedLink(rel)
+	if !ok {
 		return "", false
-	}
-	reason := "created"
-	if was, ok := s.links[rel]; ok {
-		if was == target {
-			return "", false
-		}
-		reason = "replaced"
 	}
 	root := s.ws.Root()
 	dst, err := filepath.EvalSymlinks(filepath.Join(root, rel))
@@ -720,16 +721,9 @@ func (s *Snapshot) linkOutside(rel string) (string, bool) {
 // ../.git/hooks and web/gc.ini -> ../.git/config were kept while a link
 // out of the workspace was renamed away).
 func (s *Snapshot) linkProtected(rel string) (string, bool) {
-	target, err := s.root.Readlink(rel)
-	if err != nil {
+	target, reason, ok := s.changedLink(rel)
+	if !ok {
 		return "", false
-	}
-	reason := "created"
-	if was, ok := s.links[rel]; ok {
-		if was == target {
-			return "", false
-		}
-		reason = "replaced"
 	}
 	root := s.ws.Root()
 	dst, err := filepath.EvalSymlinks(filepath.Join(root, rel))
