@@ -201,7 +201,7 @@ func TestAgentConfigHooksPathRoot(t *testing.T) {
 			require.NoError(t, err)
 			defer ws.Close()
 			assert.NotContains(t, ws.AgentConfigProtected(), root, "the root is never protected whole")
-			for _, h := range []string{"pre-commit", "post-merge", "hooks/pre-push"} {
+			for _, h := range []string{"pre-commit", "post-merge", "hooks/pre-push", "config"} {
 				if h == "hooks/pre-push" {
 					_ = ws.MkdirAll("hooks", 0o755)
 				}

@@ -1233,8 +1233,10 @@ func (w *Workspace) writableRootOf(p string) bool {
 }
 
 // gitHookNames are the hooks git runs from a hooks directory
-// (githooks(5), git 2.47), and the directories of a template directory
-// (init.templateDir) whose files git copies into each new repository.
+// (githooks(5), git 2.47), and the entries of a template directory
+// (init.templateDir) that git copies into each new repository's .git
+// and that carry code or pointers (hooks/, info/, config, objects/ with
+// its alternates).
 var gitHookNames = []string{
 	"applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit",
 	"pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
@@ -1244,7 +1246,18 @@ var gitHookNames = []string{
 	"post-rewrite", "sendemail-validate", "fsmonitor-watchman",
 	"p4-changelist", "p4-prepare-changelist", "p4-post-changelist",
 	"p4-pre-submit", "post-index-change", "hooks", "info",
+	// A template directory's files are copied into each new repository's
+	// .git: its config (core.fsmonitor) too (red team round 27, R27d-3).
+	"config", "config.worktree", "commondir", "objects",
 }
+
+// GitHookNames returns the names protected in a writable root that a
+// git reference (core.hooksPath, init.templateDir) names itself: the
+// hooks githooks(5) lists and a template directory's entries that carry
+// code (a new slice each call). internal/sweep protects them below the
+// workspace root when a nested repository's reference names it (red
+// team round 27, R27d-4).
+func GitHookNames() []string { return slices.Clone(gitHookNames) }
 
 // addRootHooks passes to add the hook names (gitHookNames) in c when c,
 // a reference of the git configuration, is a writable root itself

@@ -1153,11 +1153,23 @@ func (s *Snapshot) newRepositoryRefs() bool {
 }
 
 // addRef adds the reference p to s.refs when it lies inside the
-// workspace, neither the root nor above it, and reports whether it was
-// new.
+// workspace, not above it (the root itself: the hook names in it), and
+// reports whether one was new.
 func (s *Snapshot) addRef(p string) bool {
 	root := s.ws.Root()
-	if p == root || !strings.HasPrefix(p, root+"/") || s.refs[p] {
+	if p == root {
+		// A nested repository's core.hooksPath = .. (or
+		// init.templateDir) naming the workspace root: the root stays
+		// writable, the hooks git runs from it are protected by name
+		// (red team round 27, R27d-4), as jail does for the root
+		// repository's (R26a-9).
+		added := false
+		for _, n := range jail.GitHookNames() {
+			added = s.addRef(filepath.Join(root, n)) || added
+		}
+		return added
+	}
+	if !strings.HasPrefix(p, root+"/") || s.refs[p] {
 		return false
 	}
 	if s.refs == nil {

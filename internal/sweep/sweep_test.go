@@ -401,3 +401,31 @@ func TestQuarantinedJSONBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepNestedHooksPathRoot: a nested repository whose core.hooksPath
+// names the workspace root ("..") has the hooks git runs from there
+// protected by name: one the command makes at the top is renamed away
+// (red team round 27, R27d-4: the user's commit in the nested
+// repository ran it). Control: an ordinary new file at the top stays.
+func TestSweepNestedHooksPathRoot(t *testing.T) {
+	root := tree(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sub/.git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "sub/.git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "sub/.git/config"), []byte("[core]\n\thooksPath = ..\n"), 0o644))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.Take(ws, 0)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "pre-commit"), []byte("#!/bin/sh\ntouch /tmp/pwned\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "notes"), []byte("x"), 0o644))
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, e := range q {
+		got[e.Path] = e.Reason
+	}
+	assert.Equal(t, "created", got["pre-commit"])
+	assert.NotContains(t, got, "notes", "control")
+}
