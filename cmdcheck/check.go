@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -134,6 +135,9 @@ const (
 // Never panics on any input. Safe for concurrent use if check is.
 func Check(argv []string, dir string, check CheckFunc) error {
 	c := &checker{check: check}
+	for _, a := range argv {
+		c.dotglob = c.dotglob || strings.Contains(a, "dotglob") || strings.Contains(a, "GLOBIGNORE")
+	}
 	if len(argv) == 0 {
 		return &Error{Arg: 0, Err: fmt.Errorf("%w: empty command", ErrUnverifiable)}
 	}
@@ -164,6 +168,10 @@ func absDir(dir string) (string, error) {
 
 type checker struct {
 	check CheckFunc
+	// dotglob: the command line sets bash's dotglob (shopt -s dotglob,
+	// or GLOBIGNORE, which sets it): a glob's * matches a leading dot
+	// (red team round 27, R27d-5).
+	dotglob bool
 }
 
 // field is one word after quote removal (a script word may expand to

@@ -263,8 +263,10 @@ func TestAccessString(t *testing.T) {
 // was refused). Controls: a name that does not exist, an option, a word
 // the shell's * does not match (a leading dot), an allowed file.
 func TestCheckExistingRelative(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
+	base, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
+	dir := filepath.Join(base, "w[s]") // a pattern character in its path (R27d-5)
+	require.NoError(t, os.Mkdir(dir, 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".env"), []byte("SECRET"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prod.key"), []byte("KEY"), 0o600))
@@ -294,6 +296,11 @@ func TestCheckExistingRelative(t *testing.T) {
 		{[]string{"grep", "-r", "API_KEY", "."}, nil},
 		{[]string{"touch", "new.txt"}, nil},
 		{[]string{"echo", "-n"}, nil},
+		// R27d-5: an option's value, dotglob.
+		{[]string{"xargs", "-a.env", "echo"}, errDenied},
+		{[]string{"xargs", "--arg-file=.env", "echo"}, errDenied},
+		{[]string{"bash", "-c", "shopt -s dotglob; cat *env"}, errDenied},
+		{[]string{"grep", "--color=auto", "-n", "x", "main.go"}, nil},
 	} {
 		err := Check(tc.argv, dir, check)
 		if tc.want == nil {

@@ -168,7 +168,19 @@ func (c *checker) arg(f field, s *scope) error {
 // can read by it; an option ("-x") is not a name.
 func (c *checker) existing(f field, s *scope) error {
 	t := f.s
-	if t == "" || t[0] == '-' || pathLike(t) || devices[t] {
+	if t != "" && t[0] == '-' {
+		// An option's value: after "=" (--arg-file=.env), or a short
+		// option's attached one (-a.env) (red team round 27, R27d-5).
+		for _, v := range optionValues(t) {
+			g := f
+			g.s, g.glob = v, strings.IndexAny(v, "*?[")
+			if err := c.existing(g, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if t == "" || pathLike(t) || devices[t] {
 		return nil
 	}
 	if _, isURL := splitURL(t); isURL {
@@ -183,7 +195,9 @@ func (c *checker) existing(f field, s *scope) error {
 			}
 			continue
 		}
-		matches, err := filepath.Glob(d + "/" + t)
+		// The directory as a literal: a "[" in the workspace's path
+		// is not a pattern (R27d-5).
+		matches, err := filepath.Glob(globQuote(d) + "/" + t)
 		if err != nil {
 			return unverifiable(f, "glob %q: %w", t, err)
 		}
@@ -192,7 +206,7 @@ func (c *checker) existing(f field, s *scope) error {
 		}
 		dotted := strings.HasPrefix(filepath.Base(t), ".")
 		for _, m := range matches {
-			if !dotted && strings.HasPrefix(filepath.Base(m), ".") {
+			if !dotted && !c.dotglob && strings.HasPrefix(filepath.Base(m), ".") {
 				continue // the shell's * does not match a leading dot
 			}
 			if err := c.check(m, AccessRead); err != nil {
@@ -201,6 +215,39 @@ func (c *checker) existing(f field, s *scope) error {
 		}
 	}
 	return nil
+}
+
+// optionValues returns the values an option word carries: the text
+// after its first "=", and for a short option ("-a.env", not "--x") the
+// text after its option letters.
+func optionValues(t string) []string {
+	var out []string
+	if i := strings.IndexByte(t, '='); i >= 0 && i+1 < len(t) {
+		out = append(out, t[i+1:])
+	}
+	if !strings.HasPrefix(t, "--") {
+		i := 1
+		for i < len(t) && isAlnum(t[i]) {
+			i++
+		}
+		if i < len(t) && t[i] != '=' {
+			out = append(out, t[i:])
+		}
+	}
+	return out
+}
+
+// globQuote escapes the pattern characters of a literal path for
+// filepath.Glob.
+func globQuote(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // globPrefix returns the fixed directory in front of a glob ("/etc/" for
