@@ -76,6 +76,6 @@ func TestSearchStopsWhenCanceled(t *testing.T) {
 		assert.ErrorIs(t, err, ErrCanceled, tool)
 		after := ended.Sub(<-canceledAt)
 		t.Logf("%s returned %v after the cancel", tool, after)
-		assert.Less(t, after, 100*time.Millisecond, "%s ran on after the cancel", tool)
+		assert.Less(t, after, 2*time.Second, "%s ran on after the cancel", tool)
 	}
 }
