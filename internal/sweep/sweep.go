@@ -712,33 +712,25 @@ func (s *Snapshot) linkOutside(rel string) (string, bool) {
 // linkProtected reports whether the symbolic link rel is new or changed
 // since Take ("created" or "replaced") and leads to a protected entry of
 // the workspace or below one (a hooks directory, a git configuration,
-// .vscode/, a reference's target): resolved, or by its words from its
-// resolved directory when it dangles (a link to .git/hooks/pre-commit
-// not made yet). The link's own name is an ordinary one, so nothing
+// .vscode/, a reference's target), where jail.ResolveLinks finds it:
+// resolved, or where a write through it would create its target when it
+// dangles (a link to .git/hooks/pre-commit not made yet). The link's own name is an ordinary one, so nothing
 // protects it, and a later write by the user through it (`cp -p
 // public/pre-commit web/dist/`, an editor saving web/gc.ini) lands in
 // the protected place (red team round 26, R26c-7: web/dist ->
 // ../.git/hooks and web/gc.ini -> ../.git/config were kept while a link
 // out of the workspace was renamed away).
 func (s *Snapshot) linkProtected(rel string) (string, bool) {
-	target, reason, ok := s.changedLink(rel)
+	_, reason, ok := s.changedLink(rel)
 	if !ok {
 		return "", false
 	}
 	root := s.ws.Root()
-	dst, err := filepath.EvalSymlinks(filepath.Join(root, rel))
-	if err != nil {
-		abs := target
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(root, filepath.Dir(rel), target)
-		}
-		abs = filepath.Clean(abs)
-		if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-			abs = filepath.Join(d, filepath.Base(abs))
-		}
-		dst = abs
-	}
-	if dst == root || !strings.HasPrefix(dst, root+"/") {
+	// Where the link leads, or where a write through it would create
+	// its target: jail.ResolveLinks (".." after a link taken
+	// physically, as the kernel does; a dangling rest appended).
+	dst := jail.ResolveLinks(filepath.Join(root, rel))
+	if dst == "" || dst == root || !strings.HasPrefix(dst, root+"/") {
 		return "", false // the root, or outside: linkOutside's
 	}
 	if s.ws.Narrowing(dst)&(jail.NarrowAgentConfig|jail.NarrowReadOnly) != 0 {
