@@ -228,7 +228,7 @@ func (s *wordScan) emit(p string) {
 		return
 	}
 	for _, d := range s.cds {
-		if j := filepath.Join(d, p); d != p && j != "." && j != ".." {
+		if j := filepath.Join(d, p); d != p && j != "." && j != ".." && j != "/" {
 			add(j)
 		}
 	}
