@@ -560,6 +560,11 @@ func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error)
 		}
 	}()
 	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		// umask applied at creation: restore the exact old mode (no
+		// set-id bits, which chown would clear), while the file is
+		// still this process's (after the chown, fchmod needs
+		// CAP_FOWNER, which landjail-mcp's file tools do not hold).
+		unix.Fchmod(fd, mode)
 		// The replaced file's owner and group too, where this process
 		// may give them (root; a member of the group): as root,
 		// landjail-mcp's write_file turned a user's 0600 file into
@@ -569,9 +574,6 @@ func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error)
 		if int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
 			unix.Fchown(fd, int(st.Uid), int(st.Gid))
 		}
-		// umask applied at creation, and chown clears set-id bits;
-		// restore the exact old mode.
-		unix.Fchmod(fd, mode)
 	}
 	_, werr := f.Write(data)
 	if werr == nil {

@@ -36,9 +36,11 @@ import (
 
 	"github.com/landjail/landjail/exec"
 	"github.com/landjail/landjail/internal/cpushare"
+	"github.com/landjail/landjail/internal/threadcaps"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
+	"golang.org/x/sys/unix"
 )
 
 // Toolkit holds one policy and serves the tools. Build it as a literal;
@@ -489,7 +491,15 @@ func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (
 			ch <- answer{nil, k.fail(name, "", err)}
 			return
 		}
-		res, err := run(ctx, k, name, args)
+		var res Result
+		err := threadcaps.Run(fileToolCaps, func() error {
+			var err error
+			cpushare.Exempt(func() { res, err = run(ctx, k, name, args) })
+			return err
+		})
+		if err != nil {
+			err = k.fail(name, "", err) // as it was, or the thread's capset failed and nothing ran
+		}
 		if k.AfterWrite != nil && writeTools[name] {
 			if lines := k.AfterWrite(); len(lines) > 0 && err == nil {
 				res = notedResult{res, lines}
@@ -504,6 +514,17 @@ func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (
 		return nil, k.fail(name, "", fmt.Errorf("%w: %w", ErrCanceled, context.Cause(ctx)))
 	}
 }
+
+// fileToolCaps are the capabilities a file tool's thread keeps
+// (threadcaps.Run): CAP_CHOWN alone, so that a write gives the replaced
+// file's owner back (R25b-5). As root the tools had kept
+// CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER and read another
+// user's 0600 file in the workspace, and wrote into their 0700
+// directory, which the same server's bash (no capability) is refused
+// (red team round 27, R27c-1); now a file's mode bits say the same to
+// both. Planning and AfterWrite's sweep run before and after, with the
+// server's capabilities: they must see every entry.
+var fileToolCaps = []int{unix.CAP_CHOWN}
 
 // writeTools are the file tools that change the workspace (AfterWrite).
 var writeTools = map[string]bool{ToolWriteFile: true, ToolEditFile: true, ToolPatch: true}

@@ -1,0 +1,84 @@
+// Package threadcaps runs a function on an OS thread of its own whose
+// capability sets hold no more than the capabilities asked for:
+// capset(2) acts on the calling thread only (capabilities(7), "Thread
+// capability sets"), so a root process can do some of its work with the
+// permission checks of an unprivileged one, while its other threads keep
+// what they hold. The thread is osthread's: never the main thread, ended
+// after the function, so the reduced sets are never handed back to the
+// Go scheduler; Go creates new threads from its template thread, not
+// from a locked one, so none inherits them either.
+//
+// landjail-mcp's file tools run this way: as root they had kept
+// CAP_DAC_OVERRIDE and read another user's 0600 file that the same
+// server's bash, which holds no capability, is refused (red team round
+// 27, R27c-1).
+package threadcaps
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/osthread"
+)
+
+// Run runs fn on a fresh OS thread whose effective, permitted and
+// inheritable capability sets are the calling process's, less every
+// capability not in keep (CAP_* numbers, unix.CAP_CHOWN ...; nil keeps
+// none), and returns fn's error. If capget(2) or capset(2) fails, fn is
+// not run and Run returns that error (fail closed). The thread dies
+// after fn; Run waits for it. Capabilities the process does not hold
+// are not gained. Works on any kernel with 64-bit capability sets
+// (Linux 2.6.26, _LINUX_CAPABILITY_VERSION_3).
+func Run(keep []int, fn func() error) error {
+	var mask [2]uint32
+	for _, c := range keep {
+		if c < 0 || c >= 64 {
+			return fmt.Errorf("threadcaps: capability %d out of range", c)
+		}
+		mask[c/32] |= 1 << (c % 32)
+	}
+	ran := false
+	err := osthread.Run(func() error {
+		if err := limit(mask); err != nil {
+			return err
+		}
+		ran = true
+		return fn()
+	})
+	if !ran && err != nil {
+		return fmt.Errorf("threadcaps: %w", err)
+	}
+	return err
+}
+
+// limit reduces the calling thread's capability sets to mask.
+func limit(mask [2]uint32) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	for i := range data {
+		data[i].Effective &= mask[i]
+		data[i].Permitted &= mask[i]
+		data[i].Inheritable &= mask[i]
+	}
+	hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
+}
+
+// Effective returns the calling thread's effective capability set (bit
+// n is CAP n), from capget(2): for tests, and for callers that check
+// what a thread holds.
+func Effective() (uint64, error) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return 0, err
+	}
+	return uint64(data[0].Effective) | uint64(data[1].Effective)<<32, nil
+}
