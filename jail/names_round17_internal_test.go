@@ -155,7 +155,12 @@ func TestStartupNamesRound17(t *testing.T) {
 		"proj/.continuerc.json", "proj/x.continuerc.json", "proj/codebuff.json",
 		// A glob's last name, nested: mise.*.toml, .lintstagedrc.*
 		// (agentNested took every last name for a literal one).
-		"proj/mise.local.toml", "proj/.lintstagedrc.json", "proj/lint-staged.config.js"}
+		"proj/mise.local.toml", "proj/.lintstagedrc.json", "proj/lint-staged.config.js",
+		// Round 27 (R27e-4).
+		".Renviron", "proj/.Renviron", ".R/Makevars", ".config/pipewire/pipewire.conf.d/x.conf",
+		".config/wireplumber/main.lua.d/x.lua", ".config/pulse/default.pa", ".ansible.cfg",
+		".ansible/plugins/callback/x.py", ".local/share/jupyter/kernels/x/kernel.json", ".npm-init.js",
+		".forward", ".config/uv/uv.toml", ".config/pypoetry/config.toml"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

@@ -309,6 +309,10 @@ var agentConfigProject = []string{
 	// IRB and rails console, pry, GHCi, Octave (red team round 13,
 	// R13-7).
 	".pdbrc", ".Rprofile", ".irbrc", ".pryrc", ".ghci", ".octaverc",
+	// R reads .Renviron from the directory it starts in as from HOME;
+	// its R_PROFILE_USER names a file R sources (red team round 27,
+	// R27e-4).
+	".Renviron",
 	// Mercurial, Jujutsu and Sapling repository configuration: hooks and
 	// extensions run on the user's next hg/jj/sl command (red team round
 	// 13, R13-2), and what redirects hg to another repository.
@@ -502,6 +506,16 @@ var agentConfigHomeOnly = []string{
 	// listed), irb's XDG rc, yarn's XDG configuration (yarnPath runs a
 	// file), pylint's init-hook (R20b-2).
 	".wezterm.lua", ".config/irb/", ".config/yarn/", ".pylintrc", ".config/pylintrc",
+	// Red team round 27 (R27e-4): R's compiler settings (Makevars; its
+	// .Renviron is in agentConfigProject),
+	// PipeWire's context.exec and WirePlumber's scripts at login,
+	// PulseAudio's load-module of a shared object, Ansible's executable
+	// vault_password_file and plugin paths, Jupyter's kernel specs (argv
+	// run when the kernel is chosen), `npm init`'s script, mail
+	// delivery's |command, and uv's and Poetry's package index (the next
+	// install fetches from it).
+	".R/", ".config/pipewire/", ".config/wireplumber/", ".config/pulse/", ".ansible.cfg",
+	".ansible/", ".local/share/jupyter/", ".npm-init.js", ".forward", ".config/uv/", ".config/pypoetry/",
 }
 
 func nestedAgentPatterns() []string {
