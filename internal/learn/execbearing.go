@@ -37,8 +37,9 @@ import (
 //     maxRepoScan entries below it (not searched to the end);
 //   - the system's code and configuration (red team R8-4), a directory
 //     above one, or anything below one: systemRoots (/etc, /usr, /bin,
-//     /sbin, /lib*, /boot, /opt, /root, /var/lib, /var/spool,
-//     /run), every absolute directory on the caller's PATH and
+//     /sbin, /lib*, /boot, /opt, /root, /run, /var/lib, /var/spool,
+//     /var/cache, /var/log, /var/mail, /var/backups, /var/opt,
+//     /var/local, /mnt, /media), every absolute directory on the caller's PATH and
 //     LD_LIBRARY_PATH, and every directory /etc/ld.so.conf lists (a
 //     cron job, a login-shell script, a unit, a program found before the
 //     real one on PATH, a library the loader picks up). The root
@@ -230,6 +231,13 @@ func isGitDir(dir string) bool {
 var systemRoots = []string{
 	"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 	"/boot", "/opt", "/root", "/var/lib", "/var/spool",
+	// What root's own tools read back as trusted state, and the system's
+	// records: apt's and debconf's caches (package maintainer scripts run
+	// as root read debconf's database), the logs (wtmp, auth.log, the
+	// journal), mail spools, backups, /var/opt and /var/local; and the
+	// mount points of other file systems (red team round 27, R27f-4: one
+	// refused create in each had learned rw of the whole directory).
+	"/var/cache", "/var/log", "/var/mail", "/var/backups", "/var/opt", "/var/local", "/mnt", "/media",
 	// All of /run: systemd's runtime units, and a user's transient units
 	// under /run/user/UID/systemd (red team round 9, R9-6).
 	"/run",

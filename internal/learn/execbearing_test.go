@@ -51,7 +51,9 @@ func TestSystemLocations(t *testing.T) {
 	refused := []string{"/", "/var", "/run", "/usr/local/lib/zz.so", "/usr/local/bin", "/etc/cron.d", "/etc/systemd/system",
 		"/run/systemd/system", "/run/user/0/systemd/transient", "/var/spool/cron/crontabs", "/var/lib/systemd", "/root/.bashrc",
 		filepath.Join(dir, "pbin"), filepath.Join(dir, "pbin/git"), dir, filepath.Join(dir, "ld/libc.so.6"),
-		"/dev/shm", "/dev/pts/0", "/dev/tty0", "/proc/sys/kernel", "/sys/fs/cgroup"} // R11a-11
+		"/dev/shm", "/dev/pts/0", "/dev/tty0", "/proc/sys/kernel", "/sys/fs/cgroup", // R11a-11
+		"/var/cache/debconf", "/var/cache/apt/archives", "/var/log", "/var/log/wtmp", "/var/mail/root", // R27f-4
+		"/var/backups/x", "/var/local/x", "/mnt", "/mnt/disk", "/media/usb"}
 	for _, r := range systemRoots {
 		refused = append(refused, r, r+"/zz")
 	}
