@@ -31,6 +31,7 @@
 package landlock
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -208,27 +209,38 @@ func (r Rule) String() string {
 	return fmt.Sprintf("%s %s %v", r.Source, termsafe.Quote(r.Path), r.Access)
 }
 
-// MarshalJSON encodes a Rule as {"path", "access": [names], "source"}.
+// MarshalJSON encodes a Rule as {"path", "access": [names], "source"},
+// plus "path_b64" for a path that is not valid UTF-8 (reportjson.go).
 func (r Rule) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Path     string   `json:"path"`
+		PathB64  string   `json:"path_b64,omitempty"`
 		Access   []string `json:"access"`
 		Source   string   `json:"source,omitempty"`
 		Optional bool     `json:"optional,omitempty"`
-	}{r.Path, accessNames(r.Access), r.Source, r.Optional})
+	}{r.Path, b64(r.Path), accessNames(r.Access), r.Source, r.Optional})
 }
 
-// UnmarshalJSON decodes what MarshalJSON encodes; an unknown right name is
-// an error.
+// UnmarshalJSON decodes what MarshalJSON encodes, the path from
+// path_b64 when it is there; an unknown right name, or a path_b64 that
+// is not base64, is an error.
 func (r *Rule) UnmarshalJSON(b []byte) error {
 	var v struct {
 		Path     string   `json:"path"`
+		PathB64  string   `json:"path_b64"`
 		Access   []string `json:"access"`
 		Source   string   `json:"source"`
 		Optional bool     `json:"optional"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
+	}
+	if v.PathB64 != "" {
+		p, err := base64.StdEncoding.DecodeString(v.PathB64)
+		if err != nil {
+			return fmt.Errorf("landlock: path_b64: %w", err)
+		}
+		v.Path = string(p)
 	}
 	var a golandlock.AccessFSSet
 	for _, n := range v.Access {
