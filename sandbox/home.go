@@ -17,11 +17,14 @@ import (
 // the caller's HOME is not writable (`docker run --user 1000` with
 // HOME=/, setpriv keeping root's HOME), the HOME is a private directory
 // inside the private TMPDIR instead (granted with it), said in one line
-// on stderr: caches then last as long as that TMPDIR. A --home DIR that
+// on stderr: caches then last as long as that TMPDIR. So it is when the
+// default's name is taken by what is not that user's directory
+// (cliopts.ErrForeignDir: with --user, another local user made it first
+// in /tmp; red team round 27, R27b-1). A --home DIR that
 // cannot be made stays an error: the user chose it.
 func (p *Plan) commandHome() (string, bool, error) {
 	home, grant, err := p.Options.CommandHome(p.WS.Root(), p.set.Credential)
-	if err == nil || p.Options.Home != "" || p.tmp == nil || !errors.Is(err, fs.ErrPermission) {
+	if err == nil || p.Options.Home != "" || p.tmp == nil || !(errors.Is(err, fs.ErrPermission) || errors.Is(err, cliopts.ErrForeignDir)) {
 		return home, grant, err
 	}
 	dir := filepath.Join(p.tmp.path(), "home")
@@ -49,6 +52,6 @@ func (p *Plan) commandHome() (string, bool, error) {
 	if err2 := cliopts.HandDirTo(r, "home", uid, gid); err2 != nil {
 		return "", false, fmt.Errorf("private HOME: %w", err2)
 	}
-	fmt.Fprintf(p.set.Stderr, "landjail: no private HOME under your cache directory (%s); the command's HOME is %s, inside its private TMPDIR\n", strings.TrimPrefix(err.Error(), "--home: "), dir)
+	fmt.Fprintf(p.set.Stderr, "landjail: no private HOME at its usual place (%s); the command's HOME is %s, inside its private TMPDIR\n", strings.TrimPrefix(err.Error(), "--home: "), dir)
 	return dir, true, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -385,13 +386,37 @@ func TestRunUserHome(t *testing.T) {
 	assert.EqualValues(t, 0o700, st.Mode&0o7777)
 	assert.FileExists(t, filepath.Join(home, "probe"))
 
-	// Another user's directory planted under that name is refused.
-	require.NoError(t, os.RemoveAll(home))
-	require.NoError(t, os.Mkdir(home, 0o777))
-	require.NoError(t, os.Chmod(home, 0o777))
-	code, _, stderr = runCLI(t, "run", "--timeout", "1m", "--user", "65534", "--workspace", ws, "--", "true")
-	assert.Equal(t, 125, code)
-	assert.Contains(t, stderr, "--home "+home)
+	// Another user's directory, or a link, planted under that name (any
+	// local user can, in /tmp) is never used, and does not stop the run
+	// either: the HOME is then inside the private TMPDIR, said on stderr
+	// (red team round 27, R27b-1: root's runs of the workspace refused
+	// to start).
+	target := t.TempDir()
+	for name, plant := range map[string]func() error{
+		"another user's directory": func() error {
+			if err := os.Mkdir(home, 0o777); err != nil {
+				return err
+			}
+			return errors.Join(os.Chmod(home, 0o777), os.Chown(home, 1234, 1234))
+		},
+		"a symbolic link": func() error { return os.Symlink(target, home) },
+	} {
+		require.NoError(t, os.RemoveAll(home))
+		require.NoError(t, plant(), name)
+		code, out, stderr = runCLI(t, "run", "--timeout", "1m", "--user", "65534", "--workspace", ws, "--", "sh", "-c", `echo "$HOME"; echo ok > "$HOME/probe" && id -u`)
+		require.Equal(t, 0, code, "%s: %s", name, stderr)
+		got := strings.TrimSuffix(out, "\n65534\n")
+		assert.NotEqual(t, home, got, name)
+		assert.Equal(t, "home", filepath.Base(got), name)
+		assert.Contains(t, stderr, "no private HOME at its usual place", name)
+		assert.Contains(t, stderr, "--home "+home, name)
+		assert.NoFileExists(t, filepath.Join(home, "probe"), name)
+		assert.NoFileExists(t, filepath.Join(target, "probe"), name)
+		require.NoError(t, unix.Lstat(home, &st))
+		if name == "another user's directory" {
+			assert.EqualValues(t, 1234, st.Uid, "left as it was")
+		}
+	}
 }
 
 // TestGitIdentityNeverRunsWorkspaceGit: --git-identity runs git itself,

@@ -74,6 +74,16 @@ func (o *Options) CommandHome(wsRoot string, cred *syscall.Credential) (dir stri
 	return dir, true, nil
 }
 
+// ErrForeignDir is wrapped by CommandHome's error when the private
+// HOME's name is taken by an entry that is not a directory of the user
+// the command runs as: a symbolic link, a file, or another user's
+// directory. With --user that name lies in the shared /tmp, and any
+// local user could make it first (red team round 27, R27b-1: root's
+// runs of that workspace then refused to start); the caller uses a
+// private HOME elsewhere (sandbox: inside the private TMPDIR), never the
+// entry.
+var ErrForeignDir = errors.New("the name is taken by an entry that is not a private directory of that user")
+
 // ensureOwnDir makes parent/name (mode 0700, owned by uid:gid) or checks
 // an existing one: a directory, not a symbolic link, owned by uid; unless
 // chosen (--home DIR), its mode is set back to 0700 (a command may have
@@ -98,7 +108,7 @@ func ensureOwnDir(parent, name string, uid, gid int, chosen bool) error {
 	}
 	d, err := r.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return fmt.Errorf("--home %s: not a directory, or a symbolic link: %w", dir, err)
+		return fmt.Errorf("--home %s: not a directory, or a symbolic link: %w (%w)", dir, ErrForeignDir, err)
 	}
 	defer d.Close()
 	var st unix.Stat_t
@@ -109,7 +119,7 @@ func ensureOwnDir(parent, name string, uid, gid int, chosen bool) error {
 		return nil
 	}
 	if int(st.Uid) != uid {
-		return fmt.Errorf("--home %s: owned by uid %d with mode %#o, want uid %d and not writable by others (remove it, or give --home DIR)", dir, st.Uid, st.Mode&0o7777, uid)
+		return fmt.Errorf("--home %s: owned by uid %d with mode %#o, want uid %d and not writable by others (remove it, or give --home DIR): %w", dir, st.Uid, st.Mode&0o7777, uid, ErrForeignDir)
 	}
 	if st.Mode&0o7777 != 0o700 {
 		// Ours, but a command (which owns it too) chmod-ed it: made
