@@ -541,6 +541,19 @@ func (w *Workspace) Chmod(name string, mode fs.FileMode) error {
 	})
 }
 
+// Lchown changes the owner and group of the named file, a symbolic link
+// itself rather than what it names (openat.Root.Lchown), after Check
+// with Write. It needs CAP_CHOWN to give a file away (EPERM otherwise).
+func (w *Workspace) Lchown(name string, uid, gid int) error {
+	return w.retry(name, func() error {
+		t, err := w.target("lchown", name, false, Write)
+		if err != nil {
+			return err
+		}
+		return t.root.r.Lchown(t.rel, uid, gid)
+	})
+}
+
 // ReadDir reads the named directory and returns its entries sorted by
 // name, as os.ReadDir. Entries matching a deny pattern are left out.
 func (w *Workspace) ReadDir(name string) ([]fs.DirEntry, error) {

@@ -202,6 +202,13 @@ func (r *Root) WriteFile(name string, data []byte, perm fs.FileMode) error {
 // ErrSymlink.
 func (r *Root) Chmod(name string, mode fs.FileMode) error { return r.chmod(name, mode) }
 
+// Lchown changes the owner and group of the named file, as
+// os.Root.Lchown: the last component through its parent's fd with
+// fchownat(AT_SYMLINK_NOFOLLOW), so a symbolic link itself is changed,
+// never what it names. Changing the owner needs CAP_CHOWN (chown(2));
+// errors are *fs.PathError (EPERM without it).
+func (r *Root) Lchown(name string, uid, gid int) error { return r.lchown(name, uid, gid) }
+
 // ReadDir reads the named directory and returns its entries sorted by
 // name, as os.ReadDir.
 func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) { return r.readDir(name) }

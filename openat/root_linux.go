@@ -614,6 +614,18 @@ func (r *Root) chmod(name string, mode fs.FileMode) error {
 	return wrapPath("fchmod", name, unix.Fchmod(fd, syscallMode(mode)))
 }
 
+func (r *Root) lchown(name string, uid, gid int) error {
+	p, err := r.openParent("fchownat", name)
+	if err != nil {
+		return err
+	}
+	defer p.done()
+	if err := p.dirSuffix("fchownat", name); err != nil {
+		return err
+	}
+	return wrapPath("fchownat", name, unix.Fchownat(p.fd, p.leaf, uid, gid, unix.AT_SYMLINK_NOFOLLOW))
+}
+
 func wrapPath(op, name string, err error) error {
 	if err == nil {
 		return nil

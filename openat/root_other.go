@@ -51,6 +51,7 @@ func (r *Root) writeFile(name string, _ []byte, _ fs.FileMode) error {
 	return unsupported("open", name)
 }
 func (r *Root) chmod(name string, _ fs.FileMode) error     { return unsupported("chmod", name) }
+func (r *Root) lchown(name string, _, _ int) error         { return unsupported("lchown", name) }
 func (r *Root) readDir(name string) ([]fs.DirEntry, error) { return nil, unsupported("open", name) }
 func (r *Root) readDirN(name string, n int, keep func(string) bool) ([]fs.DirEntry, int, error) {
 	return nil, 0, unsupported("open", name)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"strings"
 	"syscall"
 
@@ -331,17 +330,19 @@ func (k *Toolkit) WriteFile(a WriteFileArgs) (*WriteFileResult, error) {
 		return nil, k.fail(tool, a.Path, err)
 	}
 	created := false
+	var made []string
 	if _, err := k.WS.Stat(name); errors.Is(err, fs.ErrNotExist) {
 		created = true
-		if dir := path.Dir(name); dir != "." && dir != "/" {
-			if _, err := k.WS.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-				if err := k.WS.MkdirAll(dir, 0o755); err != nil {
-					return nil, k.fail(tool, a.Path, err)
-				}
-			}
+		if made, err = k.mkdirParents(name); err != nil {
+			k.removeMade(made)
+			return nil, k.fail(tool, a.Path, err)
 		}
 	}
 	if err := k.WS.WriteFile(name, []byte(a.Content), 0o644); err != nil {
+		// A failed call leaves nothing behind: not the directories it
+		// made either (red team round 27, R27e-3: a/b/c stayed after
+		// "no space left on device").
+		k.removeMade(made)
 		return nil, k.fail(tool, a.Path, err)
 	}
 	return &WriteFileResult{Path: a.Path, Bytes: len(a.Content), Lines: countLines(a.Content), Created: created}, nil

@@ -105,6 +105,11 @@ type patchOp struct {
 	oldPerm          fs.FileMode
 	oldData, newPrev []byte // for rollback
 	newExisted       bool
+	// owner is the old file's uid and gid (nil for a new file): a
+	// rename's new name, and a rollback that makes a removed file
+	// again, are given them back (red team round 27, R27e-2: a root
+	// server's rename turned another user's 0600 file into root's).
+	owner *[2]int
 }
 
 // undo is one step of a rollback.
@@ -113,7 +118,8 @@ type undo struct {
 	existed bool
 	data    []byte
 	perm    fs.FileMode
-	dir     bool // a directory patch created
+	dir     bool    // a directory patch created
+	owner   *[2]int // patchOp.owner, for a file made again
 }
 
 // Patch is patch: it applies a unified diff, parsed with
@@ -382,6 +388,9 @@ func (k *Toolkit) planPatch(pf patchFile, limit int64) (*patchOp, error) {
 			return nil, k.fail(tool, pf.oldName, err)
 		}
 		op.oldPerm = fi.Mode().Perm()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			op.owner = &[2]int{int(st.Uid), int(st.Gid)}
+		}
 		if old, err = k.readCapped(name, pf.oldName, limit); err != nil {
 			return nil, k.fail(tool, pf.oldName, err)
 		}
@@ -622,40 +631,79 @@ func (k *Toolkit) applyOp(op *patchOp, done *[]undo) error {
 		if err := k.WS.WriteFile(op.newWS, op.content, op.perm); err != nil {
 			return err
 		}
-		*done = append(*done, undo{name: op.newWS, existed: op.newExisted, data: op.newPrev, perm: op.oldPerm})
-		if op.chmod {
+		*done = append(*done, undo{name: op.newWS, existed: op.newExisted, data: op.newPrev, perm: op.oldPerm, owner: op.owner})
+		if op.chmod || (!op.newExisted && op.owner != nil) {
 			if err := k.WS.Chmod(op.newWS, op.perm); err != nil {
 				return err
 			}
+		}
+		if !op.newExisted {
+			k.giveBack(op.newWS, op.owner)
 		}
 	}
 	if op.removeOld {
 		if err := k.WS.Remove(op.oldWS); err != nil {
 			return err
 		}
-		*done = append(*done, undo{name: op.oldWS, existed: true, data: op.oldData, perm: op.oldPerm})
+		*done = append(*done, undo{name: op.oldWS, existed: true, data: op.oldData, perm: op.oldPerm, owner: op.owner})
 	}
 	return nil
 }
 
-// patchMkdirs creates the missing parents of name, recording each.
+// giveBack gives name the owner and group of the file it stands for
+// (a rename's old name, a removed file made again), where this process
+// may (root with CAP_CHOWN, which the file tools' thread keeps:
+// toolkit.go fileToolCaps; elsewhere the file stays the writer's, as
+// with any editor that saves by rename). Called after the mode is set:
+// a chmod after the chown would need CAP_FOWNER.
+func (k *Toolkit) giveBack(name string, owner *[2]int) {
+	if owner != nil && (owner[0] != os.Geteuid() || owner[1] != os.Getegid()) {
+		k.WS.Lchown(name, owner[0], owner[1])
+	}
+}
+
+// patchMkdirs creates the missing parents of name, recording each one
+// it made (mkdirParents).
 func (k *Toolkit) patchMkdirs(name string, done *[]undo) error {
+	made, err := k.mkdirParents(name)
+	for _, d := range made {
+		*done = append(*done, undo{name: d, dir: true})
+	}
+	return err
+}
+
+// mkdirParents creates the missing parents of name (0755), outermost
+// first, and returns the ones this call made, also when it fails part
+// way: a parent another process made meanwhile is not one of them, so a
+// rollback never removes what it did not make.
+func (k *Toolkit) mkdirParents(name string) ([]string, error) {
 	var missing []string
 	for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
 		if _, err := k.WS.Lstat(d); err == nil {
 			break
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return nil, err
 		}
 		missing = append(missing, d)
 	}
+	var made []string
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := k.WS.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
+		if err := k.WS.Mkdir(missing[i], 0o755); err == nil {
+			made = append(made, missing[i])
+		} else if !errors.Is(err, fs.ErrExist) {
+			return made, err
 		}
-		*done = append(*done, undo{name: missing[i], dir: true})
 	}
-	return nil
+	return made, nil
+}
+
+// removeMade removes the directories mkdirParents made, innermost first,
+// each only while it is empty (rmdir(2): one something else filled
+// meanwhile stays).
+func (k *Toolkit) removeMade(dirs []string) {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		k.WS.Remove(dirs[i])
+	}
 }
 
 // rollback undoes done in reverse order: previous contents and modes
@@ -669,6 +717,9 @@ func (k *Toolkit) rollback(done []undo) error {
 		case u.existed:
 			if err = k.WS.WriteFile(u.name, u.data, u.perm); err == nil {
 				err = k.WS.Chmod(u.name, u.perm)
+			}
+			if err == nil {
+				k.giveBack(u.name, u.owner)
 			}
 		default:
 			err = k.WS.Remove(u.name)
