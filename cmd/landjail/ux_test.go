@@ -68,12 +68,20 @@ func TestRunPrivateHome(t *testing.T) {
 	assert.Equal(t, mine+"\n", out)
 	assert.FileExists(t, filepath.Join(mine, "f"))
 
-	// A symlink planted in place of the private HOME is refused, not followed.
+	// A symlink planted in place of the private HOME is not followed:
+	// the HOME is then in the private TMPDIR, said on stderr (before red
+	// team round 27's R27b-1 the run was refused).
 	require.NoError(t, os.RemoveAll(home))
-	require.NoError(t, os.Symlink(wsDir(t), home))
-	code, _, stderr = runCLI(t, "run", "--timeout", "1m", "--workspace", ws, "--", "true")
-	assert.Equal(t, 125, code)
+	target := wsDir(t)
+	require.NoError(t, os.Symlink(target, home))
+	code, out, stderr = runCLI(t, "run", "--timeout", "1m", "--workspace", ws, "--", "sh", "-c", script)
+	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "symbolic link")
+	assert.Contains(t, stderr, "inside its private TMPDIR")
+	assert.NotEqual(t, home+"\n", out)
+	entries, err = os.ReadDir(target)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written through the link")
 }
 
 // TestRunGoCacheOutsideWorkspace: go env GOCACHE under landjail is not in
