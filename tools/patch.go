@@ -388,14 +388,16 @@ func (k *Toolkit) planPatch(pf patchFile, limit int64) (*patchOp, error) {
 			return nil, k.fail(tool, pf.oldName, err)
 		}
 		op.oldPerm = fi.Mode().Perm()
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			op.owner = &[2]int{int(st.Uid), int(st.Gid)}
-		}
 		if old, err = k.readCapped(name, pf.oldName, limit); err != nil {
 			return nil, k.fail(tool, pf.oldName, err)
 		}
 		op.oldData = old
 		op.removeOld = f.IsDelete || op.res.Op == "renamed"
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && op.removeOld {
+			// A rename or deletion: the file is the same one after it
+			// (a copy is the writer's, as with cp).
+			op.owner = &[2]int{int(st.Uid), int(st.Gid)}
+		}
 	}
 	if !f.IsDelete {
 		if op.res.Op == "modified" {

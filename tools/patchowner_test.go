@@ -51,6 +51,10 @@ func TestPatchKeepsOwner(t *testing.T) {
 	assert.Equal(t, [3]uint32{65534, 65533, 0o646}, owner("moved.txt"), "renamed: owner, group and mode kept")
 	require.NoError(t, call("patch", map[string]string{"patch": rename("mine.txt", "mine2.txt")}))
 	assert.Equal(t, [3]uint32{0, 0, 0o644}, owner("mine2.txt"), "control: root's file stays root's")
+	require.NoError(t, call("read_file", map[string]string{"path": "moved.txt"}))
+	require.NoError(t, call("patch", map[string]string{"patch": "diff --git a/moved.txt b/copy.txt\nsimilarity index 100%\ncopy from moved.txt\ncopy to copy.txt\n"}))
+	assert.Equal(t, uint32(0), owner("copy.txt")[0], "control: a copy is the writer's, as with cp")
+	assert.Equal(t, [3]uint32{65534, 65533, 0o646}, owner("moved.txt"), "a copy's source is unchanged")
 
 	// A deletion rolled back: bob.txt is removed, the next file cannot
 	// be made (d is a dangling link), bob.txt is made again.
