@@ -43,6 +43,22 @@ func BenchmarkReadFile(b *testing.B) {
 	}
 }
 
+// BenchmarkCallReadFile: BenchmarkReadFile's call through Toolkit.Call,
+// as landjail-mcp makes it: the arguments decoded, the call on a
+// goroutine of its own, run on a fresh thread holding CAP_CHOWN alone
+// (threadcaps, red team round 27, R27c-1). The difference with
+// BenchmarkReadFile is what a call costs beyond the tool.
+func BenchmarkCallReadFile(b *testing.B) {
+	k, _ := benchKit(b)
+	ctx := context.Background()
+	args := []byte(`{"path":"d3/f7.go"}`)
+	for b.Loop() {
+		if _, err := k.Call(ctx, tools.ToolReadFile, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkGrep: 200 files, 7.8 MB, one match per file.
 func BenchmarkGrep(b *testing.B) {
 	k, root := benchKit(b)
