@@ -25,7 +25,8 @@ func TestFileToolsMeetModeBits(t *testing.T) {
 		t.Skip("needs root: capabilities to drop")
 	}
 	t.Parallel()
-	e := newEnv(t, []string{"pgdata/pw.txt=OTHERUSER_SECRET\n", "locked=ROOT_LOCKED\n", "shared/notes=NOTES\n", "open.txt=OPEN\n"})
+	e := newEnv(t, []string{"pgdata/pw.txt=OTHERUSER_SECRET\n", "locked=ROOT_LOCKED\n", "shared/notes=NOTES\n", "open.txt=OPEN\n",
+		"theirs.txt=THEIRS\n", "theirs-ro.txt=THEIRS\n"})
 	chown := func(name string, mode os.FileMode) {
 		p := filepath.Join(e.root, name)
 		require.NoError(t, os.Chown(p, 65534, 65534))
@@ -36,6 +37,8 @@ func TestFileToolsMeetModeBits(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(e.root, "locked"), 0))
 	chown("shared/notes", 0o666)
 	chown("shared", 0o777)
+	chown("theirs.txt", 0o644)
+	chown("theirs-ro.txt", 0o444)
 
 	ctx := context.Background()
 	call := func(tool, args string) (string, error) {
@@ -56,6 +59,22 @@ func TestFileToolsMeetModeBits(t *testing.T) {
 	}
 	_, err := os.Lstat(filepath.Join(e.root, "pgdata", "planted"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+	// Another user's file that root may read but not write in place,
+	// in root's own directory: write_file does not replace it (red
+	// team round 28, R28a-1: replaced by rename, the agent's content
+	// kept their owner), as edit_file and bash do not write it.
+	for _, n := range []string{"theirs.txt", "theirs-ro.txt"} {
+		_, err = call("read_file", `{"path":"`+n+`"}`)
+		require.NoError(t, err, n)
+		for _, c := range [][2]string{
+			{"write_file", `{"path":"` + n + `","content":"PLANTED\n"}`},
+			{"edit_file", `{"path":"` + n + `","old_string":"THEIRS","new_string":"PLANTED"}`},
+		} {
+			out, err := call(c[0], c[1])
+			assert.ErrorIs(t, err, os.ErrPermission, "%s %s: %s", c[0], n, out)
+		}
+		assert.Equal(t, "THEIRS\n", e.read(t, n), n)
+	}
 	out, _ := call("grep", `{"pattern":"SECRET|LOCKED"}`)
 	assert.NotContains(t, out, "OTHERUSER_SECRET")
 	assert.NotContains(t, out, "ROOT_LOCKED")

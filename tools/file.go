@@ -337,6 +337,26 @@ func (k *Toolkit) WriteFile(a WriteFileArgs) (*WriteFileResult, error) {
 			k.removeMade(made)
 			return nil, k.fail(tool, a.Path, err)
 		}
+	} else if err == nil {
+		// Replacing a file needs what writing it in place needs, as
+		// edit_file's and patch's probes check: its mode bits for this
+		// thread (no CAP_DAC_OVERRIDE), and a regular file. A root
+		// server replaced another user's 0444 or 0644 file by rename,
+		// and the owner restore made the agent's content theirs, while
+		// bash, edit_file and patch were refused (red team round 28,
+		// R28a-1).
+		probe, err := k.WS.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, k.fail(tool, a.Path, err)
+		}
+		fi, err := probe.Stat()
+		probe.Close()
+		if err == nil {
+			err = regular(fi)
+		}
+		if err != nil {
+			return nil, k.fail(tool, a.Path, err)
+		}
 	}
 	if err := k.WS.WriteFile(name, []byte(a.Content), 0o644); err != nil {
 		// A failed call leaves nothing behind: not the directories it
