@@ -11,7 +11,11 @@ import (
 
 // TestKillDescendantsSpares: of two children, KillDescendants kills the
 // one not spared (the control: the same kill reaches every other child)
-// and leaves the spared one alive; after Unspare it is killed too.
+// and leaves the spared one alive; after Unspare it is killed too. The
+// counts are at least one, not exactly: an orphan an earlier test of
+// this process left (orphans_linux_test.go's backgrounded children, this
+// process a subreaper) may still be there on a loaded runner and is
+// killed too (CI, 28 Nov: 2); which two processes live is the check.
 func TestKillDescendantsSpares(t *testing.T) {
 	spared := osexec.Command("sleep", "60")
 	other := osexec.Command("sleep", "60")
@@ -23,13 +27,13 @@ func TestKillDescendantsSpares(t *testing.T) {
 
 	n, err := KillDescendants()
 	require.NoError(t, err)
-	assert.Equal(t, 1, n, "only the unspared child is killed")
+	assert.GreaterOrEqual(t, n, 1, "the unspared child is killed")
 	assert.ErrorIs(t, unix.Kill(other.Process.Pid, 0), unix.ESRCH, "the unspared child is dead and reaped")
 	assert.NoError(t, unix.Kill(spared.Process.Pid, 0), "the spared child lives")
 
 	Unspare(spared.Process.Pid)
 	n, err = KillDescendants()
 	require.NoError(t, err)
-	assert.Equal(t, 1, n)
+	assert.GreaterOrEqual(t, n, 1)
 	assert.ErrorIs(t, unix.Kill(spared.Process.Pid, 0), unix.ESRCH)
 }
