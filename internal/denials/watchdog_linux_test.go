@@ -314,7 +314,12 @@ func TestWatchdogKilledWhileReleasing(t *testing.T) {
 				go func() { _, err := col.Stop(); stopped <- err }()
 				waitReleasing()
 				time.Sleep(20 * time.Millisecond)
-				require.NoError(t, unix.Kill(first, unix.SIGKILL))
+				// Gone already (ESRCH, CI's ns=EPERM pass on 28 Nov) is
+				// the state the kill is for: what Stop does then is the
+				// check below.
+				if err := unix.Kill(first, unix.SIGKILL); err != unix.ESRCH {
+					require.NoError(t, err)
+				}
 			}
 			require.NoError(t, <-stopped)
 			assert.Equal(t, uint32(0), auditEnabled(t), "restored when Stop returned")
