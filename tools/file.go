@@ -345,16 +345,7 @@ func (k *Toolkit) WriteFile(a WriteFileArgs) (*WriteFileResult, error) {
 		// and the owner restore made the agent's content theirs, while
 		// bash, edit_file and patch were refused (red team round 28,
 		// R28a-1).
-		probe, err := k.WS.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err != nil {
-			return nil, k.fail(tool, a.Path, err)
-		}
-		fi, err := probe.Stat()
-		probe.Close()
-		if err == nil {
-			err = regular(fi)
-		}
-		if err != nil {
+		if err := k.writableInPlace(name); err != nil {
 			return nil, k.fail(tool, a.Path, err)
 		}
 	}
@@ -366,6 +357,24 @@ func (k *Toolkit) WriteFile(a WriteFileArgs) (*WriteFileResult, error) {
 		return nil, k.fail(tool, a.Path, err)
 	}
 	return &WriteFileResult{Path: a.Path, Bytes: len(a.Content), Lines: countLines(a.Content), Created: created}, nil
+}
+
+// writableInPlace reports, as an error, why name (a Workspace name)
+// could not be written in place: the policy's or the file's mode bits
+// refuse an O_WRONLY open (O_NONBLOCK: a FIFO does not block), or it is
+// not a regular file (ErrNotRegular). write_file and edit_file probe
+// with it before they replace a file.
+func (k *Toolkit) writableInPlace(name string) error {
+	probe, err := k.WS.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	fi, err := probe.Stat()
+	probe.Close()
+	if err != nil {
+		return err
+	}
+	return regular(fi)
 }
 
 // countLines counts lines as read_file numbers them: a last line without
@@ -431,16 +440,7 @@ func (k *Toolkit) EditFile(a EditFileArgs) (*EditFileResult, error) {
 	if err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
-	probe, err := k.WS.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, k.fail(tool, a.Path, err)
-	}
-	fi, err := probe.Stat()
-	probe.Close()
-	if err == nil {
-		err = regular(fi)
-	}
-	if err != nil {
+	if err := k.writableInPlace(name); err != nil {
 		return nil, k.fail(tool, a.Path, err)
 	}
 	data, err := k.readCapped(name, a.Path, k.limits().FileBytes)
