@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/threadcaps"
 	"github.com/landjail/landjail/landlock"
 	"github.com/landjail/landjail/seccomp"
 )
@@ -239,7 +240,7 @@ func newBroker(rs *landlock.Ruleset, keepCaps bool, mntns int) (*threadBroker, e
 			// own: an open the child's DAC refuses (another user's 0700
 			// directory in a granted root) is refused here too (red
 			// team R5).
-			err = clearCaps()
+			err = threadcaps.Limit(nil)
 		}
 		rs = nil
 		ready <- err
@@ -312,17 +313,6 @@ func openAt(dirfd int, unsafePath string, flags int, inRoot bool) (int, error) {
 		return fd, err
 	}
 	return unix.Openat(dirfd, unsafePath, flags, 0)
-}
-
-// clearCaps empties the calling thread's effective, permitted and
-// inheritable capability sets (capset(2) acts on the thread).
-func clearCaps() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("exec: inotify broker: capset: %w", err)
-	}
-	return nil
 }
 
 // deniedFD reports whether the file fd opened is at or below one of

@@ -167,6 +167,29 @@ func TestInotifyBroker(t *testing.T) {
 	}
 }
 
+// TestInotifyBrokerMeetsModeBits: the broker opens with no capability,
+// as the child it answers for (red team R5): root's children hold none
+// (an empty bounding set), so another user's 0700 directory in the
+// workspace is refused to them, and a watch there through the broker
+// must be refused too. The unconfined control (root with
+// CAP_DAC_READ_SEARCH) gets the event by name.
+func TestInotifyBrokerMeetsModeBits(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: another user's directory, and capabilities to drop")
+	}
+	f := newInotifyFixture(t)
+	theirs := filepath.Join(f.root, "theirs")
+	require.NoError(t, os.Mkdir(theirs, 0o700))
+	require.NoError(t, os.Chown(theirs, 65534, 65534))
+	args := []string{"watch", theirs, "k"}
+	os.Remove(filepath.Join(theirs, "k"))
+	assert.Equal(t, "watching\nevent k", f.unconfined(t, theirs, "k", args...), "unconfined control")
+	for _, m := range spawnModes {
+		os.Remove(filepath.Join(theirs, "k"))
+		assert.Equal(t, "inotify_add_watch: permission denied", f.confined(t, m.fresh, m.noPID, theirs, "k", args...), m.name)
+	}
+}
+
 var watchInfo = regexp.MustCompile(`inotify wd:\S+ ino:(\S+) sdev:(\S+)`)
 
 // TestInotifyRace: an attacker swaps the path buffer (another thread

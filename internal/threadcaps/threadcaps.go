@@ -31,15 +31,12 @@ import (
 // are not gained. Works on any kernel with 64-bit capability sets
 // (Linux 2.6.26, _LINUX_CAPABILITY_VERSION_3).
 func Run(keep []int, fn func() error) error {
-	var mask [2]uint32
-	for _, c := range keep {
-		if c < 0 || c >= 64 {
-			return fmt.Errorf("threadcaps: capability %d out of range", c)
-		}
-		mask[c/32] |= 1 << (c % 32)
+	mask, err := maskOf(keep)
+	if err != nil {
+		return err
 	}
 	ran := false
-	err := osthread.Run(func() error {
+	err = osthread.Run(func() error {
 		if err := limit(mask); err != nil {
 			return err
 		}
@@ -50,6 +47,37 @@ func Run(keep []int, fn func() error) error {
 		return fmt.Errorf("threadcaps: %w", err)
 	}
 	return err
+}
+
+// Limit reduces the calling thread's effective, permitted and
+// inheritable capability sets to those in keep (nil: none), as Run does
+// for its fresh thread. The caller must hold a thread of its own for
+// the rest of the thread's life (runtime.LockOSThread, never unlocked,
+// as in osthread.Run): Go would otherwise run other goroutines on a
+// thread with fewer capabilities than the process. Errors: a
+// capability out of range, capget(2)'s or capset(2)'s (then the sets
+// may be unchanged: the caller fails closed).
+func Limit(keep []int) error {
+	mask, err := maskOf(keep)
+	if err != nil {
+		return err
+	}
+	if err := limit(mask); err != nil {
+		return fmt.Errorf("threadcaps: %w", err)
+	}
+	return nil
+}
+
+// maskOf is keep (CAP_* numbers) as capability set words.
+func maskOf(keep []int) ([2]uint32, error) {
+	var mask [2]uint32
+	for _, c := range keep {
+		if c < 0 || c >= 64 {
+			return mask, fmt.Errorf("threadcaps: capability %d out of range", c)
+		}
+		mask[c/32] |= 1 << (c % 32)
+	}
+	return mask, nil
 }
 
 // limit reduces the calling thread's capability sets to mask.
