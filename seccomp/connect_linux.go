@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/landjail/landjail/internal/threadcaps"
 )
 
 // The supervisor's side of the unix-connect rule (Options.AllowUnix): a
@@ -269,6 +271,13 @@ func (p *pendingConnect) start(id uint64, slots chan struct{}) {
 	}
 	go func() {
 		defer func() { <-slots }()
-		send(connectErrno(unix.Connect(p.sock, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(p.target)})))
+		// On a thread with no capability: the connect's permission
+		// check (write on the socket, search on nothing: the path is
+		// the descriptor's magic link) is the command's, which holds
+		// none (a root supervisor connected to another user's 0600
+		// socket its command is refused: TestAllowUnixMeetsModeBits).
+		send(connectErrno(threadcaps.Run(nil, func() error {
+			return unix.Connect(p.sock, &unix.SockaddrUnix{Name: "/proc/self/fd/" + strconv.Itoa(p.target)})
+		})))
 	}()
 }

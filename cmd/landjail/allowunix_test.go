@@ -282,6 +282,64 @@ func TestAllowUnixUnprivileged(t *testing.T) {
 	}
 }
 
+// TestAllowUnixMeetsModeBits: a named socket is reached with the
+// command's permission checks, not landjail's: root's command holds no
+// capability, so another user's 0600 socket refuses its connect
+// (EACCES), as the kernel refuses a root process without
+// CAP_DAC_OVERRIDE (control: the probe under setpriv with every
+// capability dropped), while root with its capabilities connects
+// (control). Red with the brokered connect made on a supervisor thread
+// that kept root's capabilities.
+func TestAllowUnixMeetsModeBits(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: another user's socket, and capabilities to drop") // not a kernel feature
+	}
+	if _, err := osexec.LookPath("setpriv"); err != nil {
+		t.Skip("no setpriv")
+	}
+	bin := landjailBin(t)
+	probe := buildCLI(t, "./testdata/unixprobe", "CGO_ENABLED=0")
+	h := newUnixHost(t)
+	theirs := h.path("theirs.sock")
+	l, err := net.Listen("unix", theirs)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("T"))
+			c.Close()
+		}
+	}()
+	require.NoError(t, os.Chown(theirs, 65534, 65534))
+	require.NoError(t, os.Chmod(theirs, 0o600))
+
+	code, out := runBin(t, probe, nil, theirs)
+	require.Equal(t, 0, code, out)
+	assert.Equal(t, "ok T", probeLines(out)[theirs], "control: root with its capabilities")
+	capless, _ := osexec.Command("setpriv", "--inh-caps=-all", "--bounding-set=-all", "--", probe, theirs).CombinedOutput()
+	assert.Equal(t, "permission denied", probeLines(string(capless))[theirs], "control: root without capabilities")
+
+	for _, layer := range [][]string{nil, {"--no-namespaces"}} {
+		t.Run(strings.Join(append([]string{"run"}, layer...), " "), func(t *testing.T) {
+			if !unixBrokered() {
+				t.Skip("no Landlock: --allow-unix refuses every socket (TestAllowUnixRun)")
+			}
+			ws := wsDir(t)
+			p := filepath.Join(ws, "unixprobe")
+			data, err := os.ReadFile(probe)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(p, data, 0o755))
+			args := append(append([]string{"run", "--workspace", ws, "--allow-unix", theirs}, layer...), "--", p, theirs)
+			_, out := runBin(t, bin, nil, args...)
+			assert.Equal(t, "permission denied", probeLines(out)[theirs], out)
+		})
+	}
+}
+
 // TestAllowUnixSSHAgent: ssh-add lists the keys of an ssh-agent whose
 // socket is named with --allow-unix, and cannot reach it otherwise
 // (exit 2, "Error connecting to agent"). Control: unconfined it lists the
