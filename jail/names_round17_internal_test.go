@@ -160,7 +160,10 @@ func TestStartupNamesRound17(t *testing.T) {
 		".Renviron", "proj/.Renviron", ".R/Makevars", ".config/pipewire/pipewire.conf.d/x.conf",
 		".config/wireplumber/main.lua.d/x.lua", ".config/pulse/default.pa", ".ansible.cfg",
 		".ansible/plugins/callback/x.py", ".local/share/jupyter/kernels/x/kernel.json", ".npm-init.js",
-		".forward", ".config/uv/uv.toml", ".config/pypoetry/config.toml"}
+		".forward", ".config/uv/uv.toml", ".config/pypoetry/config.toml",
+		// Round 30 (R30c-1): vim's exrc reads .vimrc, then _vimrc, then
+		// .exrc of the directory it starts in (gvim .gvimrc, _gvimrc).
+		"proj/.vimrc", "proj/deep/er/.vimrc", "proj/_vimrc", "proj/_gvimrc", "proj/_exrc"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

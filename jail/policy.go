@@ -322,6 +322,11 @@ var agentConfigProject = []string{
 	// coc.nvim starts the language servers of .vim/coc-settings.json,
 	// OpenCode's older .opencode.json.
 	".gvimrc", ".theia/", ".vim/coc-settings.json", ".opencode.json",
+	// Red team round 30 (R30c-1): with exrc set, vim reads the first of
+	// .vimrc, _vimrc and .exrc in the directory it starts in (:help
+	// startup, step d; gvim .gvimrc, then _gvimrc), at any depth: .vimrc
+	// was HOME's only and a nested one ran in the user's next vim there.
+	".vimrc", "_vimrc", "_gvimrc", "_exrc",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
@@ -389,11 +394,11 @@ var agentConfigHomeOnly = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zprofile", ".zshenv", ".zlogin",
 	".gitconfig", ".config/git/",
-	// Other start-up files of a home directory: fish, vim, neovim and
-	// tmux configuration, ssh's client configuration and login rc,
+	// Other start-up files of a home directory: fish, neovim and tmux
+	// configuration (vim's .vimrc is agentConfigProject's: exrc), ssh's client configuration and login rc,
 	// authorized_keys, and the user's own bin directory (first in many
 	// PATHs): each runs code the next time the user starts the tool.
-	".config/fish/", ".vimrc", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
+	".config/fish/", ".config/nvim/", ".tmux.conf", ".ssh/", ".local/bin/",
 	// Debian's .bashrc sources .bash_aliases; a user's systemd units and
 	// desktop autostart entries run at the next login (red team round
 	// 11, R11a-6, R11a-7).
