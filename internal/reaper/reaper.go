@@ -137,7 +137,7 @@ func Leftovers() (bool, error) {
 		if _, ok := spared.Load(pid); ok {
 			continue
 		}
-		if st, err := readStat(pid); err == nil && st.state != 'Z' {
+		if alive(pid) {
 			return true, nil
 		}
 	}
@@ -277,12 +277,17 @@ func KillSession(sid int) (int, error) {
 			// process, its session is not sid (see above).
 			st, err := readStat(pid)
 			if err == nil && st.session == sid {
-				if st.state != 'Z' && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+				if (st.state != 'Z' || alive(pid)) && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
 					killed++
 				}
 				if st.ppid == self {
+					// Not blocking: a process whose leader exited
+					// alone cannot be reaped while a thread of it
+					// lives (R30c-3: the call hung for as long as
+					// it did); the loop comes back to it, bounded
+					// by maxKillTime.
 					var info unix.Siginfo
-					unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED, nil)
+					unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG, nil)
 				}
 			}
 			unix.Close(fd)
@@ -313,11 +318,47 @@ func sessionMembers(sid, self int) ([]int, error) {
 		if err != nil {
 			continue // gone meanwhile
 		}
-		if st.session == sid && (st.state != 'Z' || st.ppid == self) {
+		if st.session == sid && (st.state != 'Z' || st.ppid == self || alive(pid)) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids, nil
+}
+
+// alive reports whether process pid has a thread that has not exited.
+// Its leader's state in /proc/PID/stat is not enough: a leader that
+// exited alone (exit(2), not exit_group(2)) reads Z while the other
+// threads run, and the process cannot be reaped until they end (red team
+// round 30, R30c-2: such a leftover planted a link after landjail-mcp
+// took it for dead). So for a Z (or X) leader each task's state is read;
+// a task that cannot be read (gone meanwhile) counts as exited.
+func alive(pid int) bool {
+	st, err := readStat(pid)
+	if err != nil {
+		return false
+	}
+	if st.state != 'Z' && st.state != 'X' {
+		return true
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return true // fail closed: a leftover forces a re-plan
+	}
+	for _, tid := range tids {
+		if tid == strconv.Itoa(pid) {
+			continue
+		}
+		if ts, err := readStatFile(dir + "/" + tid + "/stat"); err == nil && ts.state != 'Z' && ts.state != 'X' {
+			return true
+		}
+	}
+	return false
 }
 
 type procStat struct {
@@ -330,23 +371,28 @@ type procStat struct {
 // fields 3, 4 and 6; the command name, field 2, may hold spaces and
 // parentheses, so fields are counted after its last ')').
 func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return readStatFile("/proc/" + strconv.Itoa(pid) + "/stat")
+}
+
+// readStatFile is readStat of a stat file's path (a task's too).
+func readStatFile(name string) (procStat, error) {
+	b, err := os.ReadFile(name)
 	if err != nil {
 		return procStat{}, err
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return procStat{}, fmt.Errorf("reaper: /proc/%d/stat: unexpected format", pid)
+		return procStat{}, fmt.Errorf("reaper: %s: unexpected format", name)
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 4 {
-		return procStat{}, fmt.Errorf("reaper: /proc/%d/stat: unexpected format", pid)
+		return procStat{}, fmt.Errorf("reaper: %s: unexpected format", name)
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	sess, err2 := strconv.Atoi(f[3])
 	if err1 != nil || err2 != nil || len(f[0]) != 1 {
-		return procStat{}, fmt.Errorf("reaper: /proc/%d/stat: unexpected format", pid)
+		return procStat{}, fmt.Errorf("reaper: %s: unexpected format", name)
 	}
 	return procStat{state: f[0][0], ppid: ppid, session: sess}, nil
 }
