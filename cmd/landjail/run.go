@@ -456,7 +456,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	// end, charged to --pids (red team round 26, R26d-2).
 	stopReaping := func() {}
 	if !rep.PIDNamespace {
-		if stop, err := reaper.StartOrphanReaper(); err == nil {
+		if stop, err := reaper.StartOrphanReaper(plan.OrphanThrottle()); err == nil {
 			stopReaping = stop
 		}
 	}
@@ -584,6 +584,14 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	// Killing and reaping every child (the init included, whose exit
 	// completes once its namespace is empty) closes that window.
 	stopReaping()
+	// What is left in the command's group is killed there first: the
+	// group's --cpus quota is lifted once every process has its SIGKILL
+	// (limits), so that thousands of leftovers do not take longer to
+	// exit than the kill below waits, nor cost it a CPU meanwhile (red
+	// team round 30, R30b-1). KillDescendants then reaps them.
+	if lim != nil {
+		lim.Kill()
+	}
 	if !rep.PIDNamespace || proxy != nil || o.ProtectAgentConfig {
 		if n, err := reaper.KillDescendants(); err != nil {
 			fmt.Fprintf(stderr, "landjail: %v\n", err)

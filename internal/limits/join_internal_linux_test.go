@@ -47,8 +47,8 @@ func TestJoinThreadWaitsForThaw(t *testing.T) {
 		require.NoError(t, err)
 		return slices.Contains(strings.Fields(string(b)), strconv.Itoa(tid))
 	}
-	join := func() (tid *atomic.Int64, done chan error) {
-		tid, done = new(atomic.Int64), make(chan error, 1)
+	join := func() (*atomic.Int64, chan error) {
+		tid, done := new(atomic.Int64), make(chan error, 1)
 		osthread.Go(func() { // a fresh thread, destroyed after
 			tid.Store(int64(unix.Gettid()))
 			done <- r.JoinThread()

@@ -668,3 +668,35 @@ func TestV1SocketBuffersCharged(t *testing.T) {
 	t.Logf("queued %d MiB unconfined, %d MiB in a group of 16 MiB", free>>20, in>>20)
 	assert.Less(t, in, 64<<20, "socket buffers outside --memory")
 }
+
+// TestKillLiftsCPUQuota: red team round 30, R30b-1. Kill lifts the
+// group's --cpus quota once every process has its SIGKILL: a killed
+// task only exits, and thousands of them under --cpus 0.05 were still
+// exiting when the 5 s wait ended. Control: the quota is in force while
+// the command runs.
+func TestKillLiftsCPUQuota(t *testing.T) {
+	requireCgroups(t)
+	r, err := limits.Start(limits.Spec{Pids: 4096, CPUs: 0.05}, limits.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	quota := filepath.Join(r.Path(), "cpu.max") // v2
+	unlimited := "max"
+	if _, err := os.Stat(quota); err != nil {
+		quota = filepath.Join("/sys/fs/cgroup/cpu/landjail", filepath.Base(r.Path()), "cpu.cfs_quota_us") // v1
+		unlimited = "-1"
+	}
+	if _, err := os.Stat(quota); err != nil {
+		t.Skip("no cpu controller for the group here")
+	}
+	c := osexec.Command("/bin/sleep", "100")
+	require.NoError(t, r.Start(c))
+	go c.Wait()
+	b, err := os.ReadFile(quota)
+	require.NoError(t, err)
+	require.NotEqual(t, unlimited, strings.Fields(string(b))[0], "control: the quota holds while the command runs")
+	_, err = r.Kill()
+	require.NoError(t, err)
+	b, err = os.ReadFile(quota)
+	require.NoError(t, err)
+	assert.Equal(t, unlimited, strings.Fields(string(b))[0], "lifted once the group was killed")
+}

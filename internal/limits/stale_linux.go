@@ -159,9 +159,12 @@ func cleanV1(p Probe, names map[string]bool) (int, error) {
 	for name := range names {
 		// killV1 freezes through fz only when the group is there (a
 		// write to its freezer.state fails otherwise).
-		var fz string
+		var fz, cpu string
 		if mnt, ok := p.v1["freezer"]; ok {
 			fz = filepath.Join(mnt, "landjail", name)
+		}
+		if mnt, ok := p.v1["cpu"]; ok {
+			cpu = filepath.Join(mnt, "landjail", name)
 		}
 		var err error
 		done := map[string]bool{}
@@ -179,7 +182,7 @@ func cleanV1(p Probe, names map[string]bool) (int, error) {
 			if rerr == nil || errors.Is(rerr, unix.ENOENT) {
 				continue
 			}
-			_, kerr := killV1(g, fz)
+			_, kerr := killV1(g, fz, cpu)
 			err = errors.Join(err, kerr, rmdirRetry(g))
 		}
 		if err == nil {

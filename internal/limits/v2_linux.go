@@ -148,13 +148,22 @@ func killV2(dir string) (int, error) {
 			unix.Kill(p, unix.SIGKILL)
 		}
 	}
+	// Once every process has its SIGKILL, cpu.max is lifted: a killed
+	// task only exits, which --cpus otherwise throttled (killV1, R30b-1).
+	unthrottle := func() { writeFile(filepath.Join(dir, "cpu.max"), "max") } // best effort; absent without the cpu controller
 	if err := writeFile(filepath.Join(dir, "cgroup.kill"), "1"); err != nil {
 		if ferr := writeFile(filepath.Join(dir, "cgroup.freeze"), "1"); ferr == nil {
 			if p, err := readPids(procs); err == nil {
 				kill(p)
 			}
+			unthrottle()
 			writeFile(filepath.Join(dir, "cgroup.freeze"), "0")
+		} else {
+			kill(pids)
+			unthrottle()
 		}
+	} else {
+		unthrottle()
 	}
 	return len(pids), waitEmpty(procs, 5*time.Second, kill, 0)
 }

@@ -56,7 +56,7 @@ func TestReapOrphans(t *testing.T) {
 // reaper is never taken). Run it with -race.
 func TestOrphanReaperOwnedRace(t *testing.T) {
 	require.NoError(t, Become())
-	stop, err := StartOrphanReaper()
+	stop, err := StartOrphanReaper(nil)
 	require.NoError(t, err)
 	defer stop()
 	var wg sync.WaitGroup
@@ -85,4 +85,49 @@ func TestOrphanReaperOwnedRace(t *testing.T) {
 	wg.Wait()
 	assert.Eventually(t, func() bool { return zombieChildren(t) == 0 }, 5*time.Second, 10*time.Millisecond,
 		"every orphan reaped as it exited")
+}
+
+// TestReapOrphansPerZombie: red team round 30, R30b-1. With many living
+// children (orphans that sleep), reaping the ones that exit must not list
+// and read every child: the cost was per child and per SIGCHLD, and a
+// command made landjail burn a CPU. The orphans are reaped without the
+// scan; control: the scan is what reaps them when the kernel's first
+// zombie is owned.
+func TestReapOrphansPerZombie(t *testing.T) {
+	require.NoError(t, Become())
+	var sleepers []*osexec.Cmd
+	for range 100 {
+		c := osexec.Command("sleep", "60")
+		require.NoError(t, c.Start())
+		sleepers = append(sleepers, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range sleepers {
+			c.Process.Kill()
+			c.Wait()
+		}
+	})
+	scans := 0
+	scan = func(owned map[int]bool) (int, error) { scans++; return reapScan(owned) }
+	t.Cleanup(func() { scan = reapScan })
+
+	require.NoError(t, orphaner("30").Run())
+	require.Eventually(t, func() bool { return zombieChildren(t) >= 30 }, 5*time.Second, 10*time.Millisecond)
+	n, err := ReapOrphans()
+	require.NoError(t, err)
+	assert.Equal(t, 30, n)
+	assert.Zero(t, scans, "reaped one zombie at a time, no child listed")
+
+	// Control: an owned child that exited and is not waited for yet comes
+	// first; the orphans behind it are found by the scan.
+	owned := osexec.Command("true")
+	require.NoError(t, owned.Start())
+	require.Eventually(t, func() bool { return zombieChildren(t) >= 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, orphaner("10").Run())
+	require.Eventually(t, func() bool { return zombieChildren(t) >= 11 }, 5*time.Second, 10*time.Millisecond)
+	n, err = ReapOrphans()
+	require.NoError(t, err)
+	assert.Equal(t, 10, n)
+	assert.Equal(t, 1, scans, "the owned zombie first: the scan")
+	require.NoError(t, owned.Wait(), "its Wait still gets its status")
 }

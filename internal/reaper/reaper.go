@@ -154,6 +154,7 @@ func Leftovers() (bool, error) {
 func KillDescendants() (int, error) {
 	killed := map[int]bool{}
 	deadline := time.Now().Add(maxKillTime)
+	pause := pollPause()
 	for {
 		all, err := Children()
 		if err != nil {
@@ -190,7 +191,7 @@ func KillDescendants() (int, error) {
 			reaped = reaped || done
 		}
 		if !reaped {
-			time.Sleep(2 * time.Millisecond)
+			pause()
 		}
 	}
 }
@@ -254,6 +255,7 @@ func KillSession(sid int) (int, error) {
 	self := os.Getpid()
 	killed := 0
 	deadline := time.Now().Add(maxKillTime)
+	pause := pollPause()
 	for {
 		members, err := sessionMembers(sid, self)
 		if err != nil {
@@ -292,7 +294,20 @@ func KillSession(sid int) (int, error) {
 			}
 			unix.Close(fd)
 		}
-		time.Sleep(time.Millisecond)
+		pause()
+	}
+}
+
+// pollPause returns the sleep between two passes of a kill loop: 1 ms,
+// doubling up to 20 ms. Each pass lists (and signals) every process left;
+// a process killed under a --cpus quota exits slowly, and thousands of
+// them polled every millisecond cost landjail a CPU (red team round 30,
+// R30b-1).
+func pollPause() func() {
+	d := time.Millisecond
+	return func() {
+		time.Sleep(d)
+		d = min(2*d, 20*time.Millisecond)
 	}
 }
 
