@@ -1,7 +1,6 @@
 package learn
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
@@ -111,65 +109,50 @@ func FromProxy(host string, port uint16, reason string) Refusal {
 	return r
 }
 
-// lookupHost resolves a name --learn would list (a variable for the
-// tests); hostAddrs lists this host's own addresses.
-var (
-	lookupHost = func(name string) ([]netip.Addr, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		return net.DefaultResolver.LookupNetIP(ctx, "ip", name+".")
-	}
-	hostAddrs = func() []netip.Addr {
-		var out []netip.Addr
-		as, _ := net.InterfaceAddrs()
-		for _, a := range as {
-			if p, err := netip.ParsePrefix(a.String()); err == nil {
-				out = append(out, p.Addr().Unmap())
-			}
+// hostAddrs lists this host's own addresses (a variable for the tests).
+var hostAddrs = func() []netip.Addr {
+	var out []netip.Addr
+	as, _ := net.InterfaceAddrs()
+	for _, a := range as {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr().Unmap())
 		}
-		return out
 	}
-)
+	return out
+}
 
 // localTarget says why the proxy target host, refused as not listed,
-// must not be learned: "localhost" or a name below it, an address (or a
-// name resolving now to one) that is loopback, private, link-local,
-// unspecified or otherwise special (allowlist.IsSpecial), or one of this
-// host's: by design (byDesign), for the proxy would reach it once listed
-// exactly. A name that does not resolve now cannot be judged: not
-// learnable. Both empty: learnable. A name's later answers are its
-// owner's: a learned name that resolves to a local address afterwards
-// is reached (README).
+// must not be learned: "localhost" or a name below it, or an address
+// that is loopback, private, link-local, unspecified or otherwise
+// special (allowlist.IsSpecial), or one of this host's: by design
+// (byDesign), for the proxy would reach it once listed exactly. Empty:
+// learnable. A name is never resolved here: the command chose it, and
+// a lookup by landjail, outside the sandbox, carried whatever the
+// command encoded in it to the name's DNS servers (red team round 30,
+// R30b-4: --learn resolved every refused name, an exfiltration channel
+// out of a run whose own network reached nothing but the proxy). A name
+// is learned as "public:NAME:PORT" instead (decideProxy), which keeps
+// the proxy's rebinding defence: its addresses, asked of DNS only when
+// a later run connects to it as allowed, must not be special nor this
+// host's (R27a-1's loopback and metadata names stay refused).
 func localTarget(host string) (byDesign, notLearnable string) {
 	const why = "the proxy's DNS-rebinding defence: a loopback, private, link-local or special address, or one of this host's; list it by hand if it is meant"
 	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return why, ""
 	}
-	local := func(a netip.Addr) bool {
-		a = a.Unmap()
-		if allowlist.IsSpecial(a) {
-			return true
-		}
-		for _, l := range hostAddrs() {
-			if a == l || allowlist.Embedded4(a) == l {
-				return true
-			}
-		}
-		return false
+	a, err := netip.ParseAddr(h)
+	if err != nil {
+		return "", "" // a name: learned as public:NAME
 	}
-	if a, err := netip.ParseAddr(h); err == nil {
-		if local(a) {
+	a = a.Unmap()
+	if allowlist.IsSpecial(a) {
+		return why, ""
+	}
+	for _, l := range hostAddrs() {
+		if a == l || allowlist.Embedded4(a) == l {
 			return why, ""
 		}
-		return "", ""
-	}
-	addrs, err := lookupHost(h)
-	if err != nil || len(addrs) == 0 {
-		return "", "the name does not resolve now, so whether it is a local address cannot be told; list it by hand"
-	}
-	if slices.ContainsFunc(addrs, local) {
-		return why, ""
 	}
 	return "", ""
 }

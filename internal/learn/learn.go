@@ -213,7 +213,7 @@ func Decide(refs []Refusal, have Grants) Plan {
 			if line != "" {
 				comments[line] = true
 			} else if entry != "" {
-				need(KeyAllowDomain, entry, "proxy refused "+entry)
+				need(KeyAllowDomain, entry, "proxy refused "+strings.TrimPrefix(entry, "public:"))
 			}
 			continue
 		}
@@ -487,6 +487,12 @@ func decideProxy(r Refusal, have Grants) (entry, line string) {
 		if ok, _ := allowlist.Match(rules, t); ok {
 			return "", ""
 		}
+	}
+	if t.Name != "" {
+		// Listed so that it keeps the rebinding defence (localTarget:
+		// landjail does not ask DNS where a name the command chose
+		// leads, R30b-4).
+		return "public:" + target, ""
 	}
 	return target, ""
 }

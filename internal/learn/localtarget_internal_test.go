@@ -1,37 +1,24 @@
 package learn
 
 import (
-	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// The tests' resolver: names under .example resolve to a public address,
-// rebind.example to loopback; others do not resolve. No test asks DNS.
-func init() {
-	lookupHost = func(name string) ([]netip.Addr, error) {
-		switch {
-		case name == "rebind.example":
-			return []netip.Addr{netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("127.0.0.1")}, nil
-		case strings.HasSuffix(name, ".example") && !strings.HasPrefix(name, "nx."):
-			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
-		}
-		return nil, errors.New("no such host")
-	}
-}
-
 // TestFromProxyLocalTargets: a host the proxy refused as not listed is
 // not learned when it is loopback, private, link-local, unspecified,
-// "localhost", this host's own address, or a name resolving to one of
-// those: listed exactly, the proxy would reach it (red team round 27,
-// R27a-1). A name that does not resolve cannot be judged. Control: a
-// public name and address are learnable.
+// "localhost" or this host's own address: listed exactly, the proxy
+// would reach it (red team round 27, R27a-1). A name is not resolved
+// (red team round 30, R30b-4: the lookup carried what the command
+// encoded in the name out of the sandbox): it is learnable, as
+// "public:NAME:PORT", which keeps the proxy's rebinding defence
+// (TestLearnedNameKeepsDefence). Control: a public address is learned
+// as it is.
 func TestFromProxyLocalTargets(t *testing.T) {
 	was := hostAddrs
 	t.Cleanup(func() { hostAddrs = was })
@@ -51,10 +38,10 @@ func TestFromProxyLocalTargets(t *testing.T) {
 		{"169.254.169.254", true, false},
 		{"10.1.2.3", true, false},
 		{"::ffff:127.0.0.1", true, false},
-		{"rebind.example", true, false},
-		{"1.1.1.1", true, false}, // this host's
+		{"rebind.example", false, true}, // a name: public:, never resolved here
+		{"1.1.1.1", true, false},        // this host's
 		{"64:ff9b::101:101", true, false},
-		{"nx.example", false, false},
+		{"nx.example", false, true},
 		{"registry.example", false, true},
 		{"93.184.216.34", false, true},
 	} {
@@ -64,6 +51,12 @@ func TestFromProxyLocalTargets(t *testing.T) {
 			assert.Equal(t, tc.learnable, r.ByDesign == "" && r.NotLearnable == "", "%s %s: %+v", tc.host, reason, r)
 		}
 	}
+	entry, line := decideProxy(FromProxy("registry.example", 443, proxyNotListed), Grants{})
+	assert.Equal(t, "public:registry.example:443", entry, line)
+	entry, line = decideProxy(FromProxy("93.184.216.34", 443, proxyNotListed), Grants{})
+	assert.Equal(t, "93.184.216.34:443", entry, line)
+	entry, _ = decideProxy(FromProxy("registry.example", 443, proxyNotListed), Grants{KeyAllowDomain: {"public:registry.example"}})
+	assert.Empty(t, entry, "already allowed")
 }
 
 // TestDecidePathAbovePrivateDirs: a grant of a directory that holds

@@ -45,7 +45,7 @@ func TestFromRefusals(t *testing.T) {
 	for _, e := range p.Add {
 		got = append(got, string(e.Key)+" "+e.Value)
 	}
-	assert.Equal(t, []string{"rw " + filepath.Join(data, "log"), "rw " + out, "allow_domain registry.example:443"}, got)
+	assert.Equal(t, []string{"rw " + filepath.Join(data, "log"), "rw " + out, "allow_domain public:registry.example:443"}, got)
 	assert.Contains(t, p.Comments, `refused by design: "`+filepath.Join(data, ".env")+`" (masked: deny pattern .env)`)
 	assert.Contains(t, p.Comments, `refused by design: "10.0.0.1:80" (resolves to a private address)`)
 	assert.Contains(t, p.Comments, `not learned: "seccomp socket" (seccomp inet-non-tcp: UDP socket (--learn grants files and --allow-domain hosts only))`)

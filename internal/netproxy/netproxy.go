@@ -441,12 +441,13 @@ func (p *Proxy) decide(ctx context.Context, t allowlist.Target) (*decision, stri
 		return nil, ReasonResolve
 	}
 	checked := make([]netip.Addr, 0, len(addrs))
+	lift := allowlist.LiftsDefence(p.rules, t) // an exact rule, not "public:"
 	for _, a := range addrs {
 		a = a.Unmap()
-		if !exact && allowlist.IsSpecial(a) {
+		if !lift && allowlist.IsSpecial(a) {
 			return nil, ReasonSpecial
 		}
-		if !exact && (p.local[a] || p.local[allowlist.Embedded4(a)]) {
+		if !lift && (p.local[a] || p.local[allowlist.Embedded4(a)]) {
 			return nil, ReasonLocal
 		}
 		checked = append(checked, a)

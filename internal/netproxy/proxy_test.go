@@ -281,6 +281,16 @@ func TestRefused(t *testing.T) {
 				host:    "b.cdn.test", wantHost: "b.cdn.test", wantReason: ReasonSpecial,
 			},
 			{
+				// --learn writes the names it learns this way (red team
+				// round 30, R30b-4): exact, yet the rebinding defence
+				// holds; the control lists the name exactly.
+				name:    "public: name resolving to loopback",
+				allow:   []string{"public:learned.test:*"},
+				control: []string{"learned.test:*"},
+				answers: map[string][]string{"learned.test": {"127.0.0.1"}},
+				host:    "learned.test", wantHost: "learned.test", wantReason: ReasonSpecial,
+			},
+			{
 				name:    "listed name on a port it does not list",
 				allow:   []string{"registry.test"},
 				control: []string{"registry.test:" + port},

@@ -38,6 +38,12 @@ type Rule struct {
 	IP netip.Addr
 	// Ports lists the allowed ports; nil means any port ("name:*").
 	Ports []uint16
+	// Public is set for "public:name": the name is listed exactly, but
+	// keeps the DNS-rebinding defence a wildcard has (its addresses must
+	// not be special nor this host's: [LiftsDefence]). --learn writes
+	// the names it learns this way, since it cannot tell, without asking
+	// DNS about a name the command chose, where the name leads.
+	Public bool
 }
 
 func (r Rule) String() string {
@@ -50,6 +56,8 @@ func (r Rule) String() string {
 		}
 	case r.Wildcard:
 		h = "*." + h
+	case r.Public:
+		h = "public:" + h
 	}
 	if r.Ports == nil {
 		return h + ":*"
@@ -77,6 +85,8 @@ func (r Rule) allowsPort(port uint16) bool {
 //	name            registry.npmjs.org   (ports 80 and 443)
 //	*.suffix        *.docker.io (subdomains at any depth, not the apex)
 //	IP              192.0.2.7, [2001:db8::1], 2001:db8::1
+//	public:name     public:files.pythonhosted.org (as name, but the
+//	                name's addresses must not be special: Rule.Public)
 //
 // optionally followed by ":port" (only that port) or ":*" (any port).
 // Names are compared case-insensitively in ASCII form: a Unicode name is
@@ -105,6 +115,23 @@ func parseEntry(e string) (Rule, error) {
 	e = strings.TrimSpace(e)
 	if e == "" {
 		return Rule{}, fmt.Errorf("empty")
+	}
+	// "public:" is a prefix unless what follows is a port ("public:443"
+	// is the host "public" on port 443).
+	if rest, ok := strings.CutPrefix(e, "public:"); ok && rest != "*" && strings.Trim(rest, "0123456789") != "" {
+		r, err := parseEntry(rest)
+		switch {
+		case err != nil:
+			return Rule{}, err
+		case r.IP.IsValid():
+			return Rule{}, fmt.Errorf("public: is for a host name, not an address")
+		case r.Wildcard:
+			return Rule{}, fmt.Errorf("public: is for a host name; a wildcard keeps the rebinding defence already")
+		case r.Public:
+			return Rule{}, fmt.Errorf("public: twice")
+		}
+		r.Public = true
+		return r, nil
 	}
 	host, portStr := e, ""
 	if h, p, err := net.SplitHostPort(e); err == nil {
@@ -249,10 +276,34 @@ func ParseTarget(unsafeHostPort string, defaultPort uint16) (Target, error) {
 	return t, nil
 }
 
+// LiftsDefence reports whether a rule of rules that allows t names it
+// exactly, as an address or as a name not marked public: only then may a
+// name resolve to a special address or one of this host's (the
+// DNS-rebinding defence, netproxy). A wildcard and a "public:" name keep
+// the defence.
+func LiftsDefence(rules []Rule, t Target) bool {
+	for _, r := range rules {
+		if !r.allowsPort(t.Port) {
+			continue
+		}
+		switch {
+		case t.IP.IsValid():
+			if r.IP.IsValid() && r.IP == t.IP {
+				return true
+			}
+		case r.IP.IsValid(), r.Wildcard, r.Public:
+		case r.Name == t.Name:
+			return true
+		}
+	}
+	return false
+}
+
 // Match reports whether t is allowed by rules, and whether the matching
-// rule names t exactly (an exact name or IP rule, not a wildcard): only an
-// exact rule lets a name resolve to a special (loopback, private, ...)
-// address. It is pure: no resolution, no network.
+// rule names t exactly (an exact name or IP rule, a "public:" name too,
+// not a wildcard); whether the rule lets a name resolve to a special
+// (loopback, private, ...) address is [LiftsDefence]'s. It is pure: no
+// resolution, no network.
 //
 // An IP target matches only an IP rule with the same address: listing
 // "registry.test" does not allow the address it resolves to.

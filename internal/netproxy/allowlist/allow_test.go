@@ -17,6 +17,8 @@ func TestParseAllowRejects(t *testing.T) {
 		// found by FuzzParseAllow: an invalid UTF-8 byte (idna made it
 		// U+FFFD, "xn--zn7c") and a leading empty label
 		"\x8e", ".A", "*..com",
+		// public: is for a host name (R30b-4)
+		"public:192.0.2.7", "public:*.example.com", "public:public:a.example",
 	} {
 		_, err := ParseAllow([]string{e})
 		assert.ErrorIs(t, err, ErrBadAllowEntry, "entry %q", e)
@@ -41,10 +43,30 @@ func TestParseAllowForms(t *testing.T) {
 		{"[2001:db8::1]:22", Rule{IP: netip.MustParseAddr("2001:db8::1"), Ports: []uint16{22}}},
 		{"2001:db8::1", Rule{IP: netip.MustParseAddr("2001:db8::1"), Ports: portsDefault}},
 		{"::ffff:192.0.2.7", Rule{IP: netip.MustParseAddr("192.0.2.7"), Ports: portsDefault}},
+		{"public:Files.example:443", Rule{Name: "files.example", Ports: []uint16{443}, Public: true}},
+		{"public:files.example", Rule{Name: "files.example", Ports: portsDefault, Public: true}},
+		{"public:443", Rule{Name: "public", Ports: []uint16{443}}}, // the host "public"
+		{"public:*", Rule{Name: "public"}},
 	} {
 		rules, err := ParseAllow([]string{tc.entry})
 		require.NoError(t, err, tc.entry)
 		assert.Equal(t, tc.want, rules[0], tc.entry)
+		again, err := ParseAllow([]string{rules[0].String()})
+		if assert.NoError(t, err, "%s: String %q", tc.entry, rules[0].String()) && len(tc.want.Ports) < 2 {
+			assert.Equal(t, tc.want, again[0], "%s: String %q parses back", tc.entry, rules[0].String())
+		}
+	}
+	// LiftsDefence: an exact name or address does, a public: name or a
+	// wildcard does not.
+	rules, err := ParseAllow([]string{"exact.example", "public:learned.example", "*.cdn.example", "192.0.2.7"})
+	require.NoError(t, err)
+	for host, want := range map[string]bool{"exact.example": true, "learned.example": false, "a.cdn.example": false, "192.0.2.7": true} {
+		tg, err := ParseTarget(host, 443)
+		require.NoError(t, err)
+		ok, exact := Match(rules, tg)
+		assert.True(t, ok, host)
+		assert.Equal(t, host != "a.cdn.example", exact, host)
+		assert.Equal(t, want, LiftsDefence(rules, tg), host)
 	}
 }
 

@@ -121,7 +121,7 @@ func FuzzParseAllow(f *testing.F) {
 
 // sameRule compares two rules, treating the default port list by value.
 func sameRule(a, b Rule) bool {
-	if a.Name != b.Name || a.Wildcard != b.Wildcard || a.IP != b.IP || (a.Ports == nil) != (b.Ports == nil) ||
+	if a.Name != b.Name || a.Wildcard != b.Wildcard || a.Public != b.Public || a.IP != b.IP || (a.Ports == nil) != (b.Ports == nil) ||
 		len(a.Ports) != len(b.Ports) {
 		return false
 	}
