@@ -163,7 +163,9 @@ func TestStartupNamesRound17(t *testing.T) {
 		".forward", ".config/uv/uv.toml", ".config/pypoetry/config.toml",
 		// Round 30 (R30c-1): vim's exrc reads .vimrc, then _vimrc, then
 		// .exrc of the directory it starts in (gvim .gvimrc, _gvimrc).
-		"proj/.vimrc", "proj/deep/er/.vimrc", "proj/_vimrc", "proj/_gvimrc", "proj/_exrc"}
+		"proj/.vimrc", "proj/deep/er/.vimrc", "proj/_vimrc", "proj/_gvimrc", "proj/_exrc",
+		// (R30c-4): perl -d reads ./.perldb; irb ./irb.rc, ./_irbrc.
+		"proj/.perldb", "proj/sub/.perldb", "proj/irb.rc", "proj/_irbrc"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

@@ -327,6 +327,10 @@ var agentConfigProject = []string{
 	// startup, step d; gvim .gvimrc, then _gvimrc), at any depth: .vimrc
 	// was HOME's only and a nested one ran in the user's next vim there.
 	".vimrc", "_vimrc", "_gvimrc", "_exrc",
+	// perl -d reads ./.perldb before ~/.perldb (R30c-4; it was HOME's
+	// only); irb, without a HOME rc file, the first of ./.irbrc,
+	// ./irb.rc, ./_irbrc.
+	".perldb", "irb.rc", "_irbrc",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
@@ -480,7 +484,7 @@ var agentConfigHomeOnly = []string{
 	// ~/.direnvrc for every allowed .envrc, xdg-user-dir sources
 	// user-dirs.dirs; guile, perl -d, mysql's pager, wget's askpass,
 	// conda's channels, Midnight Commander.
-	".lessfilter", ".config/lessfilter", ".direnvrc", ".config/user-dirs.dirs", ".guile", ".perldb",
+	".lessfilter", ".config/lessfilter", ".direnvrc", ".config/user-dirs.dirs", ".guile",
 	".my.cnf", ".wgetrc", ".condarc", ".config/mc/",
 	// Red team round 20 (R20b-2): less 582 and later reads the lesskey
 	// source, whose #env section sets LESSOPEN (a command run for every
