@@ -1,11 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -41,11 +42,21 @@ func TestGCSparesLiveRun(t *testing.T) {
 		{"supervised, default", nil},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			args := append(append([]string{"run"}, mode.args...), "--workspace", ws, "--", "sleep", "60")
+			// A duration of its own, to find the command by (killAll):
+			// SIGKILLed, a supervised landjail leaves it running where
+			// no PID namespace or group ends it (LANDJAIL_EMULATE=all=EPERM).
+			dur := fmt.Sprintf("60.%06d", time.Now().Nanosecond()/1000)
+			args := append(append([]string{"run"}, mode.args...), "--workspace", ws, "--", "sleep", dur)
 			run := osexec.Command(bin, underEmulation(args)...)
 			run.Env = env
-			var out strings.Builder
-			run.Stdout, run.Stderr = &out, &out
+			// A file, not a pipe: a supervised run's command, left
+			// behind by the SIGKILL below, would hold a pipe open and
+			// Wait with it for the whole sleep.
+			outFile, err := os.Create(filepath.Join(t.TempDir(), "out"))
+			require.NoError(t, err)
+			defer outFile.Close()
+			run.Stdout, run.Stderr = outFile, outFile
+			out := func() string { b, _ := os.ReadFile(outFile.Name()); return string(b) }
 			require.NoError(t, run.Start())
 			defer func() { run.Process.Kill(); run.Wait() }()
 			home := waitGlob(t, filepath.Join(cache, "landjail", "home", "*"))
@@ -61,11 +72,12 @@ func TestGCSparesLiveRun(t *testing.T) {
 			assert.Contains(t, gcOut, "removed 0 directories")
 			assert.DirExists(t, home, "a live run's HOME")
 			assert.DirExists(t, runTmp, "a live run's TMPDIR")
-			assert.Nil(t, run.ProcessState, "the run is still going: %s", out.String())
+			assert.Nil(t, run.ProcessState, "the run is still going: %s", out())
 
 			// Control: the run gone, the same gc removes them.
 			run.Process.Kill()
 			run.Wait()
+			killAll(t, "sleep\x00"+dur+"\x00")
 			for _, d := range []string{home, runTmp} {
 				if _, err := os.Stat(d); err == nil { // a supervised run removes its per-run TMPDIR itself
 					old := time.Now().Add(-48 * time.Hour)
@@ -78,6 +90,31 @@ func TestGCSparesLiveRun(t *testing.T) {
 			assert.NoDirExists(t, runTmp, gcOut)
 		})
 	}
+}
+
+// killAll sends SIGKILL to every process whose /proc/PID/cmdline is
+// cmdline and waits until none is left.
+func killAll(t *testing.T, cmdline string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ents, err := os.ReadDir("/proc")
+		require.NoError(t, err)
+		found := false
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == cmdline {
+				found = true
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if !found {
+			return
+		}
+	}
+	t.Fatalf("%q still runs", cmdline)
 }
 
 // waitGlob waits (up to 20 s) until pattern matches exactly one name.
