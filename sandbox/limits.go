@@ -133,18 +133,21 @@ func (p *Plan) dropEarlyLimits() {
 // included).
 func (p *Plan) LimitSpec() limits.Spec { return p.spec }
 
-// OrphanThrottle is reaper.StartOrphanReaper's throttle for this plan:
-// with --cpus, the reaping of the command's orphans takes its turn in
-// the command's share of landjail's CPU (cpushare), waiting while the
-// share is owed (a zombie waits meanwhile; red team round 30, R30b-1:
-// landjail reaped at 6 to 20 times a --cpus 0.05 share); nil without
+// CPUThrottle runs landjail's own work for the command within the
+// command's --cpus share (cpushare), one share for all of it: the
+// reaping of its orphans (reaper.StartOrphanReaper: red team round 30,
+// R30b-1, 6 to 20 times a --cpus 0.05 share) and the reading of its
+// Landlock audit records (denials.Collector.Throttle, --explain and
+// --learn: R30b-5, 5 times). While the share is owed the command's
+// groups are frozen (as WatchSweep's: it makes no more work
+// meanwhile), or, where they cannot be, the work waits. nil without
 // --cpus.
-func (p *Plan) OrphanThrottle() func(work func()) {
-	s := cpushare.New(p.spec.CPUs)
-	if s == nil {
+func (p *Plan) CPUThrottle() func(work func()) {
+	p.shareOnce.Do(func() { p.share = cpushare.New(p.spec.CPUs) })
+	if p.share == nil {
 		return nil
 	}
-	return func(work func()) { s.Do(work, time.Sleep) }
+	return func(work func()) { p.share.Do(work, p.held.holdOrWait) }
 }
 
 // FinishLimits ends the command's control group: everything still in it
@@ -329,6 +332,24 @@ func (h *heldRuns) hold(d time.Duration) {
 		t.Stop()
 	}
 	thaw()
+}
+
+// holdOrWait is hold, or a sleep of d where no group can be frozen (no
+// freezer, no group: a non-root caller on cgroup v1).
+func (h *heldRuns) holdOrWait(d time.Duration) {
+	thaw, ok := h.freeze()
+	h.mu.Lock()
+	ended := h.endedChan()
+	h.mu.Unlock()
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ended:
+		t.Stop()
+	}
+	if ok {
+		thaw()
+	}
 }
 
 // EndHolds thaws the commands the live watch of --protect-agent-config

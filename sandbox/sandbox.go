@@ -131,6 +131,10 @@ type Plan struct {
 	recordLater bool
 	early       *limits.Pending // StartLimitsEarly's limits.Start, until StartLimits takes it
 	held        heldRuns        // the groups WatchSweep's Throttle freezes
+	// share is the --cpus share CPUThrottle charges (nil without
+	// --cpus), made once.
+	share     *cpushare.Share
+	shareOnce sync.Once
 }
 
 // New builds the policy and the first seccomp filter from o. It starts

@@ -203,7 +203,7 @@ func serve(ctx context.Context, cmd *cli.Command) error {
 	// session (red team round 26, R26d-2). Stopped before the kill
 	// (registered after it, so it runs first).
 	if pidns, _ := plan.PIDNamespace(); !pidns {
-		if stop, err := reaper.StartOrphanReaper(plan.OrphanThrottle()); err == nil {
+		if stop, err := reaper.StartOrphanReaper(plan.CPUThrottle()); err == nil {
 			defer stop()
 		}
 	}

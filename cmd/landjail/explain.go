@@ -25,7 +25,9 @@ type explainer struct {
 // startExplainer starts collecting before the command starts; when
 // Landlock's records are unavailable (not root, no audit, Landlock ABI <
 // 7) it says why instead, and the other layers are still explained.
-func startExplainer(ctx context.Context, all bool) *explainer {
+// The records are handled through throttle (nil: directly): the
+// command's --cpus share (sandbox.Plan.CPUThrottle, R30b-5).
+func startExplainer(ctx context.Context, all bool, throttle func(work func())) *explainer {
 	if ok, why := denials.Available(); !ok {
 		return &explainer{why: why, all: all}
 	}
@@ -33,6 +35,7 @@ func startExplainer(ctx context.Context, all bool) *explainer {
 	if err != nil {
 		return &explainer{why: err.Error(), all: all}
 	}
+	c.SetThrottle(throttle)
 	return &explainer{c: c, all: all}
 }
 

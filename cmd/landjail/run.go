@@ -456,7 +456,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 	// end, charged to --pids (red team round 26, R26d-2).
 	stopReaping := func() {}
 	if !rep.PIDNamespace {
-		if stop, err := reaper.StartOrphanReaper(plan.OrphanThrottle()); err == nil {
+		if stop, err := reaper.StartOrphanReaper(plan.CPUThrottle()); err == nil {
 			stopReaping = stop
 		}
 	}
@@ -478,7 +478,7 @@ func supervised(c *exec.Cmd, plan *sandbox.Plan, argv []string, stdio stdioSet, 
 
 	var ex *explainer
 	if o.Explain {
-		ex = startExplainer(context.Background(), o.ExplainAll)
+		ex = startExplainer(context.Background(), o.ExplainAll, plan.CPUThrottle())
 	}
 	if err := plan.TakeSweep(); err != nil { // --protect-agent-config (nothing without)
 		return fail(fmt.Errorf("run: %w", err))

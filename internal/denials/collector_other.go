@@ -22,6 +22,9 @@ func Start(ctx context.Context, filter Filter) (*Collector, error) {
 	return nil, fmt.Errorf("%w: %w", ErrUnavailable, errors.ErrUnsupported)
 }
 
+// SetThrottle does nothing.
+func (c *Collector) SetThrottle(throttle func(work func())) {}
+
 // Stop returns ErrStopped.
 func (c *Collector) Stop() ([]Denial, error) { return nil, ErrStopped }
 
