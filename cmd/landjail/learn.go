@@ -56,9 +56,11 @@ func (l *learner) finish(plan *sandbox.Plan, refused []refusal.Refusal, unavaila
 		fmt.Fprintf(stderr, "landjail: --learn: the proxy's refusals are lost (%s)\n", termsafe.Quote(proxyErr))
 	}
 	o := plan.Options
+	memo := learn.NewMemo() // bounded, and each directory walked once (R30b-6)
+	defer memo.Close()
 	c := learn.PolicyClassifier{WS: plan.WS, Probe: func(dir string) (*jail.Workspace, error) {
 		return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-	}, Pinned: o.PolicyFiles()}
+	}, Pinned: o.PolicyFiles(), Memo: memo}
 	out, p, err := learn.Update(l.f.Text(), l.f.Dir(), learn.FromRefusals(refused, c))
 	if err != nil {
 		return fmt.Errorf("--learn %s: %w", termsafe.Quote(l.f.Path()), err)

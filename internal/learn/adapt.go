@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
@@ -171,10 +173,113 @@ func localTarget(host string) (byDesign, notLearnable string) {
 // design whatever the roots, for every right (red team R6-2: a refused
 // write of FILE outside every root was learned as rw of FILE, and the
 // next run rewrote its own policy).
+//
+// Memo, when set, keeps what the checks of one directory found for the
+// next refusal in it and the policy's denied links for every refusal,
+// and bounds the work (MaxProbeDirs directories, ProbeBudget of time),
+// past which a refusal is not learned: the command chooses how many
+// refusals there are and how large the trees walked, and it all runs
+// after the command, outside its --timeout and --cpus (red team round
+// 30, R30b-6: 711 refused reads took 1 min 43 s to classify).
 type PolicyClassifier struct {
 	WS     *jail.Workspace
 	Probe  func(dir string) (*jail.Workspace, error)
 	Pinned []string
+	Memo   *Memo
+}
+
+// MaxProbeDirs and ProbeBudget bound a Memo's work: the directories
+// probed (each a walk of the policy with it), and the time from its
+// first probe.
+const (
+	MaxProbeDirs = 256
+	ProbeBudget  = 60 * time.Second
+)
+
+// Memo is PolicyClassifier's memory across refusals (NewMemo); Close
+// releases the probes' workspaces.
+type Memo struct {
+	mu       sync.Mutex
+	start    time.Time
+	dirs     map[string]*probeResult
+	links    []deniedLink
+	linksErr error
+	linked   bool
+	maxDirs  int // MaxProbeDirs (tests lower it)
+}
+
+// NewMemo returns an empty Memo.
+func NewMemo() *Memo { return &Memo{dirs: map[string]*probeResult{}, maxDirs: MaxProbeDirs} }
+
+// Close closes the workspaces the Memo keeps.
+func (m *Memo) Close() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.dirs {
+		if r.pw != nil {
+			r.pw.Close()
+		}
+	}
+	m.dirs = map[string]*probeResult{}
+}
+
+// probeResult is what the policy with one more directory says: the
+// probe's workspace, HOME's links and the denied paths of its carve
+// walk, or why they could not be had (notLearnable).
+type probeResult struct {
+	pw           *jail.Workspace
+	hl, denied   []string
+	hlErr        string // why HOME's links are unknown
+	notLearnable string // why the denied paths are unknown (or the probe failed)
+}
+
+// probe is the probeResult for dir, from the Memo or made (done releases
+// it when it is not kept).
+func (c PolicyClassifier) probe(dir string) (r *probeResult, done func()) {
+	build := func() *probeResult {
+		pw, err := c.Probe(dir)
+		if err != nil {
+			return &probeResult{notLearnable: "cannot check the policy for it: " + err.Error()}
+		}
+		r := &probeResult{pw: pw}
+		if r.hl, err = landlock.HomeLinks(pw); err != nil {
+			r.hlErr = "cannot check HOME's links to it: " + err.Error()
+			return r
+		}
+		if r.denied, _, err = landlock.DeniedPaths(pw, 0); err != nil {
+			r.notLearnable = "cannot check the policy's links to it: " + err.Error()
+		}
+		return r
+	}
+	if c.Memo == nil {
+		r := build()
+		return r, func() {
+			if r.pw != nil {
+				r.pw.Close()
+			}
+		}
+	}
+	m := c.Memo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.dirs[dir]; ok {
+		return r, func() {}
+	}
+	if m.start.IsZero() {
+		m.start = time.Now()
+	}
+	switch {
+	case len(m.dirs) >= m.maxDirs:
+		return &probeResult{notLearnable: fmt.Sprintf("refusals in more than %d directories: the rest are not checked, so not learned (learn again after granting these)", m.maxDirs)}, func() {}
+	case time.Since(m.start) > ProbeBudget:
+		return &probeResult{notLearnable: fmt.Sprintf("checking the refusals took more than %v: the rest are not learned (learn again after granting these)", ProbeBudget)}, func() {}
+	}
+	r = build()
+	m.dirs[dir] = r
+	return r, func() {}
 }
 
 // Classify implements Classifier: a deny pattern or private key (in the
@@ -226,11 +331,12 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 	if right == Create {
 		dir = target
 	}
-	pw, err := c.Probe(dir)
-	if err != nil {
-		return "", "cannot check the policy for it: " + err.Error()
+	pr, done := c.probe(dir)
+	defer done()
+	if pr.pw == nil {
+		return "", pr.notLearnable
 	}
-	defer pw.Close()
+	pw := pr.pw
 	for _, p := range []string{path, target} {
 		if why := narrowed(pw, p, right); why != "" {
 			return why, ""
@@ -244,11 +350,10 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 	// makes them; ../shared/.env -> env/production), by which a pattern
 	// denies it (red team rounds 12 and 13, R12-1, R13-1: cat
 	// ~/.aws/credentials was learned as ro ~/dotfiles/aws/credentials).
-	hl, err := landlock.HomeLinks(pw)
-	if err != nil {
-		return "", "cannot check HOME's links to it: " + err.Error()
+	if pr.hlErr != "" {
+		return "", pr.hlErr
 	}
-	for _, a := range linkAliases(path, hl) {
+	for _, a := range linkAliases(path, pr.hl) {
 		aw, err := c.Probe(filepath.Dir(a))
 		if err != nil {
 			continue
@@ -264,7 +369,7 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 	// of a probe rooted at that directory keeps the root, README's
 	// R10-7; red team round 16, R16-4: learned as ro
 	// shared/aws/credentials).
-	if l, err := deniedLinkTo(c.WS, path); err != nil {
+	if l, err := c.deniedLinkTo(path); err != nil {
 		return "", "cannot check the policy's links to it: " + err.Error()
 	} else if l != "" {
 		return "deny pattern (--deny, --deny-secrets) by the name of a link in the policy, " + l, ""
@@ -274,9 +379,9 @@ func (c PolicyClassifier) Classify(path string, right Right) (byDesign, notLearn
 	// walk of the policy with the grant gives its target the name's
 	// verdict (red team round 15, R15a-25: learned as ro
 	// shared/production, read through .env by the next run).
-	if denied, _, err := landlock.DeniedPaths(pw, 0); err != nil {
-		return "", "cannot check the policy's links to it: " + err.Error()
-	} else if slices.ContainsFunc(denied, func(d string) bool { return holds(d, path) || holds(d, target) }) {
+	if pr.notLearnable != "" {
+		return "", pr.notLearnable
+	} else if slices.ContainsFunc(pr.denied, func(d string) bool { return holds(d, path) || holds(d, target) }) {
 		return "deny pattern (--deny, --deny-secrets) by the name of a link in the policy", ""
 	}
 	return "", ""
@@ -412,8 +517,52 @@ const maxLinkWalk = 1_000_000
 // denies and that leads to path or to a directory above it, "" for none.
 // Links are not followed on the way.
 func deniedLinkTo(ws *jail.Workspace, path string) (string, error) {
+	links, err := deniedLinks(ws)
+	if err != nil {
+		return "", err
+	}
+	return linkTo(links, path), nil
+}
+
+// deniedLink is a symbolic link deniedLinks found, with its target.
+type deniedLink struct{ link, target string }
+
+// linkTo is the first of links that leads to path or above it.
+func linkTo(links []deniedLink, path string) string {
+	for _, l := range links {
+		if holds(l.target, path) {
+			return l.link
+		}
+	}
+	return ""
+}
+
+// deniedLinkTo is deniedLinkTo of c.WS, the links listed once with a
+// Memo.
+func (c PolicyClassifier) deniedLinkTo(path string) (string, error) {
+	m := c.Memo
+	if m == nil {
+		return deniedLinkTo(c.WS, path)
+	}
+	m.mu.Lock()
+	if !m.linked {
+		m.links, m.linksErr = deniedLinks(c.WS)
+		m.linked = true
+	}
+	links, err := m.links, m.linksErr
+	m.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	return linkTo(links, path), nil
+}
+
+// deniedLinks lists deniedLinkTo's candidates: the symbolic links in
+// ws's writable roots and directly in the four directories above a root
+// whose names ws denies, with their targets, in deniedLinkTo's order.
+func deniedLinks(ws *jail.Workspace) ([]deniedLink, error) {
 	n := 0
-	var found string
+	var found []deniedLink
 	for _, r := range ws.Roots() {
 		if r.Mode != jail.ReadWrite {
 			continue
@@ -428,17 +577,13 @@ func deniedLinkTo(ws *jail.Workspace, path string) (string, error) {
 			if d.Type()&fs.ModeSymlink == 0 || ws.Narrowing(p)&jail.NarrowDenied == 0 {
 				return nil
 			}
-			if t, err := filepath.EvalSymlinks(p); err == nil && holds(t, path) {
-				found = p
-				return fs.SkipAll
+			if t, err := filepath.EvalSymlinks(p); err == nil {
+				found = append(found, deniedLink{p, t})
 			}
 			return nil
 		})
 		if err != nil {
-			return "", err
-		}
-		if found != "" {
-			return found, nil
+			return nil, err
 		}
 	}
 	// And the four directories above each root, as the carve reads them
@@ -454,8 +599,8 @@ func deniedLinkTo(ws *jail.Workspace, path string) (string, error) {
 				if e.Type()&fs.ModeSymlink == 0 || ws.NameNarrowing(p)&jail.NarrowDenied == 0 {
 					continue
 				}
-				if t, err := filepath.EvalSymlinks(p); err == nil && holds(t, path) {
-					return p, nil
+				if t, err := filepath.EvalSymlinks(p); err == nil {
+					found = append(found, deniedLink{p, t})
 				}
 			}
 			if d == "/" {
@@ -463,5 +608,5 @@ func deniedLinkTo(ws *jail.Workspace, path string) (string, error) {
 			}
 		}
 	}
-	return "", nil
+	return found, nil
 }
