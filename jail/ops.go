@@ -280,6 +280,20 @@ func (w *Workspace) ReadFile(name string) ([]byte, error) {
 // with a ReadTracker, ErrHardlinked with WithNoHardlinkedWrites. After a
 // successful write the tracker records the new version.
 func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	return w.writeFile(name, data, perm, nil)
+}
+
+// WriteFileOwned is WriteFile for a file that stands for another (a
+// rename's new name, a removed file made again): openat.Root's
+// WriteFileOwned, the mode perm and owner uid, gid set on the new file
+// before it is renamed into place, never by name afterwards (red team
+// round 30, R30a-4). Errors as WriteFile's.
+func (w *Workspace) WriteFileOwned(name string, data []byte, perm fs.FileMode, uid, gid int) error {
+	return w.writeFile(name, data, perm, &[2]int{uid, gid})
+}
+
+// writeFile is WriteFile (own nil) and WriteFileOwned.
+func (w *Workspace) writeFile(name string, data []byte, perm fs.FileMode, own *[2]int) error {
 	return w.retry(name, func() error {
 		t, err := w.target("writefile", name, true, Write)
 		if err != nil {
@@ -291,7 +305,11 @@ func (w *Workspace) WriteFile(name string, data []byte, perm fs.FileMode) error 
 		if err := w.keyCheck("writefile", name, t); err != nil {
 			return err
 		}
-		if err := t.root.r.WriteFile(t.rel, data, perm); err != nil {
+		write := func() error { return t.root.r.WriteFile(t.rel, data, perm) }
+		if own != nil {
+			write = func() error { return t.root.r.WriteFileOwned(t.rel, data, perm, own[0], own[1]) }
+		}
+		if err := write(); err != nil {
 			return err
 		}
 		if w.tracker != nil {
@@ -552,6 +570,31 @@ func (w *Workspace) Lchown(name string, uid, gid int) error {
 		}
 		return t.root.r.Lchown(t.rel, uid, gid)
 	})
+}
+
+// ProbeWritable is openat.Root.ProbeWritable through the policy: after
+// Check with Write (ErrOutsideWorkspace, ErrDenied, ErrReadOnly) and, as
+// before any write, the ReadTracker's (ErrNotRead, ErrStale) and
+// WithNoHardlinkedWrites' (ErrHardlinked) checks, the
+// named regular file is proven writable in place, by an O_WRONLY reopen
+// of the very inode (no device node or FIFO is ever opened), and its
+// FileInfo returned. landjail-mcp's write_file, edit_file and patch
+// check with it before they replace a file (red team round 30, R30a-1,
+// R30a-3).
+func (w *Workspace) ProbeWritable(name string) (fs.FileInfo, error) {
+	var fi fs.FileInfo
+	err := w.retry(name, func() error {
+		t, err := w.target("openat", name, true, Write)
+		if err != nil {
+			return err
+		}
+		if err := w.checkOverwrite("openat", name, t); err != nil {
+			return err
+		}
+		fi, err = t.root.r.ProbeWritable(t.rel)
+		return err
+	})
+	return fi, err
 }
 
 // ReadDir reads the named directory and returns its entries sorted by

@@ -192,7 +192,21 @@ func (r *Root) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	if err := checkPerm("openat", name, perm); err != nil {
 		return err
 	}
-	return r.writeFile(name, data, perm)
+	return r.writeFileAs(name, data, perm, nil)
+}
+
+// WriteFileOwned is WriteFile for a file that stands for another (a
+// rename's new name, a removed file made again): the temporary file gets
+// mode perm exactly and owner uid and gid (where this process may give
+// them: root, CAP_CHOWN) before it is renamed over name, so no name is
+// changed after the rename (red team round 30, R30a-4: a chown by name
+// afterwards reached whatever a concurrent exchange put there). Errors
+// as WriteFile's.
+func (r *Root) WriteFileOwned(name string, data []byte, perm fs.FileMode, uid, gid int) error {
+	if err := checkPerm("openat", name, perm); err != nil {
+		return err
+	}
+	return r.writeFileAs(name, data, perm, &[2]int{uid, gid})
 }
 
 // Chmod changes the mode of the named file, as os.Root.Chmod, without the
@@ -208,6 +222,19 @@ func (r *Root) Chmod(name string, mode fs.FileMode) error { return r.chmod(name,
 // never what it names. Changing the owner needs CAP_CHOWN (chown(2));
 // errors are *fs.PathError (EPERM without it).
 func (r *Root) Lchown(name string, uid, gid int) error { return r.lchown(name, uid, gid) }
+
+// ProbeWritable reports whether the named regular file could be written
+// in place, without writing it and without opening anything but that
+// file: the last component is opened O_PATH|O_NOFOLLOW (a device node or
+// FIFO is never opened), and, a regular file, reopened O_WRONLY through
+// /proc/thread-self/fd, so the inode checked is the inode opened. It
+// returns that file's FileInfo (its owner and mode: WriteFile copies
+// them from the same proof). Errors: the open's (EACCES, EPERM when the
+// mode bits or an ACL refuse), EINVAL for an entry that is not a regular
+// file, EAGAIN where /proc is not mounted and the name changed between
+// the two opens. ETXTBSY (a running program) counts as writable: a
+// rename replaces it. Linux only (ErrUnsupported elsewhere).
+func (r *Root) ProbeWritable(name string) (fs.FileInfo, error) { return r.probeWritable(name) }
 
 // ReadDir reads the named directory and returns its entries sorted by
 // name, as os.ReadDir.

@@ -520,7 +520,9 @@ const (
 	maxTempNameTries = 16
 )
 
-func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error) {
+// writeFileAs is WriteFile (own nil) and WriteFileOwned (own the owner
+// and group, perm the exact mode).
+func (r *Root) writeFileAs(name string, data []byte, perm fs.FileMode, own *[2]int) (err error) {
 	p, err := r.openParent("openat", name)
 	if err != nil {
 		return err
@@ -531,13 +533,26 @@ func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error)
 	}
 	mode := syscallMode(perm)
 	var st unix.Stat_t
+	var acl []byte
 	switch err := unix.Fstatat(p.fd, p.leaf, &st, unix.AT_SYMLINK_NOFOLLOW); {
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return &fs.PathError{Op: "openat", Path: name, Err: unix.EISDIR}
 	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
-		// Keep the replaced file's permissions, as an in-place
-		// write would, minus set-id bits.
-		mode = st.Mode & 0o1777
+		// Replaced only if it could be written in place, and what the
+		// new file keeps of it (permissions, owner, ACL) is read from
+		// the file that proved it (writableRegular): red team round
+		// 30, R30a-1, a name exchanged between a check and the copy
+		// gave the agent's content the owner of a file it could not
+		// write.
+		var werr error
+		st, acl, werr = writableRegular(p.fd, p.leaf)
+		if werr != nil {
+			return &fs.PathError{Op: "openat", Path: name, Err: werr}
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFREG && own == nil {
+			// As an in-place write would keep them, minus set-id bits.
+			mode = st.Mode & 0o1777
+		}
 	case err != nil && err != unix.ENOENT:
 		return &fs.PathError{Op: "fstatat", Path: name, Err: err}
 	}
@@ -559,12 +574,26 @@ func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error)
 			unix.Unlinkat(p.fd, tmp, 0)
 		}
 	}()
-	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+	if own != nil {
+		// As the file it stands for, before the rename (R30a-4): the
+		// mode first (after the chown, fchmod needs CAP_FOWNER).
+		unix.Fchmod(fd, mode)
+		if own[0] != os.Geteuid() || own[1] != os.Getegid() {
+			unix.Fchown(fd, own[0], own[1])
+		}
+	} else if st.Mode&unix.S_IFMT == unix.S_IFREG {
 		// umask applied at creation: restore the exact old mode (no
 		// set-id bits, which chown would clear), while the file is
 		// still this process's (after the chown, fchmod needs
 		// CAP_FOWNER, which landjail-mcp's file tools do not hold).
 		unix.Fchmod(fd, mode)
+		// Its access ACL: with one, the group bits of st_mode are the
+		// ACL's mask, and the file lost its named entries and gave its
+		// group the mask's rights (R30a-2). Best effort (a file system
+		// without ACLs has none to copy).
+		if acl != nil {
+			unix.Fsetxattr(fd, aclAccess, acl, 0)
+		}
 		// The replaced file's owner and group too, where this process
 		// may give them (root; a member of the group): as root,
 		// landjail-mcp's write_file turned a user's 0600 file into
@@ -589,6 +618,97 @@ func (r *Root) writeFile(name string, data []byte, perm fs.FileMode) (err error)
 		return &fs.PathError{Op: "renameat", Path: name, Err: err}
 	}
 	return nil
+}
+
+func (r *Root) probeWritable(name string) (fs.FileInfo, error) {
+	p, err := r.openParent("openat", name)
+	if err != nil {
+		return nil, err
+	}
+	defer p.done()
+	if p.leaf == "." || p.leaf == ".." || p.dirs {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: unix.EISDIR}
+	}
+	st, _, err := writableRegular(p.fd, p.leaf)
+	if err != nil {
+		return nil, r.pathErr("openat", name, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, &fs.PathError{Op: "openat", Path: name, Err: unix.EINVAL}
+	}
+	return newFileInfo(p.leaf, &st), nil
+}
+
+// aclAccess is the extended attribute of a file's access ACL (acl(5)).
+const aclAccess = "system.posix_acl_access"
+
+// writableRegular opens leaf of dirfd with O_PATH (no side effect: a
+// device is not opened), and, when it is a regular file, reopens that
+// same inode for writing through /proc/thread-self/fd (never a device
+// swapped in by name meanwhile): the caller could write it in place
+// (ETXTBSY, a running program, counts: a rename replaces it). It returns
+// the stat of the file it opened (not a regular file: nothing more is
+// checked, the caller replaces it as any other entry) and its access
+// ACL (nil for none). Errors: the reopen's (EACCES, EPERM: not
+// writable), or, where /proc is not mounted and the leaf opened by name
+// for writing is not the inode first opened, EAGAIN.
+func writableRegular(dirfd int, leaf string) (unix.Stat_t, []byte, error) {
+	var st unix.Stat_t
+	pfd, err := unix.Openat(dirfd, leaf, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return st, nil, err
+	}
+	defer unix.Close(pfd)
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return st, nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return st, nil, nil
+	}
+	const flags = unix.O_WRONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+	wfd, err := unix.Open("/proc/thread-self/fd/"+strconv.Itoa(pfd), flags, 0)
+	if err == unix.ENOENT {
+		// No /proc: by name, then the identity compared.
+		wfd, err = unix.Openat(dirfd, leaf, flags|unix.O_NOFOLLOW, 0)
+		if err == nil {
+			var wst unix.Stat_t
+			if unix.Fstat(wfd, &wst) != nil || wst.Dev != st.Dev || wst.Ino != st.Ino {
+				unix.Close(wfd)
+				return st, nil, unix.EAGAIN
+			}
+		}
+	}
+	if err == unix.ETXTBSY {
+		return st, fileACL(pfd, true), nil
+	}
+	if err != nil {
+		return st, nil, err
+	}
+	defer unix.Close(wfd)
+	if err := unix.Fstat(wfd, &st); err != nil {
+		return st, nil, err
+	}
+	return st, fileACL(wfd, false), nil
+}
+
+// fileACL returns fd's access ACL, nil for none (or unreadable); an
+// O_PATH fd is read through /proc (path true).
+func fileACL(fd int, path bool) []byte {
+	get := func(buf []byte) (int, error) {
+		if path {
+			return unix.Getxattr("/proc/thread-self/fd/"+strconv.Itoa(fd), aclAccess, buf)
+		}
+		return unix.Fgetxattr(fd, aclAccess, buf)
+	}
+	n, err := get(nil)
+	if err != nil || n <= 0 || n > 64<<10 {
+		return nil
+	}
+	buf := make([]byte, n)
+	if n, err = get(buf); err != nil {
+		return nil
+	}
+	return buf[:n]
 }
 
 func (r *Root) chmod(name string, mode fs.FileMode) error {

@@ -47,7 +47,7 @@ func (r *Root) stat(name string) (fs.FileInfo, error)     { return nil, unsuppor
 func (r *Root) lstat(name string) (fs.FileInfo, error)    { return nil, unsupported("lstat", name) }
 func (r *Root) readlink(name string) (string, error)      { return "", unsupported("readlink", name) }
 func (r *Root) readFile(name string) ([]byte, error)      { return nil, unsupported("open", name) }
-func (r *Root) writeFile(name string, _ []byte, _ fs.FileMode) error {
+func (r *Root) writeFileAs(name string, _ []byte, _ fs.FileMode, _ *[2]int) error {
 	return unsupported("open", name)
 }
 func (r *Root) chmod(name string, _ fs.FileMode) error     { return unsupported("chmod", name) }
@@ -55,4 +55,8 @@ func (r *Root) lchown(name string, _, _ int) error         { return unsupported(
 func (r *Root) readDir(name string) ([]fs.DirEntry, error) { return nil, unsupported("open", name) }
 func (r *Root) readDirN(name string, n int, keep func(string) bool) ([]fs.DirEntry, int, error) {
 	return nil, 0, unsupported("open", name)
+}
+
+func (r *Root) probeWritable(name string) (fs.FileInfo, error) {
+	return nil, unsupported("openat", name)
 }

@@ -360,21 +360,25 @@ func (k *Toolkit) WriteFile(a WriteFileArgs) (*WriteFileResult, error) {
 }
 
 // writableInPlace reports, as an error, why name (a Workspace name)
-// could not be written in place: the policy's or the file's mode bits
-// refuse an O_WRONLY open (O_NONBLOCK: a FIFO does not block), or it is
-// not a regular file (ErrNotRegular). write_file and edit_file probe
-// with it before they replace a file.
+// could not be written in place: it is not a regular file
+// (ErrNotRegular: nothing but a regular file is opened, a device node in the
+// workspace is not opened for writing, red team round 30, R30a-3), or
+// its mode bits refuse a write: the O_WRONLY probe is made on that
+// inode alone (opened O_PATH first, never by its name again), the same
+// proof WriteFile makes before it replaces a file and copies its owner
+// from the file that passed it (R28a-1, R30a-1). write_file and
+// edit_file check with it before they replace a file.
 func (k *Toolkit) writableInPlace(name string) error {
-	probe, err := k.WS.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return err
+	_, err := k.WS.ProbeWritable(name)
+	if errors.Is(err, syscall.EINVAL) {
+		// Not a regular file: say which kind (a stat, nothing opened).
+		if fi, serr := k.WS.Stat(name); serr == nil {
+			if rerr := regular(fi); rerr != nil {
+				return rerr
+			}
+		}
 	}
-	fi, err := probe.Stat()
-	probe.Close()
-	if err != nil {
-		return err
-	}
-	return regular(fi)
+	return err
 }
 
 // countLines counts lines as read_file numbers them: a last line without

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -490,11 +489,21 @@ func (k *Toolkit) patchTarget(name string, mutates bool) (fs.FileInfo, error) {
 		return nil, err
 	}
 	if mutates {
-		probe, err := k.WS.OpenFile(name, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		// The owner and mode given back (giveBack) are those of the
+		// inode proven writable, not of the lstat above: a name
+		// exchanged between the two gave the agent's content the
+		// owner of a file it could not write (red team round 30,
+		// R30a-1); nothing but that regular file is opened (R30a-3).
+		fi, err := k.WS.ProbeWritable(name)
 		if err != nil {
 			return nil, err
 		}
-		probe.Close()
+		ls, ok1 := lfi.Sys().(*syscall.Stat_t)
+		ps, ok2 := fi.Sys().(*syscall.Stat_t)
+		if !ok1 || !ok2 || ls.Dev != ps.Dev || ls.Ino != ps.Ino {
+			return nil, fmt.Errorf("%s changed while patch checked it: %w", name, ErrNotRegular)
+		}
+		return fi, nil
 	}
 	return lfi, nil
 }
@@ -630,17 +639,22 @@ func (k *Toolkit) applyOp(op *patchOp, done *[]undo) error {
 				return err
 			}
 		}
-		if err := k.WS.WriteFile(op.newWS, op.content, op.perm); err != nil {
+		if !op.newExisted && op.owner != nil {
+			// A rename's new name: its mode and owner are set on the new
+			// file before it takes the name (R30a-4: a chmod and chown by
+			// name afterwards reached whatever a concurrent exchange had
+			// put there).
+			if err := k.WS.WriteFileOwned(op.newWS, op.content, op.perm, op.owner[0], op.owner[1]); err != nil {
+				return err
+			}
+		} else if err := k.WS.WriteFile(op.newWS, op.content, op.perm); err != nil {
 			return err
 		}
 		*done = append(*done, undo{name: op.newWS, existed: op.newExisted, data: op.newPrev, perm: op.oldPerm, owner: op.owner})
-		if op.chmod || (!op.newExisted && op.owner != nil) {
+		if op.chmod && op.newExisted {
 			if err := k.WS.Chmod(op.newWS, op.perm); err != nil {
 				return err
 			}
-		}
-		if !op.newExisted {
-			k.giveBack(op.newWS, op.owner)
 		}
 	}
 	if op.removeOld {
@@ -650,18 +664,6 @@ func (k *Toolkit) applyOp(op *patchOp, done *[]undo) error {
 		*done = append(*done, undo{name: op.oldWS, existed: true, data: op.oldData, perm: op.oldPerm, owner: op.owner})
 	}
 	return nil
-}
-
-// giveBack gives name the owner and group of the file it stands for
-// (a rename's old name, a removed file made again), where this process
-// may (root with CAP_CHOWN, which the file tools' thread keeps:
-// toolkit.go fileToolCaps; elsewhere the file stays the writer's, as
-// with any editor that saves by rename). Called after the mode is set:
-// a chmod after the chown would need CAP_FOWNER.
-func (k *Toolkit) giveBack(name string, owner *[2]int) {
-	if owner != nil && (owner[0] != os.Geteuid() || owner[1] != os.Getegid()) {
-		k.WS.Lchown(name, owner[0], owner[1])
-	}
 }
 
 // patchMkdirs creates the missing parents of name, recording each one
@@ -716,12 +718,11 @@ func (k *Toolkit) rollback(done []undo) error {
 		u := done[i]
 		var err error
 		switch {
+		case u.existed && u.owner != nil:
+			err = k.WS.WriteFileOwned(u.name, u.data, u.perm, u.owner[0], u.owner[1])
 		case u.existed:
 			if err = k.WS.WriteFile(u.name, u.data, u.perm); err == nil {
 				err = k.WS.Chmod(u.name, u.perm)
-			}
-			if err == nil {
-				k.giveBack(u.name, u.owner)
 			}
 		default:
 			err = k.WS.Remove(u.name)
