@@ -424,6 +424,26 @@ func TestRunUserHome(t *testing.T) {
 		if name == "another user's directory" {
 			assert.EqualValues(t, 1234, st.Uid, "left as it was")
 		}
+		// An execve'd run's fallback HOME is in the workspace's TMPDIR,
+		// kept between runs and the command's user's: replaced by
+		// another user's directory (that user can move one there), it
+		// is never handed to the command's user, the run refuses (red
+		// team round 30, R30d-4: root's landjail chowned it to 65534).
+		bin := landjailBin(t)
+		code, out = runBin(t, bin, nil, "run", "--user", "65534", "--workspace", ws, "--", "sh", "-c", `echo "$HOME"`)
+		require.Equal(t, 0, code, out)
+		fallback := strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
+		require.Equal(t, "home", filepath.Base(fallback), out)
+		t.Cleanup(func() { os.RemoveAll(filepath.Dir(fallback)) })
+		require.NoError(t, os.RemoveAll(fallback))
+		require.NoError(t, os.Mkdir(fallback, 0o777))
+		require.NoError(t, os.Chown(fallback, 1234, 1234))
+		code, out = runBin(t, bin, nil, "run", "--user", "65534", "--workspace", ws, "--", "true")
+		assert.NotEqual(t, 0, code, "%s: %s", name, out)
+		assert.Contains(t, out, "private HOME", name)
+		require.NoError(t, unix.Lstat(fallback, &st))
+		assert.EqualValues(t, 1234, st.Uid, "%s: the other user's directory kept its owner", name)
+		require.NoError(t, os.RemoveAll(fallback))
 	}
 }
 
