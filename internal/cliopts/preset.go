@@ -76,11 +76,7 @@ func (o *Options) Presets() []*preset.Preset {
 			h.Writable = append(h.Writable, canon(filepath.Join(cache, "landjail")))
 		}
 		// Private TMPDIRs and --user HOMEs: $TMPDIR/landjail-*.
-		if m, err := filepath.Glob(filepath.Join(os.TempDir(), "landjail-*")); err == nil {
-			for _, p := range m {
-				h.Writable = append(h.Writable, canon(p))
-			}
-		}
+		h.Writable = append(h.Writable, privateTmps(os.TempDir())...)
 		if !o.NoSystem {
 			for _, r := range landlock.SystemRules(true) {
 				if r.Access == landlock.RightsReadExec {
@@ -185,4 +181,28 @@ func allowListed(allow []string, host string) bool {
 	}
 	ok, _ := allowlist.Match(rules, t)
 	return ok
+}
+
+// privateTmps lists the directories named landjail-* in tmp (private
+// TMPDIRs and --user HOMEs a command may write), each a real directory:
+// an entry that is a symbolic link is none of them (landjail never uses
+// one), and followed it made what it named untrusted for every preset:
+// any local user's /tmp/landjail-x -> /etc hid the JDK's configuration
+// from --preset java (found in round 30, after the reviewers' squatting
+// tests).
+func privateTmps(tmp string) []string {
+	m, err := filepath.Glob(filepath.Join(tmp, "landjail-*"))
+	if err != nil {
+		return nil
+	}
+	if c, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = c
+	}
+	var out []string
+	for _, p := range m {
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+			out = append(out, filepath.Join(tmp, filepath.Base(p)))
+		}
+	}
+	return out
 }

@@ -81,3 +81,15 @@ func TestPresetProxyEnvAndRegistries(t *testing.T) {
 	assert.Contains(t, env, "A=1")
 	assert.Equal(t, map[string][]string{"python": {"pypi.org"}}, o.PresetRegistries())
 }
+
+// TestPrivateTmpsSkipsLinks: a /tmp/landjail-* entry that is a symbolic
+// link (any local user can make one) is not a private directory: followed,
+// /etc became untrusted for every preset and --preset java lost the
+// JDK's configuration. Control: a real landjail-* directory is listed.
+func TestPrivateTmpsSkipsLinks(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink("/etc", filepath.Join(tmp, "landjail-squat")))
+	require.NoError(t, os.Mkdir(filepath.Join(tmp, "landjail-0-abc"), 0o700))
+	assert.Equal(t, []string{filepath.Join(tmp, "landjail-0-abc")}, privateTmps(tmp))
+}

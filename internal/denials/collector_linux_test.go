@@ -409,6 +409,10 @@ func TestCollectorThrottled(t *testing.T) {
 			col.SetThrottle(func(work func()) { calls.Add(1); work() })
 		}
 		confinedRun(t, ll.FlagRestrictSelfLogNewExecOn, false, file, port)
+		// Stop reads what is left unthrottled: wait for the records to
+		// come in while the throttle is set (kauditd lags on a loaded
+		// host: CI saw none before Stop).
+		require.Eventually(t, func() bool { return len(col.Records()) > 0 }, 10*time.Second, 5*time.Millisecond)
 		got, err := col.Stop()
 		require.NoError(t, err)
 		assert.NotEmpty(t, got, "throttled %v: the denials are collected", throttled)
