@@ -238,6 +238,13 @@ var systemRoots = []string{
 	// mount points of other file systems (red team round 27, R27f-4: one
 	// refused create in each had learned rw of the whole directory).
 	"/var/cache", "/var/log", "/var/mail", "/var/backups", "/var/opt", "/var/local", "/mnt", "/media",
+	// What root's daemons run or load from /var (NIS maps' Makefile,
+	// the KDC's configuration and plugins, BIND's and qmail's
+	// configuration, sudo's state, Guix profiles, web roots), the other
+	// EFI system partition mount point and package stores, lost+found
+	// (red team round 30, R30d-5).
+	"/var/yp", "/var/kerberos", "/var/named", "/var/qmail", "/var/db", "/var/guix", "/var/www",
+	"/efi", "/nix", "/gnu", "/snap", "/lost+found",
 	// All of /run: systemd's runtime units, and a user's transient units
 	// under /run/user/UID/systemd (red team round 9, R9-6).
 	"/run",

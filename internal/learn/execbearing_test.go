@@ -53,7 +53,11 @@ func TestSystemLocations(t *testing.T) {
 		filepath.Join(dir, "pbin"), filepath.Join(dir, "pbin/git"), dir, filepath.Join(dir, "ld/libc.so.6"),
 		"/dev/shm", "/dev/pts/0", "/dev/tty0", "/proc/sys/kernel", "/sys/fs/cgroup", // R11a-11
 		"/var/cache/debconf", "/var/cache/apt/archives", "/var/log", "/var/log/wtmp", "/var/mail/root", // R27f-4
-		"/var/backups/x", "/var/local/x", "/mnt", "/mnt/disk", "/media/usb"}
+		"/var/backups/x", "/var/local/x", "/mnt", "/mnt/disk", "/media/usb",
+		// R30d-5: state that root's daemons run or load, other ESP and
+		// store locations, lost+found.
+		"/var/yp/Makefile", "/var/kerberos/krb5kdc", "/var/named", "/var/qmail/alias", "/var/db/sudo",
+		"/var/guix/profiles", "/var/www/html", "/efi/EFI", "/nix/store", "/gnu/store", "/snap/bin", "/lost+found"}
 	for _, r := range systemRoots {
 		refused = append(refused, r, r+"/zz")
 	}
