@@ -322,15 +322,7 @@ func (h *heldRuns) hold(d time.Duration) {
 	if !ok {
 		return
 	}
-	h.mu.Lock()
-	ended := h.endedChan()
-	h.mu.Unlock()
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-ended:
-		t.Stop()
-	}
+	h.wait(d)
 	thaw()
 }
 
@@ -338,17 +330,22 @@ func (h *heldRuns) hold(d time.Duration) {
 // freezer, no group: a non-root caller on cgroup v1).
 func (h *heldRuns) holdOrWait(d time.Duration) {
 	thaw, ok := h.freeze()
+	h.wait(d)
+	if ok {
+		thaw()
+	}
+}
+
+// wait sleeps d, or until end.
+func (h *heldRuns) wait(d time.Duration) {
 	h.mu.Lock()
 	ended := h.endedChan()
 	h.mu.Unlock()
 	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-ended:
-		t.Stop()
-	}
-	if ok {
-		thaw()
 	}
 }
 
