@@ -631,8 +631,19 @@ func (c *cappedWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// applyOp writes one planned change, recording how to undo it.
+// applyOp writes one planned change, recording how to undo it. A
+// rename removes the old name first: where it cannot be removed (a
+// sticky directory of another user) nothing has been written yet, and no
+// file given to the old file's owner is left that the rollback cannot
+// remove (red team round 30, R30d-8: "ROLLBACK FAILED", a file of uid
+// 1000 holding the agent's content stayed).
 func (k *Toolkit) applyOp(op *patchOp, done *[]undo) error {
+	if op.removeOld {
+		if err := k.WS.Remove(op.oldWS); err != nil {
+			return err
+		}
+		*done = append(*done, undo{name: op.oldWS, existed: true, data: op.oldData, perm: op.oldPerm, owner: op.owner})
+	}
 	if op.writeNew {
 		if !op.newExisted {
 			if err := k.patchMkdirs(op.newWS, done); err != nil {
@@ -656,12 +667,6 @@ func (k *Toolkit) applyOp(op *patchOp, done *[]undo) error {
 				return err
 			}
 		}
-	}
-	if op.removeOld {
-		if err := k.WS.Remove(op.oldWS); err != nil {
-			return err
-		}
-		*done = append(*done, undo{name: op.oldWS, existed: true, data: op.oldData, perm: op.oldPerm, owner: op.owner})
 	}
 	return nil
 }

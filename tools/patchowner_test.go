@@ -64,3 +64,45 @@ func TestPatchKeepsOwner(t *testing.T) {
 	assert.Equal(t, "bob\n", e.read(t, "bob.txt"))
 	assert.Equal(t, [3]uint32{65534, 65533, 0o646}, owner("bob.txt"), "made again: owner, group and mode kept")
 }
+
+// TestPatchRenameOutOfStickyDirectory (red team round 30, R30d-8): a
+// root server's patch renaming a file it may write but not remove (in
+// another user's sticky directory) fails cleanly: nothing is written, no
+// file given to the old file's owner is left behind (the new name was
+// written and given away first, and the rollback could not remove it:
+// "ROLLBACK FAILED"). Control: outside the sticky directory the same
+// rename succeeds.
+func TestPatchRenameOutOfStickyDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files away")
+	}
+	t.Parallel()
+	e := newEnv(t, []string{"shared/a.txt=a\n", "free.txt=free\n"})
+	shared := filepath.Join(e.root, "shared")
+	require.NoError(t, os.Chown(shared, 65534, 65534))
+	require.NoError(t, os.Chmod(shared, os.ModeSticky|0o777))
+	for _, n := range []string{"shared/a.txt", "free.txt"} {
+		require.NoError(t, os.Chown(filepath.Join(e.root, n), 1000, 1000))
+		require.NoError(t, os.Chmod(filepath.Join(e.root, n), 0o666))
+	}
+	ctx := context.Background()
+	call := func(tool string, args map[string]string) error {
+		b, err := json.Marshal(args)
+		require.NoError(t, err)
+		_, err = e.k.Call(ctx, tool, b)
+		return err
+	}
+	patch := func(from, to string) string {
+		return "diff --git a/" + from + " b/" + to + "\nrename from " + from + "\nrename to " + to + "\n--- a/" + from + "\n+++ b/" + to + "\n@@ -1 +1 @@\n-" + filepath.Base(from[:len(from)-4]) + "\n+AGENT\n"
+	}
+	require.NoError(t, call("read_file", map[string]string{"path": "shared/a.txt"}))
+	err := call("patch", map[string]string{"patch": patch("shared/a.txt", "shared/b.txt")})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "ROLLBACK FAILED")
+	assert.NoFileExists(t, filepath.Join(shared, "b.txt"), "no new file left")
+	assert.Equal(t, "a\n", e.read(t, "shared/a.txt"))
+
+	require.NoError(t, call("read_file", map[string]string{"path": "free.txt"}))
+	require.NoError(t, call("patch", map[string]string{"patch": patch("free.txt", "moved.txt")}), "control")
+	assert.Equal(t, "AGENT\n", e.read(t, "moved.txt"))
+}
