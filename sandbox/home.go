@@ -7,9 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/cliopts"
 )
@@ -49,38 +46,13 @@ func (p *Plan) commandHome() (string, bool, error) {
 	if c := p.set.Credential; c != nil {
 		uid, gid = int(c.Uid), int(c.Gid)
 	}
-	if err := r.Mkdir("home", 0o700); err == nil {
-		if err2 := cliopts.HandDirTo(r, "home", uid, gid); err2 != nil {
-			r.Remove("home")
-			return "", false, fmt.Errorf("private HOME: %w", err2)
-		}
-	} else if !errors.Is(err, fs.ErrExist) {
+	// One this call did not make is used only if it is already that
+	// user's: a directory of another user moved there (the TMPDIR is the
+	// command's user's) was handed to the command's user (red team round
+	// 30, R30d-4).
+	if err := cliopts.EnsureOwnDir(p.tmp.path(), "home", uid, gid); err != nil {
 		return "", false, fmt.Errorf("private HOME: %w", err)
-	} else if err := ownDir(r, "home", uid); err != nil {
-		// One this call did not make is used only if it is already that
-		// user's: a directory of another user moved there (the TMPDIR
-		// is the command's user's) was handed to the command's user
-		// (red team round 30, R30d-4).
-		return "", false, fmt.Errorf("private HOME %s: %w", dir, err)
 	}
 	fmt.Fprintf(p.set.Stderr, "landjail: no private HOME at its usual place (%s); the command's HOME is %s, inside its private TMPDIR\n", strings.TrimPrefix(err.Error(), "--home: "), dir)
 	return dir, true, nil
-}
-
-// ownDir checks that name below r is a directory (not a link) owned by
-// uid, and sets its mode back to 0700 (cliopts.ErrForeignDir otherwise).
-func ownDir(r *os.Root, name string, uid int) error {
-	d, err := r.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(d.Fd()), &st); err != nil {
-		return err
-	}
-	if int(st.Uid) != uid {
-		return fmt.Errorf("%w (owned by uid %d, not %d)", cliopts.ErrForeignDir, st.Uid, uid)
-	}
-	return unix.Fchmod(int(d.Fd()), 0o700)
 }

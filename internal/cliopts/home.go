@@ -84,10 +84,18 @@ func (o *Options) CommandHome(wsRoot string, cred *syscall.Credential) (dir stri
 // entry.
 var ErrForeignDir = errors.New("the name is taken by an entry that is not a private directory of that user")
 
-// ensureOwnDir makes parent/name (mode 0700, owned by uid:gid) or checks
-// an existing one: a directory, not a symbolic link, owned by uid; unless
-// chosen (--home DIR), its mode is set back to 0700 (a command may have
-// changed it).
+// EnsureOwnDir makes parent/name (mode 0700, owned by uid:gid) or checks
+// an existing one: a directory, not a symbolic link, owned by uid, its
+// mode set back to 0700 (a command may have changed it). A directory it
+// did not make is never handed to uid (red team round 30, R30d-4).
+// Errors: ErrForeignDir for an entry that is not uid's directory, the
+// file system's.
+func EnsureOwnDir(parent, name string, uid, gid int) error {
+	return ensureOwnDir(parent, name, uid, gid, false)
+}
+
+// ensureOwnDir is EnsureOwnDir; chosen (--home DIR) accepts any existing
+// directory as it is.
 func ensureOwnDir(parent, name string, uid, gid int, chosen bool) error {
 	r, err := os.OpenRoot(parent)
 	if err != nil {
