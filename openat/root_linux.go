@@ -532,29 +532,23 @@ func (r *Root) writeFileAs(name string, data []byte, perm fs.FileMode, own *[2]i
 		return &fs.PathError{Op: "openat", Path: name, Err: unix.EISDIR}
 	}
 	mode := syscallMode(perm)
-	var st unix.Stat_t
-	var acl []byte
-	switch err := unix.Fstatat(p.fd, p.leaf, &st, unix.AT_SYMLINK_NOFOLLOW); {
-	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+	// An existing regular file is replaced only if it could be written
+	// in place, and what the new file keeps of it (permissions, owner,
+	// ACL) is read from the file that proved it (writableRegular, one
+	// lookup of the leaf): red team round 30, R30a-1, a name exchanged
+	// between a check and the copy gave the agent's content the owner
+	// of a file it could not write.
+	st, acl, err := writableRegular(p.fd, p.leaf)
+	switch {
+	case err == unix.ENOENT:
+		st = unix.Stat_t{} // a new file
+	case err != nil:
+		return &fs.PathError{Op: "openat", Path: name, Err: err}
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		return &fs.PathError{Op: "openat", Path: name, Err: unix.EISDIR}
-	case err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG:
-		// Replaced only if it could be written in place, and what the
-		// new file keeps of it (permissions, owner, ACL) is read from
-		// the file that proved it (writableRegular): red team round
-		// 30, R30a-1, a name exchanged between a check and the copy
-		// gave the agent's content the owner of a file it could not
-		// write.
-		var werr error
-		st, acl, werr = writableRegular(p.fd, p.leaf)
-		if werr != nil {
-			return &fs.PathError{Op: "openat", Path: name, Err: werr}
-		}
-		if st.Mode&unix.S_IFMT == unix.S_IFREG && own == nil {
-			// As an in-place write would keep them, minus set-id bits.
-			mode = st.Mode & 0o1777
-		}
-	case err != nil && err != unix.ENOENT:
-		return &fs.PathError{Op: "fstatat", Path: name, Err: err}
+	case st.Mode&unix.S_IFMT == unix.S_IFREG && own == nil:
+		// As an in-place write would keep them, minus set-id bits.
+		mode = st.Mode & 0o1777
 	}
 	var tmp string
 	var fd int
