@@ -529,8 +529,19 @@ func (w *Workspace) keyDeniedPath(canon string, root *wsRoot) bool {
 // that cannot be opened counts as a key (true, fail closed). The answer
 // is about the file at that moment: a caller that hands out data decides
 // on the descriptor it reads instead (Workspace does).
-func PathHoldsPrivateKey(canon string) bool {
-	fd, err := openCanonRegular(canon, false)
+func PathHoldsPrivateKey(canon string) bool { return PathHoldsPrivateKeyAs(canon, nil) }
+
+// PathHoldsPrivateKeyAs is PathHoldsPrivateKey for a reader whose
+// permission checks are not this process's (a confined command, which
+// holds no capability and may run as another user): mayRead, given the
+// O_PATH descriptor of the regular file found (no byte read yet), says
+// whether that reader may read it; when it says no, the file counts as
+// a key unread (true), as one this process cannot open does. A planning
+// walk as root read the heads of files in another user's 0700
+// directory that the command cannot open, and its verdicts named them
+// (red team round 30, R30d-6). nil: this process's own checks.
+func PathHoldsPrivateKeyAs(canon string, mayRead func(pfd int) bool) bool {
+	fd, err := openCanonRegular(canon, false, mayRead)
 	if err == unix.ENOENT || err == unix.EISDIR {
 		return false
 	}
@@ -548,8 +559,14 @@ func PathHoldsPrivateKey(canon string) bool {
 // file holds nothing (false); a file that cannot be opened counts as a
 // key (true, fail closed). The same caveat as PathHoldsPrivateKey: the
 // answer is about the file at that moment.
-func PathHeadHoldsPrivateKey(canon string) bool {
-	fd, err := openCanonRegular(canon, true)
+func PathHeadHoldsPrivateKey(canon string) bool { return PathHeadHoldsPrivateKeyAs(canon, nil) }
+
+// PathHeadHoldsPrivateKeyAs is PathHeadHoldsPrivateKey for a reader
+// whose permission checks are not this process's, as
+// PathHoldsPrivateKeyAs: a regular file mayRead says that reader cannot
+// read counts as a key, unread.
+func PathHeadHoldsPrivateKeyAs(canon string, mayRead func(pfd int) bool) bool {
+	fd, err := openCanonRegular(canon, true, mayRead)
 	if err == unix.ENOENT || err == unix.EISDIR || err == unix.EINVAL {
 		return false // a FIFO, device or socket is not examined by its head
 	}
@@ -573,11 +590,12 @@ var slashRoot = sync.OnceValues(func() (*openat.Root, error) { return openat.Ope
 // planning walk ran made it open files and devices outside the policy by
 // their path (a FIFO's writers released, /dev/full opened: red team round
 // 27, R27e-5); now the open fails (ELOOP, EXDEV) and the caller counts
-// the name as a key (fail closed). Errors: ENOENT when canon is missing,
+// the name as a key (fail closed). A regular file mayRead (when not
+// nil) refuses is not reopened. Errors: ENOENT when canon is missing,
 // EISDIR for a directory (no key of its own, as before), ELOOP for a
 // symbolic link (not followed), EINVAL for any other file that is not
-// regular, the open's.
-func openCanonRegular(canon string, noatime bool) (int, error) {
+// regular, EACCES when mayRead refuses it, the open's.
+func openCanonRegular(canon string, noatime bool, mayRead func(pfd int) bool) (int, error) {
 	r, err := slashRoot()
 	if err != nil {
 		return -1, err
@@ -602,6 +620,9 @@ func openCanonRegular(canon string, noatime bool) (int, error) {
 		return -1, unix.ELOOP // not followed: fail closed
 	default:
 		return -1, unix.EINVAL
+	}
+	if mayRead != nil && !mayRead(pfd) {
+		return -1, unix.EACCES
 	}
 	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
 	proc := "/proc/self/fd/" + strconv.Itoa(pfd)

@@ -18,6 +18,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/dac"
 	"github.com/landjail/landjail/internal/linkscan"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
@@ -348,12 +349,17 @@ func nestedCarves(roots []Rule) []carve {
 // reachable by name). More than limit entries in all fail with
 // ErrWalkLimit. The result is sorted by path.
 func walkCarves(ws *jail.Workspace, roots []string, limit int) ([]carve, error) {
-	return walkCarvesGranted(ws, roots, nil, limit)
+	keys, err := newKeyScan(nil)
+	if err != nil {
+		return nil, err
+	}
+	return walkCarvesGranted(ws, roots, nil, limit, keys)
 }
 
 // walkCarvesGranted is walkCarves for a policy whose ruleset also grants
-// the rules granted (paths canonical or not) outside its roots.
-func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit int) ([]carve, error) {
+// the rules granted (paths canonical or not) outside its roots, listing
+// and reading as keys decides (keyScan.as: the command's credentials).
+func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit int, keys *keyScan) ([]carve, error) {
 	var (
 		mu     sync.Mutex
 		out    []carve
@@ -367,7 +373,6 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 	}
 	conf := fastwalk.Config{Follow: false}
 	multi := multiComponentPatterns(ws)
-	keys := &keyScan{}
 	lk := &links{ws: ws, roots: roots, add: add, seen: &seen, limit: limit, keys: keys, multi: multi}
 	var writable []string
 	for _, g := range granted {
@@ -436,7 +441,7 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 		}
 	}
 	for _, root := range roots {
-		err := fastwalk.Walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
+		err := keys.walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				switch {
 				case p == root:
@@ -550,7 +555,7 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 			return nil, err
 		}
 	}
-	more, err := hardLinkCarves(roots, lk.writableCanon(), out, limit)
+	more, err := hardLinkCarves(roots, lk.writableCanon(), out, limit, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -590,7 +595,7 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 // -> $HOME/stash; the user filled .env; run 2 read $HOME/s2). A name
 // anywhere else is out of the command's reach or not of its making
 // (README). limit bounds the entries walked (ErrWalkLimit).
-func hardLinkCarves(roots, writable []string, carves []carve, limit int) ([]carve, error) {
+func hardLinkCarves(roots, writable []string, carves []carve, limit int, keys *keyScan) ([]carve, error) {
 	type ident struct{ dev, ino uint64 }
 	type file struct {
 		c     carve
@@ -631,7 +636,7 @@ func hardLinkCarves(roots, writable []string, carves []carve, limit int) ([]carv
 			// The files below a carved directory (.aws/credentials
 			// under .aws/) are carved by it, not one by one: their
 			// other names too.
-			err := fastwalk.Walk(&conf, c.path, func(p string, d fs.DirEntry, err error) error {
+			err := keys.walk(&conf, c.path, func(p string, d fs.DirEntry, err error) error {
 				if err != nil || !d.Type().IsRegular() {
 					return nil
 				}
@@ -659,7 +664,7 @@ func hardLinkCarves(roots, writable []string, carves []carve, limit int) ([]carv
 	walk := func(dir, what string) error {
 		walked[dir] = true
 		seen.Store(0)
-		return fastwalk.Walk(&conf, dir, func(p string, d fs.DirEntry, err error) error {
+		return keys.walk(&conf, dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
 					mu.Lock()
@@ -1021,6 +1026,9 @@ func (l *links) outsideDepth(t, virtual string, byName bool, depth int) error {
 	if ok, err := l.enter("outside", t, id); !ok {
 		return err
 	}
+	if !l.keys.listable(t) {
+		return nil // unreadable to the command: as below
+	}
 	ents, err := os.ReadDir(t)
 	if err != nil {
 		return nil // unreadable: no link of it is read either
@@ -1099,7 +1107,7 @@ func (l *links) homeWalk(t, virtual string, top jail.Narrowing, id int) error {
 		narrow = l.ws.NameNarrowing
 	}
 	conf := fastwalk.Config{Follow: false}
-	return fastwalk.Walk(&conf, t, func(p string, d fs.DirEntry, err error) error {
+	return l.keys.walk(&conf, t, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == t {
 			return nil
 		}
@@ -1492,6 +1500,9 @@ func (l *links) resolveOnce(p string, depth int) (string, error) {
 // name, denied or a private key; the links inside roots are the main
 // walk's.
 func (l *links) above(dir string) error {
+	if !l.keys.listable(dir) {
+		return nil // unreadable to the command: as below
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil // unreadable: best effort, as --learn's look
@@ -1835,7 +1846,7 @@ func (l *links) below(dir string, v jail.Narrowing) error {
 		return nil
 	}
 	conf := fastwalk.Config{Follow: false}
-	return fastwalk.Walk(&conf, dir, func(p string, d fs.DirEntry, err error) error {
+	return l.keys.walk(&conf, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return nil
 		}
@@ -2103,7 +2114,7 @@ func (l *links) walkTreeDir(t, virtual string, top jail.Narrowing, id int) error
 		narrow = l.ws.Narrowing
 	}
 	conf := fastwalk.Config{Follow: false}
-	return fastwalk.Walk(&conf, t, func(p string, d fs.DirEntry, err error) error {
+	return l.keys.walk(&conf, t, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p != t && errors.Is(err, fs.ErrPermission) {
 				l.add(carve{path: p, source: SourceUnlistable, exists: true})
@@ -2208,9 +2219,9 @@ func (k *keyScan) holdsKey(p string, typ fs.FileMode, n jail.Narrowing) bool {
 	}
 	var held bool
 	if whole {
-		held = jail.PathHoldsPrivateKey(p)
+		held = jail.PathHoldsPrivateKeyAs(p, k.mayRead())
 	} else {
-		held = jail.PathHeadHoldsPrivateKey(p)
+		held = jail.PathHeadHoldsPrivateKeyAs(p, k.mayRead())
 	}
 	k.seen.Store(id, held)
 	return held
@@ -2227,10 +2238,85 @@ var maxKeyScanBytes int64 = 512 << 20
 
 // keyScan decides for one compile which files hold a private key: each
 // file (device and inode: its hard links are the same content) is read
-// once, and the bytes read are bounded by maxKeyScanBytes.
+// once, and the bytes read are bounded by maxKeyScanBytes. It also
+// decides what the walks may list and read as the command (as).
 type keyScan struct {
 	seen  sync.Map // keyFile -> bool
 	bytes atomic.Int64
+	// as are the command's credentials when this process's permission
+	// checks differ from them (dac.Differs: root, or --user), else nil.
+	// The walks then list only the directories the command may list and
+	// read only the files it may read: the rest is unreadable to it and
+	// carved out unread (red team round 30, R30d-6: a root planning walk
+	// listed another user's 0700 directory and read the heads of its
+	// files, and the masks and verdicts named what was there).
+	as *dac.Creds
+}
+
+// newKeyScan is the keyScan of a compile for a command run with cred
+// (Options.Credential). Errors: dac.Of's.
+func newKeyScan(cred *syscall.Credential) (*keyScan, error) {
+	c, err := dac.Of(cred)
+	if err != nil {
+		return nil, err
+	}
+	k := &keyScan{}
+	if dac.Differs(c) {
+		k.as = &c
+	}
+	return k, nil
+}
+
+// listable reports whether the command may list the directory p and
+// reach its entries (read and search: dac.MayPath). A directory that
+// vanished is listable (the walk finds it gone); any other error is not
+// (fail closed).
+func (k *keyScan) listable(p string) bool {
+	if k == nil || k.as == nil {
+		return true
+	}
+	ok, err := k.as.MayPath(p, dac.Read|dac.Exec)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return ok
+}
+
+// mayRead is the reader check for jail.PathHoldsPrivateKeyAs: whether
+// the command may read the file open as pfd (nil: this process's own
+// checks are the command's).
+func (k *keyScan) mayRead() func(pfd int) bool {
+	if k == nil || k.as == nil {
+		return nil
+	}
+	return func(pfd int) bool {
+		ok, err := k.as.MayFd(pfd, dac.Read)
+		return ok && err == nil
+	}
+}
+
+// walk is fastwalk.Walk of root as the command would list it: a
+// directory the command may not list (listable) is handed to fn with
+// EACCES, as fastwalk reports one it cannot read, and not descended
+// into; so is root itself. With no credentials to decide for, it is
+// fastwalk.Walk.
+func (k *keyScan) walk(conf *fastwalk.Config, root string, fn fs.WalkDirFunc) error {
+	if k == nil || k.as == nil {
+		return fastwalk.Walk(conf, root, fn)
+	}
+	denied := func(p string) error { return &fs.PathError{Op: "open", Path: p, Err: syscall.EACCES} }
+	if !k.listable(root) {
+		return fn(root, nil, denied(root))
+	}
+	return fastwalk.Walk(conf, root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != root && d.IsDir() && !k.listable(p) {
+			if err := fn(p, d, denied(p)); err != nil && err != fastwalk.SkipDir {
+				return err
+			}
+			return fastwalk.SkipDir
+		}
+		return fn(p, d, err)
+	})
 }
 
 // keyFile names a file and the rule it was examined by.
@@ -2280,7 +2366,11 @@ func collectCarves(ws *jail.Workspace, opt Options, roots []Rule, granted ...Rul
 	// each is carved below (a --config file under a --rw / root is one
 	// carve, not a walk of the whole file system).
 	if patterns {
-		found, err := walkCarvesGranted(ws, topRoots(roots), granted, limit)
+		keys, err := newKeyScan(opt.Credential)
+		if err != nil {
+			return nil, err
+		}
+		found, err := walkCarvesGranted(ws, topRoots(roots), granted, limit, keys)
 		if err != nil {
 			return nil, err
 		}

@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 
@@ -174,6 +175,20 @@ type Options struct {
 	// Extra rules, added after the policy's roots. A missing path is an
 	// error unless the rule is Optional.
 	Extra []Rule
+
+	// Credential is the user the command runs as (exec.Cmd.Credential;
+	// nil: this process's uid, gid and groups). The command holds no
+	// capability, so where this process's permission checks differ from
+	// that user's (root: CAP_DAC_OVERRIDE; another user), the walk that
+	// expands the patterns lists only the directories that user may list
+	// and reads only the files it may read (package internal/dac: mode
+	// bits and POSIX ACLs, as the kernel decides); a directory it may not
+	// list is carved out whole, unlisted (SourceUnlistable), and a file
+	// it may not read that a key rule would examine counts as a key,
+	// unread. Otherwise a root planning walk listed another user's 0700
+	// directory and read its files' heads, and the masks and verdicts
+	// named what it found there (red team round 30, R30d-6).
+	Credential *syscall.Credential
 }
 
 // Rule grants Access beneath Path (a directory) or on Path (any other

@@ -153,7 +153,9 @@ func (s *server) handler(d tools.Definition, schema *ToolSchema, schemaErr error
 		if schemaErr != nil {
 			return errorResult(fmt.Sprintf("%s: refused: %v", d.Name, schemaErr)), nil
 		}
-		if err := schema.Check(s.k.WS, args, d.Access); err != nil {
+		// On a file tool's thread: the check opens what the tool would,
+		// with no more permission (R30d-6).
+		if err := tools.AsFileTool(func() error { return schema.Check(s.k.WS, args, d.Access) }); err != nil {
 			return errorResult(fmt.Sprintf("%s: %v", d.Name, err)), nil
 		}
 		k, ask, err := s.toolkit(req)

@@ -239,6 +239,10 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 	}
 	p.lopts = o.LandlockOptions(p.tmp.path(), p.homeGrant)
 	p.lopts.LogDenials = o.Explain
+	// The patterns are expanded as the command would list and read
+	// (R30d-6): it runs as --user, or as this process's user, with no
+	// capability.
+	p.lopts.Credential = p.set.Credential
 	// --protect-agent-config: names that do not exist yet (and nested
 	// configuration) are swept after the command (TakeSweep and
 	// FinishSweep, which every entry point calls) instead of frozen.

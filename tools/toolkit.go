@@ -515,6 +515,18 @@ func (k *Toolkit) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 }
 
+// AsFileTool runs fn on a thread with a file tool's capabilities
+// (threadcaps.Run with CAP_CHOWN alone: no CAP_DAC_OVERRIDE,
+// CAP_DAC_READ_SEARCH or CAP_FOWNER as root) and returns its error, or
+// threadcaps' when the thread could not be made so (fn not run: fail
+// closed). For what decides about a call before the tool runs: the MCP
+// server's argument check resolves the paths and, under
+// jail.WithDenyPrivateKeyHeaders, reads the head of the file named;
+// with the server's capabilities it read another user's 0600 file the
+// tool and bash cannot, and answered "denied by policy" for a key where
+// the tool answers "permission denied" (red team round 30, R30d-6).
+func AsFileTool(fn func() error) error { return threadcaps.Run(fileToolCaps, fn) }
+
 // fileToolCaps are the capabilities a file tool's thread keeps
 // (threadcaps.Run): CAP_CHOWN alone, so that a write gives the replaced
 // file's owner back (R25b-5). As root the tools had kept

@@ -1,0 +1,77 @@
+package landlock
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/landjail/landjail/jail"
+)
+
+// TestWalkAsCommand: as root, the pattern walk lists and reads as the
+// command would (no capability; --user's uid when given). Another
+// user's 0700 directory is carved whole and nothing below it is named;
+// another user's 0600 files are all carved, key or not, unread; the
+// files the command can read are told apart by content (the control).
+// A root walk had listed the 0700 directory and read the files' heads:
+// the masks named the keys there and the verdicts differed (red team
+// round 30, R30d-6). With Credential 65534 the same tree turns round:
+// its own directory is walked and root's 0600 files are unreadable.
+func TestWalkAsCommand(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (files of another user)")
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(base, 0o755))
+	root := filepath.Join(base, "ws")
+	key := "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+	mk := func(dir string, mode os.FileMode, uid int) {
+		d := filepath.Join(root, dir)
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		for name, content := range map[string]string{"notes.txt": key, "plain.txt": "hello\n"} {
+			p := filepath.Join(d, name)
+			require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+			require.NoError(t, os.Chown(p, uid, uid))
+		}
+		require.NoError(t, os.Chown(d, uid, uid))
+		require.NoError(t, os.Chmod(d, mode))
+	}
+	mk("private", 0o700, 65534) // another user's closed directory
+	mk("open", 0o755, 65534)    // another user's 0600 files, listable
+	mk("own", 0o755, 0)         // root's own 0600 files
+	require.NoError(t, os.Chmod(root, 0o755))
+	ws, err := jail.New(root, jail.WithDenyPrivateKeyHeaders())
+	require.NoError(t, err)
+	defer ws.Close()
+
+	carved := func(cred *syscall.Credential) map[string]string {
+		carves, err := collectCarves(ws, Options{Credential: cred}, []Rule{{Path: root}})
+		require.NoError(t, err)
+		out := map[string]string{}
+		for _, c := range carves {
+			out[strings.TrimPrefix(c.path, root+"/")] = c.source
+		}
+		return out
+	}
+	asRoot := carved(nil)
+	assert.Equal(t, map[string]string{
+		"private":        SourceUnlistable, // whole, unlisted
+		"open/notes.txt": SourcePrivateKey, // unreadable: both, unread
+		"open/plain.txt": SourcePrivateKey,
+		"own/notes.txt":  SourcePrivateKey, // control: read, a key
+	}, asRoot)
+
+	as65534 := carved(&syscall.Credential{Uid: 65534, Gid: 65534})
+	assert.Equal(t, map[string]string{
+		"private/notes.txt": SourcePrivateKey, // its own: read
+		"open/notes.txt":    SourcePrivateKey,
+		"own/notes.txt":     SourcePrivateKey, // root's: unreadable
+		"own/plain.txt":     SourcePrivateKey,
+	}, as65534)
+}
