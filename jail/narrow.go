@@ -534,7 +534,7 @@ func PathHoldsPrivateKey(canon string) bool { return PathHoldsPrivateKeyAs(canon
 // PathHoldsPrivateKeyAs is PathHoldsPrivateKey for a reader whose
 // permission checks are not this process's (a confined command, which
 // holds no capability and may run as another user): mayRead, given the
-// O_PATH descriptor of the regular file found (no byte read yet), says
+// descriptor of the regular file found, open but no byte read yet, says
 // whether that reader may read it; when it says no, the file counts as
 // a key unread (true), as one this process cannot open does. A planning
 // walk as root read the heads of files in another user's 0700
@@ -591,7 +591,7 @@ var slashRoot = sync.OnceValues(func() (*openat.Root, error) { return openat.Ope
 // their path (a FIFO's writers released, /dev/full opened: red team round
 // 27, R27e-5); now the open fails (ELOOP, EXDEV) and the caller counts
 // the name as a key (fail closed). A regular file mayRead (when not
-// nil) refuses is not reopened. Errors: ENOENT when canon is missing,
+// nil) refuses is closed unread. Errors: ENOENT when canon is missing,
 // EISDIR for a directory (no key of its own, as before), ELOOP for a
 // symbolic link (not followed), EINVAL for any other file that is not
 // regular, EACCES when mayRead refuses it, the open's.
@@ -621,18 +621,23 @@ func openCanonRegular(canon string, noatime bool, mayRead func(pfd int) bool) (i
 	default:
 		return -1, unix.EINVAL
 	}
-	if mayRead != nil && !mayRead(pfd) {
-		return -1, unix.EACCES
-	}
 	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
 	proc := "/proc/self/fd/" + strconv.Itoa(pfd)
+	fd, err := -1, unix.EPERM
 	if noatime {
-		fd, err := unix.Open(proc, flags|unix.O_NOATIME, 0)
-		if err != unix.EPERM { // O_NOATIME needs ownership
-			return fd, err
-		}
+		fd, err = unix.Open(proc, flags|unix.O_NOATIME, 0)
 	}
-	return unix.Open(proc, flags, 0)
+	if err == unix.EPERM { // O_NOATIME needs ownership
+		fd, err = unix.Open(proc, flags, 0)
+	}
+	// The reader's check is on the file opened, before any byte is
+	// read (a regular file's open has no side effect; its fgetxattr is
+	// cheaper than the O_PATH descriptor's getxattr by /proc path).
+	if err == nil && mayRead != nil && !mayRead(fd) {
+		unix.Close(fd)
+		return -1, unix.EACCES
+	}
+	return fd, err
 }
 
 // keyCheck fails with ErrDenied when the existing file at t holds a key

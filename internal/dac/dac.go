@@ -213,40 +213,61 @@ func (c Creds) mayACL(st *unix.Stat_t, acl []byte, want uint32) (bool, error) {
 // /proc/self/fd/N of an O_PATH descriptor to read that file's), or nil
 // when it has none (ENODATA, or a file system without xattrs). Errors:
 // getxattr(2)'s other errors.
-func ACL(path string) ([]byte, error) { return readACL(path, unix.Getxattr) }
+func ACL(path string) ([]byte, error) {
+	return readACL(func(b []byte) (int, error) { return unix.Getxattr(path, aclXattr, b) }, path)
+}
 
-// readACL is ACL with get, getxattr(2) or lgetxattr(2).
-func readACL(path string, get func(string, string, []byte) (int, error)) ([]byte, error) {
-	buf := make([]byte, 256)
+// readACL reads an access ACL with get (getxattr, lgetxattr or
+// fgetxattr into the buffer given): nil when there is none. The first
+// try uses a buffer on the stack, so a file without an ACL (nearly all)
+// costs no allocation. what names the file in an error.
+func readACL(get func([]byte) (int, error), what string) ([]byte, error) {
+	var small [128]byte
+	buf := small[:]
 	for {
-		n, err := get(path, aclXattr, buf)
+		n, err := get(buf)
 		switch {
 		case err == nil:
-			return buf[:n], nil
+			return append([]byte(nil), buf[:n]...), nil
 		case errors.Is(err, unix.ENODATA), errors.Is(err, unix.EOPNOTSUPP):
 			return nil, nil
 		case errors.Is(err, unix.ERANGE) && len(buf) < 1<<20:
-			buf = make([]byte, len(buf)*4)
+			buf = make([]byte, len(buf)*8)
 		default:
-			return nil, &os.PathError{Op: "getxattr", Path: path, Err: err}
+			return nil, &os.PathError{Op: "getxattr", Path: what, Err: err}
 		}
 	}
 }
 
-// MayFd is May for the file open as fd (an O_PATH descriptor will do):
-// its fstat(2) and its ACL, read through /proc/self/fd/fd, so the answer
-// is about that inode whatever its names do meanwhile. Errors: fstat's,
-// ACL's, ErrBadACL (the caller fails closed).
+// MayFd is May for the file open as fd: its fstat(2) and its ACL
+// (fgetxattr(2); for an O_PATH descriptor, which fgetxattr refuses,
+// getxattr of /proc/self/fd/fd), so the answer is about that inode
+// whatever its names do meanwhile. Errors: fstat's, the ACL read's,
+// ErrBadACL (the caller fails closed).
 func (c Creds) MayFd(fd int, want uint32) (bool, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return false, err
 	}
-	acl, err := ACL("/proc/self/fd/" + strconv.Itoa(fd))
+	if !c.needsACL(&st) {
+		return c.May(&st, nil, want)
+	}
+	acl, err := readACL(func(b []byte) (int, error) { return unix.Fgetxattr(fd, aclXattr, b) }, "fd")
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Err == unix.EBADF {
+		acl, err = ACL("/proc/self/fd/" + strconv.Itoa(fd))
+	}
 	if err != nil {
 		return false, err
 	}
 	return c.May(&st, acl, want)
+}
+
+// needsACL reports whether May's answer for st can depend on an ACL:
+// not when c owns the file (its owner bits decide) nor when the group
+// bits are zero (the kernel then consults no ACL: acl_permission_check).
+func (c Creds) needsACL(st *unix.Stat_t) bool {
+	return st.Uid != c.UID && st.Mode&0o070 != 0
 }
 
 // MayPath is May for the file at path, not following a final symbolic
@@ -262,7 +283,10 @@ func (c Creds) MayPath(path string, want uint32) (bool, error) {
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return true, nil
 	}
-	acl, err := readACL(path, unix.Lgetxattr)
+	if !c.needsACL(&st) {
+		return c.May(&st, nil, want)
+	}
+	acl, err := readACL(func(b []byte) (int, error) { return unix.Lgetxattr(path, aclXattr, b) }, path)
 	if err != nil {
 		return false, err
 	}

@@ -111,7 +111,7 @@ func kernelAnswers(t *testing.T, c Creds, paths []string) map[string][8]bool {
 
 // TestMayMatchesKernel: for every mode (no ACL) and 300 random access
 // ACLs, on files and directories of 1001:1002, May, MayPath and MayFd
-// answer as the kernel does for each credential and each access.
+// (of an O_PATH descriptor and of an open file) answer as the kernel does for each credential and each access.
 func TestMayMatchesKernel(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (files of other users, setfsuid)")
@@ -158,6 +158,8 @@ func TestMayMatchesKernel(t *testing.T) {
 		for _, p := range paths {
 			fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW, 0)
 			require.NoError(t, err)
+			rfd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+			require.NoError(t, err)
 			var st unix.Stat_t
 			require.NoError(t, unix.Fstat(fd, &st))
 			acl, err := ACL(p)
@@ -167,9 +169,11 @@ func TestMayMatchesKernel(t *testing.T) {
 				require.NoError(t, err)
 				byPath, err := c.MayPath(p, want)
 				require.NoError(t, err)
-				byFd, err := c.MayFd(fd, want)
+				byFd, err := c.MayFd(fd, want) // O_PATH: the ACL by /proc path
 				require.NoError(t, err)
-				if got != kernel[p][want] || byPath != got || byFd != got {
+				byOpen, err := c.MayFd(rfd, want) // fgetxattr
+				require.NoError(t, err)
+				if got != kernel[p][want] || byPath != got || byFd != got || byOpen != got {
 					mismatches++
 					if mismatches < 20 {
 						t.Errorf("%+v %s (mode %o, acl %x) want %d: May %v MayPath %v MayFd %v, kernel %v", c, filepath.Base(p), st.Mode, acl, want, got, byPath, byFd, kernel[p][want])
@@ -177,6 +181,7 @@ func TestMayMatchesKernel(t *testing.T) {
 				}
 			}
 			unix.Close(fd)
+			unix.Close(rfd)
 		}
 	}
 	assert.Zero(t, mismatches)
