@@ -675,6 +675,7 @@ func WithDenySecrets() Option {
 			}
 		}
 		c.presetDeny = append(c.presetDeny, relocatedSecrets()...)
+		c.presetDeny = append(c.presetDeny, SystemSecretPaths...)
 		if h := HomeDir(); h != "" {
 			for _, n := range homeSecretNames {
 				c.presetDeny = append(c.presetDeny, filepath.Join(h, n))
@@ -945,6 +946,42 @@ var secretLocations = []struct{ env, inside string }{
 // 15, R15a-23: --ro ~ read all four). A relative value names the path
 // from the workspace root and from landjail's working directory (as a
 // "./" pattern, R17a-1); an empty one names nothing.
+// SystemSecretPaths are the system's credential stores, absolute
+// gitignore-style patterns (a trailing "/" for a directory) that
+// WithDenySecrets denies and --learn never grants (IsSystemSecret): the
+// local password hashes (/etc/shadow, /etc/gshadow and their "-"
+// backups, /etc/security/opasswd), sudo's rules, the SSH host keys, the
+// Kerberos keytab, TLS private keys, saved Wi-Fi and PPP passwords, SSSD's
+// cached credentials. A root command reads them with no capability
+// (root owns them), so one grant of /etc or a learned "ro /etc/shadow"
+// handed every account's hash to the command (red team round 31,
+// R31b-1: --learn learned a refused read of /etc/shadow).
+var SystemSecretPaths = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/security/opasswd", "/etc/sudoers", "/etc/sudoers.d/",
+	"/etc/ssh/ssh_host_*_key", "/etc/krb5.keytab", "/etc/ssl/private/",
+	"/etc/NetworkManager/system-connections/", "/etc/wpa_supplicant/",
+	"/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets", "/var/lib/sss/",
+}
+
+// IsSystemSecret reports whether the absolute clean path p is one of
+// SystemSecretPaths or lies below one of its directories (the patterns'
+// "*" matches within one component, as filepath.Match).
+func IsSystemSecret(p string) bool {
+	for _, pat := range SystemSecretPaths {
+		if dir, ok := strings.CutSuffix(pat, "/"); ok {
+			if p == dir || strings.HasPrefix(p, dir+"/") {
+				return true
+			}
+			continue
+		}
+		if ok, _ := filepath.Match(pat, p); ok {
+			return true
+		}
+	}
+	return false
+}
+
 func relocatedSecrets() []string {
 	var out []string
 	for _, l := range secretLocations {

@@ -63,6 +63,7 @@ import (
 
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
 	"github.com/landjail/landjail/internal/privdirs"
+	"github.com/landjail/landjail/jail"
 )
 
 // Right is the access that was refused.
@@ -359,6 +360,10 @@ func decidePath(r Refusal) (Key, string, string) {
 		// And a directory above them holds them all (R27a-2: rw of
 		// $TMPDIR read other workspaces' private TMPDIRs).
 		return "", "", commentLine(byDesignPrefix, p, "a directory that holds landjail's own private directories (every workspace's private HOME or TMPDIR): never learned; grant a directory below it")
+	case jail.IsSystemSecret(p):
+		// A root command reads them with no capability once granted:
+		// every account's password hash (red team round 31, R31b-1).
+		return "", "", commentLine(byDesignPrefix, p, "the system's credentials (password hashes, sudo rules, host keys, keytabs): never learned; add it by hand if that is meant")
 	case (r.Right == Write || r.Right == Create) && (within(p, "/proc") || within(p, "/sys")):
 		return no("a write to a kernel interface (/proc, /sys): never granted")
 	}

@@ -391,3 +391,26 @@ func TestPrivateDirsNotLearned(t *testing.T) {
 	assert.Equal(t, KeyRW, key, "control")
 	assert.Equal(t, other, path)
 }
+
+// TestSystemSecretsNotLearned (red team round 31, R31b-1): a refused
+// read of the system's credential stores (/etc/shadow and its family,
+// sudo's rules, an SSH host key) is refused by design, never learned: a
+// root command reads them once granted. Control: /etc/passwd is learned.
+func TestSystemSecretsNotLearned(t *testing.T) {
+	keys, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
+	n := 0
+	for _, p := range append([]string{"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/sudoers", "/etc/security/opasswd"}, keys...) {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		n++
+		key, path, line := decidePath(Refusal{Path: p, Right: Read})
+		assert.Empty(t, key, p)
+		assert.Empty(t, path, p)
+		assert.Contains(t, line, byDesignPrefix, p)
+	}
+	require.NotZero(t, n, "no credential store on this machine to try")
+	key, path, _ := decidePath(Refusal{Path: "/etc/passwd", Right: Read})
+	assert.Equal(t, KeyRO, key, "control")
+	assert.Equal(t, "/etc/passwd", path)
+}
