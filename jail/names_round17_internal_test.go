@@ -165,7 +165,13 @@ func TestStartupNamesRound17(t *testing.T) {
 		// .exrc of the directory it starts in (gvim .gvimrc, _gvimrc).
 		"proj/.vimrc", "proj/deep/er/.vimrc", "proj/_vimrc", "proj/_gvimrc", "proj/_exrc",
 		// (R30c-4): perl -d reads ./.perldb; irb ./irb.rc, ./_irbrc.
-		"proj/.perldb", "proj/sub/.perldb", "proj/irb.rc", "proj/_irbrc"}
+		"proj/.perldb", "proj/sub/.perldb", "proj/irb.rc", "proj/_irbrc",
+		// Round 31 (R31c-1 to R31c-4): lazygit's repository files,
+		// pnpm's workspace settings (pnpmfile, nodeOptions), the
+		// yarnPath target and plugins of Yarn Berry, irb's $irbrc.
+		"proj/.lazygit.yml", "proj/sub/.lazygit.yml", "proj/.git/lazygit.yml", "proj/sub/repo/.git/lazygit.yml",
+		"proj/pnpm-workspace.yaml", "proj/pkg/pnpm-workspace.yaml", "proj/.yarn/releases/yarn-4.1.0.cjs",
+		"proj/.yarn/plugins/@yarnpkg/plugin-x.cjs", "proj/$irbrc", "proj/sub/$irbrc"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

@@ -331,6 +331,17 @@ var agentConfigProject = []string{
 	// only); irb, without a HOME rc file, the first of ./.irbrc,
 	// ./irb.rc, ./_irbrc.
 	".perldb", "irb.rc", "_irbrc",
+	// Red team round 31: lazygit merges the repository's
+	// .git/lazygit.yml and every .lazygit.yml from the repository up
+	// (its pager and custom commands run when it starts: R31c-1);
+	// pnpm reads pnpmfile, nodeOptions and scriptShell, the settings
+	// .npmrc and .pnpmfile.cjs are protected for, from the nearest
+	// pnpm-workspace.yaml (pnpm >= 10.5; R31c-2); every yarn command runs
+	// the file .yarnrc.yml's yarnPath names, by convention under
+	// .yarn/releases/, and loads its plugins from .yarn/plugins/
+	// (R31c-3); irb's fourth name after .irbrc, irb.rc, _irbrc is
+	// "$irbrc", a literal dollar sign (lib/irb/init.rb; R31c-4).
+	".lazygit.yml", ".git/lazygit.yml", "pnpm-workspace.yaml", ".yarn/releases/", ".yarn/plugins/", "$irbrc",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
