@@ -171,7 +171,8 @@ func TestStartupNamesRound17(t *testing.T) {
 		// yarnPath target and plugins of Yarn Berry, irb's $irbrc.
 		"proj/.lazygit.yml", "proj/sub/.lazygit.yml", "proj/.git/lazygit.yml", "proj/sub/repo/.git/lazygit.yml",
 		"proj/pnpm-workspace.yaml", "proj/pkg/pnpm-workspace.yaml", "proj/.yarn/releases/yarn-4.1.0.cjs",
-		"proj/.yarn/plugins/@yarnpkg/plugin-x.cjs", "proj/$irbrc", "proj/sub/$irbrc"}
+		"proj/.yarn/plugins/@yarnpkg/plugin-x.cjs", "proj/$irbrc", "proj/sub/$irbrc",
+		"proj/.golangci.yml", "proj/sub/.golangci.yaml", "proj/.golangci.toml", "proj/.golangci.json"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

@@ -342,6 +342,10 @@ var agentConfigProject = []string{
 	// (R31c-3); irb's fourth name after .irbrc, irb.rc, _irbrc is
 	// "$irbrc", a literal dollar sign (lib/irb/init.rb; R31c-4).
 	".lazygit.yml", ".git/lazygit.yml", "pnpm-workspace.yaml", ".yarn/releases/", ".yarn/plugins/", "$irbrc",
+	// And golangci-lint's configuration, whose custom linters name a Go
+	// plugin (a shared object) it loads on the next lint, which editors
+	// run on save (linters.settings.custom.NAME.path).
+	".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
