@@ -36,7 +36,14 @@ type denyMatcher struct {
 	// matched against them too. spanComps are those inner components.
 	spans     *gitignore.Matcher
 	spanComps map[string]bool
-	inside    sync.Map // root -> bool: is the root itself matched by anywhere (rootInside)
+	// wildPrefix holds, for each pattern of spans with a wildcard
+	// (**/.mozilla/firefox/*/key4.db), its leading components as
+	// directory patterns (**/.mozilla/, **/.mozilla/firefox/, ...): a
+	// root at or below a directory they match is crossed (crosses;
+	// wildIn caches the answer per root).
+	wildPrefix *gitignore.Matcher
+	wildIn     sync.Map // root -> bool
+	inside     sync.Map // root -> bool: is the root itself matched by anywhere (rootInside)
 	// aliases are, by canonical root, the absolute paths the root was
 	// given as where they differ (a link on the way: ~/.aws ->
 	// dotfiles/aws): rootInside and the spans are matched against them
@@ -175,13 +182,32 @@ func newDenyMatcher(patterns []string) (*denyMatcher, error) {
 			return nil, fmt.Errorf("jail: WithDeny: %w", err) // cannot happen: the same patterns compiled above
 		}
 	}
-	var anyPats, spanPats []string
+	var anyPats, spanPats, wildPrefixes []string
 	for _, p := range patterns {
 		body := strings.TrimSuffix(strings.TrimPrefix(p, "!"), "/")
 		lead := strings.HasPrefix(body, "**/")
 		body = strings.TrimPrefix(body, "**/")
-		if body == "" || strings.HasPrefix(p, "#") || strings.ContainsAny(body, "*?[\\") || strings.Contains(body, "//") ||
+		if body == "" || strings.HasPrefix(p, "#") || strings.Contains(body, "\\") || strings.Contains(body, "//") ||
 			strings.Contains(body, "/") && !lead {
+			continue
+		}
+		if strings.ContainsAny(body, "*?[") {
+			// A pattern of several components with a wildcard among
+			// them (**/.mozilla/firefox/*/key4.db): a root below one
+			// of its prefixes (--ro ~/.mozilla/firefox/abc.default)
+			// has its entries matched by their absolute path, as the
+			// literal spans are (red team round 31, R31b-2: --learn
+			// granted such a directory, and the deny patterns,
+			// matched from the new root, no longer named key4.db).
+			// wildPrefixes say which roots lie below one.
+			if comps := strings.Split(body, "/"); len(comps) > 1 {
+				spanPats = append(spanPats, p)
+				if !strings.HasPrefix(p, "!") {
+					for k := 1; k <= len(comps); k++ {
+						wildPrefixes = append(wildPrefixes, "**/"+strings.Join(comps[:k], "/")+"/")
+					}
+				}
+			}
 			continue
 		}
 		if strings.HasPrefix(body, ".") {
@@ -212,6 +238,11 @@ func newDenyMatcher(patterns []string) (*denyMatcher, error) {
 			return nil, fmt.Errorf("jail: WithDeny: %w", err) // cannot happen: the same patterns compiled above
 		}
 	}
+	if len(wildPrefixes) > 0 {
+		if d.wildPrefix, err = gitignore.New("", wildPrefixes); err != nil {
+			return nil, fmt.Errorf("jail: WithDeny: %w", err) // cannot happen: prefixes of patterns compiled above
+		}
+	}
 	return d, nil
 }
 
@@ -219,15 +250,23 @@ func newDenyMatcher(patterns []string) (*denyMatcher, error) {
 // is matched by a pattern that matches at any depth (a root inside
 // .aws/): then everything in it is (R11a-4). Cached per root.
 func (d *denyMatcher) rootInside(root string) bool {
-	if d.anywhere.Empty() || root == "/" || root == "" {
+	if d.anywhere.Empty() && d.wildPrefix.Empty() || root == "/" || root == "" {
 		return false
 	}
 	if v, ok := d.inside.Load(root); ok {
 		return v.(bool)
 	}
-	in := excludedDirs(d.anywhere, strings.Split(strings.TrimPrefix(root, "/"), "/"))
+	// By the literal patterns (anywhere), and by the spans with a
+	// wildcard when the root crosses them: a root at or below a
+	// directory **/.var/app/*/data/TelegramDesktop/tdata/ denies (red
+	// team round 31, R31b-2: --rw of it listed the keys).
+	inside := func(p string) bool {
+		parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+		return excludedDirs(d.anywhere, parts) || !d.wildPrefix.Empty() && d.crosses(p) && excludedDirs(d.spans, parts)
+	}
+	in := inside(root)
 	for _, a := range d.aliases[root] {
-		in = in || a != "/" && excludedDirs(d.anywhere, strings.Split(strings.TrimPrefix(a, "/"), "/"))
+		in = in || a != "/" && inside(a)
 	}
 	d.inside.Store(root, in)
 	return in
@@ -257,7 +296,21 @@ func (d *denyMatcher) spansMatch(root, rel string, match func(parts []string) bo
 // of its inner components (R11a-4: --ro ~/.config under
 // **/.config/gh/hosts.yml).
 func (d *denyMatcher) crosses(root string) bool {
-	return !d.spans.Empty() && root != "/" && d.spanComps[filepath.Base(root)]
+	if d.spans.Empty() || root == "/" {
+		return false
+	}
+	if d.spanComps[filepath.Base(root)] {
+		return true
+	}
+	if d.wildPrefix.Empty() {
+		return false
+	}
+	if v, ok := d.wildIn.Load(root); ok {
+		return v.(bool)
+	}
+	in := excludedDirs(d.wildPrefix, strings.Split(strings.TrimPrefix(root, "/"), "/"))
+	d.wildIn.Store(root, in)
+	return in
 }
 
 func (d *denyMatcher) empty() bool { return d == nil || d.all.Empty() }

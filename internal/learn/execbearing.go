@@ -137,6 +137,9 @@ func (e *execRules) why(target string, dir bool) string {
 			if w := e.agentConfig(e.home, target, dir); w != "" {
 				return execPrefix + w + " in the user's HOME"
 			}
+			if w := appProfile(e.home, target); w != "" {
+				return execPrefix + w
+			}
 		}
 	}
 	if why := e.system(target); why != "" {
@@ -149,6 +152,9 @@ func (e *execRules) why(target string, dir bool) string {
 		if holds(h, target) {
 			if w := e.agentConfig(h, target, dir); w != "" {
 				return execPrefix + w + " in " + h + ", another user's home directory"
+			}
+			if w := appProfile(h, target); w != "" {
+				return execPrefix + w
 			}
 		}
 	}
@@ -177,6 +183,31 @@ func (e *execRules) why(target string, dir bool) string {
 		}
 		if why := agentConfigBelow(target); why != "" {
 			return execPrefix + why
+		}
+	}
+	return ""
+}
+
+// appProfiles are the directories of HOME where desktop applications
+// keep their profiles: preferences (Firefox's user.js), extensions and
+// their state, which the unconfined application loads at its next start
+// (red team round 31, R31b-2: a create refused in a Firefox profile was
+// learned as rw of the profile, and the next run wrote user.js there).
+// Flatpak applications keep theirs under ~/.var/app.
+var appProfiles = []string{
+	".mozilla", ".thunderbird", ".librewolf", ".waterfox", ".var/app",
+	".config/google-chrome", ".config/google-chrome-beta", ".config/chromium", ".config/BraveSoftware",
+	".config/microsoft-edge", ".config/vivaldi", ".config/opera",
+}
+
+// appProfile says why target, in or above an application's profile
+// directory of home (appProfiles), is not learned as rw; "" when it is
+// in none.
+func appProfile(home, target string) string {
+	for _, a := range appProfiles {
+		d := filepath.Join(home, a)
+		if holds(d, target) || holds(target, d) {
+			return "an application's profile (" + d + "): preferences and extensions its unconfined application loads at its next start"
 		}
 	}
 	return ""

@@ -199,3 +199,27 @@ func TestSystemLocationsPathChain(t *testing.T) {
 		e.close()
 	}
 }
+
+// TestExecBearingAppProfiles (red team round 31, R31b-2): an rw grant in
+// or above a desktop application's profile (a Firefox profile, where
+// the next run wrote user.js; Chrome's; a Flatpak application's data)
+// is refused by design. Control: another directory of HOME's is
+// learnable.
+func TestExecBearingAppProfiles(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	dirs := []string{".mozilla/firefox/abc.default", ".config/google-chrome/Default", ".var/app/org.telegram.desktop/data", "notes/sub"}
+	for _, d := range dirs {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
+	}
+	e := newExecRules()
+	defer e.close()
+	for _, d := range []string{".mozilla/firefox/abc.default", ".config/google-chrome/Default", ".var/app/org.telegram.desktop/data", ".var"} {
+		assert.Contains(t, e.why(filepath.Join(home, d), true), "application's profile", d)
+	}
+	assert.NotEmpty(t, e.why(filepath.Join(home, ".mozilla"), true), "above a profile (and native-messaging-hosts/)")
+	assert.Contains(t, e.why(filepath.Join(home, ".mozilla/firefox/abc.default/user.js"), false), "application's profile")
+	assert.Equal(t, "", e.why(filepath.Join(home, "notes/sub"), true), "control")
+}
