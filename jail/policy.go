@@ -899,6 +899,18 @@ var SecretPatterns = []string{
 	"**/.continue/config.yaml",
 	"**/.continue/config.json",
 	".aider.conf.yml",
+	// Red team round 31 (R31b-3): pass's store at its default place
+	// ($PASSWORD_STORE_DIR was denied, ~/.password-store not), the
+	// histories of shells and REPLs (an export TOKEN=..., a psql URL
+	// with its password), age identities, and more CLIs' tokens.
+	"**/.password-store/",
+	"**/.bash_history", "**/.zsh_history", "**/.zhistory", "**/.histfile", "**/.local/share/fish/fish_history",
+	"**/.psql_history", "**/.mysql_history", "**/.python_history", "**/.node_repl_history",
+	"**/.rediscli_history", "**/.sqlite_history", "**/.lesshst",
+	"**/.config/age/", "**/.age/",
+	"**/.kaggle/kaggle.json", "**/.huggingface/token", "**/.config/huggingface/token",
+	"**/.config/op/", "**/.op/", "**/.supabase/access-token", "**/.wakatime.cfg",
+	"**/.config/pulumi/credentials.json", "**/.config/vercel/auth.json",
 }
 
 // homeSecretNames are secrets of the secrets preset only in HOME: a
