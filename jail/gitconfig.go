@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/regfile"
 	"github.com/landjail/landjail/openat"
 )
 
@@ -413,9 +414,10 @@ const maxGitConfig = 1 << 20
 
 // readConfigFile reads a regular file of at most maxGitConfig bytes;
 // anything else (a FIFO, a device, a directory: an include.path can name
-// one) is an error, never a read that blocks.
+// one) is an error, and never opened (regfile.Open: an open of a FIFO
+// a command named released its writer, red team round 31, R31c-5).
 func readConfigFile(name string) ([]byte, error) {
-	return readRegular(os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0))
+	return readRegular(regfile.Open(name, true))
 }
 
 // readRegularAt is readConfigFile for a file of the root r (a workspace

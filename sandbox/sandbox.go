@@ -408,7 +408,7 @@ func (p *Plan) TakeSweep() error {
 		return nil
 	}
 	var err error
-	p.snap, err = sweep.Take(p.rulesWS, p.Options.WalkLimit)
+	p.snap, err = sweep.TakeAs(p.rulesWS, p.Options.WalkLimit, p.set.Credential)
 	return err
 }
 

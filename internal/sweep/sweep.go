@@ -71,6 +71,8 @@ import (
 	"github.com/charlievieth/fastwalk"
 	"golang.org/x/sys/unix"
 
+	"github.com/landjail/landjail/internal/dac"
+	"github.com/landjail/landjail/internal/regfile"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
@@ -203,10 +205,13 @@ type entry struct {
 
 // Snapshot is the protected entries of a workspace at one moment.
 type Snapshot struct {
-	ws    *jail.Workspace
-	root  *openat.Root
-	limit int
-	known map[string]*entry // by path relative to the workspace root
+	// creds and asCommand: TakeAs (commandMayRead).
+	creds     dac.Creds
+	asCommand bool
+	ws        *jail.Workspace
+	root      *openat.Root
+	limit     int
+	known     map[string]*entry // by path relative to the workspace root
 	// mine are the entries Sweep renamed (new relative paths): inert
 	// names, not examined again (what is moved out of one is, at its
 	// new path).
@@ -263,7 +268,17 @@ type Snapshot struct {
 // (then Sweep on the nil Snapshot does nothing). limit bounds the entries
 // walked (0: DefaultWalkLimit); more fail with ErrWalkLimit. The
 // Snapshot holds a directory fd of the root until Close.
-func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
+func Take(ws *jail.Workspace, limit int) (*Snapshot, error) { return take(ws, limit, nil, false) }
+
+// TakeAs is Take for a command that runs with cred (exec.Cmd.Credential;
+// nil: this process's uid) and no capability: what repositories name
+// is read only when the command could read it itself (commandMayRead).
+// Errors: Take's, dac.Of's.
+func TakeAs(ws *jail.Workspace, limit int, cred *syscall.Credential) (*Snapshot, error) {
+	return take(ws, limit, cred, true)
+}
+
+func take(ws *jail.Workspace, limit int, cred *syscall.Credential, asCommand bool) (*Snapshot, error) {
 	if len(ws.AgentConfigProtected()) == 0 {
 		return nil, nil
 	}
@@ -276,6 +291,13 @@ func Take(ws *jail.Workspace, limit int) (*Snapshot, error) {
 	}
 	s := &Snapshot{ws: ws, root: r, limit: limit, known: map[string]*entry{}, now: time.Now,
 		names: lastNames(), paths: map[string]bool{}, dirs: map[string]bool{}, collecting: true}
+	if asCommand {
+		if s.creds, err = dac.Of(cred); err != nil {
+			r.Close()
+			return nil, err
+		}
+		s.asCommand = true
+	}
 	s.globs = lastGlobs(s.names)
 	for _, p := range ws.AgentConfigProtected() {
 		s.paths[p] = true
@@ -1226,7 +1248,15 @@ func (s *Snapshot) pythonTops(found []string) map[string]bool {
 		configs := append([]string(nil), files...)
 		files = append(files, filepath.Join(abs, ".pre-commit-config.yaml"))
 		dirs = append(dirs, filepath.Join(abs, ".husky"), filepath.Join(abs, ".githooks"))
+		// What the configuration names (commandMayRead: only what the
+		// command could read itself); the hooks directories above are
+		// the repository's own or the user's.
+		named := map[string]bool{}
 		for _, r := range jail.GitConfigReferences(configs, abs, home) {
+			if !s.commandMayRead(r) {
+				continue
+			}
+			named[r] = true
 			if fi, err := os.Stat(r); err == nil && fi.IsDir() {
 				dirs = append(dirs, r)
 			} else {
@@ -1239,8 +1269,9 @@ func (s *Snapshot) pythonTops(found []string) map[string]bool {
 				continue
 			}
 			for _, e := range ents {
-				if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".sample") {
-					files = append(files, filepath.Join(d, e.Name()))
+				f := filepath.Join(d, e.Name())
+				if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".sample") && (!named[d] || s.commandMayRead(f)) {
+					files = append(files, f)
 				}
 			}
 		}
@@ -1265,18 +1296,54 @@ func (s *Snapshot) pythonTops(found []string) map[string]bool {
 	return tops
 }
 
-// readSmall reads a regular file of at most maxHash bytes, never
-// blocking on a FIFO.
+// readSmall reads a regular file of at most maxHash bytes; anything
+// else (a FIFO, a device) is never opened (regfile.Open: the names come
+// from configuration the command may have written, red team round 31,
+// R31c-5: an include.path naming a host FIFO released and killed its
+// writer).
 func readSmall(name string) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	f, err := regfile.Open(name, true)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
 	return io.ReadAll(io.LimitReader(f, maxHash))
+}
+
+// commandMayRead reports whether the command could read p itself (a
+// directory: list it): the policy allows it (jail.Workspace.Check: its
+// roots, deny patterns and private keys, as Landlock and the view's
+// masks do) and so do the mode bits and ACL for its credentials, with
+// no capability (package dac, on the file opened O_PATH). A Snapshot of
+// Take (no command given) answers yes. The files a repository's
+// configuration names are chosen by the command when it wrote that
+// configuration (a nested repository it made): read as root, whether
+// one of the user's private files ran Python decided which of the
+// command's modules were quarantined, and the bash tool's result said
+// so (red team round 31, R31c-5: a one-bit oracle on root's 0700
+// files); what the command cannot read counts as running no Python.
+func (s *Snapshot) commandMayRead(p string) bool {
+	if !s.asCommand {
+		return true
+	}
+	if _, err := s.ws.Check(p, jail.Read); err != nil {
+		return false
+	}
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	want := uint32(dac.Read)
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		want |= dac.Exec
+	}
+	ok, err := s.creds.MayFd(fd, want)
+	return ok && err == nil
 }
 
 // gitDirNames are the entries of a repository directory that make git
