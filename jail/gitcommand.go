@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -509,6 +510,13 @@ func (s *wordScan) pythonModule(m string) {
 		for _, suf := range pythonSuffixes {
 			s.emit(name + suf)
 		}
+		// The bytecode cache Python loads instead of a source whose
+		// mtime and size its header matches (PEP 3147: DIR/__pycache__/
+		// NAME.cpython-3XX[.opt-N].pyc), for the module and for a
+		// package's __init__: the directory whole, as its names carry
+		// the interpreter's tag (red team round 31, R31c-12: a cache
+		// beside a protected tools/ed.py ran on git status).
+		s.emit("./" + path.Join(strings.Join(parts[:k-1], "/"), "__pycache__"))
 		if k < len(parts) {
 			for _, suf := range pythonSuffixes {
 				s.emit(name + "/__init__" + suf)
@@ -516,6 +524,7 @@ func (s *wordScan) pythonModule(m string) {
 		} else {
 			s.emit(name)
 		}
+		s.emit(name + "/__pycache__")
 	}
 }
 

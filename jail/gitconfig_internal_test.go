@@ -249,7 +249,7 @@ func TestCommandWords(t *testing.T) {
 		{`cd tools && sh clean.sh`, []string{"./clean.sh", "tools/clean.sh"}},
 		// Red team round 26, R26a-1: a module run with -m is read from
 		// the working directory first.
-		{`python3 -m nbstripout`, []string{"./nbstripout.py", "./nbstripout.pyc", "./nbstripout.so", "./nbstripout.abi3.so", "./nbstripout"}},
+		{`python3 -m nbstripout`, []string{"./nbstripout.py", "./nbstripout.pyc", "./nbstripout.so", "./nbstripout.abi3.so", "./__pycache__", "./nbstripout", "./nbstripout/__pycache__"}},
 		{`python3 -u filter.py --x`, []string{"./filter.py"}},
 		// Red team round 25, R25b-6: the quote around the expansion
 		// alone, a path with a blank, an expansion inside a word, and a
@@ -280,7 +280,7 @@ func TestCommandWords(t *testing.T) {
 		{`"$(git rev-parse --git-dir)"/../a/x.sh`, []string{"./.git/../a/x.sh"}},
 		// R26a-1: every name of a -c program is a module it may import
 		// from the working directory.
-		{`python3 -c 'print(1)'`, []string{"./print.py", "./print.pyc", "./print.so", "./print.abi3.so", "./print"}},
+		{`python3 -c 'print(1)'`, []string{"./print.py", "./print.pyc", "./print.so", "./print.abi3.so", "./__pycache__", "./print", "./print/__pycache__"}},
 	} {
 		assert.Equal(t, tc.want, commandWords(tc.cmd), tc.cmd)
 	}
@@ -322,6 +322,9 @@ func TestCommandWordsFailClosed(t *testing.T) {
 		{`sh ed.sh src`, []string{"./ed.sh"}, []string{"./src"}},
 		{`node --require ./x ed.js`, []string{"./x", "./ed.js"}, nil},
 		{`python3 -m tools.ed`, []string{"./tools/ed.py", "./tools/__init__.py", "./tools/ed", "./tools.py"}, []string{"./tools"}},
+		// Red team round 31 (R31c-12): the bytecode caches of the module
+		// and of its package's __init__.
+		{`python3 -m tools.ed`, []string{"./tools/__pycache__", "./__pycache__", "./tools/ed/__pycache__"}, nil},
 		{`python3 -mtools.ed`, []string{"./tools/ed.py"}, nil},
 		{`python3 -c 'import sys, ed'`, []string{"./ed.py", "./ed", "./ed.abi3.so"}, []string{"./import.py"}},
 		{`python3 -c '__import__("ed")'`, []string{"./ed.py"}, nil},

@@ -172,7 +172,15 @@ func TestStartupNamesRound17(t *testing.T) {
 		"proj/.lazygit.yml", "proj/sub/.lazygit.yml", "proj/.git/lazygit.yml", "proj/sub/repo/.git/lazygit.yml",
 		"proj/pnpm-workspace.yaml", "proj/pkg/pnpm-workspace.yaml", "proj/.yarn/releases/yarn-4.1.0.cjs",
 		"proj/.yarn/plugins/@yarnpkg/plugin-x.cjs", "proj/$irbrc", "proj/sub/$irbrc",
-		"proj/.golangci.yml", "proj/sub/.golangci.yaml", "proj/.golangci.toml", "proj/.golangci.json"}
+		"proj/.golangci.yml", "proj/sub/.golangci.yaml", "proj/.golangci.toml", "proj/.golangci.json",
+		// Round 31 (R31c-6 to R31c-11, R31c-13 to R31c-16, R31b-5).
+		".config/husky/init.sh", ".huskyrc.sh", ".config/vite-plus/hooks-init.sh", ".vim/vimrc", ".vim/after/plugin/x.vim",
+		".vim/ftdetect/x.vim", ".config/vim/vimrc", ".pyenv/pyenv.d/exec/x.bash", ".pyenv/shims/python", ".rbenv/rbenv.d/exec/x.bash",
+		".nodenv/shims/node", ".zshrc.zwc", ".zshenv.zwc", ".zcompdump", ".zcompdump-host-5.9", "proj/zsh/.zshrc.zwc",
+		".gdbearlyinit", ".less", ".emacs.elc", ".emacs.el.gz", ".doom.d/init.el", ".spacemacs", ".config/go/env",
+		".node_modules/x/index.js", ".node_libraries/x.js", ".config/lxsession/LXDE/autostart", ".kde/Autostart/x.sh",
+		".kde4/Autostart/x.sh", ".config/polybar/config.ini", ".config/dunst/dunstrc",
+		".config/xfce4/xfconf/xfce-perchannel-xml/xfce4-keyboard-shortcuts.xml", ".config/k9s/plugins.yaml"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {
@@ -376,8 +384,10 @@ func TestPathChainAndPythonPathRound20(t *testing.T) {
 			}
 		}
 		assertWrites(t, w, []string{"lib/py/sitecustomize.py", "lib/py/usercustomize.py"}, protect)
+		// Their bytecode: sourceless and cached (red team round 31, R31c-12).
+		assertWrites(t, w, []string{"lib/py/sitecustomize.pyc", "lib/py/__pycache__/sitecustomize.cpython-311.pyc"}, protect)
 		assertWrites(t, w, []string{"lib/py/module.py"}, false)
-		for _, n := range []string{"lib/py/sitecustomize.py", "lib/py/usercustomize.py", "lib/py/module.py"} {
+		for _, n := range []string{"lib/py/sitecustomize.py", "lib/py/usercustomize.py", "lib/py/module.py", "lib/py/sitecustomize.pyc", "lib/py/__pycache__/sitecustomize.cpython-311.pyc"} {
 			os.Remove(filepath.Join(home, n))
 		}
 		w.Close()

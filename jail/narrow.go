@@ -922,6 +922,11 @@ func (w *Workspace) agentPaths(root string, budget *int) ([]string, error) {
 					if within(f, root) {
 						add(filepath.Join(f, "sitecustomize.py"))
 						add(filepath.Join(f, "usercustomize.py"))
+						// Their sourceless and cached bytecode (red
+						// team round 31, R31c-12).
+						add(filepath.Join(f, "sitecustomize.pyc"))
+						add(filepath.Join(f, "usercustomize.pyc"))
+						add(filepath.Join(f, "__pycache__"))
 					}
 				}
 			}

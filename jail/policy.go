@@ -342,6 +342,11 @@ var agentConfigProject = []string{
 	// (R31c-3); irb's fourth name after .irbrc, irb.rc, _irbrc is
 	// "$irbrc", a literal dollar sign (lib/irb/init.rb; R31c-4).
 	".lazygit.yml", ".git/lazygit.yml", "pnpm-workspace.yaml", ".yarn/releases/", ".yarn/plugins/", "$irbrc",
+	// zsh reads FILE.zwc (compiled wordcode) instead of every start-up
+	// or sourced FILE when it is newer (R31c-9: .zshrc.zwc beside a
+	// protected .zshrc ran instead of it), and compinit sources
+	// .zcompdump* (R31c-10); at any depth, as ZDOTDIR may be anywhere.
+	"*.zwc", ".zcompdump*",
 	// And golangci-lint's configuration, whose custom linters name a Go
 	// plugin (a shared object) it loads on the next lint, which editors
 	// run on save (linters.settings.custom.NAME.path).
@@ -540,6 +545,24 @@ var agentConfigHomeOnly = []string{
 	// install fetches from it).
 	".R/", ".config/pipewire/", ".config/wireplumber/", ".config/pulse/", ".ansible.cfg",
 	".ansible/", ".local/share/jupyter/", ".npm-init.js", ".forward", ".config/uv/", ".config/pypoetry/",
+	// Red team round 31: husky's and vite-plus's per-user start-up
+	// files, sourced by every hook (R31c-6); vim's start-up directory
+	// whole (vimrc, after/, ftplugin/, ftdetect/) and its XDG form
+	// (R31c-7); pyenv's hooks and shims, and the other version managers
+	// whose shims are on PATH (R31c-8); gdb's early init file
+	// (R31c-11); less's compiled key file, whose #env sets LESSOPEN
+	// (R31c-13); the init files Emacs loads before ~/.emacs (.elc and
+	// compressed forms) and Doom's and Spacemacs' (R31c-14); Go's
+	// per-user environment file, whose GOFLAGS=-toolexec runs a program
+	// in every build (R31c-15); Node's global folders at the end of
+	// every require search (R31c-16); and login autostart and session
+	// configuration: LXDE's autostart, KDE 4's Autostart, polybar,
+	// dunst, Xfce (key bindings), k9s plugins (R31b-5).
+	".config/husky/", ".huskyrc.sh", ".config/vite-plus/", ".vim/", ".config/vim/",
+	".pyenv/pyenv.d/", ".pyenv/shims/", ".rbenv/", ".nodenv/", ".goenv/", ".jenv/", ".plenv/",
+	".gdbearlyinit", ".less", ".emacs.elc", ".emacs.gz", ".emacs.el.gz", ".emacs.elc.gz", ".doom.d/", ".spacemacs", ".spacemacs.d/",
+	".config/go/env", ".node_modules/", ".node_libraries/",
+	".config/lxsession/", ".kde/Autostart/", ".kde4/Autostart/", ".config/polybar/", ".config/dunst/", ".config/xfce4/", ".config/k9s/",
 }
 
 func nestedAgentPatterns() []string {
