@@ -21,6 +21,7 @@ import (
 	"github.com/landjail/landjail/internal/dac"
 	"github.com/landjail/landjail/internal/linkscan"
 	"github.com/landjail/landjail/internal/termsafe"
+	"github.com/landjail/landjail/internal/threadcaps"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -1789,6 +1790,15 @@ func (l *links) target(p string, v jail.Narrowing) error {
 		}
 		return nil // dangling: what the command makes it knows
 	}
+	if !l.keys.reaches(p, t) {
+		// The command cannot follow the link there (a directory on
+		// the way it cannot search): it reads nothing through it, and
+		// whatever is there is nobody's business of its (red team
+		// round 31, R31d-1, R31d-2: links planted toward another
+		// user's 0700 directory had their targets masked, listed in
+		// the report and examined for keys, by existence and content).
+		return nil
+	}
 	// A root below the target (secrets -> ../vault/app with --ro
 	// vault/app/sub) gets the verdict whole, as a root inside a
 	// directory a pattern names does (red team round 15, R15a-12: its
@@ -2251,6 +2261,9 @@ type keyScan struct {
 	// listed another user's 0700 directory and read the heads of its
 	// files, and the masks and verdicts named what was there).
 	as *dac.Creds
+	// cred is the command's Credential as given (Options.Credential),
+	// for the threads that resolve as it (reaches).
+	cred *syscall.Credential
 }
 
 // newKeyScan is the keyScan of a compile for a command run with cred
@@ -2260,11 +2273,29 @@ func newKeyScan(cred *syscall.Credential) (*keyScan, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &keyScan{}
+	k := &keyScan{cred: cred}
 	if dac.Differs(c) {
 		k.as = &c
 	}
 	return k, nil
+}
+
+// reaches reports whether the command, following the link p, arrives
+// at t as this process did: the link resolved (filepath.EvalSymlinks)
+// on a thread with the command's permission checks (threadcaps.RunAs),
+// where a directory on the way it cannot search stops it (EACCES).
+// Always true when those checks are this process's.
+func (k *keyScan) reaches(p, t string) bool {
+	if k == nil || k.as == nil {
+		return true
+	}
+	ok := false
+	err := threadcaps.RunAs(k.cred, func() error {
+		r, err := filepath.EvalSymlinks(p)
+		ok = err == nil && r == t
+		return nil
+	})
+	return ok && err == nil
 }
 
 // listable reports whether the command may list the directory p and

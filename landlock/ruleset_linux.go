@@ -79,7 +79,23 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	}
 	var pfds pathFDs
 	defer pfds.close()
-	c, err := plan(req, abi, pfds.stat, listDir)
+	list := listDir
+	if keys, err := newKeyScan(opt.Credential); err != nil {
+		return nil, err
+	} else if keys.as != nil {
+		// A chain directory's siblings are listed as the command
+		// would: one it cannot list grants none (its entries are not
+		// the command's to know: red team round 31, R31d-2, a carve in
+		// another user's 0700 directory listed its files as rules and
+		// in the report).
+		list = func(dir string) ([]dirEntry, error) {
+			if !keys.listable(dir) {
+				return nil, nil
+			}
+			return listDir(dir)
+		}
+	}
+	c, err := plan(req, abi, pfds.stat, list)
 	if err != nil {
 		return nil, err
 	}

@@ -67,6 +67,41 @@ func TestWalkAsCommand(t *testing.T) {
 		"own/notes.txt":  SourcePrivateKey, // control: read, a key
 	}, asRoot)
 
+	// Links the command planted toward another user's closed
+	// directory in a granted rule the walk does not walk (a preset's
+	// GOROOT; red team round 31, R31d-1): by their names a denied target
+	// and a private key would be carved, by existence and by content;
+	// the command cannot follow them, so nothing there is named.
+	goroot := filepath.Join(base, "goroot")
+	alice := filepath.Join(goroot, "alice")
+	require.NoError(t, os.MkdirAll(alice, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(alice, "keyfile"), []byte(key), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(alice, "plain"), []byte("x"), 0o644))
+	require.NoError(t, os.Chown(alice, 65534, 65534))
+	require.NoError(t, os.Chmod(alice, 0o700))
+	links := map[string]string{".env.1": alice + "/plain", ".env.2": alice + "/guess", "id_k1": alice + "/keyfile"}
+	for name, target := range links {
+		require.NoError(t, os.Symlink(target, filepath.Join(root, name)))
+	}
+	sws, err := jail.New(root, jail.WithDenySecrets())
+	require.NoError(t, err)
+	defer sws.Close()
+	viaLinks := func(cred *syscall.Credential) []string {
+		carves, err := collectCarves(sws, Options{Credential: cred}, []Rule{{Path: root}}, Rule{Path: goroot, Access: RightsReadExec})
+		require.NoError(t, err)
+		var out []string
+		for _, c := range carves {
+			if strings.HasPrefix(c.path, goroot) {
+				out = append(out, c.path)
+			}
+		}
+		return out
+	}
+	assert.Empty(t, viaLinks(nil), "nothing in the closed directory is named")
+	for name := range links {
+		require.NoError(t, os.Remove(filepath.Join(root, name)))
+	}
+
 	as65534 := carved(&syscall.Credential{Uid: 65534, Gid: 65534})
 	assert.Equal(t, map[string]string{
 		"private/notes.txt": SourcePrivateKey, // its own: read

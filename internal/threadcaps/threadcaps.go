@@ -16,6 +16,8 @@ package threadcaps
 
 import (
 	"fmt"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -38,6 +40,50 @@ func Run(keep []int, fn func() error) error {
 	ran := false
 	err = osthread.Run(func() error {
 		if err := limit(mask); err != nil {
+			return err
+		}
+		ran = true
+		return fn()
+	})
+	if !ran && err != nil {
+		return fmt.Errorf("threadcaps: %w", err)
+	}
+	return err
+}
+
+// RunAs is Run with no capability kept, on a thread whose file-system
+// uid and gid and supplementary groups are cred's (nil: this process's):
+// every permission check fn's system calls meet is the one a command
+// started with cred, holding no capability, meets. The ids are set with
+// raw setgroups(2), setfsgid(2) and setfsuid(2), which act on the
+// calling thread only (Go's syscall.Setgroups and glibc's apply them to
+// every thread), before the capabilities are dropped. If one fails (the
+// process lacks CAP_SETUID or CAP_SETGID: then it cannot start a command
+// as cred either), fn is not run and RunAs returns the error.
+func RunAs(cred *syscall.Credential, fn func() error) error {
+	ran := false
+	err := osthread.Run(func() error {
+		if cred != nil {
+			if !cred.NoSetGroups {
+				gs := append([]uint32(nil), cred.Groups...)
+				var ptr unsafe.Pointer
+				if len(gs) > 0 {
+					ptr = unsafe.Pointer(&gs[0])
+				}
+				if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(gs)), uintptr(ptr), 0); e != 0 {
+					return fmt.Errorf("setgroups: %w", e)
+				}
+			}
+			unix.RawSyscall(unix.SYS_SETFSGID, uintptr(cred.Gid), 0, 0)
+			if r, _, _ := unix.RawSyscall(unix.SYS_SETFSGID, uintptr(cred.Gid), 0, 0); uint32(r) != cred.Gid {
+				return fmt.Errorf("setfsgid %d: not permitted", cred.Gid)
+			}
+			unix.RawSyscall(unix.SYS_SETFSUID, uintptr(cred.Uid), 0, 0)
+			if r, _, _ := unix.RawSyscall(unix.SYS_SETFSUID, uintptr(cred.Uid), 0, 0); uint32(r) != cred.Uid {
+				return fmt.Errorf("setfsuid %d: not permitted", cred.Uid)
+			}
+		}
+		if err := limit([2]uint32{}); err != nil {
 			return err
 		}
 		ran = true

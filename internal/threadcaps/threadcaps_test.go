@@ -3,6 +3,7 @@ package threadcaps
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,4 +66,40 @@ func TestRunBadCapability(t *testing.T) {
 	err := Run([]int{64}, func() error { ran = true; return nil })
 	assert.Error(t, err)
 	assert.False(t, ran)
+}
+
+// TestRunAs: as root, fn runs with another user's permission checks (a
+// 0600 file of 65534 opens, root's own 0600 file does not) and none at
+// all with nil (root's file opens, 65534's does not: no
+// CAP_DAC_OVERRIDE); the calling thread keeps its capabilities.
+func TestRunAs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (setfsuid to another user)")
+	}
+	dir, err := os.MkdirTemp("", "runas-") // searchable by 65534 (t.TempDir's parent is not)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	theirs, mine := filepath.Join(dir, "theirs"), filepath.Join(dir, "mine")
+	require.NoError(t, os.WriteFile(theirs, []byte("x"), 0o600))
+	require.NoError(t, os.Chown(theirs, 65534, 65534))
+	require.NoError(t, os.WriteFile(mine, []byte("x"), 0o600))
+	try := func(p string) bool {
+		f, err := os.Open(p)
+		if err == nil {
+			f.Close()
+		}
+		return err == nil
+	}
+	require.NoError(t, RunAs(&syscall.Credential{Uid: 65534, Gid: 65534}, func() error {
+		assert.True(t, try(theirs), "65534 opens its own file")
+		assert.False(t, try(mine), "65534 cannot open root's 0600 file")
+		return nil
+	}))
+	require.NoError(t, RunAs(nil, func() error {
+		assert.True(t, try(mine), "root's own file")
+		assert.False(t, try(theirs), "no CAP_DAC_OVERRIDE")
+		return nil
+	}))
+	assert.True(t, try(theirs) && try(mine), "control: the caller's thread keeps root's capabilities")
 }
