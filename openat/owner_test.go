@@ -2,6 +2,7 @@ package openat_test
 
 import (
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -207,4 +208,121 @@ func TestWriteFileOwnedBeforeRename(t *testing.T) {
 			assert.Equal(t, uint32(0), fi.Sys().(*syscall.Stat_t).Uid, "the root file given away")
 		}
 	}
+}
+
+// TestWriteFileRound31: red team round 31's write_file findings, each
+// with its control. R31a-1: in another user's sticky directory the
+// replacement of a third user's file is refused and leaves no temporary
+// file (it was left, given to that user, with the new content); in an
+// append-only directory it is refused before anything is written.
+// R31a-2: in a setgid directory the replaced file keeps its group.
+// R31a-4: a directory's default ACL does not reach the replacement of a
+// file that had no ACL. Run on a thread holding CAP_CHOWN alone, as
+// landjail-mcp's file tools do.
+func TestWriteFileRound31(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (files of other users)")
+	}
+	tools := func(fn func() error) error { return threadcaps.Run([]int{unix.CAP_CHOWN}, fn) }
+	leftovers := func(dir string) []string {
+		m, _ := filepath.Glob(filepath.Join(dir, ".landjail-tmp-*"))
+		return m
+	}
+	t.Run("sticky", func(t *testing.T) {
+		dir := t.TempDir()
+		sticky := filepath.Join(dir, "shared")
+		require.NoError(t, os.Mkdir(sticky, 0o777))
+		require.NoError(t, os.Chmod(sticky, 0o777|os.ModeSticky))
+		require.NoError(t, os.Chown(sticky, 1000, 1000))
+		f := filepath.Join(sticky, "f")
+		require.NoError(t, os.WriteFile(f, []byte("theirs"), 0o666))
+		require.NoError(t, os.Chmod(f, 0o666))
+		require.NoError(t, os.Chown(f, 65534, 65534))
+		r, err := openat.OpenRoot(dir)
+		require.NoError(t, err)
+		defer r.Close()
+		err = tools(func() error { return r.WriteFile("shared/f", []byte("AGENT"), 0o644) })
+		assert.ErrorIs(t, err, fs.ErrPermission)
+		assert.Empty(t, leftovers(sticky), "nothing left behind")
+		b, _ := os.ReadFile(f)
+		assert.Equal(t, "theirs", string(b))
+		// Control: the same file in a directory that is not sticky.
+		require.NoError(t, os.Chmod(sticky, 0o777))
+		require.NoError(t, tools(func() error { return r.WriteFile("shared/f", []byte("AGENT"), 0o644) }))
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		assert.EqualValues(t, 65534, fi.Sys().(*syscall.Stat_t).Uid, "control: replaced, its owner kept")
+	})
+	t.Run("append-only", func(t *testing.T) {
+		dir := t.TempDir()
+		ap := filepath.Join(dir, "ap")
+		require.NoError(t, os.Mkdir(ap, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ap, "f"), []byte("old"), 0o644))
+		d, err := os.Open(ap)
+		require.NoError(t, err)
+		ferr := unix.IoctlSetPointerInt(int(d.Fd()), unix.FS_IOC_SETFLAGS, 0x20)
+		d.Close()
+		if ferr != nil {
+			t.Skipf("chattr +a: %v", ferr)
+		}
+		t.Cleanup(func() {
+			if d, err := os.Open(ap); err == nil {
+				unix.IoctlSetPointerInt(int(d.Fd()), unix.FS_IOC_SETFLAGS, 0)
+				d.Close()
+			}
+		})
+		r, err := openat.OpenRoot(dir)
+		require.NoError(t, err)
+		defer r.Close()
+		assert.Error(t, tools(func() error { return r.WriteFile("ap/f", []byte("AGENT"), 0o644) }))
+		assert.Empty(t, leftovers(ap), "nothing left behind")
+		require.NoError(t, tools(func() error { return r.WriteFile("g", []byte("x"), 0o644) }), "control: elsewhere")
+	})
+	t.Run("setgid", func(t *testing.T) {
+		dir := t.TempDir()
+		sg := filepath.Join(dir, "sg")
+		require.NoError(t, os.Mkdir(sg, 0o775))
+		require.NoError(t, os.Chown(sg, 0, 50))
+		require.NoError(t, os.Chmod(sg, 0o775|os.ModeSetgid))
+		f := filepath.Join(sg, "secret.conf")
+		require.NoError(t, os.WriteFile(f, []byte("v1"), 0o640))
+		require.NoError(t, os.Chown(f, 0, 0))
+		r, err := openat.OpenRoot(dir)
+		require.NoError(t, err)
+		defer r.Close()
+		require.NoError(t, tools(func() error { return r.WriteFile("sg/secret.conf", []byte("v2"), 0o644) }))
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		assert.EqualValues(t, 0, fi.Sys().(*syscall.Stat_t).Gid, "the group kept")
+		require.NoError(t, tools(func() error { return r.WriteFile("sg/new.conf", []byte("v"), 0o644) }))
+		fi, err = os.Stat(filepath.Join(sg, "new.conf"))
+		require.NoError(t, err)
+		assert.EqualValues(t, 50, fi.Sys().(*syscall.Stat_t).Gid, "control: a new file takes the directory's group")
+	})
+	t.Run("default ACL", func(t *testing.T) {
+		dir := t.TempDir()
+		d := filepath.Join(dir, "d")
+		require.NoError(t, os.Mkdir(d, 0o755))
+		// default: user::rwx user:1000:rwx group::r-x mask::rwx other::---
+		def := []byte{2, 0, 0, 0,
+			1, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+			2, 0, 7, 0, 0xe8, 0x03, 0, 0,
+			4, 0, 5, 0, 0xff, 0xff, 0xff, 0xff,
+			0x10, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+			0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+		f := filepath.Join(d, "s.conf")
+		require.NoError(t, os.WriteFile(f, []byte("v1"), 0o640))
+		if err := unix.Setxattr(d, "system.posix_acl_default", def, 0); err != nil {
+			t.Skipf("no ACLs here: %v", err)
+		}
+		r, err := openat.OpenRoot(dir)
+		require.NoError(t, err)
+		defer r.Close()
+		require.NoError(t, tools(func() error { return r.WriteFile("d/s.conf", []byte("v2"), 0o644) }))
+		_, err = unix.Getxattr(f, "system.posix_acl_access", make([]byte, 256))
+		assert.ErrorIs(t, err, unix.ENODATA, "no ACL, as before")
+		require.NoError(t, os.WriteFile(filepath.Join(d, "n"), nil, 0o640))
+		_, err = unix.Getxattr(filepath.Join(d, "n"), "system.posix_acl_access", make([]byte, 256))
+		assert.NoError(t, err, "control: a file made there inherits the default")
+	})
 }

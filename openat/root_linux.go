@@ -550,6 +550,17 @@ func (r *Root) writeFileAs(name string, data []byte, perm fs.FileMode, own *[2]i
 		// As an in-place write would keep them, minus set-id bits.
 		mode = st.Mode & 0o1777
 	}
+	// An append-only or immutable directory (chattr +a, +i) takes the
+	// temporary file but lets nothing rename or remove it: each call
+	// left one holding the agent's content (red team round 31, R31a-1
+	// variant c). Refused first, as the rename would be.
+	if dfd, derr := unix.Openat(p.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); derr == nil {
+		flags, ferr := unix.IoctlGetInt(dfd, unix.FS_IOC_GETFLAGS) // p.fd may be O_PATH: ioctl refuses it
+		unix.Close(dfd)
+		if ferr == nil && flags&(fsAppendFL|fsImmutableFL) != 0 {
+			return &fs.PathError{Op: "renameat", Path: name, Err: unix.EPERM}
+		}
+	}
 	var tmp string
 	var fd int
 	for range maxTempNameTries {
@@ -563,18 +574,45 @@ func (r *Root) writeFileAs(name string, data []byte, perm fs.FileMode, own *[2]i
 		return &fs.PathError{Op: "openat", Path: name, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
+	defer f.Close()
+	chowned := false
 	defer func() {
 		if err != nil {
+			// Given to another owner, the temporary file may be beyond
+			// this process's unlink in a sticky directory: it is taken
+			// back first (CAP_CHOWN was what gave it), then removed
+			// (red team round 31, R31a-1: a uid-1001 file with the
+			// agent's content stayed beside the one it should replace).
+			if chowned {
+				unix.Fchown(fd, os.Geteuid(), os.Getegid())
+			}
 			unix.Unlinkat(p.fd, tmp, 0)
 		}
 	}()
+	// What the new file got at creation, which chown must mend where it
+	// differs from the file it stands for: in a setgid directory its
+	// group is the directory's, not this process's (red team round 31,
+	// R31a-2: a root:root 0640 file became root:staff after an edit).
+	var tst unix.Stat_t
+	if err := unix.Fstat(fd, &tst); err != nil {
+		return &fs.PathError{Op: "fstat", Path: name, Err: err}
+	}
+	chown := func(uid, gid int) {
+		if uid != int(tst.Uid) || gid != int(tst.Gid) {
+			unix.Fchown(fd, uid, gid)
+			chowned = true
+		}
+	}
+	// A default ACL of the directory was inherited at creation; the file
+	// it stands for had none (or its own, set below): a named entry of the
+	// default made a 0640 file readable by that user (red team round 31,
+	// R31a-4). ENODATA: nothing inherited.
+	unix.Fremovexattr(fd, aclAccess)
 	if own != nil {
 		// As the file it stands for, before the rename (R30a-4): the
 		// mode first (after the chown, fchmod needs CAP_FOWNER).
 		unix.Fchmod(fd, mode)
-		if own[0] != os.Geteuid() || own[1] != os.Getegid() {
-			unix.Fchown(fd, own[0], own[1])
-		}
+		chown(own[0], own[1])
 	} else if st.Mode&unix.S_IFMT == unix.S_IFREG {
 		// umask applied at creation: restore the exact old mode (no
 		// set-id bits, which chown would clear), while the file is
@@ -594,18 +632,12 @@ func (r *Root) writeFileAs(name string, data []byte, perm fs.FileMode, own *[2]i
 		// root's, which its owner could no longer read (red team round
 		// 25, R25b-5). Elsewhere the new file is the writer's, as with
 		// any editor that saves by rename.
-		if int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
-			unix.Fchown(fd, int(st.Uid), int(st.Gid))
-		}
+		chown(int(st.Uid), int(st.Gid))
 	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
+	if _, werr := f.Write(data); werr != nil {
+		return &fs.PathError{Op: "write", Path: name, Err: werr}
 	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
+	if werr := f.Sync(); werr != nil {
 		return &fs.PathError{Op: "write", Path: name, Err: werr}
 	}
 	if err := unix.Renameat(p.fd, tmp, p.fd, p.leaf); err != nil {
@@ -632,6 +664,13 @@ func (r *Root) probeWritable(name string) (fs.FileInfo, error) {
 	}
 	return newFileInfo(p.leaf, &st), nil
 }
+
+// fsAppendFL and fsImmutableFL are FS_APPEND_FL and FS_IMMUTABLE_FL
+// (linux/fs.h; ioctl_iflags(2)), which x/sys/unix does not define.
+const (
+	fsImmutableFL = 0x10
+	fsAppendFL    = 0x20
+)
 
 // aclAccess is the extended attribute of a file's access ACL (acl(5)).
 const aclAccess = "system.posix_acl_access"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -102,6 +103,7 @@ type patchOp struct {
 	removeOld        bool // deletion or rename
 	writeNew         bool
 	oldPerm          fs.FileMode
+	oldUID           int    // the old file's owner (-1: unknown)
 	oldData, newPrev []byte // for rollback
 	newExisted       bool
 	// owner is the old file's uid and gid (nil for a new file): a
@@ -387,6 +389,10 @@ func (k *Toolkit) planPatch(pf patchFile, limit int64) (*patchOp, error) {
 			return nil, k.fail(tool, pf.oldName, err)
 		}
 		op.oldPerm = fi.Mode().Perm()
+		op.oldUID = -1
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			op.oldUID = int(st.Uid)
+		}
 		if old, err = k.readCapped(name, pf.oldName, limit); err != nil {
 			return nil, k.fail(tool, pf.oldName, err)
 		}
@@ -441,6 +447,14 @@ func (k *Toolkit) planPatch(pf patchFile, limit int64) (*patchOp, error) {
 			op.perm = f.NewMode.Perm()
 			op.res.Mode = op.perm
 			op.chmod = !f.IsNew
+			if !f.IsNew && !f.IsCopy && op.perm != op.oldPerm && op.oldUID != os.Geteuid() {
+				// Only a file's owner changes its mode (chmod(2): EPERM
+				// without CAP_FOWNER, which the file tools do not hold):
+				// a rename's new file, made with the mode, would have
+				// given the agent a chmod of another user's file that
+				// its bash is refused (red team round 31, R31a-3).
+				return nil, k.fail(tool, pf.display(), &fs.PathError{Op: "chmod", Path: pf.display(), Err: fs.ErrPermission})
+			}
 		}
 	} else {
 		// A deletion's hunks hold the whole old content: they must match

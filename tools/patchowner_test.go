@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -105,4 +106,55 @@ func TestPatchRenameOutOfStickyDirectory(t *testing.T) {
 	require.NoError(t, call("read_file", map[string]string{"path": "free.txt"}))
 	require.NoError(t, call("patch", map[string]string{"patch": patch("free.txt", "moved.txt")}), "control")
 	assert.Equal(t, "AGENT\n", e.read(t, "moved.txt"))
+}
+
+// TestPatchRenameKeepsOthersMode (red team round 31, R31a-3): a rename
+// diff with a new mode of a file another user owns is refused (only the
+// owner changes a mode: the agent's bash gets EPERM for the same chmod),
+// nothing moved; it had made a uid-1000 0755 file of the agent's
+// content. Controls: the same rename without a mode change is applied,
+// and the mode change of the server's own file too.
+func TestPatchRenameKeepsOthersMode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files away")
+	}
+	t.Parallel()
+	e := newEnv(t, []string{"d/run.sh=run\n", "d/plain.sh=plain\n", "mine.sh=mine\n"})
+	for _, n := range []string{"d/run.sh", "d/plain.sh"} {
+		require.NoError(t, os.Chown(filepath.Join(e.root, n), 1000, 1000))
+		require.NoError(t, os.Chmod(filepath.Join(e.root, n), 0o666))
+	}
+	require.NoError(t, os.Chmod(filepath.Join(e.root, "mine.sh"), 0o644))
+	ctx := context.Background()
+	call := func(tool string, args map[string]string) error {
+		b, err := json.Marshal(args)
+		require.NoError(t, err)
+		_, err = e.k.Call(ctx, tool, b)
+		return err
+	}
+	patch := func(from, to, mode string) string {
+		p := "diff --git a/" + from + " b/" + to + "\n"
+		if mode != "" {
+			p += "old mode 100644\nnew mode " + mode + "\n"
+		}
+		return p + "rename from " + from + "\nrename to " + to + "\n--- a/" + from + "\n+++ b/" + to + "\n@@ -1 +1 @@\n-" + strings.TrimSuffix(filepath.Base(from), ".sh") + "\n+AGENT\n"
+	}
+	require.NoError(t, call("read_file", map[string]string{"path": "d/run.sh"}))
+	err := call("patch", map[string]string{"patch": patch("d/run.sh", "d/run2.sh", "100755")})
+	require.Error(t, err)
+	assert.NoFileExists(t, filepath.Join(e.root, "d/run2.sh"))
+	assert.Equal(t, "run\n", e.read(t, "d/run.sh"))
+
+	require.NoError(t, call("read_file", map[string]string{"path": "d/plain.sh"}))
+	require.NoError(t, call("patch", map[string]string{"patch": patch("d/plain.sh", "d/plain2.sh", "")}), "control: no mode change")
+	fi, err := os.Stat(filepath.Join(e.root, "d/plain2.sh"))
+	require.NoError(t, err)
+	assert.EqualValues(t, 1000, fi.Sys().(*syscall.Stat_t).Uid)
+	assert.Equal(t, os.FileMode(0o666), fi.Mode().Perm())
+
+	require.NoError(t, call("read_file", map[string]string{"path": "mine.sh"}))
+	require.NoError(t, call("patch", map[string]string{"patch": patch("mine.sh", "mine2.sh", "100755")}), "control: the server's own file")
+	fi, err = os.Stat(filepath.Join(e.root, "mine2.sh"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
 }
