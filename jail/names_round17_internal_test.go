@@ -180,7 +180,14 @@ func TestStartupNamesRound17(t *testing.T) {
 		".gdbearlyinit", ".less", ".emacs.elc", ".emacs.el.gz", ".doom.d/init.el", ".spacemacs", ".config/go/env",
 		".node_modules/x/index.js", ".node_libraries/x.js", ".config/lxsession/LXDE/autostart", ".kde/Autostart/x.sh",
 		".kde4/Autostart/x.sh", ".config/polybar/config.ini", ".config/dunst/dunstrc",
-		".config/xfce4/xfconf/xfce-perchannel-xml/xfce4-keyboard-shortcuts.xml", ".config/k9s/plugins.yaml"}
+		".config/xfce4/xfconf/xfce-perchannel-xml/xfce4-keyboard-shortcuts.xml", ".config/k9s/plugins.yaml",
+		// R31c-17.
+		"proj/.iex.exs", "proj/sub/.ocamlinit", "proj/.psysh.php", "proj/bunfig.toml", "proj/tools/bazel", "proj/.bazeliskrc",
+		"proj/.prototools", "proj/.yarn/sdks/typescript/lib/tsserver.js", "proj/sub/.pylintrc", "proj/pylintrc", "proj/mypy.ini",
+		"proj/sub/.gdbinit", "proj/.lldbinit", ".config/opencode/plugin/x.js", ".lmstudio/mcp.json", ".vscode-oss/extensions/x/y.js",
+		".config/pnpm/rc", ".cpan/CPAN/MyConfig.pm", ".mongoshrc.js", ".lldbinit-lldb", ".gitk", ".local/share/mc/bashrc",
+		".cmake/packages/X/1", ".config/ccache/ccache.conf", ".config/mypy/config", ".gem/ruby/3.1.0/gems/x/lib/x.rb",
+		"R/x86_64-pc-linux-gnu-library/4.2/x/R/x", ".k5login"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

@@ -351,6 +351,15 @@ var agentConfigProject = []string{
 	// plugin (a shared object) it loads on the next lint, which editors
 	// run on save (linters.settings.custom.NAME.path).
 	".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
+	// Red team round 31's list (R31c-17): what REPLs load from the
+	// directory they start in (IEx, the OCaml toplevel, PsySH, pdb++),
+	// bun's project configuration (preload scripts, as .npmrc's
+	// node-options), Bazel's launcher wrapper and Bazelisk's and proto's
+	// configuration, the TypeScript SDK an editor runs at folder open,
+	// pylint's and mypy's configuration (init-hook, plugins), and gdb's
+	// and lldb's files wherever a user's safe path lets them load.
+	".iex.exs", ".ocamlinit", ".psysh.php", ".pdbrc.py", "bunfig.toml", "tools/bazel", ".bazeliskrc", ".prototools",
+	".yarn/sdks/", ".pylintrc", "pylintrc", ".pylintrc.toml", "mypy.ini", ".mypy.ini", ".gdbinit", ".lldbinit",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
@@ -563,6 +572,15 @@ var agentConfigHomeOnly = []string{
 	".gdbearlyinit", ".less", ".emacs.elc", ".emacs.gz", ".emacs.el.gz", ".emacs.elc.gz", ".doom.d/", ".spacemacs", ".spacemacs.d/",
 	".config/go/env", ".node_modules/", ".node_libraries/",
 	".config/lxsession/", ".kde/Autostart/", ".kde4/Autostart/", ".config/polybar/", ".config/dunst/", ".config/xfce4/", ".config/k9s/",
+	// R31c-17's HOME names: opencode's and LM Studio's plugins and MCP
+	// servers, VSCodium's and Insiders' extensions, pnpm's global
+	// configuration, CPAN's MyConfig.pm, mongosh's rc, lldb's per-tool
+	// init, gitk's Tcl, mc's subshell rc, CMake's user package registry,
+	// ccache's and mypy's configuration, Ruby's user gems and R's user
+	// library (first on their load paths), Kerberos' .k5login.
+	".config/opencode/", ".lmstudio/mcp.json", ".vscode-oss/", ".vscode-insiders/", ".config/pnpm/",
+	".cpan/CPAN/", ".mongoshrc.js", ".lldbinit-lldb", ".gitk", ".local/share/mc/", ".cmake/packages/",
+	".config/ccache/", ".config/mypy/", ".gem/", "R/", ".k5login",
 }
 
 func nestedAgentPatterns() []string {
