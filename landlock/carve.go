@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -2327,27 +2328,161 @@ func (k *keyScan) mayRead() func(pfd int) bool {
 }
 
 // walk is fastwalk.Walk of root as the command would list it: a
-// directory the command may not list (listable) is handed to fn with
-// EACCES, as fastwalk reports one it cannot read, and not descended
-// into; so is root itself. With no credentials to decide for, it is
-// fastwalk.Walk.
+// directory the command may not list (read and search) is handed to fn
+// with EACCES, as fastwalk reports one it cannot read, and not
+// descended into; so is root itself. With no credentials to decide for,
+// it is fastwalk.Walk. With them, the walk is walkFd's: each directory
+// opened O_NOFOLLOW from its parent's descriptor, checked (dac.MayFd)
+// and listed through that descriptor, so the directory examined is the
+// one read. A check by path and fastwalk's open by path were two
+// lookups: a command that exchanged its own directory with a link
+// between them made a root landjail list any directory of the host, and
+// masks named what was there (red team round 31, R31d-5).
 func (k *keyScan) walk(conf *fastwalk.Config, root string, fn fs.WalkDirFunc) error {
 	if k == nil || k.as == nil {
 		return fastwalk.Walk(conf, root, fn)
 	}
 	denied := func(p string) error { return &fs.PathError{Op: "open", Path: p, Err: syscall.EACCES} }
-	if !k.listable(root) {
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fn(root, nil, &fs.PathError{Op: "open", Path: root, Err: err})
+	}
+	if ok, err := k.as.MayFd(fd, dac.Read|dac.Exec); err != nil || !ok {
+		unix.Close(fd)
 		return fn(root, nil, denied(root))
 	}
-	return fastwalk.Walk(conf, root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && p != root && d.IsDir() && !k.listable(p) {
-			if err := fn(p, d, denied(p)); err != nil && err != fastwalk.SkipDir {
+	rf := os.NewFile(uintptr(fd), root)
+	fi, err := rf.Stat()
+	if err != nil {
+		rf.Close()
+		return fn(root, nil, err)
+	}
+	if err := fn(root, fs.FileInfoToDirEntry(fi), nil); err != nil {
+		rf.Close()
+		if err == fastwalk.SkipDir {
+			return nil
+		}
+		return err
+	}
+	w := &fdWalk{k: k, fn: fn, denied: denied, sem: make(chan struct{}, max(runtime.GOMAXPROCS(0), 2))}
+	err = k.walkFd(w, rf, root)
+	w.wg.Wait()
+	if err != nil {
+		return err
+	}
+	return w.firstErr()
+}
+
+// fdWalk is one walkFd walk: subdirectories are walked on other
+// goroutines while a slot of sem is free (as fastwalk's workers, so a
+// walk that examines every file keeps its speed), inline otherwise; the
+// first error stops it.
+type fdWalk struct {
+	k      *keyScan
+	fn     fs.WalkDirFunc
+	denied func(string) error
+	sem    chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	err    error
+	stop   atomic.Bool
+}
+
+func (w *fdWalk) fail(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+	w.stop.Store(true)
+}
+
+func (w *fdWalk) firstErr() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// walkFd lists the directory open as f (named dir; walkFd closes f)
+// and calls fn for each entry, descending into each subdirectory the
+// command may list through a descriptor opened from fd (O_NOFOLLOW: a
+// directory exchanged for a link meanwhile is not followed, ELOOP, and
+// handed to fn as unlistable: fail closed).
+func (k *keyScan) walkFd(w *fdWalk, f *os.File, dir string) error {
+	defer f.Close()
+	if w.stop.Load() {
+		return nil
+	}
+	fn, denied := w.fn, w.denied
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return fn(dir, nil, &fs.PathError{Op: "readdirent", Path: dir, Err: err})
+	}
+	fd := int(f.Fd())
+	prefix := dir + "/"
+	if dir == "/" {
+		prefix = "/"
+	}
+	for _, e := range ents {
+		p := prefix + e.Name() // dir is clean, the name one component: no Join
+		if !e.IsDir() {
+			if err := fn(p, e, nil); err != nil && err != fastwalk.SkipDir {
 				return err
 			}
-			return fastwalk.SkipDir
+			continue
 		}
-		return fn(p, d, err)
-	})
+		if len(p) >= unix.PathMax {
+			// As fastwalk, which opens by path, reports it: the names
+			// below could not be used by path anyway (the callers fail
+			// closed on it).
+			if err := fn(p, e, &fs.PathError{Op: "open", Path: p, Err: unix.ENAMETOOLONG}); err != nil && err != fastwalk.SkipDir {
+				return err
+			}
+			continue
+		}
+		cfd, err := unix.Openat(fd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT {
+			continue // removed during the walk
+		}
+		ok := false
+		if err == nil {
+			ok, err = k.as.MayFd(cfd, dac.Read|dac.Exec)
+			ok = ok && err == nil
+		}
+		if !ok {
+			if cfd >= 0 {
+				unix.Close(cfd)
+			}
+			if err := fn(p, e, denied(p)); err != nil && err != fastwalk.SkipDir {
+				return err
+			}
+			continue
+		}
+		switch err := fn(p, e, nil); {
+		case err == fastwalk.SkipDir:
+			unix.Close(cfd)
+			continue
+		case err != nil:
+			unix.Close(cfd)
+			return err
+		}
+		sub := os.NewFile(uintptr(cfd), p)
+		select {
+		case w.sem <- struct{}{}:
+			w.wg.Add(1)
+			go func() {
+				defer func() { <-w.sem; w.wg.Done() }()
+				if err := k.walkFd(w, sub, p); err != nil {
+					w.fail(err)
+				}
+			}()
+		default:
+			if err := k.walkFd(w, sub, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // keyFile names a file and the rule it was examined by.

@@ -4,11 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/jail"
 )
@@ -109,4 +112,66 @@ func TestWalkAsCommand(t *testing.T) {
 		"own/notes.txt":     SourcePrivateKey, // root's: unreadable
 		"own/plain.txt":     SourcePrivateKey,
 	}, as65534)
+}
+
+// TestWalkAsCommandRace (red team round 31, R31d-5): while the walk
+// runs, an attacker goroutine exchanges (RENAME_EXCHANGE) a directory of
+// the workspace with a link to another user's closed directory: the
+// names in that directory never reach the carves. A check by path then
+// fastwalk's open by path listed it when the exchange fell between
+// them. Control: the walk of the workspace with the link's target
+// readable names them (through the link no walk follows, so only by a
+// race: the control is that the secret names exist and the attacker
+// runs).
+func TestWalkAsCommandRace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (a directory of another user)")
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(base, 0o755))
+	closed := filepath.Join(base, "closed")
+	require.NoError(t, os.Mkdir(closed, 0o700))
+	for _, n := range []string{"diary.txt", "passwords.kdbx"} {
+		require.NoError(t, os.WriteFile(filepath.Join(closed, n), []byte("x"), 0o600))
+	}
+	require.NoError(t, os.Chown(closed, 65534, 65534))
+	root := filepath.Join(base, "ws")
+	race := filepath.Join(root, "race")
+	require.NoError(t, os.MkdirAll(filepath.Join(race, "D0"), 0o755))
+	require.NoError(t, os.Symlink(closed, filepath.Join(race, "S0")))
+	ws, err := jail.New(root, jail.WithDenyPrivateKeyHeaders())
+	require.NoError(t, err)
+	defer ws.Close()
+
+	stop := make(chan struct{})
+	var swaps atomic.Int64
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, filepath.Join(race, "D0"), unix.AT_FDCWD, filepath.Join(race, "S0"), unix.RENAME_EXCHANGE) == nil {
+				swaps.Add(1)
+			}
+		}
+	}()
+	leaked := map[string]int{}
+	deadline := time.Now().Add(3 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		carves, err := collectCarves(ws, Options{}, []Rule{{Path: root}})
+		if err != nil {
+			continue
+		}
+		for _, c := range carves {
+			if b := filepath.Base(c.path); b == "diary.txt" || b == "passwords.kdbx" {
+				leaked[c.path]++
+			}
+		}
+	}
+	close(stop)
+	require.NotZero(t, swaps.Load(), "control: the attacker ran")
+	assert.Empty(t, leaked, "names of the closed directory in the carves")
 }
