@@ -187,7 +187,7 @@ func TestStartupNamesRound17(t *testing.T) {
 		"proj/sub/.gdbinit", "proj/.lldbinit", ".config/opencode/plugin/x.js", ".lmstudio/mcp.json", ".vscode-oss/extensions/x/y.js",
 		".config/pnpm/rc", ".cpan/CPAN/MyConfig.pm", ".mongoshrc.js", ".lldbinit-lldb", ".gitk", ".local/share/mc/bashrc",
 		".cmake/packages/X/1", ".config/ccache/ccache.conf", ".config/mypy/config", ".gem/ruby/3.1.0/gems/x/lib/x.rb",
-		"R/x86_64-pc-linux-gnu-library/4.2/x/R/x", ".k5login"}
+		"R/x86_64-pc-linux-gnu-library/4.2/x/R/x", ".k5login", "proj/.corepack.env", "proj/sub/.corepack.env"}
 	for _, protect := range []bool{false, true} {
 		var opts []Option
 		if protect {

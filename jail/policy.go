@@ -360,6 +360,10 @@ var agentConfigProject = []string{
 	// and lldb's files wherever a user's safe path lets them load.
 	".iex.exs", ".ocamlinit", ".psysh.php", ".pdbrc.py", "bunfig.toml", "tools/bazel", ".bazeliskrc", ".prototools",
 	".yarn/sdks/", ".pylintrc", "pylintrc", ".pylintrc.toml", "mypy.ini", ".mypy.ini", ".gdbinit", ".lldbinit",
+	// corepack reads .corepack.env from the project: its COREPACK_HOME
+	// pointed the user's next `corepack pnpm` at a package manager the
+	// command planted in the workspace (R31c-21).
+	".corepack.env",
 }
 
 // AgentConfigPatterns are the read-only patterns (WithReadOnly syntax,
