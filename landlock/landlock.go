@@ -368,6 +368,10 @@ type Report struct {
 	Masks          []string `json:"masks,omitempty"`
 	ReadOnlyMounts []string `json:"read_only_mounts,omitempty"`
 	Writable       []string `json:"writable,omitempty"`
+	// reattach are the read-only roots below the private /tmp: the view
+	// re-attaches them there as it does the writable roots, then makes
+	// them read-only (in ReadOnlyMounts, not in Writable).
+	reattach []string
 	// PrivateTmp: the view replaces /tmp and /dev/shm by private ones
 	// (false when a rule grants them or a directory above them, such as
 	// "/": the host's are then shown, read-only but for writable roots).
@@ -581,6 +585,12 @@ func (r *Ruleset) View() (nsview.View, bool) {
 // (LevelPathCheck), ErrClosed after Close, otherwise the errno of the
 // failing syscall. On error the thread may already carry no_new_privs.
 func (r *Ruleset) RestrictSelf() error { return r.restrictSelf() }
+
+// viewWritable is what the view attaches writable first: Writable and
+// reattach.
+func (r *Report) viewWritable() []string {
+	return append(r.Writable[:len(r.Writable):len(r.Writable)], r.reattach...)
+}
 
 // Close releases the ruleset fd. Threads already confined stay confined.
 // RestrictSelf after Close returns ErrClosed. Close is idempotent and safe

@@ -792,7 +792,15 @@ func viewLists(req request, rep *Report) {
 		}
 	}
 	for _, w := range viewWritable(req, rep.PrivateTmp) {
-		if !skipped[w] && !slices.Contains(rep.Writable, w) {
+		switch {
+		case skipped[w] || slices.Contains(rep.Writable, w) || slices.Contains(rep.reattach, w):
+		case slices.Contains(rep.ReadOnlyMounts, w):
+			// A read-only root below the private /tmp: the view
+			// re-attaches it there and makes it read-only again; the
+			// report does not call it writable (red team round 31,
+			// R31d-6: --ro /tmp/x was listed as "writable").
+			rep.reattach = append(rep.reattach, w)
+		default:
 			rep.Writable = append(rep.Writable, w)
 		}
 	}
@@ -824,7 +832,7 @@ func tmpRuleSafe(req request) bool {
 // mounts recursive clones copy along, so a view that passes here can
 // still be refused by Enter, which counts them (the same ErrMountLimit).
 func checkViewMounts(req request, rep *Report) error {
-	v := nsview.New().Writable(rep.Writable...).ReadOnly(rep.ReadOnlyMounts...).Mask(rep.Masks...)
+	v := nsview.New().Writable(rep.viewWritable()...).ReadOnly(rep.ReadOnlyMounts...).Mask(rep.Masks...)
 	if rep.PrivateTmp {
 		v = v.PrivateTmp()
 	}

@@ -211,19 +211,21 @@ func addPortRules(rulesetFD int, ports []ll.NetPortAttr) error {
 // Writable roots from rules are canonicalised (Extra rules may name a
 // symlink; the view opens no symlink), and the report shows them so.
 func buildView(rep *Report) (nsview.View, error) {
-	for i, w := range rep.Writable {
-		c, err := filepath.EvalSymlinks(w)
-		if err != nil {
-			return nsview.View{}, &fs.PathError{Op: "namespace view: writable root", Path: w, Err: err}
+	for _, list := range [][]string{rep.Writable, rep.reattach} {
+		for i, w := range list {
+			c, err := filepath.EvalSymlinks(w)
+			if err != nil {
+				return nsview.View{}, &fs.PathError{Op: "namespace view: writable root", Path: w, Err: err}
+			}
+			list[i] = c
 		}
-		rep.Writable[i] = c
 	}
 	for i, w := range rep.ReadOnlyMounts {
 		if c, err := filepath.EvalSymlinks(w); err == nil {
 			rep.ReadOnlyMounts[i] = c
 		}
 	}
-	v := nsview.New().Writable(rep.Writable...).ReadOnly(rep.ReadOnlyMounts...).Mask(rep.Masks...)
+	v := nsview.New().Writable(rep.viewWritable()...).ReadOnly(rep.ReadOnlyMounts...).Mask(rep.Masks...)
 	if rep.PrivateTmp {
 		v = v.PrivateTmp()
 	}
