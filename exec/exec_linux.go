@@ -82,6 +82,9 @@ func (c *Cmd) prepare() (*prepared, error) {
 	if c.Path == "" {
 		return nil, errors.New("exec: no command")
 	}
+	if err := c.Ruleset.CheckCredential(c.Credential); err != nil {
+		return nil, fmt.Errorf("exec: %w", err)
+	}
 	p := &prepared{argv: c.Args, env: c.Env}
 	if len(p.argv) == 0 {
 		p.argv = []string{c.Path}

@@ -382,6 +382,38 @@ func TestCredential(t *testing.T) {
 	assert.Equal(t, "65534\n65534\n", out.String())
 }
 
+// TestCredentialMustMatchPlan (red team round 31, R31d-8): a Ruleset
+// whose patterns were expanded for this process's credentials refuses a
+// child started as another user (the walk had listed, as uid 0, what
+// that user cannot: the view named it); controls: compiled with that
+// Credential it runs, and a policy without patterns runs either way.
+func TestCredentialMustMatchPlan(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch users")
+	}
+	f := newFixture(t)
+	for d := f.root; d != "/tmp"; d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	cred := &syscall.Credential{Uid: 65534, Gid: 65534}
+	ws, err := jail.New(f.root, jail.WithDeny(".env"))
+	require.NoError(t, err)
+	defer ws.Close()
+	run := func(ws *jail.Workspace, opt landlock.Options) error {
+		opt.System, opt.TmpDir = true, f.tmp
+		rs, err := landlock.Compile(ws, opt)
+		require.NoError(t, err)
+		defer rs.Close()
+		c := exec.CommandContext(context.Background(), ws, rs, "/bin/true")
+		c.Credential = cred
+		return c.Run()
+	}
+	assert.ErrorIs(t, run(ws, landlock.Options{}), landlock.ErrCredential)
+	assert.NoError(t, run(ws, landlock.Options{Credential: cred}), "control: planned for that user")
+	assert.NoError(t, run(f.ws, landlock.Options{}), "control: no pattern, nothing planned by credentials")
+}
+
 func TestDir(t *testing.T) {
 	f := newFixture(t)
 	rs := f.compile(t, landlock.Options{})

@@ -33,13 +33,16 @@ package landlock
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 
+	"github.com/landjail/landjail/internal/dac"
 	"github.com/landjail/landjail/internal/nsview"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
@@ -540,6 +543,43 @@ type Ruleset struct {
 	// kept is, with a view, what ForkFD needs to build a new ruleset
 	// with the same rules (nil otherwise).
 	kept *keptRules
+	// cred is Options.Credential; credWalk says whether the patterns
+	// were expanded with it (the policy has patterns): CheckCredential.
+	cred     *syscall.Credential
+	credWalk bool
+}
+
+// ErrCredential is returned (wrapped) by CheckCredential for a command's
+// credentials that are not the ones the Ruleset's patterns were expanded
+// for (Options.Credential).
+var ErrCredential = errors.New("landlock: the ruleset was compiled for other credentials")
+
+// CheckCredential reports whether a child started with cred
+// (exec.Cmd.Credential; nil: this process's uid, gid and groups) may use
+// r: nil, unless r's policy has patterns, whose expansion listed and read
+// as Options.Credential (package internal/dac), and cred is another user
+// (uid, gid or groups differ): then ErrCredential. A caller that set
+// only exec.Cmd.Credential had the walk list, as uid 0, what that user
+// cannot, and the view named it (red team round 31, R31d-8). Package
+// exec checks it before every start.
+func (r *Ruleset) CheckCredential(cred *syscall.Credential) error {
+	if r == nil || !r.credWalk {
+		return nil
+	}
+	a, err := dac.Of(r.cred)
+	if err != nil {
+		return err
+	}
+	b, err := dac.Of(cred)
+	if err != nil {
+		return err
+	}
+	slices.Sort(a.Groups)
+	slices.Sort(b.Groups)
+	if a.UID != b.UID || a.GID != b.GID || !slices.Equal(a.Groups, b.Groups) {
+		return fmt.Errorf("%w: compiled for uid %d gid %d, started as uid %d gid %d (set Options.Credential to exec.Cmd.Credential)", ErrCredential, a.UID, a.GID, b.UID, b.GID)
+	}
+	return nil
 }
 
 // UserNamespace reports whether the Ruleset's view (View) must be built

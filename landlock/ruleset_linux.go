@@ -99,7 +99,8 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs := &Ruleset{fd: -1, report: c.report, tmpDir: opt.TmpDir, fit: c.fit}
+	rs := &Ruleset{fd: -1, report: c.report, tmpDir: opt.TmpDir, fit: c.fit, cred: opt.Credential}
+	rs.credWalk = len(ws.DenyPatterns()) > 0 || len(ws.ReadOnlyPatterns()) > 0 || len(ws.PrivateKeyPatterns()) > 0 || ws.PrivateKeyHeaders()
 	rs.report.UserNamespace = userNS && rs.report.Layer == LayerNamespaces
 	if rs.report.UserNamespace && len(rs.report.ProxyTCP) > 0 {
 		// The proxy's socket can be made inside the command's network
