@@ -741,7 +741,14 @@ func (k *Toolkit) rollback(done []undo) error {
 			err = k.WS.WriteFileOwned(u.name, u.data, u.perm, u.owner[0], u.owner[1])
 		case u.existed:
 			if err = k.WS.WriteFile(u.name, u.data, u.perm); err == nil {
-				err = k.WS.Chmod(u.name, u.perm)
+				// WriteFile keeps the mode of the file it replaces; a
+				// chmod only where that is not u.perm (a patch that
+				// changed it). Another user's file may not be chmod'ed
+				// by the tools: the rollback that had restored it
+				// reported ROLLBACK FAILED (red team round 31, R31a-6).
+				if fi, serr := k.WS.Lstat(u.name); serr != nil || fi.Mode().Perm() != u.perm {
+					err = k.WS.Chmod(u.name, u.perm)
+				}
 			}
 		default:
 			err = k.WS.Remove(u.name)

@@ -158,3 +158,41 @@ func TestPatchRenameKeepsOthersMode(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
 }
+
+// TestPatchRollbackOfOthersFile (red team round 31, R31a-6): a patch
+// whose second file fails rolls back the first, another user's file,
+// without a chmod it may not make: the error says the patch failed, not
+// ROLLBACK FAILED, and the first file is back as it was.
+func TestPatchRollbackOfOthersFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files away")
+	}
+	t.Parallel()
+	e := newEnv(t, []string{"d/u.txt=u1\n", "shared/b.txt=b1\n"})
+	shared := filepath.Join(e.root, "shared")
+	require.NoError(t, os.Chown(shared, 65534, 65534))
+	require.NoError(t, os.Chmod(shared, os.ModeSticky|0o777))
+	for _, n := range []string{"d/u.txt", "shared/b.txt"} {
+		require.NoError(t, os.Chown(filepath.Join(e.root, n), 1000, 1000))
+		require.NoError(t, os.Chmod(filepath.Join(e.root, n), 0o666))
+	}
+	ctx := context.Background()
+	call := func(tool string, args map[string]string) error {
+		b, err := json.Marshal(args)
+		require.NoError(t, err)
+		_, err = e.k.Call(ctx, tool, b)
+		return err
+	}
+	for _, n := range []string{"d/u.txt", "shared/b.txt"} {
+		require.NoError(t, call("read_file", map[string]string{"path": n}))
+	}
+	diff := "--- a/d/u.txt\n+++ b/d/u.txt\n@@ -1 +1 @@\n-u1\n+u2\n--- a/shared/b.txt\n+++ b/shared/b.txt\n@@ -1 +1 @@\n-b1\n+b2\n"
+	err := call("patch", map[string]string{"patch": diff})
+	require.Error(t, err, "the sticky directory refuses the second file")
+	assert.NotContains(t, err.Error(), "ROLLBACK FAILED")
+	assert.Equal(t, "u1\n", e.read(t, "d/u.txt"))
+	fi, err := os.Stat(filepath.Join(e.root, "d/u.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o666), fi.Mode().Perm())
+	assert.EqualValues(t, 1000, fi.Sys().(*syscall.Stat_t).Uid)
+}
