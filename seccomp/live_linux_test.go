@@ -55,6 +55,11 @@ var probes = []struct {
 	{"ioctl(TIOCSTI)", func() error { return ioctlDevNull(unix.TIOCSTI) }},
 	{"ioctl(TIOCSTI|1<<32)", func() error { return ioctlDevNull(1<<32 | unix.TIOCSTI) }},
 	{"ioctl(TIOCLINUX)", func() error { return ioctlDevNull(unix.TIOCLINUX) }},
+	// Red team round 31: a line discipline change (R31c-20) and
+	// /dev/userfaultfd's userfaultfd (R31c-18); ENOTTY natively on
+	// /dev/null.
+	{"ioctl(TIOCSETD)", func() error { return ioctlDevNull(unix.TIOCSETD) }},
+	{"ioctl(USERFAULTFD_IOC_NEW)", func() error { return ioctlDevNull(userfaultfdIOCNew) }},
 	// Of the test process's parent (another process: the host's, without
 	// a PID namespace), at the size of Linux 6.13 and one larger (the
 	// request is extensible): granted natively.
@@ -363,6 +368,8 @@ func TestInstallLive(t *testing.T) {
 		"ioctl(TIOCSTI)":                              "EPERM",
 		"ioctl(TIOCSTI|1<<32)":                        "EPERM",
 		"ioctl(TIOCLINUX)":                            "EPERM",
+		"ioctl(TIOCSETD)":                             "EPERM",
+		"ioctl(USERFAULTFD_IOC_NEW)":                  "EPERM",
 		"ioctl(PIDFD_GET_INFO)":                       "EPERM",
 		"ioctl(PIDFD_GET_INFO, 96 bytes)":             "EPERM",
 		"io_uring_setup":                              "EPERM",

@@ -199,6 +199,10 @@ const pidfdGetInfoNr = 0xff0b
 
 // in is the condition "argument arg, ANDed with mask (0: none), is one of
 // vals".
+// userfaultfdIOCNew is USERFAULTFD_IOC_NEW, _IO(0xAA, 0x00)
+// (linux/userfaultfd.h), which x/sys/unix does not define.
+const userfaultfdIOCNew = 0xaa00
+
 func in(arg int, mask uint32, vals ...uint32) bpfprog.Cond {
 	return bpfprog.ArgIn(arg, vals...).Masked(mask)
 }
@@ -315,6 +319,12 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		deny("tioclinux", "ioctl", "request == TIOCLINUX", unix.EPERM,
 			"TIOCLINUX can paste the console selection as input into the terminal (terminal injection)",
 			in(1, 0, unix.TIOCLINUX)),
+		// Red team round 31 (R31c-20): on the relayed pty a command
+		// switched line disciplines, which loads tty-ldisc modules where
+		// dev.tty.ldisc_autoload is 1.
+		deny("tiocsetd", "ioctl", "request == TIOCSETD", unix.EPERM,
+			"TIOCSETD changes the terminal's line discipline, which autoloads kernel modules (n_hdlc, n_gsm: CVE-2017-2636, CVE-2023-6546): kernel attack surface",
+			in(1, 0, unix.TIOCSETD)),
 		// PIDFD_GET_INFO is extensible: its size is part of the request,
 		// so the rule matches its type and number alone.
 		deny("pidfd-info", "ioctl", "request & 0xffff == 0xff0b (PIDFD_GET_INFO, any size)", unix.EPERM,
@@ -409,6 +419,13 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 		} else {
 			rs = append(rs, deny(d.syscall, d.syscall, "", unix.EPERM, d.reason))
 		}
+	}
+	// The same userfaultfd from /dev/userfaultfd (Linux 6.1), where a
+	// policy grants /dev (red team round 31, R31c-18).
+	if !opt.AllowDangerous {
+		rs = append(rs, deny("userfaultfd-ioc-new", "ioctl", "request == USERFAULTFD_IOC_NEW", unix.EPERM,
+			"/dev/userfaultfd's USERFAULTFD_IOC_NEW makes the userfaultfd the syscall is refused for",
+			in(1, 0, userfaultfdIOCNew)))
 	}
 	const userns = "a user namespace gives back every capability inside it and opens kernel surface meant for root"
 	if opt.AllowDangerous {
