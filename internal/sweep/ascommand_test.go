@@ -97,3 +97,92 @@ func TestSweepReadsAsCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepActsAsCommand (red team round 31, R31a-7, R31a-8): when a
+// directory holding a protected name the command made has been
+// exchanged with another user's directory by the time the sweep acts,
+// the sweep (TakeAs: the command's permission checks) cannot rename,
+// chmod or remove that user's file of the same name; with landjail's
+// own (Take, the control) it renamed it and made it 0666.
+func TestSweepActsAsCommand(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (another user's directory)")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	for _, asCommand := range []bool{true, false} {
+		root := t.TempDir()
+		mine, alice := filepath.Join(root, "fx/mine"), filepath.Join(root, "fx/alice")
+		require.NoError(t, os.MkdirAll(mine, 0o755))
+		require.NoError(t, os.MkdirAll(alice, 0o755))
+		secret := filepath.Join(alice, ".envrc")
+		require.NoError(t, os.WriteFile(secret, []byte("export TOKEN=s3cr3t\n"), 0o600))
+		require.NoError(t, os.Chown(secret, 65534, 65534))
+		require.NoError(t, os.Chown(alice, 65534, 65534))
+		ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+		require.NoError(t, err)
+		var snap *sweep.Snapshot
+		if asCommand {
+			snap, err = sweep.TakeAs(ws, 0, nil)
+		} else {
+			snap, err = sweep.Take(ws, 0)
+		}
+		require.NoError(t, err)
+		// The command plants fx/mine/.envrc, then exchanges fx/mine
+		// with alice's directory before the sweep acts.
+		require.NoError(t, os.WriteFile(filepath.Join(mine, ".envrc"), []byte("evil\n"), 0o777))
+		require.NoError(t, unix.Renameat2(unix.AT_FDCWD, mine, unix.AT_FDCWD, alice, unix.RENAME_EXCHANGE))
+		snap.Sweep()
+		snap.Close()
+		ws.Close()
+		// Alice's directory is now at fx/mine.
+		fi, err := os.Stat(filepath.Join(mine, ".envrc"))
+		if asCommand {
+			require.NoError(t, err, "alice's file is where it was")
+			assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "and keeps its mode")
+		} else {
+			assert.Error(t, err, "control: landjail's own sweep moved alice's file")
+		}
+	}
+}
+
+// TestSweepLeavesOthersEdits (red team round 31, R31d-7): another
+// user's edit of her own .envrc in her 0700 directory, made while the
+// command runs, is not the command's doing (it cannot write there): the
+// sweep (TakeAs) leaves it; landjail's own (Take, the control) reverted
+// it and renamed it away.
+func TestSweepLeavesOthersEdits(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (another user's directory)")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	for _, asCommand := range []bool{true, false} {
+		root := t.TempDir()
+		alice := filepath.Join(root, "alice")
+		require.NoError(t, os.MkdirAll(alice, 0o700))
+		envrc := filepath.Join(alice, ".envrc")
+		require.NoError(t, os.WriteFile(envrc, []byte("export A=1\n"), 0o644))
+		require.NoError(t, os.Chown(envrc, 65534, 65534))
+		require.NoError(t, os.Chown(alice, 65534, 65534))
+		ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+		require.NoError(t, err)
+		var snap *sweep.Snapshot
+		if asCommand {
+			snap, err = sweep.TakeAs(ws, 0, nil)
+		} else {
+			snap, err = sweep.Take(ws, 0)
+		}
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(envrc, []byte("export A=2 # alice\n"), 0o644)) // alice's own edit
+		snap.Sweep()
+		snap.Close()
+		ws.Close()
+		b, _ := os.ReadFile(envrc)
+		if asCommand {
+			assert.Equal(t, "export A=2 # alice\n", string(b), "her edit kept")
+		} else {
+			assert.Equal(t, "export A=1\n", string(b), "control: landjail's own sweep reverted it")
+		}
+	}
+}

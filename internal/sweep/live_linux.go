@@ -583,7 +583,11 @@ func (l *Live) check(rel string, event bool) {
 		// A link standing in for a directory on the way to a protected
 		// path (round 8, R8-2, R8-6): replaced by a file naming it.
 		q := Quarantined{Path: rel, Reason: reason, Live: true}
-		if to, err := s.quarantineLink(rel, s.now().UTC().Format("20060102T150405Z")); err != nil {
+		var to string
+		if err := s.act(func() (err error) {
+			to, err = s.quarantineLink(rel, s.now().UTC().Format("20060102T150405Z"))
+			return err
+		}); err != nil {
 			q.Error = err.Error()
 		} else {
 			q.MovedTo = to

@@ -74,6 +74,7 @@ import (
 	"github.com/landjail/landjail/internal/dac"
 	"github.com/landjail/landjail/internal/regfile"
 	"github.com/landjail/landjail/internal/termsafe"
+	"github.com/landjail/landjail/internal/threadcaps"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/openat"
 )
@@ -205,8 +206,9 @@ type entry struct {
 
 // Snapshot is the protected entries of a workspace at one moment.
 type Snapshot struct {
-	// creds and asCommand: TakeAs (commandMayRead).
+	// creds, cred and asCommand: TakeAs (commandMayRead, act).
 	creds     dac.Creds
+	cred      *syscall.Credential
 	asCommand bool
 	ws        *jail.Workspace
 	root      *openat.Root
@@ -292,6 +294,7 @@ func take(ws *jail.Workspace, limit int, cred *syscall.Credential, asCommand boo
 	s := &Snapshot{ws: ws, root: r, limit: limit, known: map[string]*entry{}, now: time.Now,
 		names: lastNames(), paths: map[string]bool{}, dirs: map[string]bool{}, collecting: true}
 	if asCommand {
+		s.cred = cred
 		if s.creds, err = dac.Of(cred); err != nil {
 			r.Close()
 			return nil, err
@@ -516,7 +519,7 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 			q.Reason = "deleted"
 			put = func() error { return s.restore(rel, was) }
 		}
-		err := put()
+		err := s.act(put)
 		if errors.Is(err, fs.ErrNotExist) {
 			// Its directory is gone too (moved away and replaced by a
 			// link, which was quarantined above, or removed): made
@@ -524,9 +527,9 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 			// runs again (red team round 17, R17a-7: the user's
 			// pre-commit hook silently stopped). MkdirAll below the root
 			// follows no link.
-			err = s.root.MkdirAll(filepath.Dir(rel), s.dirMode(filepath.Dir(rel)))
+			err = s.act(func() error { return s.root.MkdirAll(filepath.Dir(rel), s.dirMode(filepath.Dir(rel))) })
 			if err == nil {
-				err = put()
+				err = s.act(put)
 			}
 		}
 		if err != nil {
@@ -557,16 +560,23 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 	if reason == "" {
 		return q, false, false
 	}
+	if !s.commandCouldChange(rel) {
+		// Another user's change, in a place the command cannot write:
+		// not the command's doing, left alone (red team round 31,
+		// R31d-7: a user's own edit of her .envrc was reverted).
+		return q, false, false
+	}
 	q = Quarantined{Path: rel, Reason: reason}
 	if reason == "mode" {
-		if err := s.root.Chmod(rel, fileMode(was.mode)); err != nil {
+		if err := s.act(func() error { return s.root.Chmod(rel, fileMode(was.mode)) }); err != nil {
 			q.Error = err.Error()
 		} else {
 			q.Restored = true
 		}
 		return q, true, false
 	}
-	to, err := s.quarantine(rel, stamp)
+	var to string
+	err := s.act(func() (err error) { to, err = s.quarantine(rel, stamp); return err })
 	if err != nil {
 		q.Error = err.Error()
 		return q, true, false
@@ -577,13 +587,13 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 		// A runner that executes every file of its directory
 		// (pre-commit.d/) must not run it under its new name
 		// (round 5, N6).
-		s.root.Chmod(to, fs.FileMode(now.mode&0o666))
+		s.act(func() error { return s.root.Chmod(to, fs.FileMode(now.mode&0o666)) })
 	}
 	if was != nil && was.mode&unix.S_IFMT == unix.S_IFLNK && was.link != "" {
 		// A protected link re-pointed: the original is put back, or
 		// what it led to would lose its protection and a hook through it
 		// stop running (red team round 16, R16-2).
-		if err := s.root.Symlink(was.link, rel); err == nil {
+		if err := s.act(func() error { return s.root.Symlink(was.link, rel) }); err == nil {
 			q.Restored = true
 			if e, err := s.stat(rel, true); err == nil {
 				s.known[rel] = e
@@ -591,7 +601,7 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 		}
 	}
 	if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG {
-		if err := s.restore(rel, was); err == nil {
+		if err := s.act(func() error { return s.restore(rel, was) }); err == nil {
 			q.Restored = true
 			if e, err := s.stat(rel, true); err == nil {
 				s.known[rel] = e // the restored file is the one to keep
@@ -605,7 +615,8 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 // quarantineLink) and returns its record, the error in it too.
 func (s *Snapshot) moveAway(rel, reason, stamp string, move func(rel, stamp string) (string, error)) (Quarantined, error) {
 	q := Quarantined{Path: rel, Reason: reason}
-	to, err := move(rel, stamp)
+	var to string
+	err := s.act(func() (err error) { to, err = move(rel, stamp); return err })
 	if err != nil {
 		q.Error = err.Error()
 		return q, err
@@ -659,7 +670,7 @@ func (s *Snapshot) relist() []Quarantined {
 		if !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o700 == 0o700 {
 			continue
 		}
-		if err := s.root.Chmod(rel, fi.Mode().Perm()|0o700); err != nil {
+		if err := s.act(func() error { return s.root.Chmod(rel, fi.Mode().Perm()|0o700) }); err != nil {
 			continue
 		}
 		out = append(out, Quarantined{Path: rel, Reason: "unlistable", Restored: true})
@@ -1308,6 +1319,44 @@ func readSmall(name string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, maxHash))
+}
+
+// commandCouldChange reports whether the command could have made or
+// changed the entry rel: it may write and search the directory holding
+// it, or write the entry itself (mode bits and ACLs for its
+// credentials). Always true for a Snapshot of Take.
+func (s *Snapshot) commandCouldChange(rel string) bool {
+	if !s.asCommand {
+		return true
+	}
+	abs := filepath.Join(s.ws.Root(), rel)
+	if ok, err := s.creds.MayPath(filepath.Dir(abs), dac.Write|dac.Exec); err == nil && ok {
+		return true
+	}
+	ok, err := s.creds.MayPath(abs, dac.Write)
+	return err == nil && ok
+}
+
+// act runs fn, a change the sweep makes in the workspace (a rename out
+// of the way, a chmod, a restored file or link), for a Snapshot of
+// TakeAs with the command's permission checks and CAP_CHOWN alone
+// (threadcaps.RunAsKeeping: a restored file gets its owner back), and
+// returns fn's error. What the sweep undoes the command did, so its
+// credentials suffice; with landjail's own, a command that exchanged one
+// of its directories with another user's between the sweep's look and
+// its rename made landjail rename that user's 0600 file, chmod it 0666
+// and delete another of hers (red team round 31, R31a-7 HIGH, R31a-8
+// MEDIUM); now the kernel refuses what the command could not have done.
+// Should the thread fail to take them, nothing is done (fail closed).
+func (s *Snapshot) act(fn func() error) error {
+	if !s.asCommand {
+		return fn()
+	}
+	var err error
+	if rerr := threadcaps.RunAsKeeping(s.cred, []int{unix.CAP_CHOWN}, func() error { err = fn(); return nil }); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // commandMayRead reports whether the command could read p itself (a

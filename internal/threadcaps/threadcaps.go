@@ -60,9 +60,21 @@ func Run(keep []int, fn func() error) error {
 // every thread), before the capabilities are dropped. If one fails (the
 // process lacks CAP_SETUID or CAP_SETGID: then it cannot start a command
 // as cred either), fn is not run and RunAs returns the error.
-func RunAs(cred *syscall.Credential, fn func() error) error {
+func RunAs(cred *syscall.Credential, fn func() error) error { return RunAsKeeping(cred, nil, fn) }
+
+// RunAsKeeping is RunAs keeping the capabilities in keep (CAP_* numbers)
+// that the process holds: effective again after the fsuid change, which
+// clears the file-system ones (capabilities(7), "Effect of user ID
+// changes on capabilities"). landjail's sweep undoes what a command did
+// with the command's permission checks and CAP_CHOWN alone, to give a
+// restored file its owner back.
+func RunAsKeeping(cred *syscall.Credential, keep []int, fn func() error) error {
+	mask, err := maskOf(keep)
+	if err != nil {
+		return err
+	}
 	ran := false
-	err := osthread.Run(func() error {
+	err = osthread.Run(func() error {
 		if cred != nil {
 			if !cred.NoSetGroups {
 				gs := append([]uint32(nil), cred.Groups...)
@@ -83,7 +95,7 @@ func RunAs(cred *syscall.Credential, fn func() error) error {
 				return fmt.Errorf("setfsuid %d: not permitted", cred.Uid)
 			}
 		}
-		if err := limit([2]uint32{}); err != nil {
+		if err := limitFromPermitted(mask); err != nil {
 			return err
 		}
 		ran = true
@@ -137,6 +149,27 @@ func limit(mask [2]uint32) error {
 		data[i].Effective &= mask[i]
 		data[i].Permitted &= mask[i]
 		data[i].Inheritable &= mask[i]
+	}
+	hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	return nil
+}
+
+// limitFromPermitted sets the calling thread's permitted and inheritable
+// sets to theirs within mask, and its effective set to the permitted one
+// (what an fsuid change cleared comes back, within mask).
+func limitFromPermitted(mask [2]uint32) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	for i := range data {
+		data[i].Permitted &= mask[i]
+		data[i].Inheritable &= mask[i]
+		data[i].Effective = data[i].Permitted
 	}
 	hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
