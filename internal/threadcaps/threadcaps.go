@@ -37,9 +37,15 @@ func Run(keep []int, fn func() error) error {
 	if err != nil {
 		return err
 	}
+	return runOn(func() error { return limit(mask) }, fn)
+}
+
+// runOn runs setup then fn on a fresh osthread thread, and returns fn's
+// error, or setup's (fn not run) wrapped as threadcaps'.
+func runOn(setup, fn func() error) error {
 	ran := false
-	err = osthread.Run(func() error {
-		if err := limit(mask); err != nil {
+	err := osthread.Run(func() error {
+		if err := setup(); err != nil {
 			return err
 		}
 		ran = true
@@ -73,8 +79,7 @@ func RunAsKeeping(cred *syscall.Credential, keep []int, fn func() error) error {
 	if err != nil {
 		return err
 	}
-	ran := false
-	err = osthread.Run(func() error {
+	return runOn(func() error {
 		if cred != nil {
 			if !cred.NoSetGroups {
 				gs := append([]uint32(nil), cred.Groups...)
@@ -95,16 +100,8 @@ func RunAsKeeping(cred *syscall.Credential, keep []int, fn func() error) error {
 				return fmt.Errorf("setfsuid %d: not permitted", cred.Uid)
 			}
 		}
-		if err := limitFromPermitted(mask); err != nil {
-			return err
-		}
-		ran = true
-		return fn()
-	})
-	if !ran && err != nil {
-		return fmt.Errorf("threadcaps: %w", err)
-	}
-	return err
+		return limitFromPermitted(mask)
+	}, fn)
 }
 
 // Limit reduces the calling thread's effective, permitted and
@@ -140,36 +137,34 @@ func maskOf(keep []int) ([2]uint32, error) {
 
 // limit reduces the calling thread's capability sets to mask.
 func limit(mask [2]uint32) error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
-	}
-	for i := range data {
-		data[i].Effective &= mask[i]
-		data[i].Permitted &= mask[i]
-		data[i].Inheritable &= mask[i]
-	}
-	hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %w", err)
-	}
-	return nil
+	return adjust(mask, func(d *unix.CapUserData, m uint32) {
+		d.Effective &= m
+		d.Permitted &= m
+		d.Inheritable &= m
+	})
 }
 
 // limitFromPermitted sets the calling thread's permitted and inheritable
 // sets to theirs within mask, and its effective set to the permitted one
 // (what an fsuid change cleared comes back, within mask).
 func limitFromPermitted(mask [2]uint32) error {
+	return adjust(mask, func(d *unix.CapUserData, m uint32) {
+		d.Permitted &= m
+		d.Inheritable &= m
+		d.Effective = d.Permitted
+	})
+}
+
+// adjust applies f to each word of the calling thread's capability sets
+// (capget(2), then capset(2)), with mask's word.
+func adjust(mask [2]uint32, f func(d *unix.CapUserData, m uint32)) error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("capget: %w", err)
 	}
 	for i := range data {
-		data[i].Permitted &= mask[i]
-		data[i].Inheritable &= mask[i]
-		data[i].Effective = data[i].Permitted
+		f(&data[i], mask[i])
 	}
 	hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {

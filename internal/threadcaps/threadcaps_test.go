@@ -102,4 +102,19 @@ func TestRunAs(t *testing.T) {
 		return nil
 	}))
 	assert.True(t, try(theirs) && try(mine), "control: the caller's thread keeps root's capabilities")
+	// Keeping CAP_CHOWN: effective again after the fsuid change cleared
+	// it; a file made there is given away, root's file stays closed.
+	require.NoError(t, os.Chmod(dir, 0o777))
+	made := filepath.Join(dir, "made")
+	require.NoError(t, RunAsKeeping(&syscall.Credential{Uid: 65534, Gid: 65534}, []int{unix.CAP_CHOWN}, func() error {
+		f, err := os.Create(made)
+		require.NoError(t, err)
+		assert.NoError(t, f.Chown(1000, 1000), "CAP_CHOWN kept")
+		f.Close()
+		assert.False(t, try(mine), "still no CAP_DAC_OVERRIDE")
+		return nil
+	}))
+	fi, err := os.Stat(made)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1000, fi.Sys().(*syscall.Stat_t).Uid)
 }
