@@ -3,6 +3,7 @@ package sweep_test
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -185,4 +186,45 @@ func TestSweepLeavesOthersEdits(t *testing.T) {
 			assert.Equal(t, "export A=1\n", string(b), "control: landjail's own sweep reverted it")
 		}
 	}
+}
+
+// TestSweepRestoresOthersFile: a protected file of another user that
+// the command could write (0666, in a directory of the command's) and
+// changed is restored with its owner and mode by the sweep acting as the
+// command, once: the restored file matches the record, and the next
+// sweep finds nothing. A chmod by name after the chown (which needs
+// CAP_FOWNER the sweep's thread lacks) failed, and landjail-mcp's watch
+// quarantined and restored the file millions of times.
+func TestSweepRestoresOthersFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (another user's file)")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	root := t.TempDir()
+	envrc := filepath.Join(root, "sub/.envrc")
+	require.NoError(t, os.MkdirAll(filepath.Dir(envrc), 0o755))
+	require.NoError(t, os.WriteFile(envrc, []byte("export A=1\n"), 0o666))
+	require.NoError(t, os.Chmod(envrc, 0o666))
+	require.NoError(t, os.Chown(envrc, 65534, 65534))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.TakeAs(ws, 0, nil)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.WriteFile(envrc, []byte("export A=evil\n"), 0o666)) // the command
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	require.Len(t, q, 1)
+	assert.True(t, q[0].Restored, "%+v", q[0])
+	b, _ := os.ReadFile(envrc)
+	assert.Equal(t, "export A=1\n", string(b))
+	fi, err := os.Stat(envrc)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o666), fi.Mode().Perm())
+	assert.EqualValues(t, 65534, fi.Sys().(*syscall.Stat_t).Uid)
+	q, err = snap.Sweep()
+	require.NoError(t, err)
+	assert.Empty(t, q, "nothing left to do")
 }

@@ -206,6 +206,8 @@ type entry struct {
 
 // Snapshot is the protected entries of a workspace at one moment.
 type Snapshot struct {
+	// restores counts the restores of each protected file (mayRestore).
+	restores map[string]int
 	// creds, cred and asCommand: TakeAs (commandMayRead, act).
 	creds     dac.Creds
 	cred      *syscall.Credential
@@ -600,7 +602,7 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 			}
 		}
 	}
-	if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG {
+	if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG && s.mayRestore(rel) {
 		if err := s.act(func() error { return s.restore(rel, was) }); err == nil {
 			q.Restored = true
 			if e, err := s.stat(rel, true); err == nil {
@@ -1321,6 +1323,24 @@ func readSmall(name string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, maxHash))
 }
 
+// maxRestores bounds how often one Snapshot writes a protected file's
+// content back: a restore the record does not match (or a command that
+// replaces the file as fast as it is restored) would otherwise make the
+// watch quarantine and restore it for ever, a quarantined copy each time
+// (2 million in minutes, once). Past it the file stays moved away, not
+// restored.
+const maxRestores = 64
+
+// mayRestore counts a restore of rel and reports whether it is within
+// maxRestores. s.mu is held.
+func (s *Snapshot) mayRestore(rel string) bool {
+	if s.restores == nil {
+		s.restores = map[string]int{}
+	}
+	s.restores[rel]++
+	return s.restores[rel] <= maxRestores
+}
+
 // commandCouldChange reports whether the command could have made or
 // changed the entry rel: it may write and search the directory holding
 // it, or write the entry itself (mode bits and ACLs for its
@@ -1572,15 +1592,22 @@ func (s *Snapshot) restore(rel string, was *entry) error {
 	if err != nil {
 		return err
 	}
-	if int(was.uid) != os.Geteuid() || int(was.gid) != os.Getegid() {
-		f.Chown(int(was.uid), int(was.gid))
-	}
-	_, werr := io.Copy(f, bytes.NewReader(was.content))
-	if err := f.Close(); werr == nil {
-		werr = err
+	// The exact mode (the umask, the special bits) while the file is
+	// still this thread's, then the owner: after the chown, a chmod
+	// needs CAP_FOWNER, which the sweep's thread does not hold (act); a
+	// chmod by name that failed there left the restored file different
+	// from the record, and the watch quarantined and restored it again,
+	// millions of times.
+	werr := f.Chmod(fileMode(was.mode))
+	var st syscall.Stat_t
+	if werr == nil && syscall.Fstat(int(f.Fd()), &st) == nil && (st.Uid != was.uid || st.Gid != was.gid) {
+		f.Chown(int(was.uid), int(was.gid)) // where this thread may give them (CAP_CHOWN)
 	}
 	if werr == nil {
-		werr = s.root.Chmod(rel, fileMode(was.mode)) // the umask and the special bits
+		_, werr = io.Copy(f, bytes.NewReader(was.content))
+	}
+	if err := f.Close(); werr == nil {
+		werr = err
 	}
 	return werr
 }
