@@ -79,21 +79,22 @@ func compile(ws *jail.Workspace, opt Options) (*Ruleset, error) {
 	}
 	var pfds pathFDs
 	defer pfds.close()
-	list := listDir
-	if keys, err := newKeyScan(opt.Credential); err != nil {
-		return nil, err
-	} else if keys.as != nil {
-		// A chain directory's siblings are listed as the command
-		// would: one it cannot list grants none (its entries are not
-		// the command's to know: red team round 31, R31d-2, a carve in
-		// another user's 0700 directory listed its files as rules and
-		// in the report).
-		list = func(dir string) ([]dirEntry, error) {
-			if !keys.listable(dir) {
-				return nil, nil
-			}
-			return listDir(dir)
+	// A chain directory's siblings are listed as the command would: one
+	// it cannot list grants none (its entries are not the command's to
+	// know: red team round 31, R31d-2, a carve in another user's 0700
+	// directory listed its files as rules and in the report). The
+	// credentials are looked at only when a chain is listed (carve-outs,
+	// Landlock-only), not in every compile.
+	keys := sync.OnceValues(func() (*keyScan, error) { return newKeyScan(opt.Credential) })
+	list := func(dir string) ([]dirEntry, error) {
+		k, err := keys()
+		if err != nil {
+			return nil, err
 		}
+		if !k.listable(dir) {
+			return nil, nil
+		}
+		return listDir(dir)
 	}
 	c, err := plan(req, abi, pfds.stat, list)
 	if err != nil {
