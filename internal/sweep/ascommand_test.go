@@ -228,3 +228,34 @@ func TestSweepRestoresOthersFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, q, "nothing left to do")
 }
+
+// TestSweepOwnReadOnlyDirectory: a protected name the command planted
+// in its own directory, which it then made read-only (chmod 0500), is
+// still its doing (it owns the directory and could chmod it back): the
+// sweep moves it away. (Found re-reading round 31's change: the check
+// by mode bits alone took it for another user's.)
+func TestSweepOwnReadOnlyDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (the sweep acting as a capability-less root command)")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	root := t.TempDir()
+	sub := filepath.Join(root, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.TakeAs(ws, 0, nil)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(sub, ".envrc"), []byte("evil\n"), 0o400))
+	require.NoError(t, os.Chmod(sub, 0o500))
+	q, _ := snap.Sweep()
+	var moved bool
+	for _, e := range q {
+		moved = moved || e.Path == "sub/.envrc" && e.MovedTo != ""
+	}
+	assert.True(t, moved, "%+v", q)
+	assert.NoFileExists(t, filepath.Join(sub, ".envrc"))
+}

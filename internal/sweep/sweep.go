@@ -1344,7 +1344,8 @@ func (s *Snapshot) mayRestore(rel string) bool {
 // commandCouldChange reports whether the command could have made or
 // changed the entry rel: it may write and search the directory holding
 // it, or write the entry itself (mode bits and ACLs for its
-// credentials). Always true for a Snapshot of Take.
+// credentials), or it owns either (and so may change their mode).
+// Always true for a Snapshot of Take.
 func (s *Snapshot) commandCouldChange(rel string) bool {
 	if !s.asCommand {
 		return true
@@ -1353,8 +1354,19 @@ func (s *Snapshot) commandCouldChange(rel string) bool {
 	if ok, err := s.creds.MayPath(filepath.Dir(abs), dac.Write|dac.Exec); err == nil && ok {
 		return true
 	}
-	ok, err := s.creds.MayPath(abs, dac.Write)
-	return err == nil && ok
+	if ok, err := s.creds.MayPath(abs, dac.Write); err == nil && ok {
+		return true
+	}
+	// Its owner may give itself any mode: a command that planted a name
+	// and then made the directory or the file read-only (chmod 0500)
+	// still did it (quarantine chmods the directory back).
+	for _, p := range []string{filepath.Dir(abs), abs} {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil && st.Uid == s.creds.UID {
+			return true
+		}
+	}
+	return false
 }
 
 // act runs fn, a change the sweep makes in the workspace (a rename out
