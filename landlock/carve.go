@@ -2285,7 +2285,8 @@ func newKeyScan(cred *syscall.Credential) (*keyScan, error) {
 // at t as this process did: the link resolved (filepath.EvalSymlinks)
 // on a thread with the command's permission checks (threadcaps.RunAs),
 // where a directory on the way it cannot search stops it (EACCES).
-// Always true when those checks are this process's.
+// Always true when those checks are this process's, and when the thread
+// could not take them (fail closed: the target is carved).
 func (k *keyScan) reaches(p, t string) bool {
 	if k == nil || k.as == nil {
 		return true
@@ -2296,7 +2297,7 @@ func (k *keyScan) reaches(p, t string) bool {
 		ok = err == nil && r == t
 		return nil
 	})
-	return ok && err == nil
+	return ok || err != nil // a thread that could not take them: carved, as before (fail closed)
 }
 
 // listable reports whether the command may list the directory p and
