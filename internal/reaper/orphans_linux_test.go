@@ -30,12 +30,29 @@ func zombieChildren(t *testing.T) int {
 	return n
 }
 
+// settle waits until an earlier test's orphans are gone: each such
+// orphan was forked by a shell that has exited, so it may still be
+// running (not yet a zombie, not reaped by the earlier test's check of
+// zombies) when the next test starts counting (CI, 29 Nov: 31 of 30).
+// Every test that counts exactly starts from no children at all.
+func settle(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		if _, err := ReapOrphans(); err != nil {
+			return false
+		}
+		pids, err := Children()
+		return err == nil && len(pids) == 0
+	}, 10*time.Second, 5*time.Millisecond, "an earlier test's orphans exit and are reaped")
+}
+
 // TestReapOrphans: R26d-2. The orphans a command leaves stay zombies of
 // the subreaper (the control: nothing else reaps them) until ReapOrphans,
 // which leaves an owned child that exited but was not waited for yet to
 // its exec.Cmd.Wait.
 func TestReapOrphans(t *testing.T) {
 	require.NoError(t, Become())
+	settle(t)
 	owned := osexec.Command("true")
 	require.NoError(t, owned.Start())
 	require.NoError(t, orphaner("50").Run())
@@ -95,6 +112,7 @@ func TestOrphanReaperOwnedRace(t *testing.T) {
 // zombie is owned.
 func TestReapOrphansPerZombie(t *testing.T) {
 	require.NoError(t, Become())
+	settle(t)
 	var sleepers []*osexec.Cmd
 	for range 100 {
 		c := osexec.Command("sleep", "60")
