@@ -1,6 +1,9 @@
 package jail
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Every path operation of this package returns a
 // *fs.PathError carrying the caller's path and wrapping one of these (or
@@ -18,6 +21,13 @@ var (
 	// ErrReadOnly: a write was asked for in a root allowed ReadOnly or
 	// ReadExec.
 	ErrReadOnly = errors.New("path is in a read-only root")
+
+	// ErrSetIDProgram wraps ErrReadOnly (errors.Is holds for both): the
+	// write, removal or rename would change a set-user-ID, set-group-ID
+	// or file-capability program in a ReadWrite root, which
+	// WithProtectedAgentConfig makes read-only (red team round 31,
+	// R31a-5; internal/setid).
+	ErrSetIDProgram = fmt.Errorf("%w: a set-ID or file-capability program (--protect-agent-config)", ErrReadOnly)
 
 	// ErrNotExecutable: execution was asked for outside a ReadExec or
 	// ReadWrite root.

@@ -433,6 +433,12 @@ func (w *Workspace) PrivateKeyHeaders() bool { return w.keyHeaders }
 // gitfile points to when that lies in a policy root. Computed by New.
 func (w *Workspace) AgentConfigProtected() []string { return slices.Clone(w.agent) }
 
+// ProtectsSetID reports whether the set-ID and file-capability programs
+// in ReadWrite roots are read-only (WithProtectedAgentConfig; see there
+// and internal/setid): landlock.Compile then examines every regular
+// file its walk meets in a writable root.
+func (w *Workspace) ProtectsSetID() bool { return w.gitAny }
+
 // readOnlyAt reports whether a write to canon is refused by WithReadOnly
 // or WithProtectedAgentConfig.
 func (w *Workspace) readOnlyAt(canon string, root *wsRoot) bool {

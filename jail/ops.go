@@ -105,7 +105,7 @@ func (w *Workspace) fastRel(name string, a Access) (string, bool) {
 	r := w.rootOf(candidate)
 	if r == nil || !r.Mode.Allows(a) || w.denied(candidate, r.Path) ||
 		(a == Write && w.readOnlyAt(candidate, r)) || w.keys.matchesEntry(candidate, r.Path) ||
-		(a == Write && w.keyHeaders) {
+		(a == Write && (w.keyHeaders || w.ProtectsSetID())) {
 		return "", false // the slow path gives the precise answer
 	}
 	return rel, true
@@ -449,8 +449,9 @@ func (w *Workspace) Rename(oldpath, newpath string) error {
 // directory at t, is denied (a deny pattern, or a private-key pattern on
 // a file that holds a key), and with ErrReadOnly when t lies above a
 // path made read-only (WithReadOnly, WithProtectedAgentConfig, existing
-// or not): removing or moving a directory must not destroy or expose
-// what the caller may not touch. The walk is fd-relative.
+// or not, and the set-ID programs the latter protects): removing or
+// moving a directory must not destroy or expose what the caller may not
+// touch. The walk is fd-relative.
 func (w *Workspace) subtreeDenied(op, name string, t target) error {
 	if err := w.keyCheck(op, name, t); err != nil {
 		return err
@@ -478,6 +479,8 @@ func (w *Workspace) subtreeDenied(op, name string, t target) error {
 			refused = ErrDenied
 		case w.ro.denied(canon, t.root.Path), w.agentNested(canon, t.root.Path), w.gitAny && d.Name() == ".git":
 			refused = ErrReadOnly
+		case d.Type().IsRegular() && w.setIDAt(canon, t.root):
+			refused = ErrSetIDProgram // below the directory (R31a-5)
 		case !d.IsDir():
 			if s := w.keyScanOf(canon, t.root); s != scanNone {
 				if err := w.keyCheckRel(op, name, t.root, p, s); err != nil {

@@ -639,6 +639,17 @@ func nestedAgentPatterns() []string {
 // symlink named .git selects a repository directory, and with it a
 // config the command wrote).
 //
+// Set-ID programs are protected too: a regular file in a ReadWrite root
+// that is set-user-ID or set-group-ID executable, or has file
+// capabilities (security.capability), is read-only (ErrReadOnly for
+// every write, and for removing or renaming it or a directory above
+// it), looked at when the operation runs; landlock.Compile carves out
+// those its walk finds (landlock.SourceSetID). The kernel strips those
+// bits on write(2), not on stores through a shared writable mapping, so
+// a command that could open one for writing could put its own code in
+// a program that runs with its owner's privileges outside the sandbox
+// (red team round 31, R31a-5; internal/setid).
+//
 // For children, landlock.Compile carves the existing paths out
 // read-only (read-only mounts under the namespace layer). A name that
 // does not exist cannot be carved out without freezing its parent

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/landjail/landjail/internal/setid"
 	"golang.org/x/sys/unix"
 )
 
@@ -105,10 +106,45 @@ func (w *Workspace) accessErr(canon string, root *wsRoot, a Access) error {
 	if err := accessErr(root.Mode, a); err != nil {
 		return err
 	}
-	if a == Write && w.readOnlyAt(canon, root) {
+	if a != Write {
+		return nil
+	}
+	// setIDAt first: what a compile carved (DenyPaths) is read-only by
+	// readOnlyAt too, set-ID programs included, and the more precise
+	// sentinel is the one that explains it.
+	if w.setIDAt(canon, root) {
+		return ErrSetIDProgram
+	}
+	if w.readOnlyAt(canon, root) {
 		return ErrReadOnly
 	}
 	return nil
+}
+
+// setIDAt reports whether WithProtectedAgentConfig makes canon read-only
+// for being a set-ID or file-capability program (internal/setid: a
+// shared writable mapping keeps the bits, red team round 31, R31a-5),
+// as landlock.Compile carves it out for children. The file is looked at
+// through a descriptor opened beneath root (O_PATH, no symlinks). When
+// that open fails (missing, a link, a component not searchable) the
+// operation's own open of the same path fails or creates a new file,
+// which holds no bits; a file opened that cannot be examined counts as
+// one (fail closed).
+func (w *Workspace) setIDAt(canon string, root *wsRoot) bool {
+	if !w.ProtectsSetID() || !root.Mode.Allows(Write) {
+		return false
+	}
+	rel := "."
+	if len(canon) > len(root.Path) {
+		rel = strings.TrimPrefix(canon[len(root.Path):], "/")
+	}
+	fd, err := root.r.OpenFd(rel, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	is, err := setid.Fd(fd)
+	return is || err != nil
 }
 
 func accessErr(m Mode, a Access) error {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/landjail/landjail/internal/dac"
 	"github.com/landjail/landjail/internal/linkscan"
+	"github.com/landjail/landjail/internal/setid"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/internal/threadcaps"
 	"github.com/landjail/landjail/jail"
@@ -104,6 +105,11 @@ const (
 	// SourceUnlistable: a directory the walk could not list (EACCES),
 	// carved out whole so that no entry of it is reachable by name.
 	SourceUnlistable = "unlistable"
+	// SourceSetID: a set-user-ID, set-group-ID or file-capability
+	// program in a writable root (jail.Workspace.ProtectsSetID,
+	// internal/setid), read-only: stores through a shared writable
+	// mapping keep the bits (red team round 31, R31a-5).
+	SourceSetID = "set-id"
 )
 
 // DefaultWalkLimit is the number of entries Compile visits at most, in
@@ -442,6 +448,7 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 			}
 		}
 	}
+	setID := setIDCarver(ws, add)
 	for _, root := range roots {
 		err := keys.walk(&conf, root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -525,7 +532,10 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 				roDirs.Store(p, true)
 			}
 			if n == 0 {
-				return nil
+				if roParent {
+					return nil
+				}
+				return setID(p, typ)
 			}
 			if n&jail.NarrowDenied != 0 {
 				add(carve{path: p, source: SourceDenyPattern, exists: true})
@@ -550,8 +560,12 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 					src = SourceAgentConfig // AgentConfigNestedPatterns
 				}
 				add(carve{path: p, access: RightsReadExec, source: src, exists: true})
+				return nil
 			}
-			return nil
+			if roParent {
+				return nil
+			}
+			return setID(p, typ)
 		})
 		if err != nil {
 			return nil, err
@@ -577,6 +591,48 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out, nil
+}
+
+// setIDCarver returns the walk's look at a regular file p it meets (typ:
+// its type from the directory listing) when ws protects set-ID programs
+// (jail.Workspace.ProtectsSetID): one that is a set-ID or
+// file-capability program (internal/setid: an lstat, and a getxattr for
+// an executable file) in a root that grants writing, and not in a
+// read-only root nested in it, is carved out read-only
+// (SourceSetID), with the execute right where its root grants it. One
+// that cannot be examined is carved too (fail closed); one removed
+// meanwhile is not. Without the protection it does nothing.
+func setIDCarver(ws *jail.Workspace, add func(carve)) func(p string, typ fs.FileMode) error {
+	if !ws.ProtectsSetID() {
+		return func(string, fs.FileMode) error { return nil }
+	}
+	roots := ws.Roots()
+	return func(p string, typ fs.FileMode) error {
+		if !typ.IsRegular() {
+			return nil
+		}
+		var deepest *jail.AllowedRoot
+		for i := range roots {
+			if within(p, roots[i].Path) && (deepest == nil || len(roots[i].Path) > len(deepest.Path)) {
+				deepest = &roots[i]
+			}
+		}
+		if deepest == nil || !deepest.Mode.Allows(jail.Write) {
+			return nil
+		}
+		is, err := setid.Path(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if is || err != nil {
+			access := RightsRead
+			if deepest.Mode.Allows(jail.Execute) {
+				access = RightsReadExec
+			}
+			add(carve{path: p, access: access, source: SourceSetID, exists: true})
+		}
+		return nil
+	}
 }
 
 // hardLinkCarves gives every other name of a carved regular file with
@@ -794,8 +850,10 @@ func DeniedPaths(ws *jail.Workspace, limit int) (denied, readOnly []string, err 
 
 // deniedSource and readOnlySource say which carve sources deny a path
 // and which make it read-only (DeniedPaths, Report.DeniedPaths).
-func deniedSource(s string) bool   { return s == SourceDenyPattern || s == SourcePrivateKey }
-func readOnlySource(s string) bool { return s == SourceReadOnly || s == SourceAgentConfig }
+func deniedSource(s string) bool { return s == SourceDenyPattern || s == SourcePrivateKey }
+func readOnlySource(s string) bool {
+	return s == SourceReadOnly || s == SourceAgentConfig || s == SourceSetID
+}
 
 // DeniedPaths is DeniedPaths' answer from a compiled Ruleset's report,
 // with no second walk: what the namespace view masks or mounts

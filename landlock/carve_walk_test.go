@@ -144,6 +144,9 @@ func BenchmarkCarveWalkKeyHeaders(b *testing.B) {
 		opts []jail.Option
 	}{
 		{"deny=deploy_key", []jail.Option{jail.WithDeny("deploy_key")}},
+		// and the set-ID look of every regular file (an lstat each:
+		// jail.Workspace.ProtectsSetID, red team round 31, R31a-5)
+		{"deny=deploy_key,protect-agent-config", []jail.Option{jail.WithDeny("deploy_key"), jail.WithProtectedAgentConfig()}},
 		{"deny-secrets", []jail.Option{jail.WithDenySecrets()}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

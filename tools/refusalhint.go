@@ -29,6 +29,8 @@ func (k *Toolkit) refusalHint(tool, unsafePath string, err error) string {
 		return " (rule: outside every root; the operator's flag: --ro " + p + ")"
 	case errors.Is(err, jail.ErrDenied):
 		return " (rule: a deny pattern (--deny, --deny-secrets) or a private key; not allowed by design unless the operator drops the pattern)"
+	case errors.Is(err, jail.ErrSetIDProgram):
+		return " (rule: a set-ID or file-capability program, read-only under --protect-agent-config; the operator strips its bits or drops the flag)"
 	case errors.Is(err, jail.ErrReadOnly):
 		return " (rule: read-only: a --read-only path, protected agent configuration, or a --ro/--rox root; the operator's flag: --rw " + p + ")"
 	case errors.Is(err, jail.ErrNotExecutable):

@@ -6,6 +6,7 @@
 package carvetest
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/cliopts"
 )
@@ -58,7 +60,11 @@ type Case struct {
 	// own name, "a => b" a symlink, "f = CONTENT" a file holding
 	// CONTENT, where "@secret" is a line with the Marker, "@key" a PEM
 	// private key holding the Marker, "@cert" a PEM certificate, and the
-	// other "@" words those of Content; "f = @fifo" makes a FIFO.
+	// other "@" words those of Content; "f = @fifo" makes a FIFO;
+	// "f = @suid", "@sgid" and "@sgid-nox" make a program (a shell
+	// script) of mode 04755, 02755 and 02745, "@caps" one of mode 0755
+	// with file capabilities (cap_net_raw+ep; the case is skipped where
+	// setting them is refused: not root).
 	Tree   []string `toml:"tree"`
 	Policy Policy   `toml:"policy"`
 	Path   string   `toml:"path"`
@@ -160,6 +166,8 @@ func Content(spec string) (name, content string) {
 		return name, strings.Repeat(Cert, 200) // about 14 KiB, certificates only
 	case "@big":
 		return name, big()
+	case "@suid", "@sgid", "@sgid-nox", "@caps":
+		return name, "#!/bin/sh\necho program\n"
 	}
 	return name, content + "\n"
 }
@@ -205,9 +213,35 @@ func Build(t testing.TB, c *Case) string {
 			p := filepath.Join(root, name)
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 			require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+			_, word, _ := strings.Cut(s, " = ")
+			if mode, ok := programs[word]; ok {
+				require.NoError(t, os.Chmod(p, mode))
+				if word == "@caps" {
+					if err := unix.Setxattr(p, "security.capability", capNetRaw(), 0); err != nil {
+						t.Skipf("setting file capabilities: %v", err)
+					}
+				}
+			}
 		}
 	}
 	return root
+}
+
+// programs are the tree spec's program contents and their modes.
+var programs = map[string]os.FileMode{
+	"@suid":     0o755 | os.ModeSetuid,
+	"@sgid":     0o755 | os.ModeSetgid,
+	"@sgid-nox": 0o745 | os.ModeSetgid,
+	"@caps":     0o755,
+}
+
+// capNetRaw is a VFS_CAP_REVISION_2 security.capability value:
+// cap_net_raw permitted and effective (linux/capability.h).
+func capNetRaw() []byte {
+	b := make([]byte, 20)
+	binary.LittleEndian.PutUint32(b[0:], 0x02000000|1)
+	binary.LittleEndian.PutUint32(b[4:], 1<<unix.CAP_NET_RAW)
+	return b
 }
 
 // Options returns the case's policy as the CLI would build it.

@@ -175,6 +175,9 @@ func Landlock(ws *jail.Workspace, d denials.Denial) refusal.Refusal {
 	case errors.Is(err, jail.ErrDenied):
 		x.Rule = "matches a deny pattern (--deny, --deny-secrets) or holds a private key"
 		x.Flag = "drop the pattern that matches it"
+	case errors.Is(err, jail.ErrSetIDProgram):
+		x.Rule = setIDRule
+		x.Flag = setIDFlag
 	case errors.Is(err, jail.ErrReadOnly):
 		x.Rule = "read-only: a --read-only path, protected agent configuration, or a --ro/--rox root"
 		grant(&x, "--rw", dir, " (or drop --read-only/--protect-agent-config)")
@@ -303,6 +306,9 @@ func Event(ws *jail.Workspace, e seccomp.Event) refusal.Refusal {
 	case errors.Is(err, jail.ErrDenied):
 		x.Rule = "read-only view: a masked path (deny pattern or private key), EROFS"
 		x.Flag = "drop the pattern that matches it"
+	case errors.Is(err, jail.ErrSetIDProgram):
+		x.Rule = "read-only view: " + setIDRule + " (EROFS)"
+		x.Flag = setIDFlag
 	case errors.Is(err, jail.ErrReadOnly):
 		x.Rule = "read-only view: a --read-only path, protected agent configuration, or a --ro/--rox root (EROFS)"
 		grant(&x, "--rw", dir, "")
@@ -316,6 +322,13 @@ func Event(ws *jail.Workspace, e seccomp.Event) refusal.Refusal {
 	}
 	return x
 }
+
+// setIDRule and setIDFlag explain a refused write to a set-ID program
+// (jail.ErrSetIDProgram).
+const (
+	setIDRule = "a set-user-ID, set-group-ID or file-capability program, read-only under --protect-agent-config (a store through a shared mapping would keep its bits, and it runs as its owner outside the sandbox)"
+	setIDFlag = "strip its bits before the run (chmod u-s,g-s; setcap -r), or drop --protect-agent-config"
+)
 
 // deniedAnywhere reports whether a deny pattern of ws would match p were
 // it in the workspace: masks also cover files outside every root (HOME's

@@ -91,3 +91,29 @@ func TestPrivateDirNotGrantable(t *testing.T) {
 		}
 	}
 }
+
+// TestSetIDProgramExplained: a refused write to a set-ID program under
+// --protect-agent-config (red team round 31, R31a-5) is explained as
+// such, with what lifts it (strip the bits), not "--rw" of the file,
+// which does not. Control: a plain sibling refused by a --read-only
+// path keeps the read-only rule and its --rw flag.
+func TestSetIDProgramExplained(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	helper, plain := filepath.Join(root, "helper"), filepath.Join(root, "plain")
+	require.NoError(t, os.WriteFile(helper, []byte("x"), 0o755))
+	require.NoError(t, os.Chmod(helper, 0o755|os.ModeSetuid))
+	require.NoError(t, os.WriteFile(plain, []byte("x"), 0o755))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig(), jail.WithReadOnly(plain))
+	require.NoError(t, err)
+	defer ws.Close()
+
+	x := Landlock(ws, denials.Denial{Blockers: []string{"fs.write_file"}, Path: helper, Count: 1})
+	assert.Contains(t, x.Rule, "set-user-ID", Line(x))
+	assert.Contains(t, x.Flag, "chmod u-s,g-s", Line(x))
+	assert.NotContains(t, x.Flag, "--rw", Line(x))
+
+	x = Landlock(ws, denials.Denial{Blockers: []string{"fs.write_file"}, Path: plain, Count: 1})
+	assert.Contains(t, x.Rule, "read-only: a --read-only path", "control: %s", Line(x))
+	assert.Contains(t, x.Flag, "--rw "+plain, "control: %s", Line(x))
+}
