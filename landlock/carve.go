@@ -2389,24 +2389,30 @@ func (k *keyScan) mayRead() func(pfd int) bool {
 // walk is fastwalk.Walk of root as the command would list it: a
 // directory the command may not list (read and search) is handed to fn
 // with EACCES, as fastwalk reports one it cannot read, and not
-// descended into; so is root itself. With no credentials to decide for,
-// it is fastwalk.Walk. With them, the walk is walkFd's: each directory
-// opened O_NOFOLLOW from its parent's descriptor, checked (dac.MayFd)
-// and listed through that descriptor, so the directory examined is the
-// one read. A check by path and fastwalk's open by path were two
-// lookups: a command that exchanged its own directory with a link
-// between them made a root landjail list any directory of the host, and
-// masks named what was there (red team round 31, R31d-5).
+// descended into; so is root itself. The walk is walkFd's: each
+// directory opened O_NOFOLLOW from its parent's descriptor, checked
+// (dac.MayFd, with credentials to decide for; else the kernel's own
+// check of this process at the open) and listed through that
+// descriptor, so the directory examined is the one read. A check by path
+// and fastwalk's open by path were two lookups: a command that exchanged
+// its own directory with a link between them made a root landjail list
+// any directory of the host, and masks named what was there (red team
+// round 31, R31d-5); without credentials (a non-root landjail, a library
+// caller), fastwalk's open by path followed a directory the command had
+// exchanged for a link since the last call, and listed what it led to
+// (red team round 27, R27e-5's walk half). conf is not used (kept for
+// the callers' symmetry with fastwalk: no link is followed).
 func (k *keyScan) walk(conf *fastwalk.Config, root string, fn fs.WalkDirFunc) error {
-	if k == nil || k.as == nil {
-		return fastwalk.Walk(conf, root, fn)
+	_ = conf
+	if k == nil {
+		k = &keyScan{}
 	}
 	denied := func(p string) error { return &fs.PathError{Op: "open", Path: p, Err: syscall.EACCES} }
 	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fn(root, nil, &fs.PathError{Op: "open", Path: root, Err: err})
 	}
-	if ok, err := k.as.MayFd(fd, dac.Read|dac.Exec); err != nil || !ok {
+	if ok, err := k.mayList(fd); err != nil || !ok {
 		unix.Close(fd)
 		return fn(root, nil, denied(root))
 	}
@@ -2430,6 +2436,17 @@ func (k *keyScan) walk(conf *fastwalk.Config, root string, fn fs.WalkDirFunc) er
 		return err
 	}
 	return w.firstErr()
+}
+
+// mayList reports whether the command may list the directory open as
+// fd (read and search): dac.MayFd with credentials to decide for; without
+// them the open that gave fd was this process's own check, which is the
+// command's.
+func (k *keyScan) mayList(fd int) (bool, error) {
+	if k.as == nil {
+		return true, nil
+	}
+	return k.as.MayFd(fd, dac.Read|dac.Exec)
 }
 
 // fdWalk is one walkFd walk: subdirectories are walked on other
@@ -2505,7 +2522,7 @@ func (k *keyScan) walkFd(w *fdWalk, f *os.File, dir string) error {
 		}
 		ok := false
 		if err == nil {
-			ok, err = k.as.MayFd(cfd, dac.Read|dac.Exec)
+			ok, err = k.mayList(cfd)
 			ok = ok && err == nil
 		}
 		if !ok {

@@ -175,3 +175,71 @@ func TestWalkAsCommandRace(t *testing.T) {
 	require.NotZero(t, swaps.Load(), "control: the attacker ran")
 	assert.Empty(t, leaked, "names of the closed directory in the carves")
 }
+
+// TestWalkNoCredentialRace: red team round 27, R27e-5's walk half. A
+// walk with no credentials to decide for (a non-root landjail: keyScan.as
+// nil) listed by path with fastwalk: a command that exchanged a
+// workspace directory with a link to a directory outside the policy (its
+// own ~/.ssh, say) between the listing of the parent and the open of the
+// directory made the planning list what the link led to, and carve (mask,
+// and so name) what matched there. The walk now opens each directory
+// O_NOFOLLOW from its parent's descriptor. An attacker goroutine
+// exchanges the directory and the link all the while; no carve may name
+// the outside directory's entries. Control: the same directory given as
+// a real directory of the workspace is carved (the pattern matches).
+func TestWalkNoCredentialRace(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	outside := filepath.Join(base, "outside")
+	require.NoError(t, os.Mkdir(outside, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "passwords.kdbx"), []byte("x"), 0o600))
+	root := filepath.Join(base, "ws")
+	race := filepath.Join(root, "race")
+	require.NoError(t, os.MkdirAll(filepath.Join(race, "D0"), 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(race, "S0")))
+	ws, err := jail.New(root, jail.WithDeny("*.kdbx"))
+	require.NoError(t, err)
+	defer ws.Close()
+
+	ctl := filepath.Join(root, "ctl")
+	require.NoError(t, os.Mkdir(ctl, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ctl, "passwords.kdbx"), []byte("x"), 0o600))
+	carves, err := walkCarvesGranted(ws, []string{root}, nil, DefaultWalkLimit, &keyScan{})
+	require.NoError(t, err)
+	require.Contains(t, carvePaths(carves), filepath.Join(ctl, "passwords.kdbx"), "control: the pattern is carved in a real directory")
+	require.NoError(t, os.RemoveAll(ctl))
+
+	stop := make(chan struct{})
+	var swaps atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, filepath.Join(race, "D0"), unix.AT_FDCWD, filepath.Join(race, "S0"), unix.RENAME_EXCHANGE) == nil {
+				swaps.Add(1)
+			}
+		}
+	}()
+	leaked := 0
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		carves, err := walkCarvesGranted(ws, []string{root}, nil, DefaultWalkLimit, &keyScan{})
+		if err != nil {
+			continue
+		}
+		for _, c := range carves {
+			if filepath.Base(c.path) == "passwords.kdbx" {
+				leaked++
+			}
+		}
+	}
+	close(stop)
+	<-done
+	require.NotZero(t, swaps.Load(), "control: the attacker ran")
+	assert.Zero(t, leaked, "an entry of the directory outside the policy was listed and carved")
+}
