@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	securejoin "github.com/cyphar/filepath-securejoin"
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/bpfprog"
@@ -245,9 +246,18 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 		if err != nil || !path.IsAbs(dir) {
 			return Event{}, false
 		}
-		abs = path.Join(dir, name)
+		abs = dir + "/" + name // not Clean: ".." is resolved where the kernel resolves it
 	}
-	abs = path.Clean(abs)
+	// The name the kernel resolves, in the child's root: symbolic links
+	// followed and ".." taken after them, as path resolution does
+	// (filepath-securejoin's SecureJoin under /proc/TID/root). Cleaning
+	// first judged "w/../d2" with w -> sub/inner as ./d2, not sub/d2: a
+	// refusal was missed or invented, and --learn granted a directory
+	// where nothing was refused (red team round 31, R31b-6).
+	abs, ok := resolveInChildRoot(tid, abs)
+	if !ok {
+		return Event{}, false
+	}
 	root, err := unix.Open("/proc/"+strconv.Itoa(tid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Event{}, false
@@ -321,6 +331,39 @@ func observe(req *seccompNotif, b Broker) (Event, bool) {
 		e.Access, e.Why, e.Errno = access, ViewReadOnly, unix.EROFS
 	}
 	return e, true
+}
+
+// resolveInChildRoot returns raw, absolute in the view of thread tid,
+// with its directory resolved there: every symbolic link on the way
+// followed and ".." applied to what the links led to, as the kernel's
+// path walk does; a missing tail is kept as named. The last component
+// is kept as named (the open, RESOLVE_IN_ROOT, follows it where it is a
+// link, and the record names the link), unless it is "." or "..". Only
+// records depend on it (the kernel decides the call), so the race of a
+// link changed between this walk and the child's is a wrong record at
+// worst.
+func resolveInChildRoot(tid int, raw string) (string, bool) {
+	root := "/proc/" + strconv.Itoa(tid) + "/root"
+	raw = strings.TrimRight(raw, "/")
+	dir, last := raw, ""
+	if i := strings.LastIndexByte(raw, '/'); i >= 0 && raw[i+1:] != "." && raw[i+1:] != ".." {
+		dir, last = raw[:i], raw[i+1:]
+	}
+	joined, err := securejoin.SecureJoin(root, dir)
+	if err != nil {
+		return "", false
+	}
+	rel := strings.TrimPrefix(joined, root)
+	if rel != "" && rel[0] != '/' {
+		return "", false
+	}
+	if last == "" {
+		if rel == "" {
+			rel = "/"
+		}
+		return rel, true
+	}
+	return rel + "/" + last, true
 }
 
 // openInRoot opens abs (absolute in the child's view) below root, the

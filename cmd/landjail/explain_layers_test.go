@@ -242,3 +242,38 @@ func TestRunExplainNonRootView(t *testing.T) {
 	assert.Contains(t, s, "to allow: --rw /etc")
 	assert.Contains(t, s, "to allow: --allow-domain HOST")
 }
+
+// TestRunExplainDotDotAfterLink: red team round 31, R31b-6. The view
+// recorder cleaned a path lexically before resolving it, so ".." after a
+// symbolic link was judged where the kernel does not go: with
+// u -> /usr/share/doc, `touch u/../../lib/x` (the kernel: /usr/lib/x,
+// refused EROFS) was not reported; with w -> sub/inner, `touch
+// w/../d2/y` (the kernel: sub/d2/y, written) was reported refused as
+// ./d2/y, a --read-only path. Now each is judged where the kernel
+// resolves it. Control: the kernel's own answers (the first touch
+// fails, the second writes sub/d2/y) are unchanged.
+func TestRunExplainDotDotAfterLink(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	t.Parallel()
+	bin := landjailBin(t)
+	ws := wsDir(t)
+	for _, d := range []string{"d2", "sub/inner", "sub/d2", "lib"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	require.NoError(t, os.Symlink(filepath.Join(ws, "sub/inner"), filepath.Join(ws, "w")))
+	require.NoError(t, os.Symlink("/usr/share/doc", filepath.Join(ws, "u")))
+	script := `touch u/../../lib/landjail-dotdot-x; echo "one=$?"; touch w/../d2/landjail-dotdot-y; echo "two=$?"`
+	code, out := runBin(t, bin, nil, "run", "--workspace", ws, "--read-only", filepath.Join(ws, "d2"), "--explain", "--", "sh", "-c", "cd "+ws+" && "+script)
+	assert.Equal(t, 0, code, out)
+	if !strings.Contains(out, "Read-only file system") {
+		kerneltest.Missing(t, "no namespace view here (no EROFS): %s", out)
+		return
+	}
+	assert.NotContains(t, out, "one=0", "control: the kernel refuses /usr/lib/x")
+	assert.Contains(t, out, "two=0", "control: the kernel writes sub/d2/y")
+	_, err := os.Stat(filepath.Join(ws, "sub/d2/landjail-dotdot-y"))
+	assert.NoError(t, err, "control: written where the kernel resolved it")
+	assert.Contains(t, out, "[view] create /usr/lib/landjail-dotdot-x", "the refusal is reported where it happened")
+	assert.NotContains(t, out, filepath.Join(ws, "d2/landjail-dotdot-y"), "a write that succeeded is not reported refused")
+	assert.NotContains(t, out, filepath.Join(ws, "lib/landjail-dotdot-x"), "the lexical path is not reported")
+}
