@@ -60,7 +60,7 @@ func (l *learner) finish(plan *sandbox.Plan, refused []refusal.Refusal, unavaila
 	defer memo.Close()
 	c := learn.PolicyClassifier{WS: plan.WS, Probe: func(dir string) (*jail.Workspace, error) {
 		return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
-	}, Pinned: o.PolicyFiles(), Memo: memo}
+	}, Pinned: o.PolicyFiles(), Memo: memo, Throttle: plan.CPUThrottle()}
 	out, p, err := learn.Update(l.f.Text(), l.f.Dir(), learn.FromRefusals(refused, c))
 	if err != nil {
 		return fmt.Errorf("--learn %s: %w", termsafe.Quote(l.f.Path()), err)

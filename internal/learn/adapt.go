@@ -181,11 +181,19 @@ func localTarget(host string) (byDesign, notLearnable string) {
 // refusals there are and how large the trees walked, and it all runs
 // after the command, outside its --timeout and --cpus (red team round
 // 30, R30b-6: 711 refused reads took 1 min 43 s to classify).
+//
+// Throttle, when set, runs each probe (the policy built with the
+// directory and its carve walk): the run's --cpus share
+// (sandbox.Plan.CPUThrottle), so that the classification the command's
+// refusals cause is charged to the command, and with ProbeBudget's wall
+// time its CPU is bounded by the share (red team round 31, R31b-7: 35
+// to 59 s of landjail's CPU after a --cpus 0.1 run).
 type PolicyClassifier struct {
-	WS     *jail.Workspace
-	Probe  func(dir string) (*jail.Workspace, error)
-	Pinned []string
-	Memo   *Memo
+	WS       *jail.Workspace
+	Probe    func(dir string) (*jail.Workspace, error)
+	Pinned   []string
+	Memo     *Memo
+	Throttle func(work func())
 }
 
 // MaxProbeDirs and ProbeBudget bound a Memo's work: the directories
@@ -240,18 +248,11 @@ type probeResult struct {
 // it when it is not kept).
 func (c PolicyClassifier) probe(dir string) (r *probeResult, done func()) {
 	build := func() *probeResult {
-		pw, err := c.Probe(dir)
-		if err != nil {
-			return &probeResult{notLearnable: "cannot check the policy for it: " + err.Error()}
+		if c.Throttle == nil {
+			return c.build(dir)
 		}
-		r := &probeResult{pw: pw}
-		if r.hl, err = landlock.HomeLinks(pw); err != nil {
-			r.hlErr = "cannot check HOME's links to it: " + err.Error()
-			return r
-		}
-		if r.denied, _, err = landlock.DeniedPaths(pw, 0); err != nil {
-			r.notLearnable = "cannot check the policy's links to it: " + err.Error()
-		}
+		var r *probeResult
+		c.Throttle(func() { r = c.build(dir) })
 		return r
 	}
 	if c.Memo == nil {
@@ -280,6 +281,24 @@ func (c PolicyClassifier) probe(dir string) (r *probeResult, done func()) {
 	r = build()
 	m.dirs[dir] = r
 	return r, func() {}
+}
+
+// build probes the policy with dir: the probe's workspace, HOME's links
+// and the denied paths of its carve walk.
+func (c PolicyClassifier) build(dir string) *probeResult {
+	pw, err := c.Probe(dir)
+	if err != nil {
+		return &probeResult{notLearnable: "cannot check the policy for it: " + err.Error()}
+	}
+	r := &probeResult{pw: pw}
+	if r.hl, err = landlock.HomeLinks(pw); err != nil {
+		r.hlErr = "cannot check HOME's links to it: " + err.Error()
+		return r
+	}
+	if r.denied, _, err = landlock.DeniedPaths(pw, 0); err != nil {
+		r.notLearnable = "cannot check the policy's links to it: " + err.Error()
+	}
+	return r
 }
 
 // Classify implements Classifier: a deny pattern or private key (in the
@@ -546,7 +565,12 @@ func (c PolicyClassifier) deniedLinkTo(path string) (string, error) {
 	}
 	m.mu.Lock()
 	if !m.linked {
-		m.links, m.linksErr = deniedLinks(c.WS)
+		list := func() { m.links, m.linksErr = deniedLinks(c.WS) }
+		if c.Throttle != nil {
+			c.Throttle(list) // a walk of the writable roots: charged as a probe
+		} else {
+			list()
+		}
 		m.linked = true
 	}
 	links, err := m.links, m.linksErr

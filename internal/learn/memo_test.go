@@ -68,3 +68,47 @@ func TestMemoBoundsClassification(t *testing.T) {
 	_, notLearnable := c.Classify(filepath.Join(outside, "d0", "sub", "y"), Read)
 	assert.Contains(t, notLearnable, "not learned")
 }
+
+// TestClassificationThrottled: red team round 31, R31b-7. The probes a
+// run's refusals cause (each a policy built and walked) and the listing
+// of the policy's denied links run inside Throttle, the run's --cpus
+// share, so that the work the command chose is charged to it. Control:
+// the same classification without a Throttle gives the same verdicts.
+func TestClassificationThrottled(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	other, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, d := range []string{outside, other} {
+		require.NoError(t, os.WriteFile(filepath.Join(d, "f"), nil, 0o644))
+	}
+	o := &cliopts.Options{Workspace: t.TempDir(), DenySecrets: true}
+	pw, err := o.Policy()
+	require.NoError(t, err)
+	defer pw.Close()
+	probe := func(dir string) (*jail.Workspace, error) { return o.Policy(jail.WithAllowed(dir, jail.ReadOnly)) }
+	verdicts := func(c PolicyClassifier) []string {
+		var out []string
+		for _, d := range []string{outside, other, outside} {
+			byDesign, notLearnable := c.Classify(filepath.Join(d, "f"), Read)
+			out = append(out, byDesign+notLearnable)
+		}
+		return out
+	}
+	memo := NewMemo()
+	defer memo.Close()
+	control := verdicts(PolicyClassifier{WS: pw, Probe: probe, Memo: memo})
+
+	inside, throttled := 0, 0
+	memo2 := NewMemo()
+	defer memo2.Close()
+	got := verdicts(PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
+		if inside == 0 {
+			t.Errorf("probe of %s outside the throttle", dir)
+		}
+		return probe(dir)
+	}, Memo: memo2, Throttle: func(work func()) { throttled++; inside++; work(); inside-- }})
+	assert.Equal(t, control, got, "the same verdicts")
+	assert.Equal(t, 3, throttled, "two probes (one a directory) and the links' listing, each throttled")
+}
