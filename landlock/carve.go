@@ -2366,6 +2366,10 @@ func (k *keyScan) listable(p string) bool {
 	if k == nil || k.as == nil {
 		return true
 	}
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) == nil && k.owns(&st) {
+		return true
+	}
 	ok, err := k.as.MayPath(p, dac.Read|dac.Exec)
 	if err != nil {
 		return errors.Is(err, fs.ErrNotExist)
@@ -2381,9 +2385,24 @@ func (k *keyScan) mayRead() func(pfd int) bool {
 		return nil
 	}
 	return func(pfd int) bool {
+		var st unix.Stat_t
+		if unix.Fstat(pfd, &st) == nil && k.owns(&st) {
+			return true
+		}
 		ok, err := k.as.MayFd(pfd, dac.Read)
 		return ok && err == nil
 	}
+}
+
+// owns reports whether the command owns the file st describes: its owner
+// may chmod(2) it readable (or listable) whatever its mode, so what its
+// mode refuses the command is no secret from it. Such a file is
+// examined, and masked only when it holds a key, as the command's other
+// files are: masked unread, a 0000 build product of its own could no
+// longer be removed, renamed or chmod'ed back (red team round 31,
+// R31d-3).
+func (k *keyScan) owns(st *unix.Stat_t) bool {
+	return k.as != nil && st.Uid == k.as.UID
 }
 
 // walk is fastwalk.Walk of root as the command would list it: a
@@ -2444,6 +2463,10 @@ func (k *keyScan) walk(conf *fastwalk.Config, root string, fn fs.WalkDirFunc) er
 // command's.
 func (k *keyScan) mayList(fd int) (bool, error) {
 	if k.as == nil {
+		return true, nil
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && k.owns(&st) {
 		return true, nil
 	}
 	return k.as.MayFd(fd, dac.Read|dac.Exec)

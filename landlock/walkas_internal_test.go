@@ -48,6 +48,15 @@ func TestWalkAsCommand(t *testing.T) {
 	mk("private", 0o700, 65534) // another user's closed directory
 	mk("open", 0o755, 65534)    // another user's 0600 files, listable
 	mk("own", 0o755, 0)         // root's own 0600 files
+	// The command's own directory and files it made unreadable (chmod
+	// 000): it may chmod them back, so they are examined as its other
+	// files, and only a key is masked (red team round 31, R31d-3: masked
+	// unread, a 0000 build product could no longer be removed).
+	mk("ownclosed", 0o000, 0)
+	mk("own0", 0o755, 0)
+	for _, n := range []string{"notes.txt", "plain.txt"} {
+		require.NoError(t, os.Chmod(filepath.Join(root, "own0", n), 0))
+	}
 	require.NoError(t, os.Chmod(root, 0o755))
 	ws, err := jail.New(root, jail.WithDenyPrivateKeyHeaders())
 	require.NoError(t, err)
@@ -64,10 +73,12 @@ func TestWalkAsCommand(t *testing.T) {
 	}
 	asRoot := carved(nil)
 	assert.Equal(t, map[string]string{
-		"private":        SourceUnlistable, // whole, unlisted
-		"open/notes.txt": SourcePrivateKey, // unreadable: both, unread
-		"open/plain.txt": SourcePrivateKey,
-		"own/notes.txt":  SourcePrivateKey, // control: read, a key
+		"private":             SourceUnlistable, // whole, unlisted
+		"open/notes.txt":      SourcePrivateKey, // unreadable: both, unread
+		"open/plain.txt":      SourcePrivateKey,
+		"own/notes.txt":       SourcePrivateKey, // control: read, a key
+		"ownclosed/notes.txt": SourcePrivateKey, // its own: listed and read
+		"own0/notes.txt":      SourcePrivateKey,
 	}, asRoot)
 
 	// Links the command planted toward another user's closed
@@ -111,6 +122,9 @@ func TestWalkAsCommand(t *testing.T) {
 		"open/notes.txt":    SourcePrivateKey,
 		"own/notes.txt":     SourcePrivateKey, // root's: unreadable
 		"own/plain.txt":     SourcePrivateKey,
+		"ownclosed":         SourceUnlistable, // root's, not its own
+		"own0/notes.txt":    SourcePrivateKey,
+		"own0/plain.txt":    SourcePrivateKey,
 	}, as65534)
 }
 
