@@ -257,3 +257,44 @@ func TestWalkNoCredentialRace(t *testing.T) {
 	require.NotZero(t, swaps.Load(), "control: the attacker ran")
 	assert.Zero(t, leaked, "an entry of the directory outside the policy was listed and carved")
 }
+
+// TestDeniedLinkBelowClosedHome: red team round 32, R32d-3. With the
+// workspace below a directory the command cannot search (a user's 0700
+// HOME, for a root landjail whose command holds no capability), the
+// target of a denied link (.env -> settings/production) was not carved:
+// the command could not follow the link from "/", but it reaches the
+// workspace (the view rebuilds its path; relative names) and read the
+// secret by both names. The target is carved, as the command reaches
+// it. Control: a link toward a directory below the workspace that the
+// command cannot search (another user's 0700 priv/) is still not
+// carved (R31d-1: nothing of it may be named).
+func TestDeniedLinkBelowClosedHome(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (another user's directory)")
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	home := filepath.Join(base, "alice")
+	root := filepath.Join(home, "proj")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "settings"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "settings", "production"), []byte("DB_PASSWORD=x\n"), 0o644))
+	require.NoError(t, os.Symlink("settings/production", filepath.Join(root, ".env")))
+	priv := filepath.Join(root, "priv")
+	require.NoError(t, os.MkdirAll(priv, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(priv, "secret"), []byte("x"), 0o600))
+	require.NoError(t, os.Symlink("priv/secret", filepath.Join(root, ".env.local")))
+	require.NoError(t, os.Chown(priv, 65534, 65534))
+	require.NoError(t, os.Chmod(priv, 0o700))
+	for _, d := range []string{home, root} {
+		require.NoError(t, os.Chown(d, 1000, 1000))
+	}
+	require.NoError(t, os.Chmod(home, 0o700))
+	ws, err := jail.New(root, jail.WithDeny(".env*"))
+	require.NoError(t, err)
+	defer ws.Close()
+	carves, err := collectCarves(ws, Options{}, []Rule{{Path: root, Access: RightsAll}})
+	require.NoError(t, err)
+	got := carvePaths(carves)
+	assert.Contains(t, got, filepath.Join(root, "settings", "production"), "the target the command reaches by its own name")
+	assert.NotContains(t, got, filepath.Join(priv, "secret"), "control: below a directory the command cannot search")
+}
