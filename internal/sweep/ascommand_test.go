@@ -3,6 +3,8 @@ package sweep_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/landjail/landjail/internal/sweep"
+	"github.com/landjail/landjail/internal/threadcaps"
 	"github.com/landjail/landjail/jail"
 )
 
@@ -258,4 +261,220 @@ func TestSweepOwnReadOnlyDirectory(t *testing.T) {
 	}
 	assert.True(t, moved, "%+v", q)
 	assert.NoFileExists(t, filepath.Join(sub, ".envrc"))
+}
+
+// TestSweepRestoreNoInheritedACL: red team round 32, R32b-2. A
+// protected file of another user that the command removed is restored
+// in a directory the command owns: created there, it inherited the
+// default ACL the command had set (user:1001:r-x), and with the group
+// bits of its mode 0640 as the mask the command read her content. The
+// restored file carries no access ACL. Control: a file made there by
+// name inherits the default.
+func TestSweepRestoreNoInheritedACL(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (another user's file)")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	root := t.TempDir()
+	require.NoError(t, os.Chmod(root, 0o755))
+	sub := filepath.Join(root, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	require.NoError(t, os.Chown(sub, 1001, 1001))
+	envrc := filepath.Join(sub, ".envrc")
+	require.NoError(t, os.WriteFile(envrc, []byte("export SECRET=alice\n"), 0o640))
+	require.NoError(t, os.Chown(envrc, 1000, 1000))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	cred := &syscall.Credential{Uid: 1001, Gid: 1001}
+	snap, err := sweep.TakeAs(ws, 0, cred)
+	require.NoError(t, err)
+	defer snap.Close()
+	// The command: user:1001:r-x as the directory's default, then the
+	// file removed (its directory is its own).
+	def := []byte{2, 0, 0, 0,
+		1, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+		2, 0, 5, 0, 0xe9, 0x03, 0, 0, // user:1001:r-x
+		4, 0, 5, 0, 0xff, 0xff, 0xff, 0xff,
+		0x10, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+		0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+	if err := unix.Setxattr(sub, "system.posix_acl_default", def, 0); err != nil {
+		t.Skipf("no ACLs here: %v", err)
+	}
+	require.NoError(t, os.Remove(envrc))
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	require.Len(t, q, 1)
+	require.True(t, q[0].Restored, "%+v", q[0])
+	b, err := os.ReadFile(envrc)
+	require.NoError(t, err)
+	assert.Equal(t, "export SECRET=alice\n", string(b))
+	fi, err := os.Stat(envrc)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+	assert.EqualValues(t, 1000, fi.Sys().(*syscall.Stat_t).Uid)
+	_, err = unix.Getxattr(envrc, "system.posix_acl_access", make([]byte, 256))
+	assert.ErrorIs(t, err, unix.ENODATA, "no ACL entry of the command's on her restored file")
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "n"), nil, 0o640))
+	_, err = unix.Getxattr(filepath.Join(sub, "n"), "system.posix_acl_access", make([]byte, 256))
+	assert.NoError(t, err, "control: a file made there by name inherits the default")
+}
+
+// TestSweepRestoreNoWindow: red team round 32, R32b-1. The sweep acting
+// as the command created the restored file by name, owned by the
+// command, and gave it its owner and content after: a thread of the
+// command opening the name in between kept a descriptor and read
+// another user's 0600 content through it. The restored file now gets
+// its name complete. An attacker goroutine with the command's
+// credentials opens the name all the while; no descriptor it gets ever
+// reads her content. Control: the attacker's opens run (it opens the
+// name when it is its own file).
+func TestSweepRestoreNoWindow(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (another user's file)")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	root, err := os.MkdirTemp("", "landjail-restore-") // searchable by uid 1001 (t.TempDir's parent is 0700)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	require.NoError(t, os.Chmod(root, 0o755))
+	sub := filepath.Join(root, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	require.NoError(t, os.Chown(sub, 1001, 1001))
+	envrc := filepath.Join(sub, ".envrc")
+	require.NoError(t, os.WriteFile(envrc, []byte("export SECRET=alice\n"), 0o600))
+	require.NoError(t, os.Chown(envrc, 1000, 1000))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	cred := &syscall.Credential{Uid: 1001, Gid: 1001}
+
+	var leaked, opened atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		threadcaps.RunAs(cred, func() error {
+			buf := make([]byte, 64)
+			for {
+				select {
+				case <-stop:
+					return nil
+				default:
+				}
+				fd, err := unix.Open(envrc, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					continue
+				}
+				opened.Add(1)
+				time.Sleep(200 * time.Microsecond) // the content is written meanwhile
+				if n, _ := unix.Pread(fd, buf, 0); n > 0 && strings.Contains(string(buf[:n]), "alice") {
+					leaked.Add(1)
+				}
+				unix.Close(fd)
+			}
+		})
+	}()
+	for range 40 {
+		snap, err := sweep.TakeAs(ws, 0, cred)
+		require.NoError(t, err)
+		// The command: its own file over hers (it owns the directory).
+		require.NoError(t, threadcaps.RunAs(cred, func() error {
+			if err := os.WriteFile(filepath.Join(sub, "mine"), []byte("evil\n"), 0o644); err != nil {
+				return err
+			}
+			return os.Rename(filepath.Join(sub, "mine"), envrc)
+		}))
+		_, err = snap.Sweep()
+		require.NoError(t, err)
+		snap.Close()
+		removeQuarantined(t, sub)
+	}
+	close(stop)
+	<-done
+	require.NotZero(t, opened.Load(), "control: the attacker opened the name (its own file)")
+	assert.Zero(t, leaked.Load(), "a descriptor the command opened read her content")
+}
+
+// removeQuarantined removes the quarantined files in dir.
+func removeQuarantined(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".landjail-quarantined-") {
+			require.NoError(t, os.Remove(filepath.Join(dir, e.Name())))
+		}
+	}
+}
+
+// TestSweepRecordAfterRestore: red team round 32, R32b-7. After putting
+// a protected file back, the sweep took its new record by name: a
+// command that renamed its own file over the restored one in between
+// became the record, and its hook survived the run. The record is now
+// made from the restored file's own descriptor, so the next sweep finds
+// the command's file and neutralises it: after a final sweep the file
+// holds the user's content whatever the attacker goroutine (renaming
+// its payload over each new inode at the name) managed. Control: the
+// attacker's renames land (its payload is found and moved away).
+func TestSweepRecordAfterRestore(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (the sweep acting as a capability-less root command)")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	root := t.TempDir()
+	sub := filepath.Join(root, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	envrc := filepath.Join(sub, ".envrc")
+	require.NoError(t, os.WriteFile(envrc, []byte("users-own\n"), 0o644))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+
+	snap, err := sweep.TakeAs(ws, 0, nil)
+	require.NoError(t, err)
+	defer snap.Close()
+	var landed atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the command: its payload over every new inode at the name
+		defer close(done)
+		var last uint64
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var st unix.Stat_t
+			if unix.Lstat(envrc, &st) != nil || st.Ino == last {
+				continue
+			}
+			p := filepath.Join(sub, "payload")
+			if os.WriteFile(p, []byte("PWNED\n"), 0o644) != nil {
+				continue
+			}
+			if os.Rename(p, envrc) == nil {
+				landed.Add(1)
+				var now unix.Stat_t
+				if unix.Lstat(envrc, &now) == nil {
+					last = now.Ino
+				}
+			}
+		}
+	}()
+	for range 200 {
+		snap.Sweep()
+	}
+	close(stop)
+	<-done
+	q, err := snap.Sweep() // the final sweep, the command gone
+	require.NoError(t, err)
+	b, err := os.ReadFile(envrc)
+	require.NoError(t, err)
+	require.NotZero(t, landed.Load(), "control: the attacker's renames landed")
+	assert.Equal(t, "users-own\n", string(b), "the command's file survived as the record: %+v", q)
 }

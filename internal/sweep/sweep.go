@@ -61,6 +61,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -516,10 +517,11 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 	for _, rel := range gone {
 		was := s.known[rel]
 		q := Quarantined{Path: rel, Reason: "removed"}
-		put := func() error { return s.root.Symlink(was.link, rel) }
+		var rec *entry // what was put back, from its own handle
+		put := func() (err error) { rec, err = s.putLink(rel, was); return err }
 		if was.mode&unix.S_IFMT == unix.S_IFREG {
 			q.Reason = "deleted"
-			put = func() error { return s.restore(rel, was) }
+			put = func() (err error) { rec, err = s.restoreRecord(rel, was); return err }
 		}
 		err := s.act(put)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -539,8 +541,8 @@ func (s *Snapshot) Sweep() ([]Quarantined, error) {
 			errs = append(errs, err)
 		} else {
 			q.Restored = true
-			if e, err := s.stat(rel, true); err == nil {
-				s.known[rel] = e
+			if rec != nil {
+				s.known[rel] = rec
 			}
 		}
 		out = append(out, q)
@@ -595,19 +597,19 @@ func (s *Snapshot) neutralise(rel string, now *entry, stamp string) (q Quarantin
 		// A protected link re-pointed: the original is put back, or
 		// what it led to would lose its protection and a hook through it
 		// stop running (red team round 16, R16-2).
-		if err := s.act(func() error { return s.root.Symlink(was.link, rel) }); err == nil {
+		var rec *entry
+		if err := s.act(func() (err error) { rec, err = s.putLink(rel, was); return err }); err == nil {
 			q.Restored = true
-			if e, err := s.stat(rel, true); err == nil {
-				s.known[rel] = e
+			if rec != nil {
+				s.known[rel] = rec
 			}
 		}
 	}
 	if was != nil && was.content != nil && was.mode&unix.S_IFMT == unix.S_IFREG && s.mayRestore(rel) {
-		if err := s.act(func() error { return s.restore(rel, was) }); err == nil {
+		var rec *entry
+		if err := s.act(func() (err error) { rec, err = s.restoreRecord(rel, was); return err }); err == nil {
 			q.Restored = true
-			if e, err := s.stat(rel, true); err == nil {
-				s.known[rel] = e // the restored file is the one to keep
-			}
+			s.known[rel] = rec // the restored file is the one to keep
 		}
 	}
 	return q, true, now.mode&unix.S_IFMT == unix.S_IFDIR
@@ -1594,15 +1596,45 @@ func (s *Snapshot) quarantineLink(rel, stamp string) (string, error) {
 	return "", fmt.Errorf("sweep: no free quarantine name for %s", termsafe.Quote(rel))
 }
 
-// restore writes was's content back at rel, which must not exist
-// (O_EXCL), with its permission bits, and its owner and group where this
-// process may give them (as root: a user's .git/config restored as
-// root's was no longer theirs to write, and git refuses a repository
-// whose files another user owns; red team round 25, R25b-5's kin).
-func (s *Snapshot) restore(rel string, was *entry) error {
-	f, err := s.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fs.FileMode(was.mode&0o777))
+// restoreRecord writes was's content back at rel, which must not exist
+// (EEXIST otherwise), with its permission bits, and its owner and group
+// where this process may give them (as root: a user's .git/config
+// restored as root's was no longer theirs to write, and git refuses a
+// repository whose files another user owns; red team round 25, R25b-5's
+// kin).
+//
+// The file is made nameless (O_TMPFILE in rel's directory, opened beneath
+// the root with no symbolic link) and gets its name last, complete:
+// without the access ACL it inherited from a default ACL of the
+// directory, with its mode, content and owner. Created by name, it was
+// the command's for a moment (the sweep acts as the command): the
+// command opened it then, kept the descriptor and read another user's
+// content once written (red team round 32, R32b-1); and a default ACL
+// the command had set on its directory gave its uid a named entry on
+// her restored file (R32b-2). The link needs CAP_FOWNER on a file
+// another user owns (protected_hardlinks): restoreLink keeps it for that
+// call alone.
+//
+// It returns the record of the file it wrote, made from its own
+// descriptor (fstat after the link) and the content it wrote: never from
+// the name a moment later, where the command may have renamed its own
+// file over the restored one (red team round 32, R32b-7: its hook became
+// the record, and survived the run).
+func (s *Snapshot) restoreRecord(rel string, was *entry) (*entry, error) {
+	dir, name := filepath.Dir(rel), filepath.Base(rel)
+	dfd, err := s.root.OpenFd(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open O_TMPFILE", Path: dir, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	if err := unix.Fremovexattr(fd, "system.posix_acl_access"); err != nil && err != unix.ENODATA && err != unix.EOPNOTSUPP {
+		return nil, &fs.PathError{Op: "fremovexattr", Path: rel, Err: err}
 	}
 	// The exact mode (the umask, the special bits) while the file is
 	// still this thread's, then the owner: after the chown, a chmod
@@ -1610,18 +1642,76 @@ func (s *Snapshot) restore(rel string, was *entry) error {
 	// chmod by name that failed there left the restored file different
 	// from the record, and the watch quarantined and restored it again,
 	// millions of times.
-	werr := f.Chmod(fileMode(was.mode))
+	if err := f.Chmod(fileMode(was.mode)); err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(f, bytes.NewReader(was.content)); err != nil {
+		return nil, err
+	}
 	var st syscall.Stat_t
-	if werr == nil && syscall.Fstat(int(f.Fd()), &st) == nil && (st.Uid != was.uid || st.Gid != was.gid) {
+	if syscall.Fstat(fd, &st) == nil && (st.Uid != was.uid || st.Gid != was.gid) {
 		f.Chown(int(was.uid), int(was.gid)) // where this thread may give them (CAP_CHOWN)
 	}
-	if werr == nil {
-		_, werr = io.Copy(f, bytes.NewReader(was.content))
+	if err := s.restoreLink(fd, dfd, name, rel); err != nil {
+		return nil, err
 	}
-	if err := f.Close(); werr == nil {
-		werr = err
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, err
 	}
-	return werr
+	return &entry{dev: st.Dev, ino: st.Ino, mode: st.Mode, uid: st.Uid, gid: st.Gid, size: st.Size, ctime: unix.Timespec(st.Ctim),
+		sum: sha256.Sum256(was.content), hashed: true, content: was.content}, nil
+}
+
+// putLink makes the symbolic link rel -> was.link again and returns its
+// record from a descriptor of it (O_PATH|O_NOFOLLOW beneath the root),
+// checked to be a link to was.link: nil (the record is left as it was,
+// so the next look neutralises again) when what is there is not the link
+// made, as when the command renamed something over it meanwhile (red
+// team round 32, R32b-7).
+func (s *Snapshot) putLink(rel string, was *entry) (*entry, error) {
+	if err := s.root.Symlink(was.link, rel); err != nil {
+		return nil, err
+	}
+	fd, err := s.root.OpenFd(rel, unix.O_PATH|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, nil
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return nil, nil
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(fd, "", buf)
+	if err != nil || string(buf[:n]) != was.link {
+		return nil, nil
+	}
+	return &entry{dev: st.Dev, ino: st.Ino, mode: st.Mode, uid: st.Uid, gid: st.Gid, size: st.Size, ctime: st.Ctim, link: was.link}, nil
+}
+
+// restoreLink gives the nameless file fd the name name in the directory
+// dfd (linkat through /proc/self/fd, which needs no capability to
+// follow), with CAP_FOWNER besides CAP_CHOWN when the sweep acts as the
+// command: a link to a file the thread's fsuid does not own is refused
+// otherwise (fs.protected_hardlinks). The directory is the pinned one,
+// the name one component: nothing is resolved by path but the
+// descriptor's own magic link.
+func (s *Snapshot) restoreLink(fd, dfd int, name, rel string) error {
+	link := func() error {
+		err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), dfd, name, unix.AT_SYMLINK_FOLLOW)
+		if err != nil {
+			return &fs.PathError{Op: "linkat", Path: rel, Err: err}
+		}
+		return nil
+	}
+	if !s.asCommand {
+		return link()
+	}
+	var err error
+	if rerr := threadcaps.RunAsKeeping(s.cred, []int{unix.CAP_CHOWN, unix.CAP_FOWNER}, func() error { err = link(); return nil }); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // fileMode converts st_mode's permission and special bits to fs.FileMode.
