@@ -120,6 +120,14 @@ var syscallNumbers = sync.OnceValue(func() map[string]uint32 {
 		"llistxattr":        unix.SYS_LLISTXATTR,
 		"getxattrat":        unix.SYS_GETXATTRAT,
 		"listxattrat":       unix.SYS_LISTXATTRAT,
+		"setxattr":          unix.SYS_SETXATTR,
+		"lsetxattr":         unix.SYS_LSETXATTR,
+		"fsetxattr":         unix.SYS_FSETXATTR,
+		"setxattrat":        unix.SYS_SETXATTRAT,
+		"removexattr":       unix.SYS_REMOVEXATTR,
+		"lremovexattr":      unix.SYS_LREMOVEXATTR,
+		"fremovexattr":      unix.SYS_FREMOVEXATTR,
+		"removexattrat":     unix.SYS_REMOVEXATTRAT,
 		"file_getattr":      unix.SYS_FILE_GETATTR,
 		"file_setattr":      unix.SYS_FILE_SETATTR,
 		"setsockopt":        unix.SYS_SETSOCKOPT,
@@ -142,6 +150,10 @@ const mountTableReason = "the mount table (every mount point and source) without
 
 // xattrReads are the syscalls that read extended attributes by path.
 var xattrReads = []string{"getxattr", "lgetxattr", "listxattr", "llistxattr", "getxattrat", "listxattrat"}
+
+// xattrWrites are the syscalls that set or remove extended attributes,
+// by path or by descriptor.
+var xattrWrites = []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat", "removexattr", "lremovexattr", "fremovexattr", "removexattrat"}
 
 // fileAttrCalls are file_getattr(2) and file_setattr(2) (Linux 6.17),
 // which read and change a file's inode flags (FS_XFLAG_*), extent size
@@ -370,6 +382,23 @@ func rulesFor(opt Options, archName string, x32 bool) []rule {
 	// access mode Landlock checked (accessMode3Rules).
 	for _, sc := range xattrReads {
 		rs = append(rs, deny("xattr-"+sc, sc, "", unix.EOPNOTSUPP, "Landlock does not check reading a file's extended attributes by path: those of a file the policy refuses (user.xdg.origin.url of a download) would be read"))
+	}
+	// Extended attributes set or removed: Landlock has no hook on them,
+	// and the kernel asks only that the caller own the file for an ACL
+	// (system.posix_acl_access): under Landlock alone a command gave a
+	// protected set-user-ID program of root `other::rwx` with setfacl
+	// (its bit kept: any local user then wrote its code into it and ran
+	// it as root), and another account a named entry on the user's
+	// protected hooks, which the sweep, comparing modes, left (red team
+	// round 32, R32a-8, R32a-9); under the view an ACL on a nested
+	// protected name is as unseen. EOPNOTSUPP, in every layer, by path
+	// and by descriptor (an fd opened read-only is enough to own-set an
+	// ACL): what a file system without extended attributes answers, so
+	// cp -a, rsync -A, tar --acls and setfacl's callers carry on without
+	// them. File capabilities (security.capability) need CAP_SETFCAP,
+	// which the command never holds.
+	for _, sc := range xattrWrites {
+		rs = append(rs, deny("xattr-"+sc, sc, "", unix.EOPNOTSUPP, "Landlock does not check setting or removing a file's extended attributes: an ACL set by the file's owner would give others access to protected or set-ID files, and outside the policy under Landlock alone"))
 	}
 	// Inode flags by path: Landlock has no hook on file_setattr or
 	// file_getattr (Linux 6.17), so a command set flags (FS_XFLAG_NODUMP,

@@ -122,3 +122,65 @@ func TestFileAttrCallsRefused(t *testing.T) {
 		assert.False(t, nodump(outside), "%v: a file outside the policy changed: %s", mode, got)
 	}
 }
+
+// TestXattrWritesRefused: red team round 32, R32a-8 and R32a-9. Landlock
+// has no hook on setting or removing extended attributes, and the kernel
+// lets a file's owner set its ACL: under Landlock alone a root command
+// gave a protected root set-user-ID program `other::rwx` (its bit
+// kept), and another account a named entry on protected hooks. Every
+// set and remove, by path and by descriptor, is answered EOPNOTSUPP in
+// every layer, on a workspace file too. Control: unconfined, the same
+// calls set and remove the attribute and the ACL.
+func TestXattrWritesRefused(t *testing.T) {
+	kerneltest.RequireLandlockABI(t, 1)
+	const python = "/usr/bin/python3" // the system preset's (.ci/run installs it)
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	t.Parallel()
+	bin := landjailBin(t)
+	ws, out := wsDir(t), wsDir(t)
+	mine, theirs := filepath.Join(ws, "notes.txt"), filepath.Join(out, "f")
+	for _, p := range []string{mine, theirs} {
+		require.NoError(t, os.WriteFile(p, []byte("x\n"), 0o600))
+	}
+	// user.probe set, the ACL other::rw- (mode 0606) set, user.probe
+	// removed, by path and through a descriptor opened read-only.
+	script := `
+import os, sys
+acl = bytes([2,0,0,0, 1,0,6,0,255,255,255,255, 4,0,0,0,255,255,255,255, 32,0,6,0,255,255,255,255])
+for p in sys.argv[1:]:
+    res = []
+    for name, call in [("set", lambda: os.setxattr(p, "user.probe", b"v")),
+                       ("acl", lambda: os.setxattr(p, "system.posix_acl_access", acl)),
+                       ("remove", lambda: os.removexattr(p, "user.probe")),
+                       ("fset", lambda: os.setxattr(os.open(p, os.O_RDONLY), "user.probe", b"v"))]:
+        try:
+            call(); res.append(name + "=ok")
+        except OSError as e:
+            res.append(name + "=" + (os.strerror(e.errno)))
+    print(p, " ".join(res))
+`
+	ctrl, err := osexec.Command(python, "-c", script, mine, theirs).CombinedOutput()
+	require.NoError(t, err, "%s", ctrl)
+	require.Contains(t, string(ctrl), theirs+" set=ok acl=ok remove=ok fset=ok", "control: unconfined")
+	fi, err := os.Stat(theirs)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o606), fi.Mode().Perm(), "control: the ACL changed the mode")
+	require.NoError(t, os.Chmod(theirs, 0o600))
+	require.NoError(t, unix.Removexattr(theirs, "user.probe"))
+
+	for _, mode := range [][]string{nil, {"--no-namespaces"}} {
+		args := append([]string{"run", "--workspace", ws, "--timeout", "1m"}, mode...)
+		_, got := runBinCtx(t, 60*time.Second, bin, append(args, "--", python, "-c", script, mine, theirs)...)
+		for _, p := range []string{mine, theirs} {
+			assert.NotContains(t, got, p+" set=ok", "%v: %s", mode, got)
+			assert.NotContains(t, got, "acl=ok", "%v: %s", mode, got)
+			assert.NotContains(t, got, "fset=ok", "%v: %s", mode, got)
+		}
+		assert.Contains(t, got, mine+" set=Operation not supported acl=Operation not supported", "%v: %s", mode, got)
+		fi, err := os.Stat(theirs)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "%v: the file outside the policy keeps its mode", mode)
+	}
+}
