@@ -458,6 +458,9 @@ func walkCarvesGranted(ws *jail.Workspace, roots []string, granted []Rule, limit
 				case errors.Is(err, fs.ErrNotExist):
 					return nil // removed during the walk
 				case errors.Is(err, fs.ErrPermission):
+					if keys.ownUnlistable(p) {
+						return fmt.Errorf("%w: %s is the command's own directory and cannot be listed (its mode refuses it): a link in it to a denied or read-only path would be missed, and the command may make it listable again; restore its mode (chmod u+rx)", ErrNotEnforceable, termsafe.Quote(p))
+					}
 					add(carve{path: p, source: SourceUnlistable, exists: true})
 					return nil
 				}
@@ -2350,10 +2353,8 @@ func newKeyScan(cred *syscall.Credential) (*keyScan, error) {
 // reaches reports whether the command can reach t, the target of the
 // link p, by any path it has: t lies in a rule the ruleset grants (a
 // policy root, or one of the granted rules outside them), and every
-// directory from that rule down to t is one the command may search,
-// checked by the kernel (an O_PATH openat2 of t beneath the rule's
-// directory, RESOLVE_NO_SYMLINKS, on a thread with the command's
-// permission checks: threadcaps.RunAs). Carving a target the command
+// directory from that rule down to t is one the command may search
+// (dac, its own directories always: it may chmod them). Carving a target the command
 // reaches reveals nothing it could not see; one it cannot reach (below
 // another user's 0700 directory) is no business of its, and carving it
 // would name it (red team round 31, R31d-1, R31d-2). Whether the command
@@ -2394,27 +2395,38 @@ func (k *keyScan) reaches(p, t string, rules []string) bool {
 	if t == base {
 		return true
 	}
-	rel := strings.TrimPrefix(t[len(base):], "/")
-	bfd, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	// Down from the rule, one directory at a time through descriptors
+	// (O_NOFOLLOW: t is canonical), each checked for search as the
+	// command: one it owns counts as searchable whatever its mode, as
+	// it may chmod it (red team round 32, R32d-6: a command that
+	// toggled its own directory between 000 and 755 made this look and
+	// the walk's see different modes, and nothing was carved).
+	fd, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return true // fail closed: carved
 	}
-	defer unix.Close(bfd)
-	ok := false
-	err = threadcaps.RunAs(k.cred, func() error {
-		fd, err := unix.Openat2(bfd, rel, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
-		if err == nil {
+	comps := strings.Split(strings.TrimPrefix(t[len(base):], "/"), "/")
+	for _, c := range comps {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
 			unix.Close(fd)
-			ok = true
-			return nil
+			return true
 		}
-		// Only a refused search says "unreachable"; any other answer
-		// (a changed tree, no openat2) carves, as before.
-		ok = err != unix.EACCES
-		return nil
-	})
-	return ok || err != nil // a thread that could not take them: carved, as before (fail closed)
+		if !k.owns(&st) {
+			if ok, err := k.as.MayFd(fd, dac.Exec); err != nil || !ok {
+				unix.Close(fd)
+				return err != nil // refused: unreachable; an error: carved
+			}
+		}
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return true // changed meanwhile: carved
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	return true
 }
 
 // listable reports whether the command may list the directory p and
@@ -2451,6 +2463,22 @@ func (k *keyScan) mayRead() func(pfd int) bool {
 		ok, err := k.as.MayFd(pfd, dac.Read)
 		return ok && err == nil
 	}
+}
+
+// ownUnlistable reports whether the directory p, which the walk could
+// not list, is the command's own while the walk runs with this
+// process's own permission checks (a non-root landjail: as nil): its
+// owner may make it listable again, and the links in it would then
+// lead where the walk never looked (red team round 32, R32d-7: chmod
+// 000 of its own directory holding .env -> ../cfg/production left the
+// target uncarved in the next run). With the command's credentials
+// given, owns makes such a directory listable instead.
+func (k *keyScan) ownUnlistable(p string) bool {
+	if k != nil && k.as != nil {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == unix.Geteuid()
 }
 
 // owns reports whether the command owns the file st describes: its owner

@@ -298,3 +298,42 @@ func TestDeniedLinkBelowClosedHome(t *testing.T) {
 	assert.Contains(t, got, filepath.Join(root, "settings", "production"), "the target the command reaches by its own name")
 	assert.NotContains(t, got, filepath.Join(priv, "secret"), "control: below a directory the command cannot search")
 }
+
+// TestDeniedLinkOwnDirectoryMode: red team round 32, R32d-6 and R32d-7.
+// The command (root without capabilities here) owns its workspace's
+// directories and may chmod them: with cfg/ at 000 the look at whether
+// it reaches cfg/production said no, and the target of .env ->
+// cfg/production was not carved (a command toggling the mode during the
+// plan read it); with sub/ at 000 holding sub/.env -> ../cfg2/production
+// the walk masked sub unlisted and never met the link. Both targets are
+// carved whatever the modes of the command's own directories. Control:
+// the same targets are carved with the modes at 755.
+func TestDeniedLinkOwnDirectoryMode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (the command as root without capabilities)")
+	}
+	for _, mode := range []os.FileMode{0o755, 0} {
+		root, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		for _, d := range []string{"cfg", "cfg2", "sub"} {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(root, "cfg", "production"), []byte("x"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "cfg2", "production"), []byte("x"), 0o644))
+		require.NoError(t, os.Symlink("cfg/production", filepath.Join(root, ".env")))
+		require.NoError(t, os.Symlink("../cfg2/production", filepath.Join(root, "sub", ".env")))
+		require.NoError(t, os.Chmod(filepath.Join(root, "cfg"), mode))
+		require.NoError(t, os.Chmod(filepath.Join(root, "sub"), mode))
+		ws, err := jail.New(root, jail.WithDeny(".env"))
+		require.NoError(t, err)
+		carves, err := collectCarves(ws, Options{}, []Rule{{Path: root, Access: RightsAll}})
+		ws.Close()
+		require.NoError(t, err)
+		got := carvePaths(carves)
+		assert.Contains(t, got, filepath.Join(root, "cfg", "production"), "mode %o: below its own directory", mode)
+		assert.Contains(t, got, filepath.Join(root, "cfg2", "production"), "mode %o: the link in its own directory", mode)
+		for _, d := range []string{"cfg", "sub"} {
+			os.Chmod(filepath.Join(root, d), 0o755)
+		}
+	}
+}
