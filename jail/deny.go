@@ -207,6 +207,15 @@ func newDenyMatcher(patterns []string) (*denyMatcher, error) {
 						wildPrefixes = append(wildPrefixes, "**/"+strings.Join(comps[:k], "/")+"/")
 					}
 				}
+			} else if len(body) > 1 && body[0] == '.' && !strings.ContainsAny(body[1:2], "*?[") {
+				// One component that begins with a literal hidden name
+				// (.env*): a root at or below a directory it names
+				// (cookiecutter-django's .envs/) is inside it, as for
+				// .aws/ (red team round 32, R32c-9: --ro proj/.envs
+				// read .envs/.production/.django). It cannot name an
+				// unrelated directory above every root as "*.env"
+				// would.
+				anyPats = append(anyPats, p)
 			}
 			continue
 		}
@@ -225,6 +234,20 @@ func newDenyMatcher(patterns []string) (*denyMatcher, error) {
 			}
 			for _, c := range comps[:len(comps)-1] {
 				d.spanComps[c] = true
+			}
+			// Its leading components as directory patterns too, as
+			// for a pattern with a wildcard: a root at or below a
+			// directory they match, at any depth and not only by the
+			// root's own name (spanComps), crosses the pattern, and
+			// the root itself is matched against it (red team round
+			// 32, R32c-1: --ro ~/snap/chromium/common/chromium/Default/
+			// "Local Storage" read the tokens **/Default/Local Storage/
+			// denies). Several literal components name a place, not a
+			// project's own word (R12-9's worry is one component).
+			if !strings.HasPrefix(p, "!") {
+				for k := 1; k <= len(comps); k++ {
+					wildPrefixes = append(wildPrefixes, "**/"+strings.Join(comps[:k], "/")+"/")
+				}
 			}
 		}
 	}

@@ -49,3 +49,53 @@ func TestWildSpanRoots(t *testing.T) {
 		ws.Close()
 	}
 }
+
+// TestLiteralSpanRoots: red team round 32, R32c-1 and R32c-9. A root at
+// or below a directory a --deny-secrets pattern names keeps the pattern
+// when the pattern is several literal components
+// (**/Default/Local Storage/: a snap Chromium profile outside
+// ~/.config) or one component with a wildcard after a literal hidden
+// start (.env*: cookiecutter-django's .envs/): the root is inside it and
+// denied whole. Controls: the profile's other files, and a root next to
+// the named directory, stay allowed; without the preset everything is.
+func TestLiteralSpanRoots(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	profile := filepath.Join(home, "snap/chromium/common/chromium/Default")
+	storage := filepath.Join(profile, "Local Storage")
+	leveldb := filepath.Join(storage, "leveldb")
+	envs := filepath.Join(home, "proj/.envs")
+	prod := filepath.Join(envs, ".production")
+	for _, f := range []string{leveldb + "/000003.log", profile + "/Preferences", prod + "/.django", home + "/proj/manage.py"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		require.NoError(t, os.WriteFile(f, []byte("x"), 0o600))
+	}
+	for _, secrets := range []bool{true, false} {
+		for _, root := range []string{storage, leveldb, envs, prod} {
+			opts := []jail.Option{jail.WithAllowed(root, jail.ReadOnly), jail.WithAllowed(profile, jail.ReadOnly)}
+			if secrets {
+				opts = append(opts, jail.WithDenySecrets())
+			}
+			ws, err := jail.New(filepath.Join(home, "proj"), opts...)
+			require.NoError(t, err)
+			for _, p := range []string{root, leveldb + "/000003.log", prod + "/.django"} {
+				if !within(p, root) {
+					continue
+				}
+				_, err := ws.Check(p, jail.Read)
+				if secrets {
+					assert.ErrorIs(t, err, jail.ErrDenied, "root %s: %s", root, p)
+				} else {
+					assert.NoError(t, err, "control: %s without the preset", p)
+				}
+			}
+			_, err = ws.Check(profile+"/Preferences", jail.Read)
+			assert.NoError(t, err, "control: the profile's other files")
+			_, err = ws.Check(home+"/proj/manage.py", jail.Read)
+			assert.NoError(t, err, "control: the project next to .envs")
+			ws.Close()
+		}
+	}
+}
+
+func within(p, root string) bool { return p == root || len(p) > len(root) && p[:len(root)+1] == root+"/" }

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -238,6 +239,9 @@ func (p *Plan) Prepare(tmp TmpMode) (err error) {
 		}
 	}
 	p.lopts = o.LandlockOptions(p.tmp.path(), p.homeGrant)
+	if err := deniedFileRoots(p.WS, p.lopts.Extra); err != nil {
+		return err
+	}
 	p.lopts.LogDenials = o.Explain
 	// The patterns are expanded as the command would list and read
 	// (R30d-6): it runs as --user, or as this process's user, with no
@@ -582,4 +586,37 @@ func (s *stickyVerdicts) add(denied, readOnly []string) (allDenied, allReadOnly 
 		allReadOnly = append(allReadOnly, p)
 	}
 	return allDenied, allReadOnly
+}
+
+// deniedFileRoots refuses a --ro, --rox or --rw root that is a single
+// file the deny patterns name (by its absolute path: .aws/credentials,
+// .env, id_rsa) or, with --deny-secrets, that holds a private key: such a
+// root is a Landlock rule of its own, outside every jail root, which no
+// pattern was matched against, so --deny-secrets --ro ~/.aws/credentials
+// read the credentials in every layer (red team round 32, R32c-3). A
+// deny pattern is never lifted; the error names the flag to drop.
+func deniedFileRoots(ws *jail.Workspace, extra []landlock.Rule) error {
+	for _, r := range extra {
+		if !strings.HasPrefix(r.Source, "--ro") && !strings.HasPrefix(r.Source, "--rw") {
+			continue
+		}
+		fi, err := os.Stat(r.Path)
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		canon, err := filepath.EvalSymlinks(r.Path)
+		if err != nil {
+			continue
+		}
+		flag, _, _ := strings.Cut(r.Source, " ")
+		n := ws.NameNarrowing(canon) | ws.NameNarrowing(r.Path)
+		switch {
+		case n&jail.NarrowDenied != 0:
+			return &wordedError{fmt.Sprintf("%s %s: a deny pattern (--deny, --deny-secrets) names it, and a deny pattern is never lifted; nothing was run (drop %s, or the pattern)", flag, termsafe.Quote(r.Path), flag), jail.ErrDenied}
+		case n&jail.NarrowPrivateKey != 0 && jail.PathHoldsPrivateKey(canon),
+			ws.PrivateKeyHeaders() && jail.PathHeadHoldsPrivateKey(canon):
+			return &wordedError{fmt.Sprintf("%s %s: it holds a private key, which --deny-secrets denies; nothing was run (drop %s)", flag, termsafe.Quote(r.Path), flag), jail.ErrDenied}
+		}
+	}
+	return nil
 }

@@ -484,7 +484,12 @@ func linkAliases(path string, homeLinks []string) []string {
 
 // narrowed names the protection ws puts on path for right, "" for none.
 func narrowed(ws *jail.Workspace, path string, right Right) string {
-	n := ws.Narrowing(path)
+	// By name from "/" too: a deny pattern that names a directory above
+	// path (the user's secrets/, **/Default/Local Storage/) denies what
+	// is in it whatever the root a grant would make (red team round 32,
+	// R32c-2: --learn granted files below a secrets/ outside the
+	// workspace, its probe rooted at their own directory).
+	n := ws.Narrowing(path) | ws.NameNarrowing(path)&jail.NarrowDenied
 	switch {
 	case n&jail.NarrowAgentConfig != 0:
 		return "agent configuration (--protect-agent-config)"

@@ -91,12 +91,14 @@ func TestPolicyClassifier(t *testing.T) {
 	assert.Equal(t, Write, refs[2].Right)
 	assert.Equal(t, Create, refs[11].Right)
 
-	// Control: without the probe the private key and .env outside every
-	// root look learnable (nothing in the run's policy covers them).
+	// Control: without the probe the private key outside every root
+	// looks learnable (its name is no secret's: only its content, which
+	// the probe examines, is); .env outside every root is refused by its
+	// name alone (NameNarrowing, red team round 32, R32c-2).
 	bare := FromDenials(ds[8:10], PolicyClassifier{WS: pw})
-	for _, r := range bare {
-		assert.Empty(t, r.ByDesign, "without the probe: %+v", r)
-	}
+	require.Len(t, bare, 2)
+	assert.Empty(t, bare[0].ByDesign, "without the probe: %+v", bare[0])
+	assert.NotEmpty(t, bare[1].ByDesign, "by its name: %+v", bare[1])
 
 	// And the plan grants only the learnable ones, exactly.
 	plan := Decide(refs, nil)
@@ -296,4 +298,31 @@ func classifierFor(t *testing.T, o *cliopts.Options) (PolicyClassifier, *jail.Wo
 	return PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) {
 		return o.Policy(jail.WithAllowed(dir, jail.ReadOnly))
 	}}, pw
+}
+
+// TestLearnBelowDeniedDirectory: red team round 32, R32c-2. A refused
+// read below a directory the user's own --deny pattern names (secrets/,
+// secrets/**, **/secrets/), outside the workspace, was learned: the
+// probe was rooted at the file's own directory, where the pattern names
+// nothing. It is refused by design. Control: the same read next to it
+// is learnable.
+func TestLearnBelowDeniedDirectory(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, f := range []string{"ws/a.go", "outside/secrets/db/password", "outside/public/readme"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("x"), 0o644))
+	}
+	for _, pat := range []string{"secrets/", "**/secrets/"} { // secrets/** is anchored (a "/" in the middle): each root's own
+		o := &cliopts.Options{Workspace: filepath.Join(root, "ws"), Deny: []string{pat}}
+		pw, err := o.Policy()
+		require.NoError(t, err)
+		c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) { return o.Policy(jail.WithAllowed(dir, jail.ReadOnly)) }}
+		byDesign, _ := c.Classify(filepath.Join(root, "outside/secrets/db/password"), Read)
+		assert.NotEmpty(t, byDesign, "%s: below the directory it names", pat)
+		byDesign, notLearnable := c.Classify(filepath.Join(root, "outside/public/readme"), Read)
+		assert.Empty(t, byDesign+notLearnable, "%s, control: next to it", pat)
+		pw.Close()
+	}
 }
