@@ -98,4 +98,6 @@ func TestLiteralSpanRoots(t *testing.T) {
 	}
 }
 
-func within(p, root string) bool { return p == root || len(p) > len(root) && p[:len(root)+1] == root+"/" }
+func within(p, root string) bool {
+	return p == root || len(p) > len(root) && p[:len(root)+1] == root+"/"
+}
