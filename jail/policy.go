@@ -640,8 +640,8 @@ func nestedAgentPatterns() []string {
 // config the command wrote).
 //
 // Set-ID programs are protected too: a regular file in a ReadWrite root
-// that is set-user-ID or set-group-ID executable, or has file
-// capabilities (security.capability), is read-only (ErrReadOnly for
+// with S_ISUID or S_ISGID, or file capabilities (security.capability),
+// whatever its execute bits (chmod +x keeps them), is read-only (ErrReadOnly for
 // every write, and for removing or renaming it or a directory above
 // it), looked at when the operation runs; landlock.Compile carves out
 // those its walk finds (landlock.SourceSetID). The kernel strips those

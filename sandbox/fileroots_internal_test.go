@@ -57,3 +57,38 @@ func TestDeniedFileRoots(t *testing.T) {
 		ws.Close()
 	}
 }
+
+// TestSetIDFileRoot: red team round 32, R32a-1. A set-ID program given
+// as a writable single-file root (--rw FILE) under
+// --protect-agent-config was a Landlock rule of its own that the walk of
+// the roots never looked at: rewritten through a mapping, its bit kept.
+// Such a root is refused (ErrSetIDProgram); given read-only it is
+// accepted, and so is a plain file given writable (the controls), and
+// the program without the protection.
+func TestSetIDFileRoot(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	helper, plain := filepath.Join(dir, "helper"), filepath.Join(dir, "plain")
+	for _, p := range []string{helper, plain} {
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o755))
+	}
+	require.NoError(t, os.Chmod(helper, 0o755|os.ModeSetuid))
+	rw := landlock.RightsReadWriteFile | landlock.RightsReadExec
+	for _, protect := range []bool{true, false} {
+		var opts []jail.Option
+		if protect {
+			opts = append(opts, jail.WithProtectedAgentConfig())
+		}
+		ws, err := jail.New(t.TempDir(), opts...)
+		require.NoError(t, err)
+		err = deniedFileRoots(ws, []landlock.Rule{{Path: helper, Access: rw, Source: "--rw"}})
+		if protect {
+			assert.ErrorIs(t, err, jail.ErrSetIDProgram)
+		} else {
+			assert.NoError(t, err, "control: without --protect-agent-config")
+		}
+		assert.NoError(t, deniedFileRoots(ws, []landlock.Rule{{Path: helper, Access: landlock.RightsReadExec, Source: "--rox"}}), "control: read-only")
+		assert.NoError(t, deniedFileRoots(ws, []landlock.Rule{{Path: plain, Access: rw, Source: "--rw"}}), "control: a plain file")
+		ws.Close()
+	}
+}

@@ -39,6 +39,7 @@ import (
 	"github.com/landjail/landjail/internal/cpushare"
 	"github.com/landjail/landjail/internal/limits"
 	"github.com/landjail/landjail/internal/privdirs"
+	"github.com/landjail/landjail/internal/setid"
 	"github.com/landjail/landjail/internal/sweep"
 	"github.com/landjail/landjail/internal/termsafe"
 	"github.com/landjail/landjail/jail"
@@ -589,7 +590,8 @@ func (s *stickyVerdicts) add(denied, readOnly []string) (allDenied, allReadOnly 
 }
 
 // deniedFileRoots refuses a --ro, --rox or --rw root that is a single
-// file the deny patterns name (by its absolute path: .aws/credentials,
+// file when it is a set-ID program given writable under
+// --protect-agent-config, or when the deny patterns name it (by its absolute path: .aws/credentials,
 // .env, id_rsa) or, with --deny-secrets, that holds a private key: such a
 // root is a Landlock rule of its own, outside every jail root, which no
 // pattern was matched against, so --deny-secrets --ro ~/.aws/credentials
@@ -609,6 +611,14 @@ func deniedFileRoots(ws *jail.Workspace, extra []landlock.Rule) error {
 			continue
 		}
 		flag, _, _ := strings.Cut(r.Source, " ")
+		if ws.ProtectsSetID() && r.Access&landlock.RightsReadWriteFile&^landlock.RightsReadExec != 0 {
+			// A set-ID program given as a writable file root: what the
+			// walk of the roots makes read-only (red team round 32,
+			// R32a-1: rewritten through a mapping, its bit kept).
+			if is, err := setid.Path(canon); is || err != nil {
+				return &wordedError{fmt.Sprintf("%s %s: a set-user-ID, set-group-ID or file-capability program, which --protect-agent-config keeps read-only; nothing was run (give it with --ro or --rox, or strip its bits)", flag, termsafe.Quote(r.Path)), jail.ErrSetIDProgram}
+			}
+		}
 		n := ws.NameNarrowing(canon) | ws.NameNarrowing(r.Path)
 		switch {
 		case n&jail.NarrowDenied != 0:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/landjail/landjail/internal/denials"
 	"github.com/landjail/landjail/internal/netproxy/allowlist"
+	"github.com/landjail/landjail/internal/setid"
 	"github.com/landjail/landjail/jail"
 	"github.com/landjail/landjail/landlock"
 )
@@ -490,6 +491,16 @@ func narrowed(ws *jail.Workspace, path string, right Right) string {
 	// R32c-2: --learn granted files below a secrets/ outside the
 	// workspace, its probe rooted at their own directory).
 	n := ws.Narrowing(path) | ws.NameNarrowing(path)&jail.NarrowDenied
+	if right == Write {
+		// A set-ID or file-capability program is never learned
+		// writable: a store through a mapping keeps its bits, and it
+		// runs as its owner outside the sandbox (red team round 32,
+		// R32a-4: the refused write became rw of a root 4755 program,
+		// rewritten by the next --config run).
+		if is, _ := setid.Path(path); is {
+			return "a set-user-ID, set-group-ID or file-capability program (--protect-agent-config keeps it read-only; never learned writable)"
+		}
+	}
 	switch {
 	case n&jail.NarrowAgentConfig != 0:
 		return "agent configuration (--protect-agent-config)"

@@ -326,3 +326,28 @@ func TestLearnBelowDeniedDirectory(t *testing.T) {
 		pw.Close()
 	}
 }
+
+// TestLearnNeverSetIDWritable: red team round 32, R32a-4. A refused
+// write of a set-ID program (read-only under --protect-agent-config)
+// was learned as rw of it, and the next --config run rewrote it through
+// a mapping, its bit kept. It is refused by design. Control: the same
+// refused write of a plain program beside it is learnable.
+func TestLearnNeverSetIDWritable(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, f := range []string{"ws/a.go", "tools/helper", "tools/plain"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte("x"), 0o755))
+	}
+	require.NoError(t, os.Chmod(filepath.Join(root, "tools/helper"), 0o755|os.ModeSetuid))
+	o := &cliopts.Options{Workspace: filepath.Join(root, "ws")}
+	pw, err := o.Policy()
+	require.NoError(t, err)
+	defer pw.Close()
+	c := PolicyClassifier{WS: pw, Probe: func(dir string) (*jail.Workspace, error) { return o.Policy(jail.WithAllowed(dir, jail.ReadOnly)) }}
+	byDesign, _ := c.Classify(filepath.Join(root, "tools/helper"), Write)
+	assert.Contains(t, byDesign, "set-user-ID")
+	byDesign, notLearnable := c.Classify(filepath.Join(root, "tools/plain"), Write)
+	assert.Empty(t, byDesign+notLearnable, "control: a plain program")
+}

@@ -25,18 +25,19 @@ import (
 const capXattr = "security.capability"
 
 // modeProgram reports whether a regular file's mode makes it a set-ID
-// program: S_ISUID with an execute bit, or S_ISGID with the group's
-// (S_ISGID without it marks mandatory locking, execve(2) ignores it).
+// program, or one its owner makes such with chmod +x, which keeps the
+// bits: S_ISUID or S_ISGID, whatever the execute bits (red team round
+// 32, R32a-5: a 4644 file rewritten through a mapping, then made
+// executable, was a root set-user-ID program with the command's code).
 func modeProgram(mode uint32) bool {
-	return mode&unix.S_IFMT == unix.S_IFREG &&
-		(mode&unix.S_ISUID != 0 && mode&0o111 != 0 || mode&unix.S_ISGID != 0 && mode&unix.S_IXGRP != 0)
+	return mode&unix.S_IFMT == unix.S_IFREG && mode&(unix.S_ISUID|unix.S_ISGID) != 0
 }
 
-// mayHoldCaps reports whether file capabilities would matter: a regular
-// file with an execute bit (execve(2) needs one; only then are its
-// capabilities looked at).
+// mayHoldCaps reports whether file capabilities could matter: any
+// regular file (one without an execute bit gets one from chmod +x, which
+// keeps security.capability).
 func mayHoldCaps(mode uint32) bool {
-	return mode&unix.S_IFMT == unix.S_IFREG && mode&0o111 != 0
+	return mode&unix.S_IFMT == unix.S_IFREG
 }
 
 // hasCaps reads the security.capability attribute with get: false when
