@@ -264,6 +264,10 @@ var agentConfigProject = []string{
 	// .config/mise.toml (red team S4: [env] _.source ran on the next
 	// prompt hook, trusted already); asdf's .tool-versions, which mise
 	// also reads.
+	// psql reads ~/.psqlrc-MAJOR[.MINOR] in preference to ~/.psqlrc
+	// (psql(1); red team round 32, R32c-4): a pattern, so it is matched
+	// at any depth and swept when new, as mise's.
+	".psqlrc-*",
 	"mise/", "mise.*.toml", ".mise.*.toml", ".config/mise.toml", ".config/mise.local.toml", ".tool-versions",
 	// miserc's override_config_filenames makes any file mise's
 	// configuration (round 5, N1).
@@ -1045,6 +1049,13 @@ var SystemSecretPaths = []string{
 	"/etc/ssh/ssh_host_*_key", "/etc/krb5.keytab", "/etc/ssl/private/",
 	"/etc/NetworkManager/system-connections/", "/etc/wpa_supplicant/",
 	"/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets", "/var/lib/sss/",
+	// Red team round 32, R32c-10: keys without a PEM header (the key
+	// scan misses them) and passwords in root-only files.
+	"/etc/wireguard/", "/etc/mysql/debian.cnf", "/etc/credstore/", "/etc/credstore.encrypted/",
+	"/var/lib/systemd/credential.secret", "/etc/ipsec.secrets", "/etc/ipsec.d/private/",
+	"/etc/postfix/sasl_passwd", "/etc/postfix/sasl_passwd.db", "/etc/samba/smbpasswd", "/var/lib/samba/private/",
+	"/etc/kubernetes/admin.conf", "/etc/kubernetes/super-admin.conf", "/etc/kubernetes/pki/", "/etc/rancher/k3s/k3s.yaml",
+	"/etc/davfs2/secrets", "/etc/rsyncd.secrets", "/etc/libvirt/secrets/", "/etc/gitlab/gitlab-secrets.json",
 }
 
 // IsSystemSecret reports whether the absolute clean path p is one of

@@ -366,6 +366,13 @@ func decidePath(r Refusal) (Key, string, string) {
 		return "", "", commentLine(byDesignPrefix, p, "the system's credentials (password hashes, sudo rules, host keys, keytabs): never learned; add it by hand if that is meant")
 	case (r.Right == Write || r.Right == Create) && (within(p, "/proc") || within(p, "/sys")):
 		return no("a write to a kernel interface (/proc, /sys): never granted")
+	case systemPrivateFile(p):
+		// A system file the owner keeps from others (0600, 0640 under
+		// /etc or /var/lib) is a secret more often than not, and a root
+		// command reads it with no capability once granted: the list
+		// can never be complete (red team round 32, R32c-10: WireGuard's
+		// and MySQL's keys, systemd's credentials, learned ro).
+		return "", "", commentLine(byDesignPrefix, p, "a system file others may not read (its mode keeps it from them): never learned; add it by hand if that is meant")
 	}
 	switch r.Right {
 	case Read, Exec, Write:
@@ -509,4 +516,15 @@ var ErrNotMergeable = errors.New("cannot merge learned grants into this file")
 
 func notMergeable(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotMergeable}, args...)...)
+}
+
+// systemPrivateFile reports whether p is a regular file (or a directory)
+// under /etc, /var/lib or /boot whose mode gives others no read
+// permission.
+func systemPrivateFile(p string) bool {
+	if !within(p, "/etc") && !within(p, "/var/lib") && !within(p, "/boot") {
+		return false
+	}
+	fi, err := os.Stat(p)
+	return err == nil && (fi.Mode().IsRegular() || fi.IsDir()) && fi.Mode().Perm()&0o004 == 0
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/landjail/landjail/internal/cliopts"
 	"github.com/landjail/landjail/internal/netproxy"
+	"github.com/landjail/landjail/jail"
 )
 
 // A case file in testdata/cases holds sections "-- NAME --":
@@ -413,4 +414,30 @@ func TestSystemSecretsNotLearned(t *testing.T) {
 	key, path, _ := decidePath(Refusal{Path: "/etc/passwd", Right: Read})
 	assert.Equal(t, KeyRO, key, "control")
 	assert.Equal(t, "/etc/passwd", path)
+}
+
+// TestSystemPrivateFileNotLearned: red team round 32, R32c-10. A file
+// under /etc that others may not read (WireGuard's keys, MySQL's
+// debian.cnf: keys without a PEM header, passwords) was learned ro for a
+// refused read, and a root command read it next run. Such a file is
+// refused by design, whether or not SystemSecretPaths names it. Control:
+// a world-readable file under /etc is learnable.
+func TestSystemPrivateFileNotLearned(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (a file under /etc)")
+	}
+	dir, err := os.MkdirTemp("/etc", "landjail-learn-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	private, public := filepath.Join(dir, "wg0.conf"), filepath.Join(dir, "public.conf")
+	require.NoError(t, os.WriteFile(private, []byte("PrivateKey = x\n"), 0o600))
+	require.NoError(t, os.WriteFile(public, []byte("x\n"), 0o644))
+	p := Decide([]Refusal{{Path: private, Right: Read}, {Path: public, Right: Read}}, nil)
+	var added []string
+	for _, e := range p.Add {
+		added = append(added, e.Value)
+	}
+	assert.Equal(t, []string{public}, added, "only the world-readable file")
+	assert.Contains(t, strings.Join(p.Comments, "\n"), "a system file others may not read")
+	assert.True(t, jail.IsSystemSecret("/etc/wireguard/wg0.conf"), "and named")
 }
