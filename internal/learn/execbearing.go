@@ -198,6 +198,10 @@ var appProfiles = []string{
 	".mozilla", ".thunderbird", ".librewolf", ".waterfox", ".var/app",
 	".config/google-chrome", ".config/google-chrome-beta", ".config/chromium", ".config/BraveSoftware",
 	".config/microsoft-edge", ".config/vivaldi", ".config/opera",
+	// Snap applications keep HOME-like trees of their own there:
+	// ~/snap/firefox/common/.mozilla, ~/snap/chromium/common/chromium
+	// (red team round 32, R32c-14).
+	"snap",
 }
 
 // appProfile says why target, in or above an application's profile
@@ -262,6 +266,9 @@ func isGitDir(dir string) bool {
 var systemRoots = []string{
 	"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 	"/boot", "/opt", "/root", "/var/lib", "/var/spool",
+	// Web roots, served repositories and service data (red team round
+	// 32, R32c-11).
+	"/srv",
 	// What root's own tools read back as trusted state, and the system's
 	// records: apt's and debconf's caches (package maintainer scripts run
 	// as root read debconf's database), the logs (wtmp, auth.log, the
@@ -393,7 +400,7 @@ var maxRepoScan = 100_000
 // is not the repository: a grant of dir does not reach through it).
 func repositoryBelow(dir string) string {
 	n := 0
-	var found, why string
+	var found, why, project string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir {
@@ -414,12 +421,39 @@ func repositoryBelow(dir string) string {
 			found = filepath.Dir(p)
 			return fs.SkipAll
 		}
+		if d.IsDir() && isGitDir(p) {
+			// A bare repository (/srv/git/proj.git): its hooks run on
+			// the next push to it (red team round 32, R32c-15).
+			found = p
+			return fs.SkipAll
+		}
+		if !d.IsDir() && projectMarkers[d.Name()] {
+			// A project's own directory without git (cargo new --vcs
+			// none, an unpacked source tree): .cargo/config.toml,
+			// .npmrc or a Makefile planted there runs at the user's
+			// next build in it (red team round 32, R32c-11).
+			found, project = filepath.Dir(p), d.Name()
+			return fs.SkipAll
+		}
 		return nil
 	})
-	if found != "" {
+	switch {
+	case project != "":
+		return "the project " + found + " (" + project + ") lies at or below it: its build runs what is planted there (.cargo/config.toml, .npmrc, a Makefile)"
+	case found != "":
 		return "the git repository " + found + " lies below it (its .git, hooks and agent configuration)"
 	}
 	return why
+}
+
+// projectMarkers are the files that make a directory a project whose
+// build tool reads configuration (and runs code) from it and the
+// directories above it.
+var projectMarkers = map[string]bool{
+	"Cargo.toml": true, "package.json": true, "go.mod": true, "pyproject.toml": true, "setup.py": true,
+	"setup.cfg": true, "Makefile": true, "makefile": true, "GNUmakefile": true, "CMakeLists.txt": true,
+	"meson.build": true, "build.gradle": true, "build.gradle.kts": true, "pom.xml": true, "Gemfile": true,
+	"composer.json": true, "mix.exs": true, "deno.json": true, "build.sbt": true, "Rakefile": true,
 }
 
 // agentConfig names what --protect-agent-config protects at target

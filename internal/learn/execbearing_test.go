@@ -68,7 +68,9 @@ func TestSystemLocations(t *testing.T) {
 		assert.NotEmpty(t, e.system(p), p)
 		assert.Contains(t, e.why(p, true), execPrefix, p)
 	}
-	for _, p := range []string{"/var/tmp/out", "/tmp/x", "/srv/data", "/work/ws", filepath.Join(dir, "other"),
+	// /srv is refused since red team round 32 (R32c-11: web roots,
+	// served repositories), through systemRoots above.
+	for _, p := range []string{"/var/tmp/out", "/tmp/x", "/work/ws", filepath.Join(dir, "other"),
 		filepath.Join(dir, "relbin")} {
 		assert.Equal(t, "", e.system(p), p)
 	}
@@ -222,4 +224,35 @@ func TestExecBearingAppProfiles(t *testing.T) {
 	assert.NotEmpty(t, e.why(filepath.Join(home, ".mozilla"), true), "above a profile (and native-messaging-hosts/)")
 	assert.Contains(t, e.why(filepath.Join(home, ".mozilla/firefox/abc.default/user.js"), false), "application's profile")
 	assert.Equal(t, "", e.why(filepath.Join(home, "notes/sub"), true), "control")
+}
+
+// TestLearnRound32Directories: red team round 32. A create refused in a
+// project's directory without git (R32c-11: Cargo.toml there, and the
+// next run planted .cargo/config.toml), in a directory holding a bare
+// repository (R32c-15: proj.git's hooks run on the next push), or in a
+// snap application's profile (R32c-14) was learned as rw of the
+// directory. Each is refused by design. Control: a plain output
+// directory is learnable.
+func TestLearnRound32Directories(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	base := t.TempDir()
+	mk := func(files ...string) {
+		for _, f := range files {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(base, f)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(base, f), []byte("x"), 0o644))
+		}
+	}
+	mk("crate/Cargo.toml", "crate/src/main.rs", "srv/proj.git/HEAD", "out/old.o")
+	for _, d := range []string{"srv/proj.git/objects", "srv/proj.git/refs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(base, d), 0o755))
+	}
+	profile := filepath.Join(home, "snap/firefox/common/.mozilla/firefox/abc.default")
+	require.NoError(t, os.MkdirAll(profile, 0o755))
+	e := newExecRules()
+	defer e.close()
+	for _, d := range []string{filepath.Join(base, "crate"), filepath.Join(base, "srv"), profile} {
+		assert.Contains(t, e.why(d, true), execPrefix, d)
+	}
+	assert.Equal(t, "", e.why(filepath.Join(base, "out"), true), "control: an output directory")
 }
