@@ -478,3 +478,57 @@ func TestSweepRecordAfterRestore(t *testing.T) {
 	require.NotZero(t, landed.Load(), "control: the attacker's renames landed")
 	assert.Equal(t, "users-own\n", string(b), "the command's file survived as the record: %+v", q)
 }
+
+// TestSweepFIFOWithWriter: red team round 32, R32b-8. The sweep's
+// record of a protected file is an lstat and then a read by name: a
+// command exchanging the regular file with a FIFO whose write end it
+// holds made the read open the FIFO, and Go's poller waited for data
+// with the watch's lock held. The read now refuses what is not a
+// regular file. An attacker goroutine exchanges the two names all the
+// while; every sweep returns. Control: the exchanges happen.
+func TestSweepFIFOWithWriter(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	root := t.TempDir()
+	envrc := filepath.Join(root, "sub/.envrc")
+	fifo := filepath.Join(root, "sub/fifo")
+	require.NoError(t, os.MkdirAll(filepath.Dir(envrc), 0o755))
+	require.NoError(t, os.WriteFile(envrc, []byte("export A=1\n"), 0o644))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	snap, err := sweep.TakeAs(ws, 0, nil)
+	require.NoError(t, err)
+	defer snap.Close()
+	require.NoError(t, os.WriteFile(envrc, []byte("export A=2\n"), 0o644)) // changed: the sweep looks again
+	require.NoError(t, unix.Mkfifo(fifo, 0o644))
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0) // the command's write end, held
+	require.NoError(t, err)
+	defer w.Close()
+	var swaps atomic.Int64
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, envrc, unix.AT_FDCWD, fifo, unix.RENAME_EXCHANGE) == nil {
+				swaps.Add(1)
+			}
+		}
+	}()
+	defer close(stop)
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		done := make(chan struct{})
+		go func() { snap.Sweep(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the sweep blocked on the FIFO")
+		}
+	}
+	require.NotZero(t, swaps.Load(), "control: the attacker ran")
+}
