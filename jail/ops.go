@@ -551,8 +551,15 @@ func (w *Workspace) Readlink(name string) (string, error) {
 }
 
 // Chmod changes the mode of the named file (symlinks within the policy
-// followed) after Check with Write.
+// followed) after Check with Write. With WithProtectedAgentConfig a mode
+// with fs.ModeSetuid or fs.ModeSetgid is refused with ErrSetIDProgram:
+// the Workspace would make the set-ID program the protection keeps
+// read-only for children, whose seccomp filter refuses such modes (red
+// team round 32, R32a-7).
 func (w *Workspace) Chmod(name string, mode fs.FileMode) error {
+	if w.ProtectsSetID() && mode&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+		return &fs.PathError{Op: "chmod", Path: name, Err: ErrSetIDProgram}
+	}
 	return w.retry(name, func() error {
 		t, err := w.target("chmod", name, true, Write)
 		if err != nil {

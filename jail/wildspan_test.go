@@ -101,3 +101,33 @@ func TestLiteralSpanRoots(t *testing.T) {
 func within(p, root string) bool {
 	return p == root || len(p) > len(root) && p[:len(root)+1] == root+"/"
 }
+
+// TestChmodSetIDRefused: red team round 32, R32a-7. With
+// WithProtectedAgentConfig, Workspace.Chmod set S_ISUID on a file the
+// caller wrote, where the children's seccomp filter refuses such modes
+// and the protection keeps set-ID programs read-only. Refused with
+// ErrSetIDProgram. Controls: a plain mode is set, and without the
+// protection the set-ID mode is too (the library's caller's choice).
+func TestChmodSetIDRefused(t *testing.T) {
+	for _, protect := range []bool{true, false} {
+		root := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(root, "tool"), []byte("x"), 0o644))
+		var opts []jail.Option
+		if protect {
+			opts = append(opts, jail.WithProtectedAgentConfig())
+		}
+		ws, err := jail.New(root, opts...)
+		require.NoError(t, err)
+		err = ws.Chmod("tool", 0o755|os.ModeSetuid)
+		if protect {
+			assert.ErrorIs(t, err, jail.ErrSetIDProgram)
+			fi, err := os.Stat(filepath.Join(root, "tool"))
+			require.NoError(t, err)
+			assert.Zero(t, fi.Mode()&os.ModeSetuid)
+		} else {
+			assert.NoError(t, err, "control: without the protection")
+		}
+		assert.NoError(t, ws.Chmod("tool", 0o755), "control: a plain mode")
+		ws.Close()
+	}
+}
