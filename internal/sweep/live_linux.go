@@ -683,16 +683,19 @@ func (l *Live) dirWD(rel string) (int32, bool) {
 	return int32(w), ok
 }
 
-// fail calls abort once.
+// fail says why on the first call and calls abort at every call: a
+// Live kept for a whole landjail-mcp session stopped only the first
+// bash call past MaxLive, and later calls made protected names without
+// limit (red team round 32, R32b-5: 18,716 quarantined after three
+// calls). Past MaxLive, each further entry stops the command again.
 func (l *Live) fail(reason string) {
 	l.mu.Lock()
 	done := l.aborted
 	l.aborted = true
 	l.mu.Unlock()
-	if done {
-		return
+	if !done {
+		fmt.Fprintf(l.w, "landjail: --protect-agent-config: %s; stopping the command\n", reason)
 	}
-	fmt.Fprintf(l.w, "landjail: --protect-agent-config: %s; stopping the command\n", reason)
 	if l.abort != nil {
 		l.abort(reason)
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -166,7 +167,10 @@ func TestWatchDefersNewRepositories(t *testing.T) {
 }
 
 // TestWatchAborts: a command that keeps re-creating a protected name is
-// stopped after MaxLive (the abort function is called once).
+// stopped after MaxLive (the abort function is called, the reason said
+// once); an entry made after that, by a later command of the same
+// session (landjail-mcp keeps one watch), stops it again (red team round
+// 32, R32b-5: only the first call was stopped).
 func TestWatchAborts(t *testing.T) {
 	var calls atomic.Int32
 	aborted := make(chan struct{}, 4)
@@ -184,8 +188,17 @@ func TestWatchAborts(t *testing.T) {
 		}
 	}
 	time.Sleep(100 * time.Millisecond)
-	assert.EqualValues(t, 1, calls.Load(), "abort called once")
+	assert.EqualValues(t, 1, calls.Load(), "abort called")
 	assert.Contains(t, out.String(), "stopping the command")
+	// The session's next command makes one more.
+	os.WriteFile(filepath.Join(root, ".envrc.local"), []byte("x"), 0o644)
+	gone(root, ".envrc.local")
+	select {
+	case <-aborted:
+	case <-time.After(5 * time.Second):
+	}
+	assert.EqualValues(t, 2, calls.Load(), "stopped again")
+	assert.Equal(t, 1, strings.Count(out.String(), "stopping the command"), "said once")
 }
 
 // TestWatchRoundSeven: the red team's ways around the first watch. F2:
