@@ -971,6 +971,17 @@ var SecretPatterns = []string{
 	"**/.kaggle/kaggle.json", "**/.huggingface/token", "**/.config/huggingface/token",
 	"**/.config/op/", "**/.op/", "**/.supabase/access-token", "**/.wakatime.cfg",
 	"**/.config/pulumi/credentials.json", "**/.config/vercel/auth.json",
+	// Red team round 32 (R32c-8): more histories (atuin's database holds
+	// the whole shell history; Vim's and Neovim's registers and command
+	// lines), CLIs' tokens and password files.
+	"**/.local/share/atuin/", "**/.irb_history", "**/.pry_history", "**/.Rhistory", "**/.sh_history",
+	"**/.ash_history", "**/.gdb_history", "**/.octave_hist", "**/.local/state/less/history",
+	"**/.viminfo", "**/.local/state/nvim/shada/",
+	"**/.config/hcloud/cli.toml", "**/.config/scw/config.yaml", "**/.config/linode-cli", "**/.aliyun/config.json",
+	"**/.tccli/", "**/.ovh.conf", "**/.railway/config.json", "**/.sentryclirc", "**/.mylogin.cnf",
+	"**/.pg_service.conf", "**/.local/share/python_keyring/", "**/.config/Bitwarden CLI/",
+	"**/.config/io.datasette.llm/keys.json", "**/.kube/*.yaml", "**/.kube/*.yml", "**/.kube/configs/",
+	"**/.talos/config", "**/.bluemix/config.json", "**/.config/tea/config.yml", "**/.jira.d/",
 }
 
 // homeSecretNames are secrets of the secrets preset only in HOME: a

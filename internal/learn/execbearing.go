@@ -202,6 +202,11 @@ var appProfiles = []string{
 	// ~/snap/firefox/common/.mozilla, ~/snap/chromium/common/chromium
 	// (red team round 32, R32c-14).
 	"snap",
+	// Settings and trust databases that run or pre-approve code: GNOME's
+	// custom key-binding commands, direnv's allow list, Neovim's trust
+	// database, SQLite's and ptpython's start-up files, a zsh framework
+	// (red team round 32, R32c-6).
+	".config/dconf", ".local/share/direnv", ".local/state/nvim", ".config/sqlite3", ".config/ptpython", ".zim",
 }
 
 // appProfile says why target, in or above an application's profile

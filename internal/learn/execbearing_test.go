@@ -256,3 +256,22 @@ func TestLearnRound32Directories(t *testing.T) {
 	}
 	assert.Equal(t, "", e.why(filepath.Join(base, "out"), true), "control: an output directory")
 }
+
+// TestLearnTrustDatabases: red team round 32, R32c-6. A create refused
+// in GNOME's settings database, direnv's allow list, Neovim's trust
+// database, SQLite's or ptpython's configuration or a zsh framework was
+// learned rw of the directory, which runs or pre-approves code. Each is
+// refused by design. Control: another ~/.config directory is learnable.
+func TestLearnTrustDatabases(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	e := newExecRules()
+	defer e.close()
+	for _, d := range []string{".config/dconf", ".local/share/direnv/allow", ".local/state/nvim", ".config/sqlite3", ".config/ptpython", ".zim", ".config/other"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, d), 0o755))
+	}
+	for _, d := range []string{".config/dconf", ".local/share/direnv/allow", ".local/state/nvim", ".config/sqlite3", ".config/ptpython", ".zim"} {
+		assert.Contains(t, e.why(filepath.Join(home, d), true), execPrefix, d)
+	}
+	assert.Equal(t, "", e.why(filepath.Join(home, ".config/other"), true), "control")
+}
