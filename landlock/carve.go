@@ -2027,6 +2027,15 @@ func (l *links) walkTree(real, virtual string, top jail.Narrowing, id int) error
 	if !l.isDir(t) {
 		return nil
 	}
+	// A target in a rule that the command cannot reach (below another
+	// user's 0700 directory of the workspace) is not walked: the names
+	// it would carve are nobody's business of the command's, and were
+	// listed in --print-rules, the report and the view's mounts (red
+	// team round 32, R32d-1, R32d-2; R31d-1's question for a file
+	// target). One in no rule is walked as before (roots below it).
+	if in, ok := l.keys.reachesInRule(t, l.ruleDirs()); in && !ok {
+		return nil
+	}
 	if l.inPolicy(t) || slices.Contains(l.roots, t) || l.writableDir(t) {
 		return l.walkTreeDir(t, virtual, top, id)
 	}
@@ -2372,6 +2381,29 @@ func (k *keyScan) reaches(p, t string, rules []string) bool {
 	if k == nil || k.as == nil {
 		return true
 	}
+	if in, ok := k.reachesInRule(t, rules); in {
+		return ok
+	}
+	// In no rule: the command reads nothing there, but the walk of a
+	// directory target finds the links back into the policy its name
+	// gives a verdict (red team round 22, R22a-4), and a root below the
+	// target takes it (R15a-12): as before, whether the command can
+	// follow the link p there.
+	ok := false
+	err := threadcaps.RunAs(k.cred, func() error {
+		r, err := filepath.EvalSymlinks(p)
+		ok = err == nil && r == t
+		return nil
+	})
+	return ok || err != nil
+}
+
+// reachesInRule is reaches for a target in a rule (in true): whether the
+// command may search every directory from the deepest rule holding t
+// down to t. in is false for a target in no rule (ok is then
+// meaningless), and true with ok true when the checks are this
+// process's own.
+func (k *keyScan) reachesInRule(t string, rules []string) (in, ok bool) {
 	base := ""
 	for _, r := range rules {
 		if within(t, r) && len(r) > len(base) {
@@ -2379,28 +2411,22 @@ func (k *keyScan) reaches(p, t string, rules []string) bool {
 		}
 	}
 	if base == "" {
-		// In no rule: the command reads nothing there, but the walk of
-		// a directory target finds the links back into the policy its
-		// name gives a verdict (red team round 22, R22a-4), and a root
-		// below the target takes it (R15a-12): as before, whether the
-		// command can follow the link p there.
-		ok := false
-		err := threadcaps.RunAs(k.cred, func() error {
-			r, err := filepath.EvalSymlinks(p)
-			ok = err == nil && r == t
-			return nil
-		})
-		return ok || err != nil
+		return false, false
 	}
-	if t == base {
-		return true
+	if k == nil || k.as == nil || t == base {
+		return true, true
 	}
-	// Down from the rule, one directory at a time through descriptors
-	// (O_NOFOLLOW: t is canonical), each checked for search as the
-	// command: one it owns counts as searchable whatever its mode, as
-	// it may chmod it (red team round 32, R32d-6: a command that
-	// toggled its own directory between 000 and 755 made this look and
-	// the walk's see different modes, and nothing was carved).
+	return true, k.searchable(base, t)
+}
+
+// searchable walks from base down to t (below it), one directory at a
+// time through descriptors (O_NOFOLLOW: t is canonical), each checked
+// for search as the command: one it owns counts as searchable whatever
+// its mode, as it may chmod it (red team round 32, R32d-6: a command
+// that toggled its own directory between 000 and 755 made this look and
+// the walk's see different modes, and nothing was carved). Anything but
+// a refused search answers true (fail closed: carved).
+func (k *keyScan) searchable(base, t string) bool {
 	fd, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return true // fail closed: carved

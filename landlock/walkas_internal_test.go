@@ -337,3 +337,43 @@ func TestDeniedLinkOwnDirectoryMode(t *testing.T) {
 		}
 	}
 }
+
+// TestPatternLinkIntoClosedDirectory: red team round 32, R32d-1. A link
+// a pattern leads through (.config -> priv/sub, under --deny-secrets'
+// **/.config/gcloud/) into another user's 0700 directory was walked as
+// root: the names below it and which files held a key were carved, so
+// --print-rules and the report named them. Nothing below priv is named
+// now, only priv itself (unlistable). Control: with priv searchable
+// (0755) the walk through the link carves gcloud.
+func TestPatternLinkIntoClosedDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (another user's directory)")
+	}
+	for _, mode := range []os.FileMode{0o755, 0o700} {
+		root, err := filepath.EvalSymlinks(t.TempDir())
+		require.NoError(t, err)
+		require.NoError(t, os.Chmod(root, 0o755))
+		sub := filepath.Join(root, "priv", "sub")
+		require.NoError(t, os.MkdirAll(filepath.Join(sub, "gcloud"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(sub, "gcloud", "credentials.db"), []byte("x"), 0o644))
+		require.NoError(t, os.Symlink("priv/sub", filepath.Join(root, ".config")))
+		require.NoError(t, os.Chown(filepath.Join(root, "priv"), 65534, 65534))
+		require.NoError(t, os.Chmod(filepath.Join(root, "priv"), mode))
+		ws, err := jail.New(root, jail.WithDenySecrets())
+		require.NoError(t, err)
+		carves, err := collectCarves(ws, Options{}, []Rule{{Path: root, Access: RightsAll}})
+		ws.Close()
+		require.NoError(t, err)
+		var below []string
+		for _, p := range carvePaths(carves) {
+			if strings.HasPrefix(p, sub) {
+				below = append(below, p)
+			}
+		}
+		if mode == 0o700 {
+			assert.Empty(t, below, "names below another user's closed directory")
+		} else {
+			assert.Contains(t, below, filepath.Join(sub, "gcloud"), "control: reachable, walked through the link")
+		}
+	}
+}
