@@ -532,3 +532,55 @@ func TestSweepFIFOWithWriter(t *testing.T) {
 	}
 	require.NotZero(t, swaps.Load(), "control: the attacker ran")
 }
+
+// TestSweepLinksResolvedAsCommand: red team round 32, R32b-9. The sweep
+// resolved the command's new links as root: a link to an existing file
+// below a directory the command cannot search was kept, one to a missing
+// name quarantined, so the quarantine told the command whether a path
+// existed there. Both now get the same answer. Control: in a directory
+// it can search, the link to an existing file is kept and the one to a
+// missing name is quarantined, as before.
+func TestSweepLinksResolvedAsCommand(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (another user's directory)")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	base, err := os.MkdirTemp("", "landjail-links-") // searchable by uid 1001
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	for _, d := range []string{"closed", "open", "ws"} {
+		require.NoError(t, os.Mkdir(filepath.Join(base, d), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(base, d, "id_ed25519"), []byte("x"), 0o644))
+	}
+	require.NoError(t, os.Chown(filepath.Join(base, "closed"), 1000, 1000))
+	require.NoError(t, os.Chmod(filepath.Join(base, "closed"), 0o700))
+	root := filepath.Join(base, "ws")
+	require.NoError(t, os.Chown(root, 1001, 1001))
+	ws, err := jail.New(root, jail.WithProtectedAgentConfig())
+	require.NoError(t, err)
+	defer ws.Close()
+	cred := &syscall.Credential{Uid: 1001, Gid: 1001}
+	snap, err := sweep.TakeAs(ws, 0, cred)
+	require.NoError(t, err)
+	defer snap.Close()
+	links := map[string]string{
+		"closed-key":     filepath.Join(base, "closed/id_ed25519"),
+		"closed-missing": filepath.Join(base, "closed/id_rsa"),
+		"open-key":       filepath.Join(base, "open/id_ed25519"),
+		"open-missing":   filepath.Join(base, "open/id_rsa"),
+	}
+	for name, target := range links {
+		require.NoError(t, os.Symlink(target, filepath.Join(root, name)))
+	}
+	q, err := snap.Sweep()
+	require.NoError(t, err)
+	moved := map[string]bool{}
+	for _, e := range q {
+		moved[e.Path] = e.MovedTo != ""
+	}
+	assert.Equal(t, moved["closed-key"], moved["closed-missing"], "the same answer below a directory it cannot search: %+v", q)
+	assert.False(t, moved["open-key"], "control: kept, %+v", q)
+	assert.True(t, moved["open-missing"], "control: quarantined, %+v", q)
+}

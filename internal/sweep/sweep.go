@@ -724,7 +724,23 @@ func (s *Snapshot) linkOutside(rel string) (string, bool) {
 		return "", false
 	}
 	root := s.ws.Root()
-	dst, err := filepath.EvalSymlinks(filepath.Join(root, rel))
+	// Resolved as the command would (its permission checks, no
+	// capability): as root, a link into a directory it cannot search
+	// resolved or not, and whether it was kept told the command whether
+	// a path existed there (red team round 32, R32b-9). One it cannot
+	// resolve is judged as a dangling one, by its words.
+	var dst string
+	var isDir bool
+	err := s.asCommandDo(func() error {
+		var err error
+		if dst, err = filepath.EvalSymlinks(filepath.Join(root, rel)); err != nil {
+			return err
+		}
+		if fi, err := os.Stat(dst); err == nil && fi.IsDir() {
+			isDir = true
+		}
+		return nil
+	})
 	if err != nil {
 		// Dangling now: what it names may be made later, by a later
 		// run in the same private HOME (red team N2). A new link whose
@@ -739,11 +755,24 @@ func (s *Snapshot) linkOutside(rel string) (string, bool) {
 	if dst == root || strings.HasPrefix(dst, root+"/") {
 		return "", false // inside: the walk sees what is there
 	}
-	fi, err := os.Stat(dst)
-	if err != nil || !fi.IsDir() {
+	if !isDir {
 		return "", false
 	}
 	return reason, true
+}
+
+// asCommandDo runs fn with the command's permission checks and no
+// capability (threadcaps.RunAs) when the Snapshot acts as the command,
+// else on this thread.
+func (s *Snapshot) asCommandDo(fn func() error) error {
+	if !s.asCommand {
+		return fn()
+	}
+	var err error
+	if rerr := threadcaps.RunAs(s.cred, func() error { err = fn(); return nil }); rerr != nil {
+		return rerr
+	}
+	return err
 }
 
 // linkProtected reports whether the symbolic link rel is new or changed
